@@ -1,0 +1,37 @@
+# The Makefile mirrors CI: .ci/run calls these targets.
+SHELL := /bin/bash
+GO ?= go
+BIN := bin/backflow
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## Show the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## Build bin/backflow
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/backflow
+
+.PHONY: fmt-check
+fmt-check: ## Fail when a Go file is not gofmt-clean
+	@files=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$files" ]; then echo "gofmt needed:"; echo "$$files"; exit 1; fi
+
+.PHONY: vet
+vet: ## Run go vet
+	$(GO) vet ./...
+
+.PHONY: test
+test: fmt-check vet ## gofmt check, go vet, and the race-enabled test suite
+	$(GO) test -race -count=1 ./...
+
+.PHONY: bench
+bench: ## Run the benchmarks
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+.PHONY: tidy-check
+tidy-check: ## Fail when go.mod or go.sum is not tidy
+	$(GO) mod tidy -diff
