@@ -1,0 +1,406 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/backflow-dev/backflow/internal/values"
+)
+
+// maxNodes bounds the nodes the loader visits, counting every expansion of
+// an alias, so that a small document whose aliases nest (an "alias bomb")
+// cannot make loading exponential.
+const maxNodes = 100_000
+
+var errTooManyNodes = errors.New("document contains excessive aliasing or too many nodes")
+
+// parseDocument parses data as exactly one YAML document whose root is a
+// mapping. yaml.v3 keeps aliases as pointers in the node tree, so parsing is
+// linear in the input; the loader bounds their expansion.
+func parseDocument(data []byte) (root *yaml.Node, err error) {
+	// The YAML library is third-party code fed untrusted input: a panic in it
+	// must surface as a parse error, not bring the process down.
+	defer func() {
+		if r := recover(); r != nil {
+			root, err = nil, fmt.Errorf("invalid YAML: %v", r)
+		}
+	}()
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("empty document")
+		}
+		return nil, err
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, err
+		}
+		return nil, errors.New("more than one YAML document")
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return nil, errors.New("empty document")
+	}
+	root = doc.Content[0]
+	if root.Kind == yaml.AliasNode {
+		root = root.Alias
+	}
+	if root == nil || root.Kind != yaml.MappingNode {
+		return nil, errors.New("not a YAML mapping")
+	}
+	return root, nil
+}
+
+// loader walks a policy's node tree, collecting every error with its place.
+type loader struct {
+	errs      []FieldError
+	budget    int
+	exhausted bool
+}
+
+func (l *loader) fail(path, format string, a ...any) {
+	l.errs = append(l.errs, FieldError{Path: path, Message: fmt.Sprintf(format, a...)})
+}
+
+// resolve follows aliases and charges the visit to the node budget. It
+// returns nil once the budget is spent; callers then stop descending.
+func (l *loader) resolve(n *yaml.Node) *yaml.Node {
+	for depth := 0; n != nil && n.Kind == yaml.AliasNode; depth++ {
+		if depth > 100 {
+			l.exhausted = true
+			return nil
+		}
+		n = n.Alias
+	}
+	l.budget--
+	if l.budget < 0 || n == nil {
+		l.exhausted = true
+		return nil
+	}
+	return n
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
+
+// mapping calls each for every key of the mapping n, in document order.
+// Non-string keys, merge keys and duplicate keys are errors; so is a node
+// that is not a mapping (null counts as an empty mapping).
+func (l *loader) mapping(n *yaml.Node, path string, each func(key string, val *yaml.Node, path string)) {
+	if n = l.resolve(n); n == nil || isNull(n) {
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		l.fail(path, "must be a mapping")
+		return
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := l.resolve(n.Content[i])
+		if k == nil {
+			return
+		}
+		if k.Kind != yaml.ScalarNode {
+			l.fail(path, "keys must be strings")
+			continue
+		}
+		if k.ShortTag() == "!!merge" {
+			l.fail(join(path, k.Value), "merge keys are not supported")
+			continue
+		}
+		if seen[k.Value] {
+			l.fail(join(path, k.Value), "duplicate key")
+			continue
+		}
+		seen[k.Value] = true
+		each(k.Value, n.Content[i+1], join(path, k.Value))
+	}
+}
+
+// sequence calls each for every item of the list n; null is an empty list.
+func (l *loader) sequence(n *yaml.Node, path string, each func(i int, item *yaml.Node, path string)) {
+	if n = l.resolve(n); n == nil || isNull(n) {
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		l.fail(path, "must be a list")
+		return
+	}
+	for i, item := range n.Content {
+		each(i, item, index(path, i))
+	}
+}
+
+// str reads a scalar as a string, as yaml.v3 does for string fields; null
+// reads as empty, so that required checks report it.
+func (l *loader) str(n *yaml.Node, path string) string {
+	if n = l.resolve(n); n == nil || isNull(n) {
+		return ""
+	}
+	if n.Kind != yaml.ScalarNode {
+		l.fail(path, "must be a string")
+		return ""
+	}
+	return n.Value
+}
+
+func (l *loader) strList(n *yaml.Node, path string) []string {
+	var out []string
+	l.sequence(n, path, func(_ int, item *yaml.Node, p string) {
+		out = append(out, l.str(item, p))
+	})
+	return out
+}
+
+func (l *loader) boolean(n *yaml.Node, path string) bool {
+	if n = l.resolve(n); n == nil {
+		return false
+	}
+	var b bool
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&b) != nil {
+		l.fail(path, "must be true or false")
+		return false
+	}
+	return b
+}
+
+func (l *loader) number(n *yaml.Node, path string) *float64 {
+	if n = l.resolve(n); n == nil {
+		return nil
+	}
+	var v any
+	if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!int" && n.ShortTag() != "!!float") || n.Decode(&v) != nil {
+		l.fail(path, "must be a number")
+		return nil
+	}
+	f, ok := values.AsNumber(v)
+	if !ok || math.IsNaN(f) {
+		l.fail(path, "must be a number")
+		return nil
+	}
+	return &f
+}
+
+// scalarValue decodes a scalar as the typing table reads receipt values.
+func (l *loader) scalarValue(n *yaml.Node, path string) (any, bool) {
+	if n = l.resolve(n); n == nil {
+		return nil, false
+	}
+	var v any
+	if n.Kind != yaml.ScalarNode || n.Decode(&v) != nil {
+		l.fail(path, "must be a scalar")
+		return nil, false
+	}
+	return v, true
+}
+
+func (l *loader) required(s, path string) {
+	if s == "" {
+		l.fail(path, "required")
+	}
+}
+
+func (l *loader) policy(root *yaml.Node) *Policy {
+	p := &Policy{}
+	var hasSpec bool
+	l.mapping(root, "", func(key string, v *yaml.Node, path string) {
+		switch key {
+		case "apiVersion":
+			p.APIVersion = l.str(v, path)
+		case "kind":
+			p.Kind = l.str(v, path)
+		case "metadata":
+			l.metadata(p, v, path)
+		case "spec":
+			hasSpec = true
+			l.spec(p, v, path)
+		default:
+			l.fail(path, "unknown key")
+		}
+	})
+	switch p.APIVersion {
+	case SeedAPIVersion, APIVersion:
+	case "":
+		l.fail("apiVersion", "required")
+	default:
+		l.fail("apiVersion", "must be %s or %s, got %q", SeedAPIVersion, APIVersion, p.APIVersion)
+	}
+	if p.Kind != Kind {
+		l.fail("kind", "must be %s, got %q", Kind, p.Kind)
+	}
+	if !hasSpec {
+		l.fail("spec", "required")
+	}
+	return p
+}
+
+func (l *loader) metadata(p *Policy, n *yaml.Node, path string) {
+	l.mapping(n, path, func(key string, v *yaml.Node, path string) {
+		switch key {
+		case "name":
+			p.Name = l.str(v, path)
+		case "labels", "annotations":
+			l.mapping(v, path, func(_ string, v *yaml.Node, path string) { l.str(v, path) })
+		default:
+			l.fail(path, "unknown key")
+		}
+	})
+}
+
+func (l *loader) spec(p *Policy, n *yaml.Node, path string) {
+	var hasDefault bool
+	l.mapping(n, path, func(key string, v *yaml.Node, path string) {
+		switch key {
+		case "chart":
+			p.Chart = l.str(v, path)
+		case "default":
+			hasDefault = true
+			p.Default = l.str(v, path)
+		case "rules":
+			l.sequence(v, path, func(i int, item *yaml.Node, path string) {
+				p.Rules = append(p.Rules, l.rule(item, path))
+			})
+		default:
+			l.fail(path, "unknown key")
+		}
+	})
+	switch {
+	case !hasDefault:
+		l.fail(join(path, "default"), `required: must be "deny"`)
+	case p.Default != "deny":
+		l.fail(join(path, "default"), `must be "deny" (the policy is default-deny), got %q`, p.Default)
+	}
+}
+
+func (l *loader) rule(n *yaml.Node, path string) Rule {
+	var r Rule
+	if rn := l.resolve(n); rn == nil || rn.Kind != yaml.MappingNode {
+		l.fail(path, "must be a mapping")
+		return r
+	}
+	l.mapping(n, path, func(key string, v *yaml.Node, path string) {
+		switch key {
+		case "role":
+			r.Role = l.str(v, path)
+		case "reason":
+			r.Reason = l.str(v, path)
+		case "mayAccept":
+			l.sequence(v, path, func(i int, item *yaml.Node, path string) {
+				r.MayAccept = append(r.MayAccept, l.accept(item, path))
+			})
+		default:
+			l.fail(path, "unknown key")
+		}
+	})
+	l.required(r.Role, join(path, "role"))
+	return r
+}
+
+func (l *loader) accept(n *yaml.Node, path string) Accept {
+	var a Accept
+	if an := l.resolve(n); an == nil || an.Kind != yaml.MappingNode {
+		l.fail(path, "must be a mapping")
+		return a
+	}
+	var hasOneOf bool
+	l.mapping(n, path, func(key string, v *yaml.Node, path string) {
+		switch key {
+		case "valuePath":
+			a.ValuePath = l.str(v, path)
+		case "field":
+			a.Field = l.str(v, path)
+		case "objects":
+			a.Objects = l.strList(v, path)
+			for i, o := range a.Objects {
+				if msg := objectPatternError(o); msg != "" {
+					l.fail(index(path, i), "%s", msg)
+				}
+			}
+		case "environments":
+			a.Environments = l.strList(v, path)
+			for i, e := range a.Environments {
+				if msg := globError(e); msg != "" {
+					l.fail(index(path, i), "%s", msg)
+				}
+			}
+		case "autoMerge":
+			a.AutoMerge = l.boolean(v, path)
+		case "minimum":
+			a.Minimum = l.number(v, path)
+		case "maximum":
+			a.Maximum = l.number(v, path)
+		case "pattern":
+			a.Pattern = l.str(v, path)
+			re, err := compilePattern(a.Pattern)
+			if err != nil {
+				l.fail(path, "%v", err)
+			}
+			a.pattern = re
+		case "oneOf":
+			hasOneOf = true
+			a.OneOf = []any{}
+			l.sequence(v, path, func(_ int, item *yaml.Node, p string) {
+				if v, ok := l.scalarValue(item, p); ok {
+					a.OneOf = append(a.OneOf, v)
+				}
+			})
+		default:
+			l.fail(path, "unknown key")
+		}
+	})
+	l.required(a.ValuePath, join(path, "valuePath"))
+	l.required(a.Field, join(path, "field"))
+	if len(a.Objects) == 0 {
+		l.fail(join(path, "objects"), "required: list at least one object")
+	}
+	if len(a.Environments) == 0 {
+		l.fail(join(path, "environments"), "required: list at least one environment")
+	}
+	if hasOneOf && len(a.OneOf) == 0 {
+		l.fail(join(path, "oneOf"), "must list at least one value")
+	}
+	if a.Minimum != nil && a.Maximum != nil && *a.Minimum > *a.Maximum {
+		l.fail(join(path, "minimum"), "is greater than maximum (%s > %s)", values.Format(*a.Minimum), values.Format(*a.Maximum))
+	}
+	if a.Pattern != "" && (a.Minimum != nil || a.Maximum != nil) {
+		// pattern applies to strings and minimum/maximum to numbers: no value
+		// could satisfy both, so the entry would silently authorize nothing.
+		l.fail(join(path, "pattern"), "cannot be combined with minimum or maximum")
+	}
+	return a
+}
+
+// compilePattern compiles a pattern bound so that it must match the whole
+// value: an unanchored expression would let `[0-9]+Mi` accept any string that
+// merely contains a size. The expression is checked alone first, so that a
+// pattern like `a)|(b` cannot escape the anchoring group.
+func compilePattern(p string) (*regexp.Regexp, error) {
+	if p == "" {
+		return nil, errors.New("must not be empty")
+	}
+	if _, err := regexp.Compile(p); err != nil {
+		return nil, fmt.Errorf("invalid RE2 expression: %w", err)
+	}
+	re, err := regexp.Compile(`^(?:` + p + `)$`)
+	if err != nil {
+		return nil, fmt.Errorf("invalid RE2 expression: %w", err)
+	}
+	return re, nil
+}
