@@ -1,0 +1,41 @@
+package values
+
+import "errors"
+
+// Sentinel errors let callers tell a refused edit (the file is fine, the edit
+// is not one the editor makes safely) from a file that does not parse and from
+// a path that is not there. Errors returned by this package wrap one of them
+// and name the path and the line.
+var (
+	// ErrParse: the input is not YAML the editor can read.
+	ErrParse = errors.New("not a parseable YAML file")
+	// ErrNotFound: the path names nothing in the document.
+	ErrNotFound = errors.New("path not found")
+	// ErrRefused is wrapped by every refusal below.
+	ErrRefused = errors.New("edit refused")
+	// ErrVerify: the edited file did not pass verification; nothing is
+	// returned.
+	ErrVerify = errors.New("verification failed")
+)
+
+// Refusals, each wrapping ErrRefused.
+var (
+	ErrAlias          = refusal("the path goes through an alias or a node whose anchor an alias reuses")
+	ErrFlowInsert     = refusal("inserting into a non-empty flow collection")
+	ErrListItem       = refusal("creating list items")
+	ErrThroughScalar  = refusal("the path goes through a scalar")
+	ErrTooLarge       = refusal("the file is larger than the size cap")
+	ErrAliasBomb      = refusal("alias expansion exceeds the limit")
+	ErrDocument       = refusal("several documents and none chosen, or no such document")
+	ErrNotScalar      = refusal("the value at the path is a non-empty mapping or list")
+	ErrUnsupported    = refusal("a layout the editor does not edit")
+	ErrNonStringKey   = refusal("a key that Helm reads as another type")
+	ErrUnsupportedVal = refusal("a value that cannot be written as a scalar")
+)
+
+type refusalError struct{ msg string }
+
+func (e *refusalError) Error() string { return e.msg }
+func (e *refusalError) Unwrap() error { return ErrRefused }
+
+func refusal(msg string) error { return &refusalError{msg: msg} }

@@ -1,0 +1,275 @@
+package values
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// DefaultMaxBytes is the size cap applied when Options.MaxBytes is zero:
+// values files are kilobytes; megabytes of YAML are a mistake or an attack.
+const DefaultMaxBytes = 4 << 20
+
+// maxExpandedNodes bounds the node count after alias expansion, so that a
+// small file cannot make the YAML 1.1 reader build an enormous tree.
+const maxExpandedNodes = 1_000_000
+
+// Options choose the document and bound the work.
+type Options struct {
+	// Document is the index (from 0) of the document to read or edit. Nil
+	// chooses the only document; with several documents nil is refused.
+	Document *int
+	// MaxBytes caps the file size; zero means DefaultMaxBytes.
+	MaxBytes int
+}
+
+// span is one document's bytes: [start, end) of the file, starting at a line
+// start; line is the 1-based line number of start.
+type span struct {
+	start, end int
+	line       int
+}
+
+// source is a file split into lines and documents.
+type source struct {
+	data       []byte
+	lineStarts []int
+	docs       []span
+	nl         string
+}
+
+func newSource(data []byte) *source {
+	s := &source{data: data, nl: "\n"}
+	if bytes.Contains(data, []byte("\r\n")) {
+		s.nl = "\r\n"
+	}
+	s.lineStarts = append(s.lineStarts, 0)
+	for i, c := range data {
+		if c == '\n' && i+1 <= len(data) {
+			s.lineStarts = append(s.lineStarts, i+1)
+		}
+	}
+	s.docs = splitDocuments(data, s.lineStarts)
+	return s
+}
+
+// splitDocuments finds the documents of a YAML stream. A line that starts
+// with `---` or `...` followed by a blank or the end of the line is always a
+// document marker (the YAML spec forbids such lines inside content), so the
+// split needs no parser. Directives and comments before a `---` belong to the
+// document it starts.
+func splitDocuments(data []byte, lineStarts []int) []span {
+	var docs []span
+	cur := span{start: 0, line: 1}
+	explicit, content := false, false
+	closeAt := func(end int) {
+		if explicit || content {
+			cur.end = end
+			docs = append(docs, cur)
+		}
+	}
+	for li, ls := range lineStarts {
+		le := len(data)
+		if li+1 < len(lineStarts) {
+			le = lineStarts[li+1]
+		}
+		line := data[ls:le]
+		switch {
+		case isMarker(line, "---"):
+			if explicit || content {
+				closeAt(ls)
+				cur = span{start: ls, line: li + 1}
+				content = false
+			}
+			explicit = true
+			rest := bytes.TrimSpace(line[3:])
+			if len(rest) > 0 && rest[0] != '#' {
+				content = true
+			}
+		case isMarker(line, "..."):
+			if explicit || content {
+				closeAt(le)
+				explicit, content = false, false
+				cur = span{start: le, line: li + 2}
+			}
+		default:
+			t := bytes.TrimSpace(line)
+			if len(t) > 0 && t[0] != '#' && !(line[0] == '%' && !explicit && !content) {
+				content = true
+			}
+		}
+	}
+	closeAt(len(data))
+	return docs
+}
+
+func isMarker(line []byte, m string) bool {
+	if !bytes.HasPrefix(line, []byte(m)) {
+		return false
+	}
+	if len(line) == 3 {
+		return true
+	}
+	switch line[3] {
+	case ' ', '\t', '\r', '\n':
+		return true
+	}
+	return false
+}
+
+// offset converts a node position of document d (1-based line and column,
+// the column counting runes) to a byte offset in the file.
+func (s *source) offset(d span, line, col int) int {
+	li := d.line - 1 + line - 1
+	if li >= len(s.lineStarts) {
+		return len(s.data)
+	}
+	off := s.lineStarts[li]
+	for c := 1; c < col && off < len(s.data); c++ {
+		_, n := utf8.DecodeRune(s.data[off:])
+		off += n
+	}
+	return off
+}
+
+// lineOf is the 1-based line number of a byte offset.
+func (s *source) lineOf(off int) int {
+	lo, hi := 0, len(s.lineStarts)-1
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if s.lineStarts[mid] <= off {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo + 1
+}
+
+// chooseDocument applies Options.Document to the file's documents.
+func (s *source) chooseDocument(opts Options) (int, error) {
+	if opts.Document != nil {
+		n := *opts.Document
+		if n < 0 || n >= len(s.docs) {
+			return 0, fmt.Errorf("document %d: the file has %d: %w", n, len(s.docs), ErrDocument)
+		}
+		return n, nil
+	}
+	switch len(s.docs) {
+	case 0, 1:
+		return 0, nil
+	}
+	return 0, fmt.Errorf("the file has %d documents; choose one by index: %w", len(s.docs), ErrDocument)
+}
+
+// document is one parsed document of a source.
+type document struct {
+	src  *source
+	sp   span
+	root *yaml.Node // the document's content node; nil for an empty document
+	// aliased holds the anchored nodes that some alias refers to: editing
+	// them or anything under them would change the aliases too.
+	aliased map[*yaml.Node]bool
+}
+
+func checkSize(data []byte, opts Options) error {
+	limit := opts.MaxBytes
+	if limit == 0 {
+		limit = DefaultMaxBytes
+	}
+	if len(data) > limit {
+		return fmt.Errorf("%d bytes, cap %d: %w", len(data), limit, ErrTooLarge)
+	}
+	return nil
+}
+
+// parseDocument parses document index of s with the yaml.v3 node API.
+func parseDocument(s *source, index int) (*document, error) {
+	d := &document{src: s, aliased: map[*yaml.Node]bool{}}
+	if len(s.docs) == 0 {
+		d.sp = span{start: len(s.data), end: len(s.data), line: len(s.lineStarts)}
+		// An empty file or one of comments only: still check it parses.
+		var n yaml.Node
+		if err := yaml.Unmarshal(s.data, &n); err != nil {
+			return nil, fmt.Errorf("%v: %w", err, ErrParse)
+		}
+		return d, nil
+	}
+	d.sp = s.docs[index]
+	dec := yaml.NewDecoder(bytes.NewReader(s.data[d.sp.start:d.sp.end]))
+	var n yaml.Node
+	if err := dec.Decode(&n); err != nil {
+		if errors.Is(err, io.EOF) {
+			return d, nil
+		}
+		return nil, fmt.Errorf("document %d (line %d): %v: %w", index, d.sp.line, shiftLines(err, d.sp.line), ErrParse)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("document %d (line %d): document markers the editor cannot split: %w", index, d.sp.line, ErrUnsupported)
+	}
+	if len(n.Content) > 0 {
+		d.root = n.Content[0]
+	}
+	if err := d.checkAliases(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// shiftLines keeps a parser error readable when the document does not start
+// on line 1: it says which line the document starts on.
+func shiftLines(err error, firstLine int) string {
+	if firstLine == 1 {
+		return err.Error()
+	}
+	return fmt.Sprintf("%v (lines counted from the document's first line)", err)
+}
+
+// checkAliases records which anchors aliases reuse and refuses documents
+// whose aliases expand to more nodes than maxExpandedNodes.
+func (d *document) checkAliases() error {
+	if d.root == nil {
+		return nil
+	}
+	memo := map[*yaml.Node]int{}
+	busy := map[*yaml.Node]bool{}
+	var size func(n *yaml.Node) (int, error)
+	size = func(n *yaml.Node) (int, error) {
+		if v, ok := memo[n]; ok {
+			return v, nil
+		}
+		if busy[n] {
+			return 0, fmt.Errorf("line %d: an alias refers to its own anchor: %w", n.Line, ErrAliasBomb)
+		}
+		busy[n] = true
+		defer delete(busy, n)
+		total := 1
+		if n.Kind == yaml.AliasNode && n.Alias != nil {
+			d.aliased[n.Alias] = true
+			v, err := size(n.Alias)
+			if err != nil {
+				return 0, err
+			}
+			total += v
+		}
+		for _, c := range n.Content {
+			v, err := size(c)
+			if err != nil {
+				return 0, err
+			}
+			total += v
+			if total > maxExpandedNodes {
+				return 0, fmt.Errorf("more than %d nodes after alias expansion: %w", maxExpandedNodes, ErrAliasBomb)
+			}
+		}
+		memo[n] = total
+		return total, nil
+	}
+	_, err := size(d.root)
+	return err
+}

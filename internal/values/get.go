@@ -1,0 +1,84 @@
+package values
+
+import (
+	"bytes"
+	"fmt"
+
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// Get returns the value at path in document opts.Document of data, typed as
+// Helm reads it (YAML 1.1): a nil, bool, json.Number, string,
+// map[string]any or []any. A path that names nothing is ErrNotFound.
+func Get(data []byte, path string, opts Options) (any, error) {
+	if err := checkSize(data, opts); err != nil {
+		return nil, err
+	}
+	segs, err := ParsePath(path)
+	if err != nil {
+		return nil, err
+	}
+	src := newSource(data)
+	index, err := src.chooseDocument(opts)
+	if err != nil {
+		return nil, err
+	}
+	// The node parse checks syntax and alias expansion before the YAML 1.1
+	// reader expands anything.
+	if _, err := parseDocument(src, index); err != nil {
+		return nil, err
+	}
+	helm, err := helmRead(src, index)
+	if err != nil {
+		return nil, err
+	}
+	v, ok := lookupValue(helm, segs)
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
+	}
+	return v, nil
+}
+
+// helmRead reads document index as Helm does, with sigs.k8s.io/yaml.
+// Numbers are json.Number so that large integers stay exact.
+func helmRead(src *source, index int) (any, error) {
+	if len(src.docs) == 0 {
+		return nil, nil
+	}
+	sp := src.docs[index]
+	doc := src.data[sp.start:sp.end]
+	if len(bytes.TrimSpace(doc)) == 0 {
+		return nil, nil
+	}
+	var v any
+	if err := sigsyaml.Unmarshal(doc, &v, useNumber); err != nil {
+		return nil, fmt.Errorf("document %d (line %d): %v: %w", index, sp.line, err, ErrParse)
+	}
+	return v, nil
+}
+
+// lookupValue follows path through a decoded tree.
+func lookupValue(tree any, path []Segment) (any, bool) {
+	cur := normalize(tree)
+	for _, s := range path {
+		switch x := cur.(type) {
+		case map[string]any:
+			if s.IsIndex {
+				return nil, false
+			}
+			v, ok := x[s.Key]
+			if !ok {
+				return nil, false
+			}
+			cur = normalize(v)
+		case []any:
+			if !s.IsIndex || s.Index >= len(x) {
+				return nil, false
+			}
+			cur = normalize(x[s.Index])
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}

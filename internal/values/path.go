@@ -1,0 +1,152 @@
+package values
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Segment is one step of a value path: a mapping key, or a list index when
+// IsIndex is set.
+type Segment struct {
+	Key     string
+	Index   int
+	IsIndex bool
+}
+
+// String writes the segment as it appears in a path: `[N]` for an index,
+// the escaped key otherwise.
+func (s Segment) String() string {
+	if s.IsIndex {
+		return "[" + strconv.Itoa(s.Index) + "]"
+	}
+	return EscapeKey(s.Key)
+}
+
+// PathError is a value path that does not parse; Offset is the byte offset
+// in Path where parsing stopped.
+type PathError struct {
+	Path   string
+	Offset int
+	Msg    string
+}
+
+func (e *PathError) Error() string {
+	return fmt.Sprintf("path %q: offset %d: %s", e.Path, e.Offset, e.Msg)
+}
+
+// maxIndex bounds list indexes so that a path cannot ask for an absurd list.
+const maxIndex = 1 << 30
+
+// ParsePath reads a value path in Helm's --set syntax: `.` separates keys,
+// `[N]` indexes a list, `\` makes the next character literal, and digits
+// without brackets are a mapping key.
+func ParsePath(path string) ([]Segment, error) {
+	if path == "" {
+		return nil, &PathError{Path: path, Offset: 0, Msg: "empty path"}
+	}
+	var segs []Segment
+	var key strings.Builder
+	// inKey says a key has started (possibly empty so far after a dot).
+	expectKey := true
+	i := 0
+	for i < len(path) {
+		c := path[i]
+		switch c {
+		case '\\':
+			if i+1 >= len(path) {
+				return nil, &PathError{Path: path, Offset: i, Msg: "trailing backslash escapes nothing"}
+			}
+			key.WriteByte(path[i+1])
+			expectKey = false
+			i += 2
+			continue
+		case '.':
+			if key.Len() == 0 {
+				if expectKey {
+					return nil, &PathError{Path: path, Offset: i, Msg: "empty key"}
+				}
+				// After an index, a dot starts the next key.
+			} else {
+				segs = append(segs, Segment{Key: key.String()})
+				key.Reset()
+			}
+			if i+1 == len(path) {
+				return nil, &PathError{Path: path, Offset: i + 1, Msg: "empty key at end of path"}
+			}
+			expectKey = true
+			i++
+			continue
+		case '[':
+			if key.Len() > 0 {
+				segs = append(segs, Segment{Key: key.String()})
+				key.Reset()
+			} else if expectKey && len(segs) > 0 {
+				return nil, &PathError{Path: path, Offset: i, Msg: "empty key before index"}
+			}
+			end := strings.IndexByte(path[i:], ']')
+			if end < 0 {
+				return nil, &PathError{Path: path, Offset: i, Msg: "unclosed ["}
+			}
+			digits := path[i+1 : i+end]
+			if digits == "" {
+				return nil, &PathError{Path: path, Offset: i + 1, Msg: "empty list index"}
+			}
+			for j := 0; j < len(digits); j++ {
+				if digits[j] < '0' || digits[j] > '9' {
+					return nil, &PathError{Path: path, Offset: i + 1 + j, Msg: "list index must be digits"}
+				}
+			}
+			n, err := strconv.Atoi(digits)
+			if err != nil || n > maxIndex {
+				return nil, &PathError{Path: path, Offset: i + 1, Msg: "list index too large"}
+			}
+			segs = append(segs, Segment{Index: n, IsIndex: true})
+			i += end + 1
+			if i < len(path) && path[i] != '.' && path[i] != '[' {
+				return nil, &PathError{Path: path, Offset: i, Msg: "expected . or [ after ]"}
+			}
+			expectKey = false
+			continue
+		case ']':
+			return nil, &PathError{Path: path, Offset: i, Msg: "] without ["}
+		}
+		key.WriteByte(c)
+		expectKey = false
+		i++
+	}
+	if key.Len() > 0 {
+		segs = append(segs, Segment{Key: key.String()})
+	}
+	return segs, nil
+}
+
+// EscapeKey escapes one mapping key so that ParsePath reads it back as a
+// single key.
+func EscapeKey(key string) string {
+	if !strings.ContainsAny(key, `.[]\`) {
+		return key
+	}
+	var b strings.Builder
+	for i := 0; i < len(key); i++ {
+		switch key[i] {
+		case '.', '[', ']', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteByte(key[i])
+	}
+	return b.String()
+}
+
+// FormatPath writes segments as a path that ParsePath reads back to the
+// same segments.
+func FormatPath(segs []Segment) string {
+	var b strings.Builder
+	for i, s := range segs {
+		if !s.IsIndex && i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(s.String())
+	}
+	return b.String()
+}

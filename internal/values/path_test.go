@@ -1,0 +1,109 @@
+package values
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+)
+
+func TestParsePath(t *testing.T) {
+	k := func(s string) Segment { return Segment{Key: s} }
+	ix := func(n int) Segment { return Segment{Index: n, IsIndex: true} }
+	cases := []struct {
+		in   string
+		want []Segment
+		why  string
+	}{
+		{"a.b.c", []Segment{k("a"), k("b"), k("c")}, "dots separate keys"},
+		{"a[0].b", []Segment{k("a"), ix(0), k("b")}, "brackets index a list"},
+		{"a[1][2]", []Segment{k("a"), ix(1), ix(2)}, "lists of lists"},
+		{`podAnnotations.prometheus\.io/scrape`, []Segment{k("podAnnotations"), k("prometheus.io/scrape")}, "an escaped dot is part of the key"},
+		{`a\[0\]`, []Segment{k("a[0]")}, "escaped brackets are part of the key"},
+		{"ports.80", []Segment{k("ports"), k("80")}, "digits without brackets are a key"},
+		{`a\\b`, []Segment{k(`a\b`)}, "an escaped backslash"},
+		{"[0]", []Segment{ix(0)}, "an index at the root"},
+		{"a=b,c", []Segment{k("a=b,c")}, "other characters are literal"},
+	}
+	for _, c := range cases {
+		got, err := ParsePath(c.in)
+		if err != nil {
+			t.Errorf("%q (%s): %v", c.in, c.why, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%q (%s): got %+v, want %+v", c.in, c.why, got, c.want)
+		}
+	}
+}
+
+func TestParsePathErrors(t *testing.T) {
+	cases := []struct {
+		in     string
+		offset int
+		why    string
+	}{
+		{"", 0, "an empty path"},
+		{"a..b", 2, "an empty key between dots"},
+		{".a", 0, "a leading dot"},
+		{"a.", 2, "a trailing dot"},
+		{`a\`, 1, "a trailing backslash"},
+		{"a[", 1, "an unclosed bracket"},
+		{"a[x]", 2, "an index that is not digits"},
+		{"a[]", 2, "an empty index"},
+		{"a[0]b", 4, "text right after an index"},
+		{"a]", 1, "a closing bracket alone"},
+		{"a.[0]", 2, "an empty key before an index"},
+		{"a[99999999999]", 2, "an index too large"},
+	}
+	for _, c := range cases {
+		_, err := ParsePath(c.in)
+		var pe *PathError
+		if !errors.As(err, &pe) {
+			t.Errorf("%q (%s): got %v, want a PathError", c.in, c.why, err)
+			continue
+		}
+		if pe.Offset != c.offset {
+			t.Errorf("%q (%s): offset %d, want %d (%v)", c.in, c.why, pe.Offset, c.offset, err)
+		}
+	}
+}
+
+func TestFormatPathRoundTrip(t *testing.T) {
+	cases := [][]Segment{
+		{{Key: "a.b"}, {Key: "c[0]"}, {Index: 3, IsIndex: true}, {Key: `x\y`}},
+		{{Key: "80"}, {Key: "prometheus.io/scrape"}},
+		{{Index: 0, IsIndex: true}, {Key: "]"}},
+	}
+	for _, segs := range cases {
+		p := FormatPath(segs)
+		back, err := ParsePath(p)
+		if err != nil || !reflect.DeepEqual(back, segs) {
+			t.Errorf("%+v -> %q -> %+v, %v", segs, p, back, err)
+		}
+	}
+}
+
+func FuzzParsePath(f *testing.F) {
+	for _, s := range []string{"a.b", "a[0].b", `a\.b`, `a\[0\]`, "a..b", "[1][2]", `\`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		segs, err := ParsePath(s)
+		if err != nil {
+			var pe *PathError
+			if !errors.As(err, &pe) || pe.Offset < 0 || pe.Offset > len(s) {
+				t.Fatalf("%q: bad error %v", s, err)
+			}
+			return
+		}
+		for _, seg := range segs {
+			if !seg.IsIndex && seg.Key == "" {
+				t.Fatalf("%q: empty key in %+v", s, segs)
+			}
+		}
+		back, err := ParsePath(FormatPath(segs))
+		if err != nil || !reflect.DeepEqual(back, segs) {
+			t.Fatalf("%q: round trip %q gave %+v, %v", s, FormatPath(segs), back, err)
+		}
+	})
+}

@@ -1,0 +1,165 @@
+package values
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+)
+
+// verify checks an edited file against the original before it is returned:
+// the other documents and everything outside the edited one are the same
+// bytes; the edited document parses with yaml.v3 and with Helm's reader; both
+// trees equal the originals except at the edited paths; and each edited path
+// reads back, in both, as the requested value and type.
+func verify(src *source, before *document, helmBefore any, index int, out []byte, edits []Edit, paths [][]Segment) (*document, error) {
+	fail := func(format string, a ...any) (*document, error) {
+		return nil, fmt.Errorf(format+": %w", append(a, ErrVerify)...)
+	}
+	osrc := newSource(out)
+	if len(osrc.docs) != len(src.docs) {
+		return fail("the edit changed the number of documents from %d to %d", len(src.docs), len(osrc.docs))
+	}
+	if len(src.docs) > 0 {
+		b, a := src.docs[index], osrc.docs[index]
+		if !bytes.Equal(src.data[:b.start], out[:a.start]) || !bytes.Equal(src.data[b.end:], out[a.end:]) {
+			return fail("bytes outside the edited document changed")
+		}
+	}
+	after, err := parseDocument(osrc, index)
+	if err != nil {
+		return fail("the edited file does not parse: %v", err)
+	}
+	v3Before, err := before.decode()
+	if err != nil {
+		return fail("decoding the original: %v", err)
+	}
+	v3After, err := after.decode()
+	if err != nil {
+		return fail("decoding the edited file: %v", err)
+	}
+	helmAfter, err := helmRead(osrc, index)
+	if err != nil {
+		return fail("Helm's reader rejects the edited file: %v", err)
+	}
+	// The last edit of a path wins.
+	final := map[string]int{}
+	for i, p := range paths {
+		final[FormatPath(p)] = i
+	}
+	if err := diffExcept(v3Before, v3After, nil, paths); err != nil {
+		return fail("yaml.v3 reads a change outside the edited paths: %v", err)
+	}
+	if err := diffExcept(helmBefore, helmAfter, nil, paths); err != nil {
+		return fail("Helm reads a change outside the edited paths: %v", err)
+	}
+	keys := make([]string, 0, len(final))
+	for k := range final {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		i := final[k]
+		want := edits[i].Value
+		for reader, tree := range map[string]any{"yaml.v3": v3After, "Helm": helmAfter} {
+			got, ok := lookupValue(tree, paths[i])
+			if !ok {
+				return fail("%s: %s finds nothing at the edited path", edits[i].Path, reader)
+			}
+			if !sameValue(got, want) {
+				return fail("%s: %s reads %s (%s), want %s (%s)", edits[i].Path, reader, Format(got), kindOf(normalize(got)), Format(want), kindOf(want))
+			}
+		}
+	}
+	return after, nil
+}
+
+// decode reads the document's node tree into plain values (YAML 1.2 types).
+func (d *document) decode() (any, error) {
+	if d.root == nil {
+		return nil, nil
+	}
+	var v any
+	if err := d.root.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// diffExcept reports the first difference between a and b outside the
+// edited paths. A key may be new in b only on the way to an edited path, and
+// an empty mapping or null there may become a mapping.
+func diffExcept(a, b any, at []Segment, edited [][]Segment) error {
+	onWay := false
+	for _, p := range edited {
+		if hasPrefix(p, at) {
+			if len(p) == len(at) {
+				return nil
+			}
+			onWay = true
+		}
+	}
+	a, b = normalize(a), normalize(b)
+	where := FormatPath(at)
+	if where == "" {
+		where = "the document root"
+	}
+	if onWay {
+		if m, ok := a.(map[string]any); a == nil || ok && len(m) == 0 {
+			if _, ok := b.(map[string]any); ok {
+				a = map[string]any{}
+			}
+		}
+	}
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: a mapping became %s", where, kindOf(b))
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok {
+				return fmt.Errorf("%s: key %q disappeared", where, k)
+			}
+			if err := diffExcept(v, w, appendSeg(at, Segment{Key: k}), edited); err != nil {
+				return err
+			}
+		}
+		for k := range y {
+			if _, ok := x[k]; !ok {
+				child := appendSeg(at, Segment{Key: k})
+				allowed := false
+				for _, p := range edited {
+					if hasPrefix(p, child) {
+						allowed = true
+					}
+				}
+				if !allowed {
+					return fmt.Errorf("%s: key %q appeared", where, k)
+				}
+			}
+		}
+		return nil
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return fmt.Errorf("%s: a list changed length or type", where)
+		}
+		for i := range x {
+			if err := diffExcept(x[i], y[i], appendSeg(at, Segment{Index: i, IsIndex: true}), edited); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if !sameValue(a, b) {
+		return fmt.Errorf("%s: %s became %s", where, Format(a), Format(b))
+	}
+	return nil
+}
+
+func appendSeg(p []Segment, s Segment) []Segment {
+	out := make([]Segment, len(p), len(p)+1)
+	copy(out, p)
+	return append(out, s)
+}
