@@ -1,0 +1,200 @@
+package observe
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/values"
+)
+
+// Native document identity: the apiVersion and kind of backflow's own
+// observation documents.
+const (
+	APIVersion = "backflow.dev/v1alpha1"
+	Kind       = "ObjectStateObserved"
+)
+
+// Names of the observers a document may say it came from.
+const (
+	SourceCubScout   = "cub-scout"
+	SourceKubernetes = "kubernetes"
+	SourceFile       = "file"
+)
+
+// Observation is one ObjectStateObserved document: what one observer saw of
+// one live object at one time. An empty Fields list is positive evidence that
+// the object was observed matching its desired state.
+type Observation struct {
+	// Name is metadata.name, when the document has one.
+	Name string
+	// Source is the observer: cub-scout, kubernetes or file.
+	Source string
+	// Cluster is the kube context or cluster name the object lives in.
+	Cluster string
+	// Environment is set when the document names one; otherwise the repo
+	// config maps Cluster to an environment.
+	Environment string
+	// ObservedAt is when the live object was read.
+	ObservedAt time.Time
+	// Object identifies the live object.
+	Object ObjectKey
+	// ResourceVersion is the object's resourceVersion when read, if known.
+	ResourceVersion string
+	// Change says who made the live change, when that is known.
+	Change Change
+	// Fields are the fields whose live value differs from desired.
+	Fields []Field
+	// Origin is where the document was read (file:line, URL, document
+	// index), for messages.
+	Origin string
+}
+
+// Change is who made a live change, and how far that is believed.
+type Change struct {
+	// Actor is the identity that made the change; empty when unknown.
+	Actor string
+	// Groups are the actor's groups as the attributing source reported them.
+	Groups []string
+	// Attribution is how far the actor is believed: the claimed level
+	// lowered to the source's trust ceiling.
+	Attribution Attribution
+	// Claimed is the attribution the document claimed before the ceiling.
+	Claimed Attribution
+	// At is when the change was made, if known.
+	At time.Time
+	// Intent is the reason the actor gave, if any.
+	Intent string
+}
+
+// Field is one changed field of an observed object.
+type Field struct {
+	// Path is the Kubernetes field path (spec.replicas,
+	// spec.template.spec.containers[0].image).
+	Path string
+	// Live is the live value. It is nil when Removed.
+	Live any
+	// Removed says the field is absent from the live object.
+	Removed bool
+	// Desired is what the observer compared against, valid when HasDesired.
+	Desired any
+	// HasDesired tells "desired: null" (true, Desired nil) from a document
+	// that did not say what desired was (false).
+	HasDesired bool
+	// Manager is the field manager that last wrote the field, if known.
+	Manager string
+	// Cause is the observer's classification (cub-scout: manual-edit or
+	// controller-drift), if any.
+	Cause string
+	// Textual says Live and Desired are an observer's text (cub-scout's
+	// strings) that must be read per the typing table before comparing:
+	// use LiveLike and DesiredLike.
+	Textual bool
+}
+
+// LiveLike returns the live value typed like the value the values file holds
+// at the mapped path (like; nil when there is none). Values that were typed
+// at the source are returned as they are.
+func (f Field) LiveLike(like any) any { return convertLike(f.Live, f.Textual, like) }
+
+// DesiredLike is LiveLike for the desired value.
+func (f Field) DesiredLike(like any) any { return convertLike(f.Desired, f.Textual, like) }
+
+func convertLike(v any, textual bool, like any) any {
+	s, ok := v.(string)
+	if !textual || !ok {
+		return v
+	}
+	return values.ConvertLike(s, like)
+}
+
+// Trigger asks for an object to be looked at again: an observer said it
+// drifted without saying which field or value.
+type Trigger struct {
+	// Object is the best-effort key of the object: apiVersion|Kind|namespace|name,
+	// with empty segments for what the event did not say.
+	Object ObjectKey
+	// Cluster is the cluster the event came from, when it said.
+	Cluster string
+	// At is when the observer saw the drift.
+	At time.Time
+	// Message is the observer's free-text description.
+	Message string
+	// Origin is where the event was read, for messages.
+	Origin string
+}
+
+// ObjectKey identifies a Kubernetes object as apiVersion|Kind|namespace|name;
+// a cluster-scoped object has an empty namespace.
+type ObjectKey struct {
+	APIVersion string
+	Kind       string
+	Namespace  string
+	Name       string
+}
+
+// String is the key's canonical form, apiVersion|Kind|namespace|name.
+func (k ObjectKey) String() string {
+	return k.APIVersion + "|" + k.Kind + "|" + k.Namespace + "|" + k.Name
+}
+
+// IsSecret reports whether the object is a Secret, whose values never leave
+// backflow. Any group's kind named Secret counts: redacting too much is safe.
+func (k ObjectKey) IsSecret() bool { return k.Kind == "Secret" }
+
+// ParseObjectKey reads apiVersion|Kind|namespace|name. The apiVersion, kind
+// and name are required; the namespace is empty for cluster-scoped objects.
+func ParseObjectKey(s string) (ObjectKey, error) {
+	parts := strings.Split(s, "|")
+	if len(parts) != 4 {
+		return ObjectKey{}, fmt.Errorf("object key %q: want apiVersion|Kind|namespace|name", s)
+	}
+	k := ObjectKey{APIVersion: parts[0], Kind: parts[1], Namespace: parts[2], Name: parts[3]}
+	if err := k.validate(); err != nil {
+		return ObjectKey{}, fmt.Errorf("object key %q: %w", s, err)
+	}
+	return k, nil
+}
+
+func (k ObjectKey) validate() error {
+	switch {
+	case k.APIVersion == "":
+		return fmt.Errorf("apiVersion is empty")
+	case k.Kind == "":
+		return fmt.Errorf("kind is empty")
+	case k.Name == "":
+		return fmt.Errorf("name is empty")
+	}
+	for _, s := range []string{k.APIVersion, k.Kind, k.Namespace, k.Name} {
+		if strings.ContainsAny(s, "|\n\r\t ") {
+			return fmt.Errorf("%q contains a separator or whitespace", s)
+		}
+	}
+	return nil
+}
+
+// Redacted is what a Secret's values are replaced with.
+const Redacted = "(redacted)"
+
+// Redact returns o as it may be shown outside backflow: for a Secret, every
+// live and desired value is replaced by Redacted (the paths stay, so a report
+// can still say which keys changed). Other objects are returned unchanged.
+// The Fields slice is copied, so o itself is never modified.
+func Redact(o Observation) Observation {
+	if !o.Object.IsSecret() {
+		return o
+	}
+	fields := make([]Field, len(o.Fields))
+	for i, f := range o.Fields {
+		if !f.Removed {
+			f.Live = Redacted
+		}
+		if f.HasDesired {
+			f.Desired = Redacted
+		}
+		f.Textual = false
+		fields[i] = f
+	}
+	o.Fields = fields
+	return o
+}

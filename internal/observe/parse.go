@@ -1,0 +1,218 @@
+package observe
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// DefaultMaxBytes caps one input (a file, a response body, a pushed body).
+const DefaultMaxBytes = 8 << 20
+
+// ErrTooLarge is returned for an input larger than its cap.
+var ErrTooLarge = errors.New("input too large")
+
+// Options says where an input came from, how far it is believed, and how
+// much of it is read.
+type Options struct {
+	// Name names the input in messages: a file path, a URL, "webhook".
+	Name string
+	// Ceiling is the highest attribution a document from this input is
+	// believed to have; empty means DefaultCeiling.
+	Ceiling Attribution
+	// MaxBytes caps the input; zero means DefaultMaxBytes.
+	MaxBytes int64
+}
+
+func (o Options) maxBytes() int64 {
+	if o.MaxBytes <= 0 {
+		return DefaultMaxBytes
+	}
+	return o.MaxBytes
+}
+
+func (o Options) name() string {
+	if o.Name == "" {
+		return "input"
+	}
+	return o.Name
+}
+
+// Result is what an input yielded. Errors name each document that was
+// skipped; the other documents are still in Observations and Triggers.
+type Result struct {
+	Observations []Observation
+	Triggers     []Trigger
+	Errors       []error
+	// Ignored counts documents read and deliberately not used: watch events
+	// of other types and repeated findings.
+	Ignored int
+}
+
+// Merge appends other's observations, triggers, errors and ignored count.
+func (r *Result) Merge(other Result) {
+	r.Observations = append(r.Observations, other.Observations...)
+	r.Triggers = append(r.Triggers, other.Triggers...)
+	r.Errors = append(r.Errors, other.Errors...)
+	r.Ignored += other.Ignored
+}
+
+// DocumentError is a document that was skipped, with where it was.
+type DocumentError struct {
+	// Source names the input (file path, URL).
+	Source string
+	// Line is the 1-based line of the problem, or of the document when the
+	// problem has no line of its own.
+	Line int
+	// Index is the document's 0-based position in the input.
+	Index int
+	// Err is the problem.
+	Err error
+}
+
+func (e *DocumentError) Error() string {
+	return fmt.Sprintf("%s:%d: document %d: %v", e.Source, e.Line, e.Index+1, e.Err)
+}
+
+func (e *DocumentError) Unwrap() error { return e.Err }
+
+// Parse reads every document of r, recognising each by its content: a
+// native ObjectStateObserved document (YAML or JSON), a cub-scout trace-diff
+// (traceDiffObservation) or a cub-scout watch event. An input that cannot be
+// read, or is larger than the cap, yields one error and nothing else.
+func Parse(r io.Reader, opts Options) Result {
+	data, err := readCapped(r, opts.maxBytes())
+	if err != nil {
+		return Result{Errors: []error{fmt.Errorf("%s: %w", opts.name(), err)}}
+	}
+	return ParseBytes(data, opts)
+}
+
+// ParseBytes is Parse on an input already in memory.
+func ParseBytes(data []byte, opts Options) Result {
+	if int64(len(data)) > opts.maxBytes() {
+		return Result{Errors: []error{fmt.Errorf("%s: %w: more than %d bytes", opts.name(), ErrTooLarge, opts.maxBytes())}}
+	}
+	p := &parser{opts: opts, seen: map[string]bool{}}
+	for _, d := range splitDocuments(data) {
+		p.document(d)
+	}
+	return p.res
+}
+
+// ParseWatchEvents reads cub-scout watch events: JSON Lines as
+// `cub-scout watch --output-file` writes them, or the single event of a
+// `--webhook` delivery body. Documents of other formats are errors.
+func ParseWatchEvents(r io.Reader, opts Options) Result {
+	data, err := readCapped(r, opts.maxBytes())
+	if err != nil {
+		return Result{Errors: []error{fmt.Errorf("%s: %w", opts.name(), err)}}
+	}
+	p := &parser{opts: opts, seen: map[string]bool{}, only: formatWatch}
+	for _, d := range splitDocuments(data) {
+		p.document(d)
+	}
+	return p.res
+}
+
+func readCapped(r io.Reader, max int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)
+	}
+	return data, nil
+}
+
+type format int
+
+const (
+	formatUnknown format = iota
+	formatNative
+	formatTraceDiff
+	formatWatch
+)
+
+type parser struct {
+	opts Options
+	res  Result
+	only format          // when set, other formats are errors
+	seen map[string]bool // resource+message of watch events already used
+}
+
+func (p *parser) document(d document) {
+	if d.err != nil {
+		p.fail(d, d.err)
+		return
+	}
+	m, err := asMapping(d.node, "")
+	if err != nil {
+		p.fail(d, err)
+		return
+	}
+	f := detect(m)
+	if p.only != formatUnknown && f != p.only {
+		p.fail(d, errors.New("not a cub-scout watch event"))
+		return
+	}
+	origin := fmt.Sprintf("%s:%d", p.opts.name(), d.line)
+	switch f {
+	case formatNative:
+		o, err := decodeNative(m, p.opts.Ceiling)
+		if err != nil {
+			p.fail(d, err)
+			return
+		}
+		o.Origin = origin
+		p.res.Observations = append(p.res.Observations, o)
+	case formatTraceDiff:
+		o, err := decodeTraceDiff(m)
+		if err != nil {
+			p.fail(d, err)
+			return
+		}
+		o.Origin = origin
+		p.res.Observations = append(p.res.Observations, o)
+	case formatWatch:
+		t, use, err := decodeWatchEvent(m)
+		if err != nil {
+			p.fail(d, err)
+			return
+		}
+		key := t.Cluster + "\x00" + t.Object.String() + "\x00" + t.Message
+		if !use || p.seen[key] {
+			p.res.Ignored++
+			return
+		}
+		p.seen[key] = true
+		t.Origin = origin
+		p.res.Triggers = append(p.res.Triggers, t)
+	default:
+		p.fail(d, errors.New("not a recognised document: want kind ObjectStateObserved, a cub-scout trace-diff (differences, resource, read) or a cub-scout watch event (type, timestamp)"))
+	}
+}
+
+func (p *parser) fail(d document, err error) {
+	line := d.line
+	var pe *placeError
+	if errors.As(err, &pe) && pe.line > 0 {
+		line = pe.line
+	}
+	p.res.Errors = append(p.res.Errors, &DocumentError{Source: p.opts.name(), Line: line, Index: d.index, Err: err})
+}
+
+// detect recognises a document's format by its keys.
+func detect(m *mapping) format {
+	if m.has("kind") || m.has("apiVersion") || m.has("spec") {
+		return formatNative
+	}
+	if m.has("differences") || m.has("comparison") || (m.has("resource") && m.has("read")) {
+		return formatTraceDiff
+	}
+	if m.has("type") && m.has("timestamp") {
+		return formatWatch
+	}
+	return formatUnknown
+}

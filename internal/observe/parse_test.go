@@ -1,0 +1,441 @@
+package observe
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func ts(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+var redisKey = ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"}
+
+func TestParseCubScoutSamples(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "cub-scout")
+	tests := []struct {
+		file string
+		why  string
+		opts Options
+		want Result
+	}{
+		{
+			file: "object-state-observed.yaml",
+			why:  "the native document claims audit-log; a file is believed no higher than asserted by default",
+			want: Result{Observations: []Observation{{
+				Name: "redis-replicas-2026-06-18T12-00-00Z", Source: "cub-scout", Cluster: "prod-us-east-1",
+				Environment: "prod-us-east", ObservedAt: ts("2026-06-18T12:00:00Z"), Object: redisKey, ResourceVersion: "48213",
+				Change: Change{Actor: "alice", Groups: []string{"sre"}, Attribution: AttributionAsserted, Claimed: AttributionAuditLog,
+					At: ts("2026-06-18T11:58:41Z"), Intent: "incident-fix: scale replicas to absorb a load spike"},
+				Fields: []Field{{Path: "spec.replicas", Live: 4, Desired: 3, HasDesired: true, Manager: "kubectl"}},
+				Origin: "S:3",
+			}}},
+		},
+		{
+			file: "object-state-observed.yaml",
+			why:  "a source trusted up to audit-log keeps the claimed level",
+			opts: Options{Ceiling: AttributionAuditLog},
+			want: Result{Observations: []Observation{{
+				Name: "redis-replicas-2026-06-18T12-00-00Z", Source: "cub-scout", Cluster: "prod-us-east-1",
+				Environment: "prod-us-east", ObservedAt: ts("2026-06-18T12:00:00Z"), Object: redisKey, ResourceVersion: "48213",
+				Change: Change{Actor: "alice", Groups: []string{"sre"}, Attribution: AttributionAuditLog, Claimed: AttributionAuditLog,
+					At: ts("2026-06-18T11:58:41Z"), Intent: "incident-fix: scale replicas to absorb a load spike"},
+				Fields: []Field{{Path: "spec.replicas", Live: 4, Desired: 3, HasDesired: true, Manager: "kubectl"}},
+				Origin: "S:3",
+			}}},
+		},
+		{
+			file: "trace-diff.redis-replicas.json",
+			why:  "a trace-diff becomes one unattributed observation whose values stay text for the typing table",
+			opts: Options{Ceiling: AttributionAuditLog},
+			want: Result{Observations: []Observation{{
+				Source: "cub-scout", Cluster: "prod-us-east-1", ObservedAt: ts("2026-06-18T12:00:00Z"), Object: redisKey,
+				ResourceVersion: "48213", Change: Change{Attribution: AttributionUnknown, Claimed: AttributionUnknown},
+				Fields: []Field{{Path: "spec.replicas", Live: "4", Desired: "3", HasDesired: true, Manager: "kubectl", Cause: "manual-edit", Textual: true}},
+				Origin: "S:1",
+			}}},
+		},
+		{
+			file: "watch.drift-events.jsonl",
+			why:  "drift.detected is a trigger; the scan.finding repeating it and the discovery are not",
+			want: Result{Triggers: []Trigger{{
+				Object: ObjectKey{Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"},
+				At:     ts("2026-06-18T12:00:30Z"), Message: "replicas: live 4 differs from git 3", Origin: "S:1",
+			}}, Ignored: 2},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			tt.opts.Name = "S"
+			got := ParseBytes(mustRead(t, filepath.Join(dir, tt.file)), tt.opts)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", tt.why, diff)
+			}
+		})
+	}
+}
+
+const goodDoc = `apiVersion: backflow.dev/v1alpha1
+kind: ObjectStateObserved
+spec:
+  cluster: c1
+  observedAt: "2026-06-18T12:00:00Z"
+  object: "apps/v1|StatefulSet|redis|redis-replicas"
+  fields:
+    - field: spec.replicas
+      live: 4
+`
+
+func TestNativeDocumentErrors(t *testing.T) {
+	tests := []struct {
+		why  string
+		doc  string
+		want string // substring of the error, with the line it names
+	}{
+		{"a misspelt key would drop evidence silently", strings.Replace(goodDoc, "cluster:", "clustr:", 1), "S:4: document 1: spec.clustr: unknown key"},
+		{"unknown keys are refused at every level", goodDoc + "      color: red\n", "S:10: document 1: spec.fields[0].color: unknown key"},
+		{"the document names its version", strings.Replace(goodDoc, "v1alpha1", "v9", 1), "S:1: document 1: apiVersion: want backflow.dev/v1alpha1"},
+		{"the kind is checked", strings.Replace(goodDoc, "kind: ObjectStateObserved", "kind: Other", 1), "S:2: document 1: kind: want ObjectStateObserved"},
+		{"a cluster is needed to find the environment", strings.Replace(goodDoc, "  cluster: c1\n", "", 1), "spec.cluster: required"},
+		{"newest-wins needs a time", strings.Replace(goodDoc, "  observedAt: \"2026-06-18T12:00:00Z\"\n", "", 1), "spec.observedAt: required"},
+		{"times are RFC 3339", strings.Replace(goodDoc, "2026-06-18T12:00:00Z", "yesterday", 1), "S:5: document 1: spec.observedAt: want an RFC 3339 time"},
+		{"object keys have four segments", strings.Replace(goodDoc, "apps/v1|", "", 1), "spec.object: object key"},
+		{"an object key names the object", strings.Replace(goodDoc, "|redis-replicas", "|", 1), "name is empty"},
+		{"an absent fields list is not evidence of convergence", strings.Replace(goodDoc, "  fields:\n    - field: spec.replicas\n      live: 4\n", "", 1), "spec.fields: required"},
+		{"a field needs a live value", strings.Replace(goodDoc, "      live: 4\n", "", 1), "S:8: document 1: spec.fields[0].live: required"},
+		{"removed fields have no live value", goodDoc + "      removed: true\n", "spec.fields[0].live: not allowed with removed: true"},
+		{"field paths must name a field", strings.Replace(goodDoc, "spec.replicas", "spec..replicas", 1), "empty segment"},
+		{"list indexes are digits", strings.Replace(goodDoc, "spec.replicas", "spec.c[x]", 1), "list index must be digits"},
+		{"a field listed twice is ambiguous", goodDoc + "    - field: spec.replicas\n      live: 5\n", "S:10: document 1: spec.fields[1].field: field spec.replicas is listed twice"},
+		{"attribution levels are a closed set", strings.Replace(goodDoc, "  fields:", "  change: {actor: a, attribution: root}\n  fields:", 1), "spec.change.attribution: want unknown"},
+		{"a claimed attribution needs an actor", strings.Replace(goodDoc, "  fields:", "  change: {attribution: audit-log}\n  fields:", 1), "spec.change.actor: required when attribution is audit-log"},
+		{"sources are a closed set", strings.Replace(goodDoc, "  cluster: c1", "  source: rumour\n  cluster: c1", 1), "spec.source: want cub-scout, kubernetes or file"},
+		{"aliases are refused, so an alias bomb cannot expand", strings.Replace(goodDoc, "live: 4", "live: &a [1]\n      desired: *a", 1), "aliases are not allowed"},
+		{"duplicate keys are ambiguous", strings.Replace(goodDoc, "  cluster: c1", "  cluster: c1\n  cluster: c2", 1), "S:5: document 1: spec.cluster: duplicate key"},
+		{"a syntax error names its line", "a: 1\nb: [\n", "S:2: document 1: yaml: line 2"},
+		{"a document that is not a mapping is refused", "- 1\n", "want a mapping"},
+		{"unrecognised documents are refused, not guessed", "hello: world\n", "not a recognised document"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.why, func(t *testing.T) {
+			res := ParseBytes([]byte(tt.doc), Options{Name: "S"})
+			if len(res.Errors) != 1 || len(res.Observations) != 0 {
+				t.Fatalf("%s: want one error and nothing else, got %+v", tt.why, res)
+			}
+			if got := res.Errors[0].Error(); !strings.Contains(got, tt.want) {
+				t.Errorf("%s:\n got %q\nwant it to contain %q", tt.why, got, tt.want)
+			}
+			var de *DocumentError
+			if !errors.As(res.Errors[0], &de) {
+				t.Errorf("%s: error %T is not a *DocumentError", tt.why, res.Errors[0])
+			}
+		})
+	}
+	if res := ParseBytes([]byte(goodDoc), Options{Name: "S"}); len(res.Errors) != 0 || len(res.Observations) != 1 {
+		t.Fatalf("the base document must be valid: %+v", res)
+	}
+}
+
+func TestDesiredGivenNullOrAbsent(t *testing.T) {
+	tests := []struct {
+		why        string
+		extra      string
+		hasDesired bool
+		desired    any
+	}{
+		{"no desired key: the observer did not say", "", false, nil},
+		{"desired: null says desired has no value", "      desired: null\n", true, nil},
+		{"desired: ~ is YAML's null too", "      desired: ~\n", true, nil},
+		{"a typed desired is kept typed", "      desired: 3\n", true, 3},
+		{"a quoted desired is a string", "      desired: \"3\"\n", true, "3"},
+	}
+	for _, tt := range tests {
+		res := ParseBytes([]byte(goodDoc+tt.extra), Options{Name: "S"})
+		if len(res.Errors) != 0 {
+			t.Fatalf("%s: %v", tt.why, res.Errors)
+		}
+		f := res.Observations[0].Fields[0]
+		if f.HasDesired != tt.hasDesired || !cmp.Equal(f.Desired, tt.desired) {
+			t.Errorf("%s: HasDesired %v Desired %#v", tt.why, f.HasDesired, f.Desired)
+		}
+	}
+}
+
+func TestEmptyFieldsIsEvidenceOfConvergence(t *testing.T) {
+	doc := strings.Replace(goodDoc, "  fields:\n    - field: spec.replicas\n      live: 4\n", "  fields: []\n", 1)
+	res := ParseBytes([]byte(doc), Options{Name: "S"})
+	if len(res.Errors) != 0 || len(res.Observations) != 1 || res.Observations[0].Fields == nil || len(res.Observations[0].Fields) != 0 {
+		t.Fatalf("fields: [] must give one observation with an empty, non-nil field list: %+v", res)
+	}
+}
+
+func TestMalformedDocumentsAreSkipped(t *testing.T) {
+	tests := []struct {
+		why       string
+		input     string
+		wantObs   int
+		wantLines []int
+	}{
+		{
+			why:       "a bad YAML document between good ones is skipped, named by its first line",
+			input:     goodDoc + "---\nkind: ObjectStateObserved\nbogus: 1\n---\n" + goodDoc,
+			wantObs:   2,
+			wantLines: []int{12},
+		},
+		{
+			why:       "a YAML syntax error does not hide the next document",
+			input:     goodDoc + "---\na: 1\nb: [c\n---\n" + goodDoc,
+			wantObs:   2,
+			wantLines: []int{11}, // yaml.v3 counts a parser error's line from 0
+		},
+		{
+			why:       "a broken JSON line is skipped and the next line still read",
+			input:     jsonDoc + "\n{\"broken\": \n" + jsonDoc + "\n",
+			wantObs:   2,
+			wantLines: []int{2},
+		},
+		{
+			why:       "a top-level JSON array is a list of documents, each checked alone",
+			input:     "[\n" + jsonDoc + ",\n{\"kind\": \"ObjectStateObserved\"},\n" + jsonDoc + "\n]",
+			wantObs:   2,
+			wantLines: []int{3},
+		},
+		{
+			why:       "comments, markers and empty documents are not documents",
+			input:     "# nothing\n---\n---\n" + goodDoc + "...\n",
+			wantObs:   1,
+			wantLines: nil,
+		},
+	}
+	for _, tt := range tests {
+		res := ParseBytes([]byte(tt.input), Options{Name: "S"})
+		if len(res.Observations) != tt.wantObs {
+			t.Errorf("%s: %d observations, want %d (errors %v)", tt.why, len(res.Observations), tt.wantObs, res.Errors)
+		}
+		var lines []int
+		for _, err := range res.Errors {
+			var de *DocumentError
+			if !errors.As(err, &de) {
+				t.Fatalf("%s: %T", tt.why, err)
+			}
+			lines = append(lines, de.Line)
+		}
+		if !cmp.Equal(lines, tt.wantLines) {
+			t.Errorf("%s: error lines %v, want %v (%v)", tt.why, lines, tt.wantLines, res.Errors)
+		}
+	}
+}
+
+const jsonDoc = `{"apiVersion":"backflow.dev/v1alpha1","kind":"ObjectStateObserved","spec":{"cluster":"c1","observedAt":"2026-06-18T12:00:00Z","object":"v1|ConfigMap|ns|cm","fields":[{"field":"data.x","live":"4","desired":4.5}]}}`
+
+func TestJSONValuesKeepTheirTypes(t *testing.T) {
+	res := ParseBytes([]byte(jsonDoc), Options{Name: "S"})
+	if len(res.Errors) != 0 {
+		t.Fatal(res.Errors)
+	}
+	f := res.Observations[0].Fields[0]
+	// why: a JSON string "4" is the string 4, not the number, and 4.5 a float.
+	if f.Live != "4" || f.Desired != 4.5 || f.Textual {
+		t.Errorf("got live %#v desired %#v textual %v", f.Live, f.Desired, f.Textual)
+	}
+}
+
+func TestTraceDiffStatuses(t *testing.T) {
+	base := `{"status": "STATUS", "context": "c1", "resource": {"apiVersion": "v1", "kind": "ConfigMap", "name": "cm"},
+"read": {"available": true, "observedAt": "2026-06-18T12:00:00Z"}DIFFS}`
+	diffs := `, "differences": [{"field": "data.x", "desired": "3", "live": "4"}]`
+	tests := []struct {
+		why     string
+		status  string
+		diffs   string
+		fields  int // -1: an error
+		wantErr string
+	}{
+		{"changed with differences: one field each", "changed", diffs, 1, ""},
+		{"unchanged and no differences: positive evidence of convergence", "unchanged", "", 0, ""},
+		{"in-sync with an empty list: the same", "in-sync", `, "differences": []`, 0, ""},
+		{"changed without differences contradicts itself", "changed", "", -1, "changed, but no differences"},
+		{"another status with differences contradicts itself", "unchanged", diffs, -1, "want changed"},
+		{"an error status is not evidence that live matched", "error", "", -1, "not compared"},
+		{"a missing object is not evidence either", "not-found", "", -1, "not compared"},
+	}
+	for _, tt := range tests {
+		doc := strings.Replace(strings.Replace(base, "STATUS", tt.status, 1), "DIFFS", tt.diffs, 1)
+		res := ParseBytes([]byte(doc), Options{Name: "S"})
+		if tt.fields < 0 {
+			if len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Error(), tt.wantErr) {
+				t.Errorf("%s: errors %v, want %q", tt.why, res.Errors, tt.wantErr)
+			}
+			continue
+		}
+		if len(res.Errors) != 0 || len(res.Observations) != 1 || len(res.Observations[0].Fields) != tt.fields {
+			t.Errorf("%s: %+v", tt.why, res)
+		}
+	}
+}
+
+func TestTraceDiffDetails(t *testing.T) {
+	tests := []struct {
+		why   string
+		doc   string
+		check func(Result) bool
+	}{
+		{
+			why: "a cluster-scoped object has an empty namespace segment",
+			doc: `{"status":"changed","context":"c1","resource":{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","name":"view"},"read":{"observedAt":"2026-06-18T12:00:00Z"},"differences":[{"field":"rules[0].verbs[1]","desired":"get","live":"list"}]}`,
+			check: func(r Result) bool {
+				return len(r.Observations) == 1 && r.Observations[0].Object.String() == "rbac.authorization.k8s.io/v1|ClusterRole||view"
+			},
+		},
+		{
+			why: "the read's context and resource stand in for absent top-level ones",
+			doc: `{"status":"changed","read":{"context":"c2","resource":{"apiVersion":"v1","kind":"ConfigMap","namespace":"n","name":"cm"},"observedAt":"2026-06-18T12:00:00Z"},"differences":[{"field":"data.a","desired":"1","live":"2"}]}`,
+			check: func(r Result) bool {
+				return len(r.Observations) == 1 && r.Observations[0].Cluster == "c2" && r.Observations[0].Object.Name == "cm"
+			},
+		},
+		{
+			why: "a difference without live is a field removed live; without desired, desired was not given",
+			doc: `{"status":"changed","context":"c1","resource":{"apiVersion":"v1","kind":"ConfigMap","name":"cm"},"read":{"observedAt":"2026-06-18T12:00:00Z"},"differences":[{"field":"data.a"}]}`,
+			check: func(r Result) bool {
+				return len(r.Observations) == 1 && r.Observations[0].Fields[0].Removed && !r.Observations[0].Fields[0].HasDesired
+			},
+		},
+		{
+			why: "an unread object is an error, not an observation",
+			doc: `{"status":"unchanged","context":"c1","resource":{"apiVersion":"v1","kind":"ConfigMap","name":"cm"},"read":{"available":false,"observedAt":"2026-06-18T12:00:00Z"}}`,
+			check: func(r Result) bool {
+				return len(r.Observations) == 0 && len(r.Errors) == 1 && strings.Contains(r.Errors[0].Error(), "read.available")
+			},
+		},
+		{
+			why: "without a cluster the environment cannot be found",
+			doc: `{"status":"unchanged","resource":{"apiVersion":"v1","kind":"ConfigMap","name":"cm"},"read":{"observedAt":"2026-06-18T12:00:00Z"}}`,
+			check: func(r Result) bool {
+				return len(r.Errors) == 1 && strings.Contains(r.Errors[0].Error(), "read.context: required")
+			},
+		},
+		{
+			why:   "keys backflow does not use are tolerated in another project's format",
+			doc:   `{"status":"unchanged","context":"c1","newKey":{"x":1},"resource":{"apiVersion":"v1","kind":"ConfigMap","name":"cm"},"read":{"observedAt":"2026-06-18T12:00:00Z"}}`,
+			check: func(r Result) bool { return len(r.Observations) == 1 && len(r.Errors) == 0 },
+		},
+	}
+	for _, tt := range tests {
+		if res := ParseBytes([]byte(tt.doc), Options{Name: "S"}); !tt.check(res) {
+			t.Errorf("%s: %+v", tt.why, res)
+		}
+	}
+}
+
+func TestWatchEvents(t *testing.T) {
+	ev := func(typ, kind, name, msg, extra string) string {
+		return `{"type":"` + typ + `","timestamp":"2026-06-18T12:00:30Z","resource":{"kind":"` + kind + `","name":"` + name + `","namespace":"ns"},"details":{"category":"DRIFT","message":"` + msg + `"}` + extra + "}\n"
+	}
+	tests := []struct {
+		why      string
+		input    string
+		triggers int
+		ignored  int
+		errors   int
+	}{
+		{"one webhook body is one event", ev("drift.detected", "Deployment", "a", "m", ""), 1, 0, 0},
+		{"a finding repeating a drift event is dropped", ev("drift.detected", "Deployment", "a", "m", "") + ev("scan.finding", "Deployment", "a", "m", ""), 1, 1, 0},
+		{"a finding about another resource is its own trigger", ev("drift.detected", "Deployment", "a", "m", "") + ev("scan.finding", "Deployment", "b", "m", ""), 2, 0, 0},
+		{"a finding that is not drift is not a trigger", strings.Replace(ev("scan.finding", "Deployment", "a", "m", ""), "DRIFT", "CVE", 1), 0, 1, 0},
+		{"other event types are ignored", ev("ownership.changed", "Deployment", "a", "m", "") + ev("resource.discovered", "Deployment", "a", "m", ""), 0, 2, 0},
+		{"a drift event without a resource name is an error", ev("drift.detected", "Deployment", "", "m", ""), 0, 0, 1},
+		{"the same message from two clusters is two triggers", ev("drift.detected", "Deployment", "a", "m", `,"context":"c1"`) + ev("drift.detected", "Deployment", "a", "m", `,"context":"c2"`), 2, 0, 0},
+	}
+	for _, tt := range tests {
+		res := ParseWatchEvents(strings.NewReader(tt.input), Options{Name: "webhook"})
+		if len(res.Triggers) != tt.triggers || res.Ignored != tt.ignored || len(res.Errors) != tt.errors {
+			t.Errorf("%s: %d triggers, %d ignored, errors %v", tt.why, len(res.Triggers), res.Ignored, res.Errors)
+		}
+	}
+	// why: a pushed body that is not a watch event must not be read as evidence.
+	res := ParseWatchEvents(strings.NewReader(goodDoc), Options{Name: "webhook"})
+	if len(res.Observations) != 0 || len(res.Errors) != 1 {
+		t.Errorf("ParseWatchEvents took a native document: %+v", res)
+	}
+}
+
+func TestTrustCeiling(t *testing.T) {
+	doc := func(level string) string {
+		return strings.Replace(goodDoc, "  fields:", "  change: {actor: alice, attribution: "+level+"}\n  fields:", 1)
+	}
+	tests := []struct {
+		why     string
+		claimed string
+		ceiling Attribution
+		want    Attribution
+	}{
+		{"the default ceiling lowers audit-log to asserted", "audit-log", "", AttributionAsserted},
+		{"a claim below the ceiling is kept", "asserted", AttributionAuditLog, AttributionAsserted},
+		{"a trusted source keeps audit-log", "audit-log", AttributionAuditLog, AttributionAuditLog},
+		{"managed-fields sits between", "audit-log", AttributionManagedFields, AttributionManagedFields},
+		{"an unknown-ceiling source believes nobody", "audit-log", AttributionUnknown, AttributionUnknown},
+		{"no claim is unknown", "unknown", AttributionAuditLog, AttributionUnknown},
+	}
+	for _, tt := range tests {
+		res := ParseBytes([]byte(doc(tt.claimed)), Options{Name: "S", Ceiling: tt.ceiling})
+		if len(res.Errors) != 0 {
+			t.Fatalf("%s: %v", tt.why, res.Errors)
+		}
+		if got := res.Observations[0].Change; got.Attribution != tt.want || string(got.Claimed) != tt.claimed {
+			t.Errorf("%s: attribution %s (claimed %s), want %s", tt.why, got.Attribution, got.Claimed, tt.want)
+		}
+	}
+}
+
+func TestAttributionCap(t *testing.T) {
+	if AttributionAuditLog.Cap("bogus") != AttributionUnknown {
+		t.Error("an invalid ceiling must believe nothing")
+	}
+	if Attribution("bogus").Cap(AttributionAuditLog) != AttributionUnknown {
+		t.Error("an invalid level must count as unknown")
+	}
+	if _, err := ParseAttribution("root"); err == nil {
+		t.Error("ParseAttribution accepted an unknown level")
+	}
+}
+
+func TestSizeCap(t *testing.T) {
+	// why: an input over its cap is refused whole, before parsing.
+	res := Parse(strings.NewReader(goodDoc), Options{Name: "S", MaxBytes: 10})
+	if len(res.Errors) != 1 || !errors.Is(res.Errors[0], ErrTooLarge) || len(res.Observations) != 0 {
+		t.Errorf("got %+v", res)
+	}
+	// why: exactly at the cap is still read.
+	res = Parse(strings.NewReader(goodDoc), Options{Name: "S", MaxBytes: int64(len(goodDoc))})
+	if len(res.Errors) != 0 || len(res.Observations) != 1 {
+		t.Errorf("got %+v", res)
+	}
+}
+
+func TestDeepJSONIsRefused(t *testing.T) {
+	deep := strings.Repeat("[", maxJSONDepth+5) + strings.Repeat("]", maxJSONDepth+5)
+	res := ParseBytes([]byte(deep), Options{Name: "S"})
+	if len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Error(), "nested deeper") {
+		t.Errorf("got %+v", res.Errors)
+	}
+}
