@@ -1,0 +1,11 @@
+// Package localhub is a stateful, GitHub-compatible server on loopback: the
+// REST endpoints, the GraphQL auto-merge mutation, git over smart HTTP and
+// signed webhooks that a GitHub App needs, so the bot, its tests and its demo
+// run without GitHub.
+//
+// Clients talk to it over real HTTP exactly as they talk to GitHub (go-github,
+// ghinstallation and go-git, unchanged). Git objects and refs live in real bare
+// repositories driven by the git command line, so pushes and the REST API see
+// the same refs. The server speaks JSON only: it must not know backflow's
+// product packages, nor import go-github (its tests do, as clients).
+package localhub
