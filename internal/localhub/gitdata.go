@@ -222,6 +222,10 @@ func (h *Hub) getBlob(c *call) {
 		c.fail(http.StatusNotFound, "Not Found")
 		return
 	}
+	if c.wantsRaw() {
+		c.raw(data)
+		return
+	}
 	c.json(http.StatusOK, obj{"sha": c.p["sha"], "node_id": nodeID("B", userID(c.p["sha"])), "size": len(data),
 		"url": h.repoURL(c.repo) + "/git/blobs/" + c.p["sha"], "content": wrap60(base64.StdEncoding.EncodeToString(data)), "encoding": "base64"})
 }

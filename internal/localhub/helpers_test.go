@@ -150,3 +150,5 @@ func mustStatus(t *testing.T, what string, resp *github.Response, err error, wan
 func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
+
+type githubTokenOptions = github.InstallationTokenOptions

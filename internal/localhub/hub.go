@@ -311,7 +311,7 @@ func (h *Hub) flush(w http.ResponseWriter, r *http.Request, c *call, window *rat
 	for k, v := range bw.header {
 		hdr[k] = v
 	}
-	if bw.body.Len() > 0 || bw.status >= 400 {
+	if (bw.body.Len() > 0 || bw.status >= 400) && hdr.Get("Content-Type") == "" {
 		hdr.Set("Content-Type", "application/json; charset=utf-8")
 	}
 	if r.Method == http.MethodGet && bw.status == http.StatusOK {
@@ -385,6 +385,17 @@ func (c *call) json(status int, v any) {
 	}
 	c.w.body.Write(b)
 }
+
+// raw answers with bytes, as GitHub does for the raw media type.
+func (c *call) raw(data []byte) {
+	c.w.status = http.StatusOK
+	c.w.body.Reset()
+	c.w.body.Write(data)
+	c.w.header.Set("Content-Type", "application/octet-stream")
+}
+
+// wantsRaw reports whether the client asked for the raw media type.
+func (c *call) wantsRaw() bool { return strings.Contains(c.r.Header.Get("Accept"), ".raw") }
 
 // fail answers with GitHub's error body.
 func (c *call) fail(status int, msg string) {

@@ -295,6 +295,38 @@ func (c *call) resolveRef(ref string) (string, bool) {
 	return "", false
 }
 
+// getRaw serves the download_url of a file: /raw/{owner}/{repo}/{sha}/{path}.
+func (h *Hub) getRaw(c *call) {
+	if !c.loadRepo() {
+		return
+	}
+	data, err := c.git.catFile("blob", mustOut(c.git.out(nil, nil, "rev-parse", "--verify", "--quiet", c.p["sha"]+":"+c.p["path"])))
+	if err != nil {
+		c.fail(http.StatusNotFound, "Not Found")
+		return
+	}
+	c.raw(data)
+}
+
+func mustOut(s string, err error) string {
+	if err != nil {
+		return ""
+	}
+	return s
+}
+
+func (c *call) resolveRefQuiet(ref string) (string, bool) {
+	if ref == "" {
+		ref = c.repo.DefaultBranch
+	}
+	for _, cand := range []string{"refs/heads/" + ref, "refs/tags/" + ref, ref} {
+		if sha, err := c.git.resolveCommit(cand); err == nil {
+			return sha, true
+		}
+	}
+	return "", false
+}
+
 func (h *Hub) getContents(c *call) {
 	if !c.loadRepo() {
 		return
@@ -336,6 +368,10 @@ func (h *Hub) getContents(c *call) {
 				c.internal(err)
 				return
 			}
+			if c.wantsRaw() {
+				c.raw(data)
+				return
+			}
 			o := h.contentEntry(c, e, p, "file")
 			// GitHub serves content up to 1 MB; larger files come with encoding "none".
 			if len(data) > 1<<20 {
@@ -372,6 +408,7 @@ func (h *Hub) listDir(c *call, sha, dir string) {
 }
 
 func (h *Hub) contentEntry(c *call, e treeEntry, p, typ string) obj {
+	sha, _ := c.resolveRefQuiet(c.query("ref"))
 	ref := c.query("ref")
 	if ref == "" {
 		ref = c.repo.DefaultBranch
@@ -382,7 +419,7 @@ func (h *Hub) contentEntry(c *call, e treeEntry, p, typ string) obj {
 		"git_url":  h.repoURL(c.repo) + "/git/blobs/" + e.SHA,
 		"html_url": h.baseURL + "/" + c.repo.fullName() + "/blob/" + ref + "/" + p}
 	if typ == "file" {
-		o["download_url"] = h.baseURL + "/raw/" + c.repo.fullName() + "/" + ref + "/" + p
+		o["download_url"] = h.baseURL + "/raw/" + c.repo.fullName() + "/" + sha + "/" + p
 	}
 	return o
 }

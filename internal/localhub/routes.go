@@ -23,6 +23,7 @@ func (h *Hub) registerRoutes() {
 	add("GET", repo, authToken, h.getRepo)
 	add("GET", repo+"/contents", authToken, h.getContents)
 	add("GET", repo+"/contents/{path...}", authToken, h.getContents)
+	add("GET", "/raw/{owner}/{repo}/{sha}/{path...}", authToken, h.getRaw)
 	add("GET", repo+"/branches", authToken, h.listBranches)
 	add("GET", repo+"/branches/{branch}", authToken, h.getBranch)
 	add("GET", repo+"/branches/{branch}/protection", authToken, h.getProtection)
