@@ -45,6 +45,7 @@ and opens an attributed pull request that carries a machine-checkable receipt.`,
 	})
 	root.AddCommand(
 		newVersionCmd(),
+		newValuesCmd(),
 	)
 	return root
 }

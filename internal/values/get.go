@@ -11,32 +11,11 @@ import (
 // Helm reads it (YAML 1.1): a nil, bool, json.Number, string,
 // map[string]any or []any. A path that names nothing is ErrNotFound.
 func Get(data []byte, path string, opts Options) (any, error) {
-	if err := checkSize(data, opts); err != nil {
-		return nil, err
-	}
-	segs, err := ParsePath(path)
+	f, err := Parse(data, opts)
 	if err != nil {
 		return nil, err
 	}
-	src := newSource(data)
-	index, err := src.chooseDocument(opts)
-	if err != nil {
-		return nil, err
-	}
-	// The node parse checks syntax and alias expansion before the YAML 1.1
-	// reader expands anything.
-	if _, err := parseDocument(src, index); err != nil {
-		return nil, err
-	}
-	helm, err := helmRead(src, index)
-	if err != nil {
-		return nil, err
-	}
-	v, ok := lookupValue(helm, segs)
-	if !ok {
-		return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
-	}
-	return v, nil
+	return f.Get(path)
 }
 
 // helmRead reads document index as Helm does, with sigs.k8s.io/yaml.

@@ -47,15 +47,69 @@ type located struct {
 	indent   int        // indentation of the node's key or dash
 }
 
-// Set applies edits to document opts.Document of data and returns the new
-// file and a Change for every edit that changed something. Only the bytes of
-// the edited tokens change (or new lines are added for missing keys); the
-// result is verified before it is returned. An edit the editor cannot make
-// safely is refused with an error wrapping ErrRefused and nothing is returned.
-func Set(data []byte, edits []Edit, opts Options) ([]byte, []Change, error) {
+// File is a values file read once: the chosen document parsed with yaml.v3
+// and with Helm's reader. Several Set calls on one File share that work; a
+// File never changes, each Set starts from the original bytes.
+type File struct {
+	src   *source
+	index int
+	doc   *document
+	helm  any
+	v3    any
+	v3ok  bool
+}
+
+// Parse reads data and chooses document opts.Document. A file that does not
+// parse is ErrParse; a file over the size cap, several documents with none
+// chosen, or an alias bomb is a refusal.
+func Parse(data []byte, opts Options) (*File, error) {
 	if err := checkSize(data, opts); err != nil {
+		return nil, err
+	}
+	src := newSource(data)
+	index, err := src.chooseDocument(opts)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := parseDocument(src, index)
+	if err != nil {
+		return nil, err
+	}
+	helm, err := helmRead(src, index)
+	if err != nil {
+		return nil, err
+	}
+	return &File{src: src, index: index, doc: doc, helm: helm}, nil
+}
+
+// Get returns the value at path, typed as Helm reads it.
+func (f *File) Get(path string) (any, error) {
+	segs, err := ParsePath(path)
+	if err != nil {
+		return nil, err
+	}
+	v, ok := lookupValue(f.helm, segs)
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
+	}
+	return v, nil
+}
+
+// Set applies edits to document opts.Document of data; see File.Set.
+func Set(data []byte, edits []Edit, opts Options) ([]byte, []Change, error) {
+	f, err := Parse(data, opts)
+	if err != nil {
 		return nil, nil, err
 	}
+	return f.Set(edits)
+}
+
+// Set returns the file with edits applied and a Change for every edit that
+// changed something. Only the bytes of the edited tokens change (or new lines
+// are added for missing keys); the result is verified before it is returned.
+// An edit the editor cannot make safely is refused with an error wrapping
+// ErrRefused, and nothing is returned.
+func (f *File) Set(edits []Edit) ([]byte, []Change, error) {
 	if len(edits) == 0 {
 		return nil, nil, fmt.Errorf("no edits: %w", ErrRefused)
 	}
@@ -67,24 +121,13 @@ func Set(data []byte, edits []Edit, opts Options) ([]byte, []Change, error) {
 		}
 		paths[i] = p
 	}
-	src := newSource(data)
-	index, err := src.chooseDocument(opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	before, err := parseDocument(src, index)
-	if err != nil {
-		return nil, nil, err
-	}
-	helmBefore, err := helmRead(src, index)
-	if err != nil {
-		return nil, nil, err
-	}
-	out := data
+	data := f.src.data
+	var out []byte
+	var err error
 	if independent(paths) {
-		out, err = applyTogether(before, edits, paths, helmBefore)
+		out, err = applyTogether(f.doc, edits, paths, f.helm)
 	} else {
-		out, err = applyInTurn(before, edits, paths, helmBefore)
+		out, err = applyInTurn(f.doc, edits, paths, f.helm)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -92,13 +135,19 @@ func Set(data []byte, edits []Edit, opts Options) ([]byte, []Change, error) {
 	if bytes.Equal(out, data) {
 		return data, nil, nil
 	}
-	after, err := verify(src, before, helmBefore, index, out, edits, paths)
+	if !f.v3ok {
+		if f.v3, err = f.doc.decode(); err != nil {
+			return nil, nil, fmt.Errorf("decoding the original: %v: %w", err, ErrParse)
+		}
+		f.v3ok = true
+	}
+	after, err := verify(f, out, edits, paths)
 	if err != nil {
 		return nil, nil, err
 	}
 	var changes []Change
 	for i, e := range edits {
-		old, found := lookupValue(helmBefore, paths[i])
+		old, found := lookupValue(f.helm, paths[i])
 		if found && sameValue(old, e.Value) {
 			continue
 		}

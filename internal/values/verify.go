@@ -11,7 +11,8 @@ import (
 // bytes; the edited document parses with yaml.v3 and with Helm's reader; both
 // trees equal the originals except at the edited paths; and each edited path
 // reads back, in both, as the requested value and type.
-func verify(src *source, before *document, helmBefore any, index int, out []byte, edits []Edit, paths [][]Segment) (*document, error) {
+func verify(f *File, out []byte, edits []Edit, paths [][]Segment) (*document, error) {
+	src, index := f.src, f.index
 	fail := func(format string, a ...any) (*document, error) {
 		return nil, fmt.Errorf(format+": %w", append(a, ErrVerify)...)
 	}
@@ -25,31 +26,36 @@ func verify(src *source, before *document, helmBefore any, index int, out []byte
 			return fail("bytes outside the edited document changed")
 		}
 	}
+	// The two readers parse the edited document at the same time: they are
+	// most of an edit's cost.
+	var helmAfter any
+	var helmErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		helmAfter, helmErr = helmRead(osrc, index)
+	}()
 	after, err := parseDocument(osrc, index)
-	if err != nil {
-		return fail("the edited file does not parse: %v", err)
+	var v3After any
+	if err == nil {
+		v3After, err = after.decode()
 	}
-	v3Before, err := before.decode()
+	<-done
 	if err != nil {
-		return fail("decoding the original: %v", err)
+		return fail("the edited file does not parse with yaml.v3: %v", err)
 	}
-	v3After, err := after.decode()
-	if err != nil {
-		return fail("decoding the edited file: %v", err)
-	}
-	helmAfter, err := helmRead(osrc, index)
-	if err != nil {
-		return fail("Helm's reader rejects the edited file: %v", err)
+	if helmErr != nil {
+		return fail("Helm's reader rejects the edited file: %v", helmErr)
 	}
 	// The last edit of a path wins.
 	final := map[string]int{}
 	for i, p := range paths {
 		final[FormatPath(p)] = i
 	}
-	if err := diffExcept(v3Before, v3After, nil, paths); err != nil {
+	if err := diffExcept(f.v3, v3After, nil, paths); err != nil {
 		return fail("yaml.v3 reads a change outside the edited paths: %v", err)
 	}
-	if err := diffExcept(helmBefore, helmAfter, nil, paths); err != nil {
+	if err := diffExcept(f.helm, helmAfter, nil, paths); err != nil {
 		return fail("Helm reads a change outside the edited paths: %v", err)
 	}
 	keys := make([]string, 0, len(final))
@@ -86,7 +92,8 @@ func (d *document) decode() (any, error) {
 }
 
 // diffExcept reports the first difference between a and b outside the
-// edited paths. A key may be new in b only on the way to an edited path, and
+// edited paths. It appends to at in place (the callee never keeps it), so
+// the walk does not copy a path per node. A key may be new in b only on the way to an edited path, and
 // an empty mapping or null there may become a mapping.
 func diffExcept(a, b any, at []Segment, edited [][]Segment) error {
 	onWay := false
@@ -99,9 +106,11 @@ func diffExcept(a, b any, at []Segment, edited [][]Segment) error {
 		}
 	}
 	a, b = normalize(a), normalize(b)
-	where := FormatPath(at)
-	if where == "" {
-		where = "the document root"
+	where := func() string {
+		if len(at) == 0 {
+			return "the document root"
+		}
+		return FormatPath(at)
 	}
 	if onWay {
 		if m, ok := a.(map[string]any); a == nil || ok && len(m) == 0 {
@@ -114,20 +123,20 @@ func diffExcept(a, b any, at []Segment, edited [][]Segment) error {
 	case map[string]any:
 		y, ok := b.(map[string]any)
 		if !ok {
-			return fmt.Errorf("%s: a mapping became %s", where, kindOf(b))
+			return fmt.Errorf("%s: a mapping became %s", where(), kindOf(b))
 		}
 		for k, v := range x {
 			w, ok := y[k]
 			if !ok {
-				return fmt.Errorf("%s: key %q disappeared", where, k)
+				return fmt.Errorf("%s: key %q disappeared", where(), k)
 			}
-			if err := diffExcept(v, w, appendSeg(at, Segment{Key: k}), edited); err != nil {
+			if err := diffExcept(v, w, append(at, Segment{Key: k}), edited); err != nil {
 				return err
 			}
 		}
 		for k := range y {
 			if _, ok := x[k]; !ok {
-				child := appendSeg(at, Segment{Key: k})
+				child := append(at, Segment{Key: k})
 				allowed := false
 				for _, p := range edited {
 					if hasPrefix(p, child) {
@@ -135,7 +144,7 @@ func diffExcept(a, b any, at []Segment, edited [][]Segment) error {
 					}
 				}
 				if !allowed {
-					return fmt.Errorf("%s: key %q appeared", where, k)
+					return fmt.Errorf("%s: key %q appeared", where(), k)
 				}
 			}
 		}
@@ -143,21 +152,23 @@ func diffExcept(a, b any, at []Segment, edited [][]Segment) error {
 	case []any:
 		y, ok := b.([]any)
 		if !ok || len(x) != len(y) {
-			return fmt.Errorf("%s: a list changed length or type", where)
+			return fmt.Errorf("%s: a list changed length or type", where())
 		}
 		for i := range x {
-			if err := diffExcept(x[i], y[i], appendSeg(at, Segment{Index: i, IsIndex: true}), edited); err != nil {
+			if err := diffExcept(x[i], y[i], append(at, Segment{Index: i, IsIndex: true}), edited); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	if !sameValue(a, b) {
-		return fmt.Errorf("%s: %s became %s", where, Format(a), Format(b))
+		return fmt.Errorf("%s: %s became %s", where(), Format(a), Format(b))
 	}
 	return nil
 }
 
+// appendSeg returns p with s added, never sharing p's array: paths are kept
+// by callers.
 func appendSeg(p []Segment, s Segment) []Segment {
 	out := make([]Segment, len(p), len(p)+1)
 	copy(out, p)

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/backflow-dev/backflow/internal/values"
+)
+
+func newValuesCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "values",
+		Short: "Read and edit Helm values files without touching anything else",
+		Long: `Read a value at a Helm --set style path (a.b[0].c, with \ to escape dots),
+typed as Helm reads it, or set values with a byte-minimal edit: only the
+edited tokens change; comments, blank lines, quoting and layout stay.`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usageError("values: choose a subcommand: get or set")
+		},
+	}
+	cmd.AddCommand(newValuesGetCmd(), newValuesSetCmd())
+	return cmd
+}
+
+// documentOption turns --document (-1 when not given) into editor options.
+func documentOption(n int) values.Options {
+	if n < 0 {
+		return values.Options{}
+	}
+	return values.Options{Document: &n}
+}
+
+func newValuesGetCmd() *cobra.Command {
+	var file, path string
+	var document int
+	cmd := &cobra.Command{
+		Use:   "get --file F --path P [--document N]",
+		Short: "Print the value at a path as YAML (exit 1 when the path is missing)",
+		Args:  exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file == "" || path == "" {
+				return usageError("values get: --file and --path are required")
+			}
+			data, err := os.ReadFile(file)
+			if err != nil {
+				return usageError("%v", err)
+			}
+			v, err := values.Get(data, path, documentOption(document))
+			if err != nil {
+				return valuesError(file, err)
+			}
+			out, err := sigsyaml.Marshal(v)
+			if err != nil {
+				return usageError("%s: %s: %v", file, path, err)
+			}
+			_, err = cmd.OutOrStdout().Write(out)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&file, "file", "", "the values file")
+	cmd.Flags().StringVar(&path, "path", "", "the value path, Helm --set syntax (a.b[0].c, a\\.b)")
+	cmd.Flags().IntVar(&document, "document", -1, "the document's index (from 0) in a file of several")
+	return cmd
+}
+
+func newValuesSetCmd() *cobra.Command {
+	var file string
+	var paths, vals []string
+	var document int
+	var inPlace bool
+	cmd := &cobra.Command{
+		Use:   "set --file F --path P --value V [--path P2 --value V2 ...] [--document N] [--in-place]",
+		Short: "Set values and print the new file (or replace it with --in-place)",
+		Long: `Set the value at each --path to the --value given in the same position.
+A value is read as a YAML 1.2 core-schema scalar: 4 is an int, 4.5 a float,
+true/false a bool, null, a quoted scalar ("4", 'yes') a string, anything else
+a string. Missing keys are created. The new file goes to stdout, or with
+--in-place replaces the file atomically (same mode). An edit that cannot be
+made safely is refused: exit 1 and no output.`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file == "" || len(paths) == 0 {
+				return usageError("values set: --file, --path and --value are required")
+			}
+			if len(paths) != len(vals) {
+				return usageError("values set: %d --path but %d --value: give one --value after each --path", len(paths), len(vals))
+			}
+			edits := make([]values.Edit, len(paths))
+			for i := range paths {
+				v, err := values.ParseScalar(vals[i])
+				if err != nil {
+					return usageError("--value %s: %v", vals[i], err)
+				}
+				edits[i] = values.Edit{Path: paths[i], Value: v}
+			}
+			data, err := os.ReadFile(file)
+			if err != nil {
+				return usageError("%v", err)
+			}
+			out, _, err := values.Set(data, edits, documentOption(document))
+			if err != nil {
+				return valuesError(file, err)
+			}
+			if !inPlace {
+				_, err = cmd.OutOrStdout().Write(out)
+				return err
+			}
+			if string(out) == string(data) {
+				return nil
+			}
+			if err := replaceFile(file, out); err != nil {
+				return usageError("%v", err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&file, "file", "", "the values file")
+	cmd.Flags().StringArrayVar(&paths, "path", nil, "a value path, Helm --set syntax (repeatable)")
+	cmd.Flags().StringArrayVar(&vals, "value", nil, "the value for the --path before it (repeatable)")
+	cmd.Flags().IntVar(&document, "document", -1, "the document's index (from 0) in a file of several")
+	cmd.Flags().BoolVar(&inPlace, "in-place", false, "replace the file instead of printing it")
+	return cmd
+}
+
+// valuesError maps the editor's errors to exit codes: a missing path, a
+// refused edit or a failed verification is a negative answer (1); a file or
+// path that does not parse means the command could not run (2).
+func valuesError(file string, err error) error {
+	var pe *values.PathError
+	switch {
+	case errors.As(err, &pe):
+		return usageError("%v", err)
+	case errors.Is(err, values.ErrNotFound):
+		return negative("%s: %v", file, err)
+	case errors.Is(err, values.ErrRefused):
+		return negative("%s: refused: %v", file, err)
+	case errors.Is(err, values.ErrVerify):
+		return negative("%s: not written: %v", file, err)
+	}
+	return usageError("%s: %v", file, err)
+}
+
+// replaceFile writes data to a temporary file in the same folder and renames
+// it over path, so that readers see the old file or the new one, never half
+// of it; the file keeps its mode. A symlink is not followed: the bot never
+// writes through one, and the command behaves the same.
+func replaceFile(path string, data []byte) error {
+	info, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file; refusing to replace it", path)
+	}
+	return writeAtomic(path, data, info.Mode().Perm())
+}

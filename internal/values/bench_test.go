@@ -1,0 +1,51 @@
+package values
+
+import (
+	"os"
+	"testing"
+)
+
+const benchFile = "../../testdata/corpus/values/kube-prometheus-stack.values.yaml"
+
+// benchEdits are ten edits spread over kube-prometheus-stack's values file:
+// scalars of each type, a quoted string, list items and a new key.
+var benchEdits = []Edit{
+	{Path: "alertmanager.alertmanagerSpec.replicas", Value: int64(3)},
+	{Path: "grafana.enabled", Value: false},
+	{Path: "prometheus.prometheusSpec.retention", Value: "30d"},
+	{Path: "prometheusOperator.image.tag", Value: "v0.99.0"},
+	{Path: "alertmanager.service.port", Value: int64(9094)},
+	{Path: "prometheus.prometheusSpec.scrapeInterval", Value: "15s"},
+	{Path: "kubeStateMetrics.enabled", Value: false},
+	{Path: "nodeExporter.enabled", Value: false},
+	{Path: "prometheus.service.type", Value: "NodePort"},
+	{Path: "prometheus.prometheusSpec.podMetadata.labels.team", Value: "observability"},
+}
+
+func benchData(b *testing.B) []byte {
+	data, err := os.ReadFile(benchFile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
+func BenchmarkSetOne(b *testing.B) {
+	data := benchData(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := Set(data, benchEdits[:1], Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSetTen(b *testing.B) {
+	data := benchData(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := Set(data, benchEdits, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

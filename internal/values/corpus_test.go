@@ -1,0 +1,266 @@
+package values
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// corpusFull runs every leaf of every file; without it a sample of every
+// file runs, small enough for the race-enabled suite. `make corpus` sets it.
+var corpusFull = flag.Bool("corpus", false, "edit every scalar leaf of every corpus file (slow)")
+
+const corpusDir = "../../testdata/corpus/values"
+
+// corpusSample keeps one leaf in corpusSample when not running in full.
+const corpusSample = 40
+
+// lookalikes are strings that a plain scalar would turn into another type
+// under YAML 1.1 (or that cannot be plain at all).
+var lookalikes = []string{"yes", "no", "on", "off", "y", "n", "~", "null", "0755", "1.10", "1e3", "", "-x", "*a", "&a", "!a", "%a", "@a", "a: b", "a #b", "true", "2001-12-14", "0x1F", "multi\nline\n"}
+
+// otherTypes are non-string values written over strings.
+var otherTypes = []any{int64(42), 3.5, true, nil, int64(-7), false}
+
+// sameTypeStrings rotate through plain, quoted-needing and multi-line values.
+var sameTypeStrings = []string{"edited-value", "with spaces and: colon", "line one\nline two\n", "it's", "ünïcode"}
+
+type leaf struct {
+	path []Segment
+	node *yaml.Node
+}
+
+type corpusStats struct {
+	leaves, edits, noops, inserts, verifyFailures, extraLines int
+	refusals                                                  map[string]int
+	refusalList                                               []string
+}
+
+func TestCorpus(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(corpusDir, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no corpus files: %v", err)
+	}
+	total := corpusStats{refusals: map[string]int{}}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			st := runCorpusFile(t, file)
+			total.leaves += st.leaves
+			total.edits += st.edits
+			total.noops += st.noops
+			total.inserts += st.inserts
+			total.verifyFailures += st.verifyFailures
+			total.extraLines += st.extraLines
+			for k, v := range st.refusals {
+				total.refusals[k] += v
+			}
+			total.refusalList = append(total.refusalList, st.refusalList...)
+		})
+	}
+	for _, r := range total.refusalList {
+		t.Log("refused: " + r)
+	}
+	var reasons []string
+	for k, v := range total.refusals {
+		reasons = append(reasons, fmt.Sprintf("%s=%d", k, v))
+	}
+	sort.Strings(reasons)
+	mode := "sample"
+	if *corpusFull {
+		mode = "full"
+	}
+	t.Logf("corpus (%s): %d files, %d scalar leaves, %d edits (%d no-ops), %d inserts, %d refusals [%s], %d verification failures, %d changed lines beyond the edited ones",
+		mode, len(files), total.leaves, total.edits, total.noops, total.inserts, len(total.refusalList), strings.Join(reasons, " "), total.verifyFailures, total.extraLines)
+	if total.verifyFailures != 0 || total.extraLines != 0 {
+		t.Errorf("verification failures %d, extra changed lines %d: both must be 0", total.verifyFailures, total.extraLines)
+	}
+}
+
+func runCorpusFile(t *testing.T, file string) corpusStats {
+	st := corpusStats{refusals: map[string]int{}}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse(data, Options{})
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	var leaves []leaf
+	var mappings [][]Segment
+	collect(f.doc.root, nil, &leaves, &mappings)
+	name := filepath.Base(file)
+	for i, l := range leaves {
+		if !*corpusFull && i%corpusSample != 0 {
+			continue
+		}
+		st.leaves++
+		old, _ := lookupValue(f.helm, l.path)
+		for _, v := range []any{sameType(old, i), otherType(old, i)} {
+			checkCorpusEdit(t, f, name, l.path, v, false, &st)
+		}
+	}
+	for i, m := range mappings {
+		if !*corpusFull && i%corpusSample != 0 {
+			continue
+		}
+		p := appendSeg(m, Segment{Key: "backflowInserted"})
+		checkCorpusEdit(t, f, name, p, fmt.Sprintf("v%d", i), true, &st)
+	}
+	return st
+}
+
+// collect lists the scalar leaves and block mappings of a node tree,
+// skipping aliases (their target is listed where it is defined) and keys a
+// path cannot name.
+func collect(n *yaml.Node, path []Segment, leaves *[]leaf, mappings *[][]Segment) {
+	if n == nil {
+		return
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		*leaves = append(*leaves, leaf{path: path, node: n})
+	case yaml.MappingNode:
+		if n.Style&yaml.FlowStyle == 0 && len(n.Content) > 0 {
+			*mappings = append(*mappings, path)
+		}
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			k := n.Content[j]
+			if k.Kind != yaml.ScalarNode || k.Value == "" || k.Value == "<<" {
+				continue
+			}
+			collect(n.Content[j+1], appendSeg(path, Segment{Key: k.Value}), leaves, mappings)
+		}
+	case yaml.SequenceNode:
+		for j, c := range n.Content {
+			collect(c, appendSeg(path, Segment{Index: j, IsIndex: true}), leaves, mappings)
+		}
+	}
+}
+
+func sameType(old any, i int) any {
+	switch x := old.(type) {
+	case string:
+		return sameTypeStrings[i%len(sameTypeStrings)]
+	case bool:
+		return !x
+	case nil:
+		return nil
+	}
+	if f, ok := AsNumber(old); ok {
+		if i%2 == 0 {
+			return int64(f) + 1
+		}
+		return f + 0.5
+	}
+	return "edited"
+}
+
+func otherType(old any, i int) any {
+	if _, ok := old.(string); ok {
+		return otherTypes[i%len(otherTypes)]
+	}
+	return lookalikes[i%len(lookalikes)]
+}
+
+// allowedRefusals are the refusals the editor may give on real files: edits
+// through anchors that aliases reuse.
+var allowedRefusals = []error{ErrAlias}
+
+func checkCorpusEdit(t *testing.T, f *File, name string, path []Segment, v any, insert bool, st *corpusStats) {
+	t.Helper()
+	p := FormatPath(path)
+	out, changes, err := f.Set([]Edit{{Path: p, Value: v}})
+	if err != nil {
+		for _, allowed := range allowedRefusals {
+			if errors.Is(err, allowed) {
+				st.refusals[allowed.Error()]++
+				st.refusalList = append(st.refusalList, fmt.Sprintf("%s: %s = %s: %v", name, p, Format(v), err))
+				return
+			}
+		}
+		if errors.Is(err, ErrVerify) {
+			st.verifyFailures++
+		}
+		t.Errorf("%s = %s: %v", p, Format(v), err)
+		return
+	}
+	if insert {
+		st.inserts++
+	} else {
+		st.edits++
+	}
+	orig := f.src.data
+	if bytes.Equal(out, orig) {
+		st.noops++
+		if len(changes) != 0 {
+			t.Errorf("%s: no bytes changed but %d change records", p, len(changes))
+		}
+		return
+	}
+	if len(changes) != 1 || changes[0].Line < 1 {
+		t.Errorf("%s: change records %+v", p, changes)
+		return
+	}
+	lo, hi := allowedLines(t, f, path, insert)
+	extra := extraChangedLines(orig, out, lo, hi)
+	if extra > 0 {
+		st.extraLines += extra
+		t.Errorf("%s = %s: %d lines changed outside lines %d-%d", p, Format(v), extra, lo, hi)
+	}
+}
+
+// allowedLines is the range of original lines an edit may change: the old
+// token's lines, or for a new key the parent's line when it is `key: {}`
+// (0-0 when only lines are added).
+func allowedLines(t *testing.T, f *File, path []Segment, insert bool) (int, int) {
+	loc, err := f.doc.locate(path)
+	if err != nil {
+		t.Fatalf("%s: %v", FormatPath(path), err)
+	}
+	if insert {
+		if loc.parent != nil && loc.parent.Kind == yaml.MappingNode && len(loc.parent.Content) > 0 {
+			return 0, 0
+		}
+		l := f.doc.line(loc.pkey)
+		return l, l
+	}
+	e, err := f.doc.scanScalar(loc.node, loc.indent, loc.flow)
+	if err != nil {
+		t.Fatalf("%s: %v", FormatPath(path), err)
+	}
+	return f.src.lineOf(e.propStart), f.src.lineOf(e.bodyEnd)
+}
+
+// extraChangedLines counts original lines outside [lo, hi] that the output
+// does not keep: the output must be the original with lines lo..hi replaced
+// (or lines added when lo is 0).
+func extraChangedLines(orig, out []byte, lo, hi int) int {
+	a := strings.SplitAfter(string(orig), "\n")
+	b := strings.SplitAfter(string(out), "\n")
+	p := 0
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
+	}
+	s := 0
+	for s < len(a)-p && s < len(b)-p && a[len(a)-1-s] == b[len(b)-1-s] {
+		s++
+	}
+	// Original lines p+1 .. len(a)-s (1-based) differ.
+	first, last := p+1, len(a)-s
+	extra := 0
+	for l := first; l <= last; l++ {
+		if lo == 0 || l < lo || l > hi {
+			extra++
+		}
+	}
+	return extra
+}
