@@ -231,6 +231,8 @@ func (h *Hub) renderPull(rs *repoState, g *gitRepo, is *issue, detailed bool) ob
 		return obj{"label": rs.Owner + ":" + ref, "ref": ref, "sha": sha, "user": h.user(rs.Owner), "repo": h.renderRepo(rs)}
 	}
 	pu := fmt.Sprintf("%s/pulls/%d", h.repoURL(rs), is.Number)
+	// GraphQL's pullRequestId is this node id, as on GitHub.
+	o["node_id"] = nodeID("PR", is.ID)
 	o["url"], o["issue_url"] = pu, fmt.Sprintf("%s/issues/%d", h.repoURL(rs), is.Number)
 	o["diff_url"], o["patch_url"] = o["html_url"].(string)+".diff", o["html_url"].(string)+".patch"
 	o["commits_url"] = pu + "/commits"
