@@ -1,0 +1,217 @@
+package receipt
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// ErrUnparseable marks a file that is not one YAML mapping (or is too large,
+// or aliases excessively); a receipt whose values have the wrong shape is
+// parseable and reports them as violations instead.
+var ErrUnparseable = errors.New("unparseable receipt")
+
+// maxNodes bounds the nodes the decoder visits, counting alias expansions.
+const maxNodes = 100_000
+
+// Parse reads a receipt; file names it in errors. Unknown keys come back as
+// warnings (receipts written by other tools may carry more); values of the
+// wrong shape are kept for Verify to report at their place.
+func Parse(file string, data []byte) (*Receipt, []Violation, error) {
+	if len(data) > MaxSize {
+		return nil, nil, fmt.Errorf("%w: %s: larger than %d bytes", ErrUnparseable, file, MaxSize)
+	}
+	root, err := parseDocument(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %s: %w", ErrUnparseable, file, err)
+	}
+	d := &decoder{budget: maxNodes}
+	r := &Receipt{}
+	d.decode(root, reflect.ValueOf(r).Elem(), "")
+	if d.exhausted {
+		return nil, nil, fmt.Errorf("%w: %s: document contains excessive aliasing or too many nodes", ErrUnparseable, file)
+	}
+	r.decodeErrors = d.errs
+	return r, d.warnings, nil
+}
+
+// parseDocument parses data as exactly one YAML document whose root is a
+// mapping.
+func parseDocument(data []byte) (root *yaml.Node, err error) {
+	// The YAML library is third-party code fed untrusted input: a panic in it
+	// must surface as a parse error, not bring the process down.
+	defer func() {
+		if r := recover(); r != nil {
+			root, err = nil, fmt.Errorf("invalid YAML: %v", r)
+		}
+	}()
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("empty document")
+		}
+		return nil, err
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, err
+		}
+		return nil, errors.New("more than one YAML document")
+	}
+	if len(doc.Content) != 1 {
+		return nil, errors.New("empty document")
+	}
+	root = doc.Content[0]
+	if root.Kind == yaml.AliasNode {
+		root = root.Alias
+	}
+	if root == nil || root.Kind != yaml.MappingNode {
+		return nil, errors.New("not a YAML mapping")
+	}
+	return root, nil
+}
+
+// decoder fills the receipt model from a node tree by reflection over the
+// yaml tags, recording each place's problem instead of stopping at the first.
+type decoder struct {
+	warnings  []Violation
+	errs      []Violation
+	budget    int
+	exhausted bool
+}
+
+var valueType = reflect.TypeFor[Value]()
+
+// join builds a property path. The spec's properties are named without the
+// `spec.` prefix, as the seed's verifier and table name them
+// (`bounds.changedFields[0].to`).
+func join(path, key string) string {
+	if path == "" || path == "spec" {
+		return key
+	}
+	return path + "." + key
+}
+
+func (d *decoder) fail(path, format string, a ...any) {
+	d.errs = append(d.errs, Violation{Path: path, Message: fmt.Sprintf(format, a...)})
+}
+
+func (d *decoder) resolve(n *yaml.Node) *yaml.Node {
+	for depth := 0; n != nil && n.Kind == yaml.AliasNode; depth++ {
+		if depth > 100 {
+			d.exhausted = true
+			return nil
+		}
+		n = n.Alias
+	}
+	d.budget--
+	if d.budget < 0 || n == nil {
+		d.exhausted = true
+		return nil
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
+
+func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
+	if n = d.resolve(n); n == nil {
+		return
+	}
+	if v.Type() == valueType {
+		// yaml.v3 checks alias expansion itself when decoding a value.
+		var x any
+		if err := n.Decode(&x); err != nil {
+			d.fail(path, "cannot read the value: %v", err)
+			return
+		}
+		v.Set(reflect.ValueOf(ValueOf(x)))
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		switch {
+		case isNull(n):
+		case n.Kind == yaml.ScalarNode:
+			v.SetString(n.Value)
+		default:
+			d.fail(path, "must be a string")
+		}
+	case reflect.Pointer: // *bool: nil tells a missing key from false
+		var b bool
+		switch {
+		case isNull(n):
+		case n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool" && n.Decode(&b) == nil:
+			v.Set(reflect.ValueOf(&b))
+		default:
+			d.fail(path, "must be true or false")
+		}
+	case reflect.Interface:
+		var x any
+		if err := n.Decode(&x); err != nil {
+			d.fail(path, "cannot read the value: %v", err)
+			return
+		}
+		if x != nil {
+			v.Set(reflect.ValueOf(x))
+		}
+	case reflect.Slice:
+		switch {
+		case isNull(n):
+		case n.Kind == yaml.SequenceNode:
+			s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+			for i, item := range n.Content {
+				d.decode(item, s.Index(i), path+"["+strconv.Itoa(i)+"]")
+			}
+			v.Set(s)
+		default:
+			d.fail(path, "must be a list")
+		}
+	case reflect.Struct:
+		switch {
+		case isNull(n):
+		case n.Kind == yaml.MappingNode:
+			d.decodeStruct(n, v, path)
+		default:
+			d.fail(path, "must be a mapping")
+		}
+	}
+}
+
+func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
+	fields := map[string]int{}
+	for i := range v.NumField() {
+		if tag := v.Type().Field(i).Tag.Get("yaml"); tag != "" {
+			fields[strings.Split(tag, ",")[0]] = i
+		}
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := d.resolve(n.Content[i])
+		if k == nil {
+			return
+		}
+		if k.Kind != yaml.ScalarNode {
+			d.fail(path, "keys must be strings")
+			continue
+		}
+		p := join(path, k.Value)
+		idx, known := fields[k.Value]
+		switch {
+		case !known:
+			d.warnings = append(d.warnings, Violation{Path: p, Message: "unknown key, ignored"})
+		case seen[k.Value]:
+			d.fail(p, "duplicate key")
+		default:
+			seen[k.Value] = true
+			d.decode(n.Content[i+1], v.Field(idx), p)
+		}
+	}
+}
