@@ -1,0 +1,142 @@
+package repoconfig
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+
+	"github.com/backflow-dev/backflow/internal/policy"
+)
+
+// Report is what checking a repository found: a config and policy that could
+// be read, every problem that makes the repository's setup invalid, and
+// warnings about things that are valid but probably not yet as meant.
+type Report struct {
+	Config   *Config
+	Policy   *policy.Policy
+	Problems []error
+	Warnings []string
+}
+
+// OK reports whether no problem was found.
+func (r *Report) OK() bool { return len(r.Problems) == 0 }
+
+// ErrNoRepository is returned by Check when repoDir is not a directory.
+var ErrNoRepository = errors.New("not a repository checkout")
+
+// Check reads the checkout at repoDir the way backflow will: the repo config,
+// the policy it names, and every unit's values files (which must exist and
+// parse, with valuesRoot documents resolved). It warns where a policy entry
+// that applies to a unit names a valuePath its values do not hold yet, and
+// where the config and the policy disagree on role names. The error is for
+// what stops the check from running at all: repoDir or the config file
+// cannot be read.
+func Check(repoDir string) (*Report, error) {
+	if info, err := os.Stat(repoDir); err != nil || !info.IsDir() {
+		return nil, fmt.Errorf("%w: %s", ErrNoRepository, repoDir)
+	}
+	rep := &Report{}
+	cfg, err := Load(repoDir)
+	switch {
+	case errors.Is(err, ErrInvalid):
+		rep.Problems = append(rep.Problems, err)
+		return rep, nil
+	case err != nil:
+		return nil, err
+	}
+	rep.Config = cfg
+	if data, err := ReadRepoFile(repoDir, cfg.Policy, policy.MaxSize); err != nil {
+		rep.Problems = append(rep.Problems, fmt.Errorf("%s: policy: %w", Path, err))
+	} else if p, err := policy.Parse(cfg.Policy, data); err != nil {
+		rep.Problems = append(rep.Problems, err)
+	} else {
+		rep.Policy = p
+	}
+	unitValues := make([][]map[string]any, len(cfg.Units))
+	for i, u := range cfg.Units {
+		for j, f := range u.ValuesFiles {
+			data, err := ReadRepoFile(repoDir, f, MaxValuesSize)
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					err = fmt.Errorf("%s does not exist", f)
+				}
+				rep.Problems = append(rep.Problems, fmt.Errorf("%s: units[%d].valuesFiles[%d]: %w", Path, i, j, err))
+				continue
+			}
+			v, err := Values(f, data, u.ValuesRoot)
+			if err != nil {
+				rep.Problems = append(rep.Problems, fmt.Errorf("%s: units[%d].valuesFiles[%d]: %w", Path, i, j, err))
+				continue
+			}
+			unitValues[i] = append(unitValues[i], v)
+		}
+	}
+	if rep.Policy != nil {
+		rep.Warnings = append(rep.Warnings, crossCheck(cfg, rep.Policy, unitValues)...)
+	}
+	return rep, nil
+}
+
+// crossCheck warns about a policy and config that do not fit together yet.
+func crossCheck(cfg *Config, p *policy.Policy, unitValues [][]map[string]any) []string {
+	var warnings []string
+	ruleRoles := map[string]bool{}
+	for ri, r := range p.Rules {
+		ruleRoles[r.Role] = true
+		if _, ok := cfg.Roles[r.Role]; !ok {
+			warnings = append(warnings, fmt.Sprintf("%s: spec.rules[%d]: role %s is not in %s roles, so nobody holds it", cfg.Policy, ri, r.Role, Path))
+		}
+		for ai, a := range r.MayAccept {
+			for ui, u := range cfg.Units {
+				if !accepts(a, u) || len(unitValues[ui]) < len(u.ValuesFiles) {
+					continue // a unit whose values could not be read is a problem already
+				}
+				if !inAny(unitValues[ui], a.ValuePath) {
+					warnings = append(warnings, fmt.Sprintf("%s: spec.rules[%d].mayAccept[%d]: valuePath %s is not in the values of units[%d] (%s in %s) yet",
+						cfg.Policy, ri, ai, a.ValuePath, ui, u.Name, u.Environment))
+				}
+			}
+		}
+	}
+	for _, name := range sortedKeys(cfg.Roles) {
+		if !ruleRoles[name] {
+			warnings = append(warnings, fmt.Sprintf("%s: roles.%s: no rule of %s names this role", Path, name, cfg.Policy))
+		}
+	}
+	sort.Strings(warnings)
+	return warnings
+}
+
+// accepts reports whether a policy entry can apply to some object of the
+// unit in the unit's environment.
+func accepts(a policy.Accept, u Unit) bool {
+	envOK := false
+	for _, e := range a.Environments {
+		if matchEnvironment(e, u.Environment) {
+			envOK = true
+			break
+		}
+	}
+	if !envOK {
+		return false
+	}
+	for _, po := range a.Objects {
+		for _, uo := range u.Objects {
+			if objectsOverlap(po, uo) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func inAny(vals []map[string]any, path string) bool {
+	for _, v := range vals {
+		if _, ok := Lookup(v, path); ok {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,230 @@
+package repoconfig
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/backflow-dev/backflow/internal/values"
+)
+
+// copyRepo copies testdata/repo into a temporary checkout the test may change.
+func copyRepo(t *testing.T) string {
+	t.Helper()
+	dst := t.TempDir()
+	src := filepath.Join("testdata", "repo")
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		writeFile(t, filepath.Join(dst, rel), string(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func TestCheckRedisRepository(t *testing.T) {
+	rep, err := Check(copyRepo(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() || len(rep.Warnings) != 0 || rep.Policy == nil || rep.Config == nil {
+		t.Errorf("the redis repository must check clean: problems %v, warnings %v", rep.Problems, rep.Warnings)
+	}
+}
+
+func TestCheckFindings(t *testing.T) {
+	tests := []struct {
+		why      string
+		change   func(t *testing.T, dir string)
+		problem  string
+		warning  string
+		runError error
+	}{
+		{
+			why:     "a values file that does not exist",
+			change:  func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, "envs/prod-eu-west/redis/values.yaml")) },
+			problem: ".github/backflow.yaml: units[1].valuesFiles[0]: envs/prod-eu-west/redis/values.yaml does not exist",
+		},
+		{
+			why: "a values file that does not parse",
+			change: func(t *testing.T, dir string) {
+				writeFile(t, filepath.Join(dir, "envs/prod-eu-west/redis/values.yaml"), "replica: [\n")
+			},
+			problem: "units[1].valuesFiles[0]: envs/prod-eu-west/redis/values.yaml:1:",
+		},
+		{
+			why: "a policy valuePath the values do not hold yet is a warning, not an error",
+			change: func(t *testing.T, dir string) {
+				writeFile(t, filepath.Join(dir, "envs/prod-eu-west/redis/values.yaml"), "architecture: replication\n")
+			},
+			warning: ".github/reverse-reconcile-policy.yaml: spec.rules[0].mayAccept[0]: valuePath replica.replicaCount is not in the values of units[1] (redis in prod-eu-west) yet",
+		},
+		{
+			why: "a policy role nobody holds is a warning",
+			change: func(t *testing.T, dir string) {
+				replaceIn(t, filepath.Join(dir, ".github/backflow.yaml"), "platform-sre:", "platform-dba:")
+			},
+			warning: "role platform-sre is not in .github/backflow.yaml roles, so nobody holds it",
+		},
+		{
+			why:     "a missing policy is a problem",
+			change:  func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, ".github/reverse-reconcile-policy.yaml")) },
+			problem: ".github/backflow.yaml: policy: .github/reverse-reconcile-policy.yaml: file does not exist",
+		},
+		{
+			why: "an invalid policy is a problem",
+			change: func(t *testing.T, dir string) {
+				replaceIn(t, filepath.Join(dir, ".github/reverse-reconcile-policy.yaml"), "default: deny", "default: allow")
+			},
+			problem: ".github/reverse-reconcile-policy.yaml: spec.default",
+		},
+		{
+			why: "an invalid config is a problem, reported with its paths",
+			change: func(t *testing.T, dir string) {
+				replaceIn(t, filepath.Join(dir, ".github/backflow.yaml"), "valuesFiles:", "valuesFile:")
+			},
+			problem: ".github/backflow.yaml: units[0].valuesFile: unknown key",
+		},
+		{
+			why:      "a checkout without a config cannot be checked",
+			change:   func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, ".github/backflow.yaml")) },
+			runError: ErrUnreadable,
+		},
+		{
+			why: "a symlinked config is refused",
+			change: func(t *testing.T, dir string) {
+				p := filepath.Join(dir, ".github/backflow.yaml")
+				os.Rename(p, p+".real")
+				if err := os.Symlink(p+".real", p); err != nil {
+					t.Fatal(err)
+				}
+			},
+			runError: ErrSymlink,
+		},
+	}
+	for _, tt := range tests {
+		dir := copyRepo(t)
+		tt.change(t, dir)
+		rep, err := Check(dir)
+		if tt.runError != nil {
+			if !errors.Is(err, tt.runError) {
+				t.Errorf("%s: error %v, want %v", tt.why, err, tt.runError)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tt.why, err)
+		}
+		if tt.problem != "" && !anyContains(errorStrings(rep.Problems), tt.problem) {
+			t.Errorf("%s: problems %v, want %q", tt.why, rep.Problems, tt.problem)
+		}
+		if tt.problem == "" && !rep.OK() {
+			t.Errorf("%s: unexpected problems %v", tt.why, rep.Problems)
+		}
+		if tt.warning != "" && !anyContains(rep.Warnings, tt.warning) {
+			t.Errorf("%s: warnings %v, want %q", tt.why, rep.Warnings, tt.warning)
+		}
+	}
+	if _, err := Check(filepath.Join(t.TempDir(), "nope")); !errors.Is(err, ErrNoRepository) {
+		t.Errorf("why: a missing checkout cannot be checked: %v", err)
+	}
+}
+
+func TestValues(t *testing.T) {
+	helmRelease := `apiVersion: v1
+kind: Namespace
+metadata: {name: redis}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: redis
+spec:
+  values:
+    replica:
+      replicaCount: 3
+    enabled: yes
+`
+	root := &ValuesRoot{Document: "HelmRelease/redis", Path: "spec.values"}
+	tests := []struct {
+		why  string
+		data string
+		root *ValuesRoot
+		path string
+		want string // the value found, as text; or an error substring prefixed with "!"
+	}{
+		{"a plain values file", "replica:\n  replicaCount: 3\n", nil, "replica.replicaCount", "3"},
+		{"values are read as Helm reads them (YAML 1.1)", "enabled: yes\n", nil, "enabled", "true"},
+		{"an empty values file holds nothing", "# nothing\n", nil, "x", "!"},
+		{"a HelmRelease's spec.values", helmRelease, root, "replica.replicaCount", "3"},
+		{"YAML 1.1 inside a manifest too", helmRelease, root, "enabled", "true"},
+		{"the document must exist", helmRelease, &ValuesRoot{Document: "HelmRelease/other", Path: "spec.values"}, "", "!no document is HelmRelease/other"},
+		{"the path must exist in the document", helmRelease, &ValuesRoot{Document: "HelmRelease/redis", Path: "spec.valuesObject"}, "", "!has no spec.valuesObject"},
+		{"two matching documents are ambiguous", helmRelease + "---\n" + strings.SplitN(helmRelease, "---\n", 2)[1], root, "", "!two documents are HelmRelease/redis"},
+		{"a plain values file has one document", "a: 1\n---\nb: 2\n", nil, "", "!set valuesRoot"},
+		{"values are a mapping", "- 1\n", nil, "", "!must be a mapping"},
+	}
+	for _, tt := range tests {
+		v, err := Values("v.yaml", []byte(tt.data), tt.root)
+		if strings.HasPrefix(tt.want, "!") {
+			if tt.path != "" && err == nil {
+				if _, ok := Lookup(v, tt.path); ok {
+					t.Errorf("%s: %s found", tt.why, tt.path)
+				}
+				continue
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want[1:]) {
+				t.Errorf("%s: error %v, want %q", tt.why, err, tt.want[1:])
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tt.why, err)
+		}
+		got, ok := Lookup(v, tt.path)
+		if !ok || values.Format(got) != tt.want {
+			t.Errorf("%s: %s = %v (%v)", tt.why, tt.path, got, ok)
+		}
+	}
+}
+
+func replaceIn(t *testing.T, path, old, new string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), old) {
+		t.Fatalf("%s does not contain %q", path, old)
+	}
+	writeFile(t, path, strings.Replace(string(data), old, new, 1))
+}
+
+func errorStrings(errs []error) []string {
+	out := make([]string, len(errs))
+	for i, e := range errs {
+		out[i] = e.Error()
+	}
+	return out
+}
+
+func anyContains(list []string, want string) bool {
+	for _, s := range list {
+		if strings.Contains(s, want) {
+			return true
+		}
+	}
+	return false
+}

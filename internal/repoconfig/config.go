@@ -1,0 +1,143 @@
+package repoconfig
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/invopop/jsonschema"
+)
+
+// Path is where the repo config lives in the repository, read from the
+// default branch only.
+const Path = ".github/backflow.yaml"
+
+// Version is the only config version this package reads.
+const Version = 1
+
+// Defaults applied to keys the file leaves out.
+const (
+	DefaultBranchPrefix = "backflow/"
+	DefaultReceiptsDir  = ".backflow/receipts"
+	DefaultMergeMethod  = "squash"
+	DefaultGracePeriod  = 10 * time.Minute
+)
+
+// Modes a repository may be in.
+const (
+	// ModeWriteBack proposes authorized changes as pull requests.
+	ModeWriteBack = "write-back"
+	// ModeObserveOnly reports decisions and writes nothing.
+	ModeObserveOnly = "observe-only"
+)
+
+// DefaultAttribution is what a role accepts when it does not say: only an
+// authenticated identity from the audit log.
+var DefaultAttribution = []observe.Attribution{observe.AttributionAuditLog}
+
+// Config is a repository's .github/backflow.yaml.
+type Config struct {
+	Version                 int                    `yaml:"version" json:"version" jsonschema:"required,enum=1" jsonschema_description:"Config format version; must be 1."`
+	Policy                  string                 `yaml:"policy" json:"policy" jsonschema:"required" jsonschema_description:"Path of the ReverseReconcilePolicy file in the repository, e.g. .github/reverse-reconcile-policy.yaml."`
+	RequireClusterAgreement bool                   `yaml:"requireClusterAgreement" json:"requireClusterAgreement,omitempty" jsonschema_description:"Default for every environment: a change is accepted only when all of the environment's clusters report the same live value. Default false."`
+	Environments            map[string]Environment `yaml:"environments" json:"environments,omitempty" jsonschema_description:"Environment name -> the clusters (kube contexts) it is made of. A cluster belongs to at most one environment."`
+	Units                   []Unit                 `yaml:"units" json:"units,omitempty" jsonschema_description:"Deployable units: the values files that render a set of objects in one environment."`
+	Roles                   map[string]Role        `yaml:"roles" json:"roles,omitempty" jsonschema_description:"Role name (as the policy's rules name it) -> the users and groups that hold it and the attribution levels accepted for them."`
+	Identities              map[string]string      `yaml:"identities" json:"identities,omitempty" jsonschema_description:"Actor (cluster identity) -> GitHub login, credited with Co-authored-by on write-back commits."`
+	PullRequests            PullRequests           `yaml:"pullRequests" json:"pullRequests,omitempty" jsonschema_description:"How write-back pull requests are opened."`
+	AutoMerge               AutoMerge              `yaml:"autoMerge" json:"autoMerge,omitempty" jsonschema_description:"Merging of write-backs that the policy pre-authorizes and an audit-log identity made."`
+	Receipts                Receipts               `yaml:"receipts" json:"receipts,omitempty" jsonschema_description:"Where receipts are committed."`
+	IgnoreFields            []string               `yaml:"ignoreFields" json:"ignoreFields,omitempty" jsonschema_description:"Kubernetes field paths that are never drift. Globs: * matches one path segment (or a run of characters within one), ** any number of segments, [*] any list index."`
+	IgnoreManagers          []string               `yaml:"ignoreManagers" json:"ignoreManagers,omitempty" jsonschema_description:"Field managers whose writes are never drift (autoscalers, operators)."`
+	FollowUp                FollowUp               `yaml:"followUp" json:"followUp,omitempty" jsonschema_description:"Re-observation of objects after a write-back is merged."`
+	DriftReport             DriftReport            `yaml:"driftReport" json:"driftReport,omitempty" jsonschema_description:"Reporting of unauthorized drift."`
+	Mode                    string                 `yaml:"mode" json:"mode,omitempty" jsonschema:"enum=write-back,enum=observe-only" jsonschema_description:"write-back (default) proposes authorized changes; observe-only reports every decision and writes nothing."`
+	Paused                  bool                   `yaml:"paused" json:"paused,omitempty" jsonschema_description:"When true backflow does nothing for this repository."`
+}
+
+// Environment is a set of clusters that share desired state.
+type Environment struct {
+	Clusters                []string `yaml:"clusters" json:"clusters" jsonschema:"required,minItems=1" jsonschema_description:"Cluster names (kube contexts) that make up the environment."`
+	RequireClusterAgreement *bool    `yaml:"requireClusterAgreement" json:"requireClusterAgreement,omitempty" jsonschema_description:"Overrides the top-level requireClusterAgreement for this environment."`
+}
+
+// Unit is a set of objects rendered from values files in one environment.
+type Unit struct {
+	Name        string      `yaml:"name" json:"name" jsonschema:"required" jsonschema_description:"Unit name, unique within its environment; names the write-back branch <branchPrefix><environment>/<name> and the receipt's unit.space."`
+	Environment string      `yaml:"environment" json:"environment" jsonschema:"required" jsonschema_description:"The environment (a key of environments) the unit is deployed to."`
+	ValuesFiles []string    `yaml:"valuesFiles" json:"valuesFiles" jsonschema:"required,minItems=1" jsonschema_description:"Values files in Helm's override order (later files override earlier ones). A write-back edits the last file unless the path is defined only in an earlier one."`
+	ValuesRoot  *ValuesRoot `yaml:"valuesRoot" json:"valuesRoot,omitempty" jsonschema_description:"Set when the values live inside a manifest (a Flux HelmRelease, an Argo CD Application) rather than in a plain values file."`
+	Objects     []string    `yaml:"objects" json:"objects" jsonschema:"required,minItems=1" jsonschema_description:"Object keys apiVersion|Kind|namespace|name that the unit renders; * matches any run of characters within one |-separated segment."`
+	Chart       *Chart      `yaml:"chart" json:"chart,omitempty" jsonschema_description:"The chart the unit renders, for reports and receipts."`
+}
+
+// ValuesRoot locates values inside a manifest.
+type ValuesRoot struct {
+	Document string `yaml:"document" json:"document" jsonschema:"required" jsonschema_description:"The manifest holding the values, as Kind/name (HelmRelease/redis), chosen among the documents of each values file."`
+	Path     string `yaml:"path" json:"path" jsonschema:"required" jsonschema_description:"Path of the values inside that manifest, in Helm's --set syntax: spec.values (Flux), spec.source.helm.valuesObject (Argo CD)."`
+}
+
+// Chart names the chart a unit renders.
+type Chart struct {
+	Name    string `yaml:"name" json:"name,omitempty" jsonschema_description:"Chart name, e.g. bitnami/redis."`
+	Version string `yaml:"version" json:"version,omitempty" jsonschema_description:"Chart version."`
+	Path    string `yaml:"path" json:"path,omitempty" jsonschema_description:"Path of the chart in the repository, when it is vendored there."`
+}
+
+// Role is who holds a role and how far their identity must be believed.
+type Role struct {
+	Users       []string              `yaml:"users" json:"users,omitempty" jsonschema_description:"Actors (cluster user names) that hold the role."`
+	Groups      []string              `yaml:"groups" json:"groups,omitempty" jsonschema_description:"Groups whose members hold the role."`
+	Attribution []observe.Attribution `yaml:"attribution" json:"attribution,omitempty" jsonschema:"minItems=1" jsonschema_description:"Attribution levels accepted for the role's changes (a set, not a minimum): asserted, managed-fields, audit-log. Default [audit-log]."`
+}
+
+// PullRequests says how write-back pull requests look.
+type PullRequests struct {
+	BranchPrefix  string   `yaml:"branchPrefix" json:"branchPrefix,omitempty" jsonschema_description:"Prefix of write-back branches, which are named <branchPrefix><environment>/<unit>. Default backflow/."`
+	Labels        []string `yaml:"labels" json:"labels,omitempty" jsonschema_description:"Labels added to write-back pull requests."`
+	Reviewers     []string `yaml:"reviewers" json:"reviewers,omitempty" jsonschema_description:"GitHub logins asked to review."`
+	TeamReviewers []string `yaml:"teamReviewers" json:"teamReviewers,omitempty" jsonschema_description:"Team slugs asked to review."`
+	Draft         bool     `yaml:"draft" json:"draft,omitempty" jsonschema_description:"Open write-back pull requests as drafts."`
+}
+
+// AutoMerge says whether and how pre-authorized write-backs are merged.
+type AutoMerge struct {
+	Enabled bool   `yaml:"enabled" json:"enabled,omitempty" jsonschema_description:"Merge write-backs whose every field is pre-authorized (autoMerge: true in the policy) and whose actor is attributed by the audit log. Default false."`
+	Method  string `yaml:"method" json:"method,omitempty" jsonschema:"enum=squash,enum=merge,enum=rebase" jsonschema_description:"Merge method: squash (default), merge or rebase."`
+}
+
+// Receipts says where receipts are committed.
+type Receipts struct {
+	Dir string `yaml:"dir" json:"dir,omitempty" jsonschema_description:"Folder for receipts, one YAML file per write-back. Default .backflow/receipts."`
+}
+
+// FollowUp says when merged write-backs are checked.
+type FollowUp struct {
+	GracePeriod Duration `yaml:"gracePeriod" json:"gracePeriod,omitempty" jsonschema_description:"How long after a merge to wait before re-observing the objects (a Go duration: 30s, 10m, 1h). Default 10m."`
+}
+
+// DriftReport says how unauthorized drift is reported.
+type DriftReport struct {
+	TrackingIssue bool `yaml:"trackingIssue" json:"trackingIssue,omitempty" jsonschema_description:"Keep one tracking issue listing unauthorized drift. Default false."`
+}
+
+// Duration is a time.Duration written as a Go duration string (10m, 1h30m).
+type Duration struct{ time.Duration }
+
+// UnmarshalText reads a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("want a duration such as 30s, 10m or 1h")
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText writes the duration as Go does (10m0s).
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// JSONSchema describes a Duration as the string it is written as.
+func (Duration) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", Pattern: `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`}
+}

@@ -1,0 +1,302 @@
+package repoconfig
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/backflow-dev/backflow/internal/values"
+)
+
+// Object-key globs use the policy's semantics: a key is split at `|` into
+// apiVersion|Kind|namespace|name, and in each pattern segment `*` matches
+// any run of characters (possibly none) within that segment, never a `|`.
+
+const objectSegments = 4
+
+// checkObjectPattern says why p cannot be an object-key glob.
+func checkObjectPattern(p string) error {
+	switch {
+	case p == "":
+		return fmt.Errorf("must not be empty")
+	case strings.TrimSpace(p) != p:
+		return fmt.Errorf("must not begin or end with white space")
+	case strings.Contains(p, "**"):
+		return fmt.Errorf("`**` is not a glob here: `*` matches any run of characters within one segment")
+	}
+	if n := len(strings.Split(p, "|")); n != objectSegments {
+		return fmt.Errorf("want apiVersion|Kind|namespace|name (4 segments separated by |), got %d segment(s)", n)
+	}
+	return nil
+}
+
+// MatchObject reports whether the object key matches the pattern, segment
+// by segment.
+func MatchObject(pattern, key string) bool {
+	ps, ks := strings.Split(pattern, "|"), strings.Split(key, "|")
+	if len(ps) != len(ks) {
+		return false
+	}
+	for i := range ps {
+		if !glob(ps[i], ks[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// glob reports whether name matches pattern, where `*` matches any run of
+// characters. It backtracks only to the last star, so it is linear in
+// practice and never worse than len(pattern)*len(name).
+func glob(pattern, name string) bool {
+	px, nx, starPx, starNx := 0, 0, -1, 0
+	for nx < len(name) {
+		switch {
+		case px < len(pattern) && pattern[px] == '*':
+			starPx, starNx = px, nx
+			px++
+		case px < len(pattern) && pattern[px] == name[nx]:
+			px++
+			nx++
+		case starPx >= 0:
+			starNx++
+			px, nx = starPx+1, starNx
+		default:
+			return false
+		}
+	}
+	for px < len(pattern) && pattern[px] == '*' {
+		px++
+	}
+	return px == len(pattern)
+}
+
+// objectsOverlap reports whether some object key matches both patterns.
+// It is exact, not an approximation: keys have four independent segments,
+// so the patterns overlap exactly when every pair of segments does, and two
+// `*`-globs share a string exactly when globsIntersect says so.
+func objectsOverlap(p, q string) bool {
+	ps, qs := strings.Split(p, "|"), strings.Split(q, "|")
+	if len(ps) != len(qs) {
+		return false
+	}
+	for i := range ps {
+		if !globsIntersect(ps[i], qs[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// globsIntersect decides whether some string matches both `*`-globs, by
+// dynamic programming over positions (i in a, j in b): a star may match
+// nothing, or absorb the other pattern's next character (or its star's
+// expansion).
+func globsIntersect(a, b string) bool {
+	memo := make(map[[2]int]bool)
+	var f func(i, j int) bool
+	f = func(i, j int) bool {
+		if i == len(a) && j == len(b) {
+			return true
+		}
+		key := [2]int{i, j}
+		if v, ok := memo[key]; ok {
+			return v
+		}
+		memo[key] = false // cycles cannot add matches
+		var r bool
+		switch {
+		case i < len(a) && a[i] == '*':
+			r = f(i+1, j) || (j < len(b) && f(i, j+1))
+		case j < len(b) && b[j] == '*':
+			r = f(i, j+1) || (i < len(a) && f(i+1, j))
+		case i < len(a) && j < len(b):
+			r = a[i] == b[j] && f(i+1, j+1)
+		}
+		memo[key] = r
+		return r
+	}
+	return f(0, 0)
+}
+
+// matchEnvironment reports whether an environment name matches a glob.
+func matchEnvironment(pattern, env string) bool { return glob(pattern, env) }
+
+// FieldPattern is a compiled ignoreFields glob over Kubernetes field paths
+// (Helm's --set syntax): `*` is one whole segment (a key or a list index),
+// `**` any number of segments (none included), `[*]` any list index, and a
+// `*` inside a key matches any run of characters of that key. `\` makes the
+// next character literal.
+type FieldPattern struct {
+	raw  string
+	segs []fieldSeg
+}
+
+type fieldSeg struct {
+	any      bool     // `*`: one segment of any kind
+	anyMany  bool     // `**`: zero or more segments
+	index    bool     // a list index segment
+	anyIndex bool     // `[*]`
+	n        int      // the index, when index && !anyIndex
+	parts    []string // a key, split at its unescaped stars
+}
+
+// String returns the pattern as written.
+func (p FieldPattern) String() string { return p.raw }
+
+// CompileFieldPattern reads an ignoreFields glob.
+func CompileFieldPattern(s string) (FieldPattern, error) {
+	p := FieldPattern{raw: s}
+	if s == "" {
+		return p, fmt.Errorf("empty pattern")
+	}
+	var parts []string
+	var cur strings.Builder
+	hasKey, escaped := false, false
+	flush := func() error {
+		if !hasKey {
+			return nil
+		}
+		parts = append(parts, cur.String())
+		seg := fieldSeg{parts: parts}
+		switch {
+		case len(parts) == 2 && parts[0] == "" && parts[1] == "" && !escaped:
+			seg = fieldSeg{any: true}
+		case len(parts) == 3 && parts[0] == "" && parts[1] == "" && parts[2] == "" && !escaped:
+			seg = fieldSeg{anyMany: true}
+		case len(parts) > 2 && containsEmptyMiddle(parts):
+			return fmt.Errorf("pattern %q: `**` must be a whole segment", s)
+		}
+		p.segs = append(p.segs, seg)
+		parts, hasKey, escaped = nil, false, false
+		cur.Reset()
+		return nil
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\':
+			if i+1 == len(s) {
+				return p, fmt.Errorf("pattern %q: trailing backslash", s)
+			}
+			i++
+			cur.WriteByte(s[i])
+			hasKey, escaped = true, true
+		case c == '*':
+			parts = append(parts, cur.String())
+			cur.Reset()
+			hasKey = true
+		case c == '.':
+			if !hasKey && (i == 0 || s[i-1] != ']') {
+				return p, fmt.Errorf("pattern %q: empty segment", s)
+			}
+			if err := flush(); err != nil {
+				return p, err
+			}
+			if i+1 == len(s) {
+				return p, fmt.Errorf("pattern %q: empty last segment", s)
+			}
+		case c == '[':
+			if err := flush(); err != nil {
+				return p, err
+			}
+			end := strings.IndexByte(s[i:], ']')
+			if end < 0 {
+				return p, fmt.Errorf("pattern %q: unclosed [", s)
+			}
+			inner := s[i+1 : i+end]
+			if inner == "*" {
+				p.segs = append(p.segs, fieldSeg{index: true, anyIndex: true})
+			} else {
+				n, err := strconv.Atoi(inner)
+				if err != nil || n < 0 || strings.HasPrefix(inner, "+") {
+					return p, fmt.Errorf("pattern %q: a list index is digits or *", s)
+				}
+				p.segs = append(p.segs, fieldSeg{index: true, n: n})
+			}
+			i += end
+			if i+1 < len(s) && s[i+1] != '.' && s[i+1] != '[' {
+				return p, fmt.Errorf("pattern %q: want . or [ after ]", s)
+			}
+		case c == ']':
+			return p, fmt.Errorf("pattern %q: ] without [", s)
+		default:
+			cur.WriteByte(c)
+			hasKey = true
+		}
+	}
+	if err := flush(); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+func containsEmptyMiddle(parts []string) bool {
+	for _, s := range parts[1 : len(parts)-1] {
+		if s == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Match reports whether the field path matches. A path that does not parse
+// matches nothing.
+func (p FieldPattern) Match(path string) bool {
+	segs, err := values.ParsePath(path)
+	if err != nil {
+		return false
+	}
+	return matchSegs(p.segs, segs)
+}
+
+func matchSegs(pat []fieldSeg, path []values.Segment) bool {
+	if len(pat) == 0 {
+		return len(path) == 0
+	}
+	s := pat[0]
+	if s.anyMany {
+		for k := 0; k <= len(path); k++ {
+			if matchSegs(pat[1:], path[k:]) {
+				return true
+			}
+		}
+		return false
+	}
+	if len(path) == 0 {
+		return false
+	}
+	x := path[0]
+	switch {
+	case s.any:
+	case s.index:
+		if !x.IsIndex || (!s.anyIndex && x.Index != s.n) {
+			return false
+		}
+	default:
+		if x.IsIndex || !matchParts(s.parts, x.Key) {
+			return false
+		}
+	}
+	return matchSegs(pat[1:], path[1:])
+}
+
+// matchParts matches a key against literal parts separated by stars.
+func matchParts(parts []string, key string) bool {
+	if len(parts) == 1 {
+		return parts[0] == key
+	}
+	if !strings.HasPrefix(key, parts[0]) {
+		return false
+	}
+	key = key[len(parts[0]):]
+	last := parts[len(parts)-1]
+	for _, mid := range parts[1 : len(parts)-1] {
+		i := strings.Index(key, mid)
+		if i < 0 {
+			return false
+		}
+		key = key[i+len(mid):]
+	}
+	return strings.HasSuffix(key, last)
+}
