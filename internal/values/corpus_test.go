@@ -134,10 +134,11 @@ func collect(n *yaml.Node, path []Segment, leaves *[]leaf, mappings *[][]Segment
 		}
 		for j := 0; j+1 < len(n.Content); j += 2 {
 			k := n.Content[j]
-			if k.Kind != yaml.ScalarNode || k.Value == "" || k.Value == "<<" {
+			hk, ok := helmKeyOf(k)
+			if !ok || hk == "" || k.Value == "<<" {
 				continue
 			}
-			collect(n.Content[j+1], appendSeg(path, Segment{Key: k.Value}), leaves, mappings)
+			collect(n.Content[j+1], appendSeg(path, Segment{Key: hk}), leaves, mappings)
 		}
 	case yaml.SequenceNode:
 		for j, c := range n.Content {

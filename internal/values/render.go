@@ -29,6 +29,10 @@ type renderCtx struct {
 	parentIndent int // indentation of the key or dash the value belongs to
 	indent       int // content indentation for a block scalar
 	nl           string
+	// noBlock rules out block scalars: lines after the token that are
+	// indented deeper than the parent (comments, usually) would become
+	// part of the block's content.
+	noBlock bool
 }
 
 // renderValue writes v as a scalar token that both readers (yaml.v3 and
@@ -98,7 +102,7 @@ func stringCandidates(s string, c renderCtx) []token {
 	var out []token
 	multiline := strings.Contains(s, "\n")
 	block := c.oldStyle&(yaml.LiteralStyle|yaml.FoldedStyle) != 0
-	if !c.flow && (multiline || block) {
+	if !c.flow && !c.noBlock && (multiline || block) {
 		if block && c.oldStyle&yaml.FoldedStyle != 0 && !multiline {
 			if t, ok := blockToken(s, ">", c); ok {
 				out = append(out, t)

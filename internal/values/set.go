@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // Edit sets the value at Path (Helm's --set syntax) to Value: nil, a bool,
@@ -307,7 +308,10 @@ func (d *document) locate(path []Segment) (located, error) {
 				if k.Kind == yaml.ScalarNode && k.Value == "<<" && k.Style == 0 {
 					merge = true
 				}
-				if k.Kind == yaml.ScalarNode && k.Value == seg.Key {
+				if hk, ok := helmKeyOf(k); ok && hk == seg.Key {
+					if next != nil {
+						return loc, fmt.Errorf("%s (line %d): two keys that Helm reads as %q: %w", where, d.line(k), seg.Key, ErrNonStringKey)
+					}
 					next, nextKey = cur.Content[j+1], k
 				}
 			}
@@ -317,9 +321,6 @@ func (d *document) locate(path []Segment) (located, error) {
 				}
 				loc.depth = i
 				return loc, nil
-			}
-			if !helmKeyIsText(nextKey) {
-				return loc, fmt.Errorf("%s (line %d): key %q: %w", where, d.line(nextKey), nextKey.Value, ErrNonStringKey)
 			}
 			flow = flow || cur.Style&yaml.FlowStyle != 0
 			indent = nextKey.Column - 1
@@ -359,16 +360,47 @@ func (d *document) locate(path []Segment) (located, error) {
 
 func (d *document) line(n *yaml.Node) int { return d.sp.line + n.Line - 1 }
 
-// helmKeyIsText says Helm reads a key as the text yaml.v3 gives: a plain
-// `on:` or `y:` is a bool key in YAML 1.1, and a path cannot name it.
-func helmKeyIsText(k *yaml.Node) bool {
-	if k.Style != 0 && k.Style&yaml.TaggedStyle == 0 {
+// helmKeyOf is the key as Helm sees it: YAML 1.1 reads a plain `on:` as
+// the bool true and `0755:` as 493, and sigs.k8s.io/yaml turns such keys into
+// the strings "true" and "493". A path names keys as Helm sees them.
+func helmKeyOf(k *yaml.Node) (string, bool) {
+	if k.Kind != yaml.ScalarNode {
+		return "", false
+	}
+	if k.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		return k.Value, true
+	}
+	if k.Style&yaml.TaggedStyle != 0 && k.Tag != "!!str" {
+		return "", false
+	}
+	if k.Style&yaml.TaggedStyle != 0 || !maybeNotText(k.Value) {
+		return k.Value, true
+	}
+	var m map[string]any
+	if err := sigsyaml.Unmarshal([]byte(k.Value+": 0\n"), &m); err != nil || len(m) != 1 {
+		return "", false
+	}
+	for hk := range m {
+		return hk, true
+	}
+	return "", false
+}
+
+// maybeNotText is a cheap filter for plain scalars that YAML 1.1 might read
+// as something other than a string: numbers, bools, nulls, timestamps.
+func maybeNotText(s string) bool {
+	if s == "" {
 		return true
 	}
-	if k.Style&yaml.TaggedStyle != 0 {
-		return k.Tag == "!!str"
+	switch s[0] {
+	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '+', '-', '.', '~':
+		return true
 	}
-	return plainKeyReadsAsText(k.Value)
+	switch strings.ToLower(s) {
+	case "y", "n", "yes", "no", "on", "off", "true", "false", "null":
+		return true
+	}
+	return false
 }
 
 // plan computes the splices that set path to v in the document. newKey, when
@@ -407,6 +439,7 @@ func (d *document) replace(loc located, path []Segment, v any) ([]splice, error)
 	if e.block && e.contentIndent > loc.indent {
 		c.indent = e.contentIndent
 	}
+	c.noBlock = d.deeperLinesFollow(e.bodyEnd, loc.indent)
 	t, err := renderValue(v, c)
 	if err != nil {
 		return nil, fmt.Errorf("line %d: %w", d.line(n), err)
@@ -436,6 +469,7 @@ func (d *document) replaceEmptyFlow(loc located, v any) ([]splice, error) {
 		return nil, err
 	}
 	c := renderCtx{flow: loc.flow, parentIndent: loc.indent, indent: loc.indent + d.indentStep(), nl: d.src.nl}
+	c.noBlock = d.deeperLinesFollow(lineEnd(d.src.data, end), loc.indent)
 	t, err := renderValue(v, c)
 	if err != nil {
 		return nil, fmt.Errorf("line %d: %w", d.line(n), err)
@@ -499,6 +533,7 @@ func (d *document) insert(loc located, path []Segment, v any) ([]splice, error) 
 			continue
 		}
 		c := renderCtx{parentIndent: ind, indent: ind + step, nl: d.src.nl}
+		c.noBlock = d.deeperLinesFollow(lineEnd(d.src.data, at), ind)
 		t, err := renderValue(v, c)
 		if err != nil {
 			return nil, err
@@ -520,6 +555,26 @@ func (d *document) insert(loc located, path []Segment, v any) ([]splice, error) 
 	}
 	sp = append(sp, splice{start: eol, end: eol, text: lines})
 	return sp, nil
+}
+
+// deeperLinesFollow says the lines right after the line ending at eol hold
+// something (a comment, usually) indented deeper than indent before a line
+// that is not: a block scalar written there would take those lines in.
+func (d *document) deeperLinesFollow(eol, indent int) bool {
+	data := d.src.data
+	for ls := nextLine(data, eol); ls < len(data); {
+		le := lineEnd(data, ls)
+		line := data[ls:le]
+		if len(bytes.TrimSpace(line)) > 0 {
+			ind := 0
+			for ind < len(line) && line[ind] == ' ' {
+				ind++
+			}
+			return ind > indent
+		}
+		ls = nextLine(data, le)
+	}
+	return false
 }
 
 // emptyValueRewrite turns the line `key: {}` (or `key: ~`, `key: null`,

@@ -1,0 +1,72 @@
+package values
+
+import (
+	"errors"
+	"testing"
+)
+
+// FuzzSet edits arbitrary YAML at arbitrary paths: Set must not panic, and
+// any output it returns must read back, with Helm's reader and yaml.v3, as
+// the original with only the edited path changed to the requested value.
+func FuzzSet(f *testing.F) {
+	seeds := []struct{ data, path, value string }{
+		{"a: 1 # c\nb: x\n", "a", "2"},
+		{"a:\n  b: |\n    x\n  c: 'q'\n", "a.b", "yes"},
+		{"a: {b: 1}\nl: [1, 2]\n", "l[1]", "x y"},
+		{"a: &x 1\nb: *x\n", "a", "2"},
+		{"a: {}\n", "a.b.c", "\"multi\\nline\""},
+		{"a: 1\r\nb:\r\n  c: 2\r\n", "b.d", "0755"},
+		{"%YAML 1.1\n---\na: 1\n...\n", "a", "~"},
+		{"- a\n- b\n", "[0]", "1"},
+		{"a:\n- b: 1\n  c: 2\n", "a[0].d", "on"},
+		{"a: plain\n  continued\nb: 1\n", "a", "x"},
+	}
+	for _, s := range seeds {
+		f.Add(s.data, s.path, s.value)
+	}
+	f.Fuzz(func(t *testing.T, data, path, value string) {
+		v, err := ParseScalar(value)
+		if err != nil {
+			return
+		}
+		zero := 0
+		out, _, err := Set([]byte(data), []Edit{{Path: path, Value: v}}, Options{Document: &zero, MaxBytes: 1 << 16})
+		if err != nil {
+			var pe *PathError
+			if !errors.Is(err, ErrRefused) && !errors.Is(err, ErrParse) && !errors.Is(err, ErrVerify) && !errors.As(err, &pe) {
+				t.Fatalf("unclassified error: %v", err)
+			}
+			if out != nil {
+				t.Fatalf("output returned with an error: %v", err)
+			}
+			return
+		}
+		if string(out) == data {
+			return // a no-op: the value was already there
+		}
+		before, err := Parse([]byte(data), Options{Document: &zero})
+		if err != nil {
+			t.Fatalf("Set accepted a file Parse rejects: %v", err)
+		}
+		after, err := Parse(out, Options{Document: &zero})
+		if err != nil {
+			t.Fatalf("output does not parse: %v\n%s", err, out)
+		}
+		segs, _ := ParsePath(path)
+		got, ok := lookupValue(after.helm, segs)
+		if !ok || !sameValue(got, v) {
+			t.Fatalf("Helm reads %#v at %s, want %#v\n%s", got, path, v, out)
+		}
+		if err := diffExcept(before.helm, after.helm, nil, [][]Segment{segs}); err != nil {
+			t.Fatalf("Helm reads another change: %v\n--- before\n%s\n--- after\n%s", err, data, out)
+		}
+		b3, err1 := before.doc.decode()
+		a3, err2 := after.doc.decode()
+		if err1 != nil || err2 != nil {
+			t.Fatalf("decode: %v %v", err1, err2)
+		}
+		if err := diffExcept(b3, a3, nil, [][]Segment{segs}); err != nil {
+			t.Fatalf("yaml.v3 reads another change: %v\n%s", err, out)
+		}
+	})
+}
