@@ -46,6 +46,7 @@ and opens an attributed pull request that carries a machine-checkable receipt.`,
 	root.AddCommand(
 		newVersionCmd(),
 		newValuesCmd(),
+		newConfigCmd(),
 	)
 	return root
 }
