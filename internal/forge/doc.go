@@ -1,0 +1,10 @@
+// Package forge is the write-back port: the operations backflow performs on a
+// Git hosting service (reading files at a commit, branches, commits, pull
+// requests, comments, labels, reviewers, check runs, merges and issues), in
+// backflow's own types and with its own error vocabulary.
+//
+// It must not know GitHub's client library or wire format: adapters
+// (internal/forge/github) translate, and the consumers (the reconcile cycle)
+// declare the subset they use. Values here are plain data so that a
+// recording fake (internal/forge/forgetest) can stand in for a real forge.
+package forge
