@@ -44,6 +44,7 @@ and opens an attributed pull request that carries a machine-checkable receipt.`,
 		return usageError("%v", err)
 	})
 	root.AddCommand(
+		newLocalhubCmd(),
 		newVersionCmd(),
 		newValuesCmd(),
 		newConfigCmd(),
