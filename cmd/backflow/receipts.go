@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/backflow-dev/backflow/internal/receipt"
+)
+
+func newReceiptsCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "receipts",
+		Short: "Work with reverse-reconcile receipts",
+		Args:  exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return cmd.Help()
+		},
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "table RECEIPT...",
+		Short: "Print the Markdown rollup table of receipts",
+		Long: `table prints the seed's rollup table, one row per receipt in the order
+given. A row states what its receipt claims; "backflow verify" checks the
+claims. Each changed field shows as ` + "`valuePath: from -> to`" + `, joined by "; ".
+Exit 2 when a receipt cannot be read or parsed (the table then has a row for
+every other receipt).`,
+		Args: minArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var rows []*receipt.Receipt
+			unreadable := false
+			for _, path := range args {
+				r, warnings, err := receipt.Load(path)
+				if err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "backflow: cannot read receipt: %v\n", err)
+					unreadable = true
+					continue
+				}
+				for _, w := range warnings {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %s\n", path, w)
+				}
+				rows = append(rows, r)
+			}
+			fmt.Fprint(cmd.OutOrStdout(), receipt.Table(rows))
+			if unreadable {
+				return silentExit(2)
+			}
+			return nil
+		},
+	})
+	return cmd
+}
