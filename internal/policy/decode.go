@@ -219,13 +219,23 @@ func (l *loader) required(s, path string) {
 
 func (l *loader) policy(root *yaml.Node) *Policy {
 	p := &Policy{}
-	var hasSpec bool
+	var hasAPIVersion, hasKind, hasSpec bool
+	// Values are checked where they are read, so that errors come in the
+	// order of the document; what is missing is reported at the end.
 	l.mapping(root, "", func(key string, v *yaml.Node, path string) {
 		switch key {
 		case "apiVersion":
+			hasAPIVersion = true
 			p.APIVersion = l.str(v, path)
+			if p.APIVersion != SeedAPIVersion && p.APIVersion != APIVersion {
+				l.fail(path, "must be %s or %s, got %q", SeedAPIVersion, APIVersion, p.APIVersion)
+			}
 		case "kind":
+			hasKind = true
 			p.Kind = l.str(v, path)
+			if p.Kind != Kind {
+				l.fail(path, "must be %s, got %q", Kind, p.Kind)
+			}
 		case "metadata":
 			l.metadata(p, v, path)
 		case "spec":
@@ -235,15 +245,11 @@ func (l *loader) policy(root *yaml.Node) *Policy {
 			l.fail(path, "unknown key")
 		}
 	})
-	switch p.APIVersion {
-	case SeedAPIVersion, APIVersion:
-	case "":
+	if !hasAPIVersion {
 		l.fail("apiVersion", "required")
-	default:
-		l.fail("apiVersion", "must be %s or %s, got %q", SeedAPIVersion, APIVersion, p.APIVersion)
 	}
-	if p.Kind != Kind {
-		l.fail("kind", "must be %s, got %q", Kind, p.Kind)
+	if !hasKind {
+		l.fail("kind", "required: must be %s", Kind)
 	}
 	if !hasSpec {
 		l.fail("spec", "required")
@@ -273,6 +279,9 @@ func (l *loader) spec(p *Policy, n *yaml.Node, path string) {
 		case "default":
 			hasDefault = true
 			p.Default = l.str(v, path)
+			if p.Default != "deny" {
+				l.fail(path, `must be "deny" (the policy is default-deny), got %q`, p.Default)
+			}
 		case "rules":
 			l.sequence(v, path, func(i int, item *yaml.Node, path string) {
 				p.Rules = append(p.Rules, l.rule(item, path))
@@ -281,11 +290,8 @@ func (l *loader) spec(p *Policy, n *yaml.Node, path string) {
 			l.fail(path, "unknown key")
 		}
 	})
-	switch {
-	case !hasDefault:
+	if !hasDefault {
 		l.fail(join(path, "default"), `required: must be "deny"`)
-	case p.Default != "deny":
-		l.fail(join(path, "default"), `must be "deny" (the policy is default-deny), got %q`, p.Default)
 	}
 }
 
