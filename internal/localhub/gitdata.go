@@ -141,6 +141,10 @@ func (h *Hub) updateRef(c *call) {
 			return
 		}
 	}
+	if msg := h.protectionRefusal(c.repo, c.git, ref, old, body.SHA); msg != "" {
+		c.invalid(msg)
+		return
+	}
 	if err := c.git.updateRef(ref, body.SHA, old); err != nil {
 		c.invalid("Reference cannot be updated")
 		return
@@ -166,6 +170,10 @@ func (h *Hub) deleteRef(c *call) {
 	}
 	if ref == "refs/heads/"+c.repo.DefaultBranch {
 		c.invalid("Cannot delete the default branch")
+		return
+	}
+	if msg := h.protectionRefusal(c.repo, c.git, ref, old, ""); msg != "" {
+		c.invalid(msg)
 		return
 	}
 	if err := c.git.deleteRef(ref, old); err != nil {

@@ -73,6 +73,11 @@ func (h *Hub) serveGit(w http.ResponseWriter, r *http.Request, owner, name, rest
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	g := h.gitFor(rs)
+	if err := h.writeProtection(rs, g); err != nil {
+		h.logger.Error("writing branch protection", "repo", rs.fullName(), "err", err)
+		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+		return
+	}
 	before, err := g.refs()
 	if err != nil {
 		http.Error(w, "Internal Server Error", http.StatusInternalServerError)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -150,5 +151,57 @@ func TestGitPushThroughHTTPBackend(t *testing.T) {
 	b, _ := json.Marshal(rc.got[3].body)
 	if err := json.Unmarshal(b, &ev); err != nil || ev.GetPullRequest().GetHead().GetSHA() != sha2.String() || ev.GetInstallation().GetID() != e.inst {
 		t.Fatalf("synchronize payload: %v %v", err, ev)
+	}
+}
+
+func TestGitPushRespectsBranchProtection(t *testing.T) {
+	e := newEnv(t, Options{})
+	c := e.client(t)
+	if err := e.hub.SetBranchProtection(testFull, "main", "ci"); err != nil {
+		t.Fatal(err)
+	}
+	auth := &githttp.BasicAuth{Username: "x-access-token", Password: e.token(t)}
+	fs := memfs.New()
+	// Without ".git", as GitHub also serves it.
+	repo, err := git.Clone(memory.NewStorage(), fs, &git.CloneOptions{URL: e.srv.URL + "/" + testFull, Auth: auth})
+	if err != nil {
+		t.Fatalf("clone: %v", err)
+	}
+	wt, _ := repo.Worktree()
+	f, _ := fs.Create("README.md")
+	_, _ = f.Write([]byte("direct\n"))
+	f.Close()
+	_, _ = wt.Add("README.md")
+	sha, err := wt.Commit("direct push", &git.CommitOptions{Author: &object.Signature{Name: "a", Email: "a@example.com", When: time.Now()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	push := func() error {
+		return repo.Push(&git.PushOptions{Auth: auth, RefSpecs: []config.RefSpec{"refs/heads/main:refs/heads/main"}})
+	}
+	if err := push(); err == nil || !strings.Contains(err.Error(), "pre-receive hook declined") {
+		t.Fatalf("a push to a protected branch without green checks: %v", err)
+	}
+	before, _, _ := c.Git.GetRef(e.ctx, testOwner, testRepo, "heads/main")
+	if before.GetObject().GetSHA() == sha.String() {
+		t.Fatal("main moved despite the refusal")
+	}
+	// The same commit with its required check green: accepted, as on GitHub.
+	_, resp, err := c.Checks.CreateCheckRun(e.ctx, testOwner, testRepo, github.CreateCheckRunOptions{Name: "ci", HeadSHA: sha.String(), Conclusion: github.String("success")})
+	if resp == nil || resp.StatusCode != 422 {
+		// The commit is not on the hub yet: GitHub refuses check runs for unknown commits.
+		t.Fatalf("check run for an unpushed commit: %v %v", resp, err)
+	}
+	if err := repo.Push(&git.PushOptions{Auth: auth, RefSpecs: []config.RefSpec{"refs/heads/main:refs/heads/side"}}); err != nil {
+		t.Fatalf("push side branch: %v", err)
+	}
+	_, resp, err = c.Checks.CreateCheckRun(e.ctx, testOwner, testRepo, github.CreateCheckRunOptions{Name: "ci", HeadSHA: sha.String(), Conclusion: github.String("success")})
+	mustStatus(t, "check run", resp, err, 201)
+	if err := push(); err != nil {
+		t.Fatalf("push with green checks: %v", err)
+	}
+	after, _, _ := c.Git.GetRef(e.ctx, testOwner, testRepo, "heads/main")
+	if after.GetObject().GetSHA() != sha.String() {
+		t.Fatal("main did not move")
 	}
 }
