@@ -35,3 +35,16 @@ bench: ## Run the benchmarks
 .PHONY: tidy-check
 tidy-check: ## Fail when go.mod or go.sum is not tidy
 	$(GO) mod tidy -diff
+
+.PHONY: corpus
+corpus: ## Edit every scalar leaf of every corpus values file (no -race; slow)
+	$(GO) test -count=1 -v -timeout 30m -run '^TestCorpus$$' ./internal/values/ -args -corpus
+
+YQ_VERSION := v4.54.3
+TOOLS_DIR ?= $(HOME)/.cache/backflow/tools
+YQ := $(TOOLS_DIR)/yq
+
+.PHONY: bench-yq
+bench-yq: build ## Time backflow values set against yq v4 as processes on the same edits
+	@test -x $(YQ) || GOBIN=$(TOOLS_DIR) $(GO) install github.com/mikefarah/yq/v4@$(YQ_VERSION)
+	BACKFLOW_BIN=$(CURDIR)/$(BIN) YQ_BIN=$(YQ) $(GO) test -run '^$$' -bench '^BenchmarkProcessVsYQ$$' -benchtime 20x ./cmd/backflow/

@@ -37,15 +37,13 @@ type splice struct {
 
 // located is the result of following a path through a document.
 type located struct {
-	node     *yaml.Node // the node at the path; nil when missing
-	key      *yaml.Node // its key, when it is a mapping value
-	parent   *yaml.Node // the deepest node on the path that exists
-	pkey     *yaml.Node // the parent's key, when the parent is a mapping value
-	pindent  int        // indentation of the parent's key or dash
-	depth    int        // how many segments exist
-	flow     bool       // the node (or the parent, when missing) is in a flow collection
-	seqIndex bool       // the node is a list item
-	indent   int        // indentation of the node's key or dash
+	node    *yaml.Node // the node at the path; nil when missing
+	parent  *yaml.Node // the deepest node on the path that exists
+	pkey    *yaml.Node // the parent's key, when the parent is a mapping value
+	pindent int        // indentation of the parent's key or dash
+	depth   int        // how many segments exist
+	flow    bool       // the node (or the parent, when missing) is in a flow collection
+	indent  int        // indentation of the node's key or dash
 }
 
 // File is a values file read once: the chosen document parsed with yaml.v3
@@ -325,7 +323,6 @@ func (d *document) locate(path []Segment) (located, error) {
 			flow = flow || cur.Style&yaml.FlowStyle != 0
 			indent = nextKey.Column - 1
 			cur, curKey = next, nextKey
-			loc.seqIndex = false
 		case yaml.SequenceNode:
 			if !seg.IsIndex {
 				return loc, fmt.Errorf("%s (line %d) is a list; use [N]: %w", where, d.line(cur), ErrThroughScalar)
@@ -340,7 +337,6 @@ func (d *document) locate(path []Segment) (located, error) {
 				indent = loc.pindent
 			}
 			cur, curKey = cur.Content[seg.Index], nil
-			loc.seqIndex = true
 		case yaml.ScalarNode:
 			if cur.Tag == "!!null" {
 				loc.depth = i
@@ -354,7 +350,7 @@ func (d *document) locate(path []Segment) (located, error) {
 	if cur != nil && (cur.Kind == yaml.AliasNode || d.aliased[cur]) {
 		return loc, fmt.Errorf("%s (line %d): %w", FormatPath(path), d.line(cur), ErrAlias)
 	}
-	loc.node, loc.key, loc.depth, loc.flow, loc.indent = cur, curKey, len(path), flow, indent
+	loc.node, loc.depth, loc.flow, loc.indent = cur, len(path), flow, indent
 	return loc, nil
 }
 
