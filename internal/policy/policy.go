@@ -25,7 +25,8 @@ const MaxSize = 1 << 20
 // failure from a ValidationError, which names every invalid place.
 var ErrUnparseable = errors.New("unparseable policy")
 
-// Policy is a loaded ReverseReconcilePolicy.
+// Policy is a loaded ReverseReconcilePolicy. It is not modified after
+// loading, so one Policy may be evaluated concurrently.
 type Policy struct {
 	APIVersion string
 	Kind       string

@@ -32,6 +32,10 @@ var methodsByStatus = map[string][]string{
 
 var commitSHA = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
 
+// FieldKey is how bounds.unauthorizedFieldsChanged names a field:
+// "<object> <field>".
+func FieldKey(object, field string) string { return object + " " + field }
+
 // PolicyRef is the reference a receipt must name for the policy at path: the
 // path as given, cleaned and `/`-separated, relative to workdir when it is
 // absolute.
@@ -196,7 +200,7 @@ func (v *verifier) scope(s *Spec, pol *policy.Policy) {
 				msgs[j] = r.Message
 			}
 			v.fail(at, "%s %s is not authorized for role %q in %q: %s", cf.Object, cf.Field, s.Trigger.Role, s.Environment, strings.Join(msgs, "; "))
-			unauthorized = append(unauthorized, cf.Object+" "+cf.Field)
+			unauthorized = append(unauthorized, FieldKey(cf.Object, cf.Field))
 		}
 	}
 	// Rule 10.
