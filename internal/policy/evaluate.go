@@ -95,6 +95,7 @@ type Reason struct {
 	Message string
 }
 
+// String writes "<kind>: <message>", as `policy explain` prints a reason.
 func (r Reason) String() string { return r.Kind.String() + ": " + r.Message }
 
 func entryPath(rule, accept int) string {

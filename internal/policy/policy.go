@@ -89,6 +89,7 @@ type FieldError struct {
 	Message string
 }
 
+// Error writes "<place>: <message>".
 func (e FieldError) Error() string {
 	if e.Path == "" {
 		return e.Message
@@ -102,6 +103,7 @@ type ValidationError struct {
 	Errors []FieldError
 }
 
+// Error writes one "<file>: <place>: <message>" line per error.
 func (e *ValidationError) Error() string {
 	lines := make([]string, len(e.Errors))
 	for i, fe := range e.Errors {

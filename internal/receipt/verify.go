@@ -21,6 +21,7 @@ type Violation struct {
 	Message string
 }
 
+// String writes the violation as "<property>: <message>".
 func (v Violation) String() string { return v.Path + ": " + v.Message }
 
 // methodsByStatus lists the write-back methods each known status allows.
@@ -54,6 +55,12 @@ func PolicyRef(path, workdir string) (string, error) {
 // backflow's additions, against pol (whose path is policyRef), and returns
 // every violation in a stable order. A receipt passes only as an authorized
 // write-back. A nil or invalid pol authorizes nothing.
+//
+// The comments below number the seed verifier's rules: 1 the policy's kind
+// and default (checked by policy.Load, whose errors callers report), 2 kind,
+// 3 status, 4 notClaimed, 5 trigger.role, 6 trigger.class, 7 policyRef,
+// 8 changedFields, 9 each field's authorization, 10-13 the scope claims,
+// 14 desiredValueAfter, 15-16 the round trip, 17 provenance, 18 method.
 func Verify(r *Receipt, pol *policy.Policy, policyRef string) []Violation {
 	v := &verifier{out: slices.Clone(r.decodeErrors)}
 	s := &r.Spec
