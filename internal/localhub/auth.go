@@ -87,7 +87,7 @@ func (h *Hub) verifyJWT(raw string) string {
 		iss = strconv.FormatInt(int64(v), 10)
 	}
 	if iss != strconv.FormatInt(h.st.App.ID, 10) && iss != h.st.App.Slug {
-		return fmt.Sprintf("Integration not found")
+		return "Integration not found"
 	}
 	return ""
 }

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,10 +24,9 @@ import (
 )
 
 const (
-	docsURL           = "https://docs.github.com/rest"
-	defaultRateLimit  = 5000
-	tokenLifetime     = time.Hour
-	defaultHTTPBacked = "/usr/lib/git-core/git-http-backend"
+	docsURL          = "https://docs.github.com/rest"
+	defaultRateLimit = 5000
+	tokenLifetime    = time.Hour
 )
 
 // Options configures a Hub. The zero value is a working in-memory hub.
@@ -49,7 +49,8 @@ type Options struct {
 	RateLimit int
 	// Seed makes fault injection by share deterministic.
 	Seed int64
-	// GitHTTPBackend is the path of git-http-backend.
+	// GitHTTPBackend is the path of git-http-backend; empty means the one in
+	// git's exec path.
 	GitHTTPBackend string
 	// Logger receives one line per failed internal operation; nil discards.
 	Logger *slog.Logger
@@ -86,7 +87,12 @@ func New(opts Options) (*Hub, error) {
 		h.clock = SystemClock{}
 	}
 	if h.backend == "" {
-		h.backend = defaultHTTPBacked
+		// git-http-backend lives in git's exec path (/usr/lib/git-core on Debian).
+		out, err := exec.Command("git", "--exec-path").Output()
+		if err != nil {
+			return nil, fmt.Errorf("finding git-http-backend: %w", err)
+		}
+		h.backend = filepath.Join(strings.TrimSpace(string(out)), "git-http-backend")
 	}
 	if h.logger == nil {
 		h.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -225,9 +231,7 @@ func (h *Hub) now() time.Time { return h.clock.Now().UTC().Truncate(time.Second)
 
 func randomHex(n int) string {
 	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic(err) // crypto/rand does not fail on supported platforms
-	}
+	_, _ = rand.Read(b) // crypto/rand.Read never returns an error (Go 1.24+)
 	return hex.EncodeToString(b)
 }
 
