@@ -190,7 +190,7 @@ func checkFieldPath(p string) error {
 	if strings.ContainsAny(p, "\n\r\x00") {
 		return fmt.Errorf("field path contains a control character")
 	}
-	escaped, inIndex, segLen := false, false, 0
+	escaped, inIndex, segLen, digits := false, false, 0, 0
 	for i := 0; i < len(p); i++ {
 		c := p[i]
 		switch {
@@ -200,13 +200,18 @@ func checkFieldPath(p string) error {
 		case c == '\\':
 			escaped = true
 		case inIndex:
-			if c == ']' {
+			switch {
+			case c == ']' && digits == 0:
+				return fmt.Errorf("field path %q: empty list index", p)
+			case c == ']':
 				inIndex = false
-			} else if c < '0' || c > '9' {
+			case c < '0' || c > '9':
 				return fmt.Errorf("field path %q: list index must be digits", p)
+			default:
+				digits++
 			}
 		case c == '[':
-			inIndex = true
+			inIndex, digits = true, 0
 			segLen = 1
 		case c == '.':
 			if segLen == 0 {

@@ -124,6 +124,7 @@ func TestNativeDocumentErrors(t *testing.T) {
 		{"a field needs a live value", strings.Replace(goodDoc, "      live: 4\n", "", 1), "S:8: document 1: spec.fields[0].live: required"},
 		{"removed fields have no live value", goodDoc + "      removed: true\n", "spec.fields[0].live: not allowed with removed: true"},
 		{"field paths must name a field", strings.Replace(goodDoc, "spec.replicas", "spec..replicas", 1), "empty segment"},
+		{"list indexes are not empty", strings.Replace(goodDoc, "spec.replicas", "spec.c[]", 1), "empty list index"},
 		{"list indexes are digits", strings.Replace(goodDoc, "spec.replicas", "spec.c[x]", 1), "list index must be digits"},
 		{"a field listed twice is ambiguous", goodDoc + "    - field: spec.replicas\n      live: 5\n", "S:10: document 1: spec.fields[1].field: field spec.replicas is listed twice"},
 		{"attribution levels are a closed set", strings.Replace(goodDoc, "  fields:", "  change: {actor: a, attribution: root}\n  fields:", 1), "spec.change.attribution: want unknown"},
