@@ -248,6 +248,7 @@ type person struct {
 	When  time.Time
 }
 
+// String formats the person as a commit header does: name <email> seconds zone.
 func (p person) String() string {
 	_, off := p.When.Zone()
 	sign := '+'

@@ -111,6 +111,7 @@ type statusWriter struct {
 	status int
 }
 
+// WriteHeader records the status and passes it on.
 func (s *statusWriter) WriteHeader(code int) {
 	s.status = code
 	s.ResponseWriter.WriteHeader(code)
