@@ -70,15 +70,43 @@ func Parse(data []byte, opts Options) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, err := parseDocument(src, index)
-	if err != nil {
-		return nil, err
-	}
-	helm, err := helmRead(src, index)
+	doc, helm, err := readBoth(src, index)
 	if err != nil {
 		return nil, err
 	}
 	return &File{src: src, index: index, doc: doc, helm: helm}, nil
+}
+
+// readBoth parses document index with yaml.v3 nodes and with Helm's reader.
+// The node parse decides first, so that a syntax error is reported as such
+// and an alias bomb is refused before Helm's reader expands it; a document
+// without anchors cannot hold aliases, and then both readers run at the same
+// time (they are most of an edit's cost).
+func readBoth(src *source, index int) (*document, any, error) {
+	if len(src.docs) > 0 {
+		sp := src.docs[index]
+		if !bytes.ContainsRune(src.data[sp.start:sp.end], '&') {
+			var helm any
+			var helmErr error
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				helm, helmErr = helmRead(src, index)
+			}()
+			doc, err := parseDocument(src, index)
+			<-done
+			if err != nil {
+				return nil, nil, err
+			}
+			return doc, helm, helmErr
+		}
+	}
+	doc, err := parseDocument(src, index)
+	if err != nil {
+		return nil, nil, err
+	}
+	helm, err := helmRead(src, index)
+	return doc, helm, err
 }
 
 // Get returns the value at path, typed as Helm reads it.

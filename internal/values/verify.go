@@ -26,26 +26,13 @@ func verify(f *File, out []byte, edits []Edit, paths [][]Segment) (*document, er
 			return fail("bytes outside the edited document changed")
 		}
 	}
-	// The two readers parse the edited document at the same time: they are
-	// most of an edit's cost.
-	var helmAfter any
-	var helmErr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		helmAfter, helmErr = helmRead(osrc, index)
-	}()
-	after, err := parseDocument(osrc, index)
+	after, helmAfter, err := readBoth(osrc, index)
 	var v3After any
 	if err == nil {
 		v3After, err = after.decode()
 	}
-	<-done
 	if err != nil {
-		return fail("the edited file does not parse with yaml.v3: %v", err)
-	}
-	if helmErr != nil {
-		return fail("Helm's reader rejects the edited file: %v", helmErr)
+		return fail("the edited file does not read back: %v", err)
 	}
 	// The last edit of a path wins.
 	final := map[string]int{}
