@@ -38,9 +38,17 @@ func (h *Hub) authenticate(c *call, rt *route) bool {
 		return true
 	}
 	tok, ok := h.st.Tokens[cred]
-	if !ok || !h.clock.Now().Before(tok.ExpiresAt) {
+	if !ok || tok.expired(h.clock.Now()) {
 		c.fail(http.StatusUnauthorized, "Bad credentials")
 		return false
+	}
+	if tok.User != "" {
+		if rt.template == "/installation/repositories" {
+			c.fail(http.StatusForbidden, "You must authenticate with an installation access token in order to list repositories for an installation.")
+			return false
+		}
+		c.tok = tok
+		return true
 	}
 	for _, inst := range h.st.Installations {
 		if inst.ID == tok.Installation {
@@ -99,11 +107,29 @@ func (h *Hub) issueToken(inst *installation, repos []string) (string, *accessTok
 	h.st.Tokens[token] = at
 	// Drop expired tokens so the state file does not grow without bound.
 	for k, t := range h.st.Tokens {
-		if !h.clock.Now().Before(t.ExpiresAt) {
+		if t.expired(h.clock.Now()) {
 			delete(h.st.Tokens, k)
 		}
 	}
 	return token, at
+}
+
+func (t *accessToken) expired(now time.Time) bool {
+	return !t.ExpiresAt.IsZero() && !now.Before(t.ExpiresAt)
+}
+
+// IssueUserToken returns a personal access token acting as login, for tests
+// that need a person (a reviewer, someone pushing to the bot's branch) rather
+// than the App. It does not expire.
+func (h *Hub) IssueUserToken(login string) (string, error) {
+	if !validLogin(login) {
+		return "", fmt.Errorf("user token: invalid login %q", login)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	token := "ghp_" + randomHex(18)
+	h.st.Tokens[token] = &accessToken{User: login}
+	return token, h.persist()
 }
 
 // IssueToken issues an installation token as POST /app/installations/{id}/access_tokens does.

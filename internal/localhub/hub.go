@@ -192,6 +192,13 @@ func (h *Hub) AppID() int64 {
 	return h.st.App.ID
 }
 
+// AppOwner is the account that owns the App.
+func (h *Hub) AppOwner() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.st.App.Owner
+}
+
 // AppSlug is the App's slug.
 func (h *Hub) AppSlug() string {
 	h.mu.Lock()
@@ -494,7 +501,7 @@ func (c *call) loadRepo() bool {
 
 func (c *call) canSee(rs *repoState) bool {
 	if c.inst == nil {
-		return true
+		return true // the App itself, or a person (people see every repository here)
 	}
 	return c.h.tokenCovers(c.inst, c.tok, rs)
 }
@@ -531,5 +538,11 @@ func (h *Hub) repoDir(owner, name string) string {
 	return filepath.Join(h.dir, "repos", owner, name+".git")
 }
 
-// actor is the login acting in this call: the App's bot user.
-func (c *call) actor() string { return c.h.botLogin() }
+// actor is the login acting in this call: the App's bot user, or the
+// person whose token it is.
+func (c *call) actor() string {
+	if c.tok != nil && c.tok.User != "" {
+		return c.tok.User
+	}
+	return c.h.botLogin()
+}

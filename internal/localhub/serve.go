@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -40,11 +38,12 @@ type Endpoints struct {
 // the webhook secret into the state folder, calls ready once the listener is
 // up, and serves until ctx ends.
 func Run(ctx context.Context, cfg ServeConfig, ready func(Endpoints)) error {
-	h, err := New(Options{Dir: cfg.Dir, WebhookURL: cfg.WebhookURL})
+	s, err := Listen(cfg.Listen, Options{Dir: cfg.Dir, WebhookURL: cfg.WebhookURL})
 	if err != nil {
 		return err
 	}
-	defer h.Close()
+	defer s.Close()
+	h := s.Hub
 	var inst int64
 	for _, r := range cfg.Repos {
 		if !h.HasRepo(r.Owner + "/" + r.Name) {
@@ -62,7 +61,7 @@ func Run(ctx context.Context, cfg ServeConfig, ready func(Endpoints)) error {
 	}
 	if inst == 0 {
 		// No repository given: still one installation, so tokens can be issued.
-		if inst, err = h.Install(h.st.App.Owner); err != nil {
+		if inst, err = h.Install(h.AppOwner()); err != nil {
 			return err
 		}
 	}
@@ -73,25 +72,16 @@ func Run(ctx context.Context, cfg ServeConfig, ready func(Endpoints)) error {
 	if err := os.WriteFile(secretPath, []byte(h.WebhookSecret()), 0o600); err != nil {
 		return fmt.Errorf("writing the webhook secret: %w", err)
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", cfg.Listen, err)
-	}
-	base := "http://" + ln.Addr().String()
-	h.SetBaseURL(base)
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	ready(Endpoints{APIURL: base + "/", GraphQLURL: base + "/graphql", GitURL: base + "/", AppID: h.AppID(),
+	ready(Endpoints{APIURL: s.APIURL(), GraphQLURL: s.GraphQLURL(), GitURL: s.URL + "/", AppID: h.AppID(),
 		InstallationID: inst, PrivateKeyPath: keyPath, WebhookSecretPath: secretPath})
 	select {
-	case err := <-done:
+	case err := <-s.Done():
 		return fmt.Errorf("serving: %w", err)
 	case <-ctx.Done():
 	}
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shut); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	if err := s.srv.Shutdown(shut); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("shutting down: %w", err)
 	}
 	return nil

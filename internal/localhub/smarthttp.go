@@ -35,22 +35,28 @@ func (h *Hub) serveGit(w http.ResponseWriter, r *http.Request, owner, name, rest
 	tok := h.st.Tokens[password]
 	rs := h.repoByName(owner + "/" + name)
 	var inst *installation
-	if tok != nil && h.clock.Now().Before(tok.ExpiresAt) {
+	valid := tok != nil && !tok.expired(h.clock.Now())
+	if valid {
 		for _, i := range h.st.Installations {
 			if i.ID == tok.Installation {
 				inst = i
 			}
 		}
 	}
-	bot := h.botLogin()
+	// The pusher: the App's bot, or the person whose token it is.
+	pusher, email := h.botLogin(), h.botEmail()
+	person := valid && tok.User != ""
+	if person {
+		pusher, email = tok.User, tok.User+"@users.noreply.localhost"
+	}
 	h.mu.Unlock()
-	if !hasAuth || inst == nil {
+	if !hasAuth || !valid || (inst == nil && !person) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="GitHub"`)
 		http.Error(w, "Invalid username or token. Password authentication is not supported for Git operations.", http.StatusUnauthorized)
 		entry.setStatus(http.StatusUnauthorized)
 		return
 	}
-	if rs == nil || !h.tokenCovers(inst, tok, rs) {
+	if rs == nil || (!person && !h.tokenCovers(inst, tok, rs)) {
 		http.Error(w, "Repository not found.", http.StatusNotFound)
 		entry.setStatus(http.StatusNotFound)
 		return
@@ -62,7 +68,7 @@ func (h *Hub) serveGit(w http.ResponseWriter, r *http.Request, owner, name, rest
 	backend := &cgi.Handler{
 		Path: h.backend,
 		Env: gitEnv("GIT_PROJECT_ROOT="+filepath.Join(h.dir, "repos"), "GIT_HTTP_EXPORT_ALL=1",
-			"REMOTE_USER="+bot, "GIT_COMMITTER_NAME="+bot, "GIT_COMMITTER_EMAIL="+h.botEmail()),
+			"REMOTE_USER="+pusher, "GIT_COMMITTER_NAME="+pusher, "GIT_COMMITTER_EMAIL="+email),
 	}
 	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 	if !push || r.Method != http.MethodPost {
@@ -92,12 +98,12 @@ func (h *Hub) serveGit(w http.ResponseWriter, r *http.Request, owner, name, rest
 	}
 	for ref, sha := range after {
 		if before[ref] != sha {
-			h.refChanged(rs, g, ref, before[ref], sha, bot)
+			h.refChanged(rs, g, ref, before[ref], sha, pusher)
 		}
 	}
 	for ref, sha := range before {
 		if _, ok := after[ref]; !ok {
-			h.refChanged(rs, g, ref, sha, "", bot)
+			h.refChanged(rs, g, ref, sha, "", pusher)
 		}
 	}
 	if err := h.persist(); err != nil {

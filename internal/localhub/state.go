@@ -38,8 +38,9 @@ type installation struct {
 }
 
 type accessToken struct {
-	Installation int64     `json:"installation"`
-	ExpiresAt    time.Time `json:"expiresAt"`
+	Installation int64     `json:"installation,omitempty"`
+	User         string    `json:"user,omitempty"`  // a person's token: acts as this login
+	ExpiresAt    time.Time `json:"expiresAt"`       // zero: never expires
 	Repos        []string  `json:"repos,omitempty"` // full names; empty means all of the installation's
 }
 
