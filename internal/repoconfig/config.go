@@ -53,6 +53,21 @@ type Config struct {
 	DriftReport             DriftReport            `yaml:"driftReport" json:"driftReport,omitempty" jsonschema_description:"Reporting of unauthorized drift."`
 	Mode                    string                 `yaml:"mode" json:"mode,omitempty" jsonschema:"enum=write-back,enum=observe-only" jsonschema_description:"write-back (default) proposes authorized changes; observe-only reports every decision and writes nothing."`
 	Paused                  bool                   `yaml:"paused" json:"paused,omitempty" jsonschema_description:"When true backflow does nothing for this repository."`
+
+	// index answers the planner's per-observation questions without
+	// scanning every unit; Parse builds it, and a Config built by hand
+	// works without it.
+	index *index
+}
+
+type index struct {
+	envOf map[string]string // cluster -> environment
+	// claims maps environment|Kind|namespace to the units with a pattern
+	// whose kind and namespace segments have no glob; wild lists, per
+	// environment, the units with any other pattern.
+	claims map[string][]int
+	wild   map[string][]int
+	fields []FieldPattern
 }
 
 // Environment is a set of clusters that share desired state.

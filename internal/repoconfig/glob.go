@@ -31,18 +31,20 @@ func checkObjectPattern(p string) error {
 }
 
 // MatchObject reports whether the object key matches the pattern, segment
-// by segment.
+// by segment. It does not allocate: the planner asks it for every observed
+// object.
 func MatchObject(pattern, key string) bool {
-	ps, ks := strings.Split(pattern, "|"), strings.Split(key, "|")
-	if len(ps) != len(ks) {
-		return false
-	}
-	for i := range ps {
-		if !glob(ps[i], ks[i]) {
+	for {
+		ps, prest, pmore := strings.Cut(pattern, "|")
+		ks, krest, kmore := strings.Cut(key, "|")
+		if pmore != kmore || !glob(ps, ks) {
 			return false
 		}
+		if !pmore {
+			return true
+		}
+		pattern, key = prest, krest
 	}
-	return true
 }
 
 // glob reports whether name matches pattern, where `*` matches any run of
@@ -76,7 +78,11 @@ func glob(pattern, name string) bool {
 // so the patterns overlap exactly when every pair of segments does, and two
 // `*`-globs share a string exactly when globsIntersect says so.
 func objectsOverlap(p, q string) bool {
-	ps, qs := strings.Split(p, "|"), strings.Split(q, "|")
+	return segmentsOverlap(strings.Split(p, "|"), strings.Split(q, "|"))
+}
+
+// segmentsOverlap is objectsOverlap on keys already split at `|`.
+func segmentsOverlap(ps, qs []string) bool {
 	if len(ps) != len(qs) {
 		return false
 	}
@@ -91,19 +97,40 @@ func objectsOverlap(p, q string) bool {
 // globsIntersect decides whether some string matches both `*`-globs, by
 // dynamic programming over positions (i in a, j in b): a star may match
 // nothing, or absorb the other pattern's next character (or its star's
-// expansion).
+// expansion). Globs without stars, and globs whose fixed prefixes or
+// suffixes already disagree, are decided without the table.
 func globsIntersect(a, b string) bool {
-	memo := make(map[[2]int]bool)
+	aStar, bStar := strings.IndexByte(a, '*'), strings.IndexByte(b, '*')
+	switch {
+	case aStar < 0 && bStar < 0:
+		return a == b
+	case aStar < 0:
+		return glob(b, a)
+	case bStar < 0:
+		return glob(a, b)
+	}
+	if n := min(aStar, bStar); a[:n] != b[:n] {
+		return false
+	}
+	aEnd, bEnd := len(a)-1-strings.LastIndexByte(a, '*'), len(b)-1-strings.LastIndexByte(b, '*')
+	if n := min(aEnd, bEnd); a[len(a)-n:] != b[len(b)-n:] {
+		return false
+	}
+	// seen[i][j]: 0 not visited, 1 in progress or false, 2 true.
+	w := len(b) + 1
+	seen := make([]byte, (len(a)+1)*w)
 	var f func(i, j int) bool
 	f = func(i, j int) bool {
 		if i == len(a) && j == len(b) {
 			return true
 		}
-		key := [2]int{i, j}
-		if v, ok := memo[key]; ok {
-			return v
+		switch seen[i*w+j] {
+		case 1:
+			return false // a cycle adds no match
+		case 2:
+			return true
 		}
-		memo[key] = false // cycles cannot add matches
+		seen[i*w+j] = 1
 		var r bool
 		switch {
 		case i < len(a) && a[i] == '*':
@@ -113,7 +140,9 @@ func globsIntersect(a, b string) bool {
 		case i < len(a) && j < len(b):
 			r = a[i] == b[j] && f(i+1, j+1)
 		}
-		memo[key] = r
+		if r {
+			seen[i*w+j] = 2
+		}
 		return r
 	}
 	return f(0, 0)

@@ -2,12 +2,18 @@ package repoconfig
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/values"
 )
 
 // EnvironmentOf returns the environment a cluster belongs to.
 func (c *Config) EnvironmentOf(cluster string) (string, bool) {
+	if c.index != nil {
+		env, ok := c.index.envOf[cluster]
+		return env, ok
+	}
 	for name, e := range c.Environments {
 		for _, cl := range e.Clusters {
 			if cl == cluster {
@@ -31,18 +37,40 @@ func (c *Config) RequiresClusterAgreement(env string) bool {
 // UnitFor returns the unit that renders the object (key
 // apiVersion|Kind|namespace|name) in env. Validation guarantees at most one.
 func (c *Config) UnitFor(env, object string) (*Unit, bool) {
-	for i := range c.Units {
-		u := &c.Units[i]
-		if u.Environment != env {
-			continue
+	if c.index == nil {
+		for i := range c.Units {
+			if c.Units[i].Environment == env && c.Units[i].claims(object) {
+				return &c.Units[i], true
+			}
 		}
-		for _, p := range u.Objects {
-			if MatchObject(p, object) {
-				return u, true
+		return nil, false
+	}
+	if _, rest, ok := strings.Cut(object, "|"); ok {
+		if kind, rest, ok := strings.Cut(rest, "|"); ok {
+			if ns, _, ok := strings.Cut(rest, "|"); ok {
+				for _, i := range c.index.claims[env+"|"+kind+"|"+ns] {
+					if c.Units[i].claims(object) {
+						return &c.Units[i], true
+					}
+				}
 			}
 		}
 	}
+	for _, i := range c.index.wild[env] {
+		if c.Units[i].claims(object) {
+			return &c.Units[i], true
+		}
+	}
 	return nil, false
+}
+
+func (u *Unit) claims(object string) bool {
+	for _, p := range u.Objects {
+		if MatchObject(p, object) {
+			return true
+		}
+	}
+	return false
 }
 
 // RolesFor returns, sorted, the roles held by actor directly or through one
@@ -92,6 +120,18 @@ func (c *Config) Branch(u *Unit) string {
 
 // IgnoresField reports whether a Kubernetes field path matches ignoreFields.
 func (c *Config) IgnoresField(path string) bool {
+	if c.index != nil {
+		segs, err := values.ParsePath(path)
+		if err != nil {
+			return false
+		}
+		for _, p := range c.index.fields {
+			if matchSegs(p.segs, segs) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, s := range c.IgnoreFields {
 		p, err := CompileFieldPattern(s)
 		if err == nil && p.Match(path) {

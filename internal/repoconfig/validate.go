@@ -27,6 +27,7 @@ func Parse(file string, data []byte) (*Config, error) {
 		return nil, &Error{File: file, Errors: errs}
 	}
 	c.applyDefaults()
+	c.buildIndex()
 	return &c, nil
 }
 
@@ -170,6 +171,7 @@ func (c *Config) validateUnits(k *checker, receipts string) {
 	type claim struct {
 		unit    int
 		pattern string
+		segs    []string
 	}
 	byEnv := map[string][]claim{}
 	names := map[string]int{}
@@ -222,15 +224,16 @@ func (c *Config) validateUnits(k *checker, receipts string) {
 				k.add(op, err)
 				continue
 			}
+			segs := strings.Split(o, "|")
 			for _, other := range byEnv[u.Environment] {
-				if objectsOverlap(o, other.pattern) {
+				if segmentsOverlap(segs, other.segs) {
 					k.addf(op, "%q overlaps %q of units[%d] (%s) in environment %s: an object must belong to one unit",
 						o, other.pattern, other.unit, c.Units[other.unit].Name, u.Environment)
 				}
 			}
 			// Patterns of one unit may overlap each other: only claims by
 			// different units conflict.
-			mine = append(mine, claim{unit: i, pattern: o})
+			mine = append(mine, claim{unit: i, pattern: o, segs: segs})
 		}
 		byEnv[u.Environment] = append(byEnv[u.Environment], mine...)
 		if u.Chart != nil {
@@ -387,4 +390,37 @@ func (c *Config) applyDefaults() {
 			c.Roles[name] = r
 		}
 	}
+}
+
+func (c *Config) buildIndex() {
+	x := &index{envOf: map[string]string{}, claims: map[string][]int{}, wild: map[string][]int{}}
+	for name, e := range c.Environments {
+		for _, cl := range e.Clusters {
+			x.envOf[cl] = name
+		}
+	}
+	for i, u := range c.Units {
+		for _, o := range u.Objects {
+			seg := strings.Split(o, "|")
+			if strings.Contains(seg[1]+seg[2], "*") {
+				x.wild[u.Environment] = appendOnce(x.wild[u.Environment], i)
+				continue
+			}
+			key := u.Environment + "|" + seg[1] + "|" + seg[2]
+			x.claims[key] = appendOnce(x.claims[key], i)
+		}
+	}
+	for _, f := range c.IgnoreFields {
+		if p, err := CompileFieldPattern(f); err == nil {
+			x.fields = append(x.fields, p)
+		}
+	}
+	c.index = x
+}
+
+func appendOnce(list []int, i int) []int {
+	if n := len(list); n > 0 && list[n-1] == i {
+		return list
+	}
+	return append(list, i)
 }
