@@ -489,3 +489,47 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+func TestIndexAgreesWithScan(t *testing.T) {
+	cfg := strings.Replace(base, "units:\n", `units:
+  - name: api
+    environment: dev
+    valuesFiles: [envs/dev/api.yaml]
+    objects: ["apps/v1|Deployment|api|*", "v1|*|api-*|cm", "*|Secret|api|creds"]
+  - name: web
+    environment: prod
+    valuesFiles: [envs/prod/web.yaml]
+    objects: ["apps/v1|Deployment|web|web"]
+`, 1) + "ignoreFields: [\"status.**\", \"spec.template.metadata.annotations.*\"]\n"
+	indexed, err := Parse(Path, []byte(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scan := *indexed
+	scan.index = nil // as a Config built by hand
+	objects := []string{
+		"apps/v1|Deployment|api|api", "v1|ConfigMap|api-1|cm", "v1|ConfigMap|api|cm", "v1|Secret|api|creds",
+		"apps/v1|StatefulSet|redis|redis-replicas", "apps/v1|Deployment|web|web", "apps/v1|Deployment|web|x", "bad",
+	}
+	for _, env := range []string{"prod", "dev", "none"} {
+		for _, o := range objects {
+			u1, ok1 := indexed.UnitFor(env, o)
+			u2, ok2 := scan.UnitFor(env, o)
+			if ok1 != ok2 || (ok1 && u1.Name != u2.Name) {
+				t.Errorf("why: the index is only a shortcut: UnitFor(%s, %s) indexed %v %v, scanned %v %v", env, o, u1, ok1, u2, ok2)
+			}
+		}
+	}
+	for _, cl := range []string{"c1", "c2", "d1", "x"} {
+		e1, ok1 := indexed.EnvironmentOf(cl)
+		e2, ok2 := scan.EnvironmentOf(cl)
+		if e1 != e2 || ok1 != ok2 {
+			t.Errorf("why: the index is only a shortcut: EnvironmentOf(%s)", cl)
+		}
+	}
+	for _, f := range []string{"status.replicas", "spec.template.metadata.annotations.a", "spec.replicas", "spec..x"} {
+		if indexed.IgnoresField(f) != scan.IgnoresField(f) {
+			t.Errorf("why: the index is only a shortcut: IgnoresField(%s)", f)
+		}
+	}
+}
