@@ -300,7 +300,11 @@ func (h *Hub) getRaw(c *call) {
 	if !c.loadRepo() {
 		return
 	}
-	data, err := c.git.catFile("blob", mustOut(c.git.out(nil, nil, "rev-parse", "--verify", "--quiet", c.p["sha"]+":"+c.p["path"])))
+	sha, err := c.git.resolveCommit(c.p["sha"]) // refuses option-like input before it reaches git
+	var data []byte
+	if err == nil {
+		data, err = c.git.catFile("blob", mustOut(c.git.out(nil, nil, "rev-parse", "--verify", "--quiet", sha+":"+c.p["path"])))
+	}
 	if err != nil {
 		c.fail(http.StatusNotFound, "Not Found")
 		return

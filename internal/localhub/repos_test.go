@@ -1,6 +1,7 @@
 package localhub
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -41,6 +42,15 @@ func TestContentsBranchesAndETag(t *testing.T) {
 				t.Fatalf("dir %v", dir)
 			}
 		})
+	}
+
+	// go-github's DownloadContents follows download_url with the same client.
+	rc, resp, err := c.Repositories.DownloadContents(e.ctx, testOwner, testRepo, "envs/prod/redis/values.yaml", nil)
+	mustStatus(t, "download", resp, err, 200)
+	raw, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(raw) != testFiles["envs/prod/redis/values.yaml"] {
+		t.Fatalf("downloaded %q", raw)
 	}
 
 	branches, resp, err := c.Repositories.ListBranches(e.ctx, testOwner, testRepo, nil)
