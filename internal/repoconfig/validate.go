@@ -87,7 +87,8 @@ func (c *Config) validate() []FieldError {
 	c.validateEnvironments(k)
 	c.validateUnits(k, receipts)
 	c.validateRoles(k)
-	for actor, login := range c.Identities {
+	for _, actor := range sortedKeys(c.Identities) {
+		login := c.Identities[actor]
 		if actor == "" {
 			k.addf("identities", "an actor name is empty")
 		}
