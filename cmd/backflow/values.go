@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -27,6 +28,21 @@ edited tokens change; comments, blank lines, quoting and layout stay.`,
 	return cmd
 }
 
+// oneShotGC sets the collector for a one-shot values command and returns
+// the function that restores it (in-process callers, tests, get theirs
+// back). One edit parses the file four times (before and after, with two
+// readers) into short-lived trees, about fifty times the file's size;
+// collecting them costs more than it frees, so the collector runs only past
+// a memory limit.
+func oneShotGC() func() {
+	oldPercent := debug.SetGCPercent(-1)
+	oldLimit := debug.SetMemoryLimit(512 << 20)
+	return func() {
+		debug.SetGCPercent(oldPercent)
+		debug.SetMemoryLimit(oldLimit)
+	}
+}
+
 // documentOption turns --document (-1 when not given) into editor options.
 func documentOption(n int) values.Options {
 	if n < 0 {
@@ -46,6 +62,7 @@ func newValuesGetCmd() *cobra.Command {
 			if file == "" || path == "" {
 				return usageError("values get: --file and --path are required")
 			}
+			defer oneShotGC()()
 			data, err := os.ReadFile(file)
 			if err != nil {
 				return usageError("%v", err)
@@ -98,6 +115,7 @@ made safely is refused: exit 1 and no output.`,
 				}
 				edits[i] = values.Edit{Path: paths[i], Value: v}
 			}
+			defer oneShotGC()()
 			data, err := os.ReadFile(file)
 			if err != nil {
 				return usageError("%v", err)
