@@ -9,7 +9,7 @@ import (
 // commitFile makes a commit on top of from through the Git database API
 // (blob, tree, commit, ref) as a GitHub App does, pointing branch at it; it
 // returns from's SHA.
-func commitFile(t *testing.T, e *env, c *github.Client, from, branch, path, content, msg string) string {
+func commitFile(t testing.TB, e *env, c *github.Client, from, branch, path, content, msg string) string {
 	t.Helper()
 	ref, resp, err := c.Git.GetRef(e.ctx, testOwner, testRepo, "heads/"+from)
 	mustStatus(t, "get base ref", resp, err, 200)

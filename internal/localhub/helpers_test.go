@@ -21,7 +21,7 @@ var (
 	testKey     *rsa.PrivateKey
 )
 
-func appKey(t *testing.T) *rsa.PrivateKey {
+func appKey(t testing.TB) *rsa.PrivateKey {
 	t.Helper()
 	testKeyOnce.Do(func() {
 		k, err := rsa.GenerateKey(rand.Reader, 2048)
@@ -58,7 +58,7 @@ var testFiles = map[string]string{
 	"charts/redis/templates/sts.yaml": "kind: StatefulSet\n",
 }
 
-func newEnv(t *testing.T, opts Options) *env {
+func newEnv(t testing.TB, opts Options) *env {
 	t.Helper()
 	// The fake clock starts at wall-clock time: ghinstallation signs its JWTs
 	// with the real clock, and the hub checks them against its own.
@@ -90,7 +90,7 @@ func newEnv(t *testing.T, opts Options) *env {
 }
 
 // client is an installation client exactly as the GitHub adapter builds one.
-func (e *env) client(t *testing.T) *github.Client {
+func (e *env) client(t testing.TB) *github.Client {
 	t.Helper()
 	tr, err := ghinstallation.New(http.DefaultTransport, e.hub.AppID(), e.inst, e.hub.PrivateKeyPEM())
 	if err != nil {
@@ -101,7 +101,7 @@ func (e *env) client(t *testing.T) *github.Client {
 }
 
 // appClient authenticates as the App (JWT).
-func (e *env) appClient(t *testing.T) *github.Client {
+func (e *env) appClient(t testing.TB) *github.Client {
 	t.Helper()
 	tr, err := ghinstallation.NewAppsTransport(http.DefaultTransport, e.hub.AppID(), e.hub.PrivateKeyPEM())
 	if err != nil {
@@ -111,12 +111,12 @@ func (e *env) appClient(t *testing.T) *github.Client {
 }
 
 // tokenClient uses a fixed installation token, for expiry tests.
-func (e *env) tokenClient(t *testing.T, token string) *github.Client {
+func (e *env) tokenClient(t testing.TB, token string) *github.Client {
 	t.Helper()
 	return e.withBase(t, github.NewClient(nil).WithAuthToken(token))
 }
 
-func (e *env) withBase(t *testing.T, c *github.Client) *github.Client {
+func (e *env) withBase(t testing.TB, c *github.Client) *github.Client {
 	t.Helper()
 	c, err := c.WithEnterpriseURLs(e.srv.URL+"/", e.srv.URL+"/")
 	if err != nil {
@@ -127,7 +127,7 @@ func (e *env) withBase(t *testing.T, c *github.Client) *github.Client {
 	return c
 }
 
-func (e *env) token(t *testing.T) string {
+func (e *env) token(t testing.TB) string {
 	t.Helper()
 	tok, _, err := e.hub.IssueToken(e.inst)
 	if err != nil {
@@ -136,7 +136,7 @@ func (e *env) token(t *testing.T) string {
 	return tok
 }
 
-func mustStatus(t *testing.T, what string, resp *github.Response, err error, want int) {
+func mustStatus(t testing.TB, what string, resp *github.Response, err error, want int) {
 	t.Helper()
 	got := 0
 	if resp != nil {

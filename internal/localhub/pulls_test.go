@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-github/v62/github"
 )
 
-func openPull(t *testing.T, e *env, c *github.Client, head string) *github.PullRequest {
+func openPull(t testing.TB, e *env, c *github.Client, head string) *github.PullRequest {
 	t.Helper()
 	pr, resp, err := c.PullRequests.Create(e.ctx, testOwner, testRepo, &github.NewPullRequest{
 		Title: github.String("Scale " + head), Head: github.String(head), Base: github.String("main"), Body: github.String("body"),
