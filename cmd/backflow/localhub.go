@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -31,7 +32,8 @@ state stays in STATE_DIR for the next run.`,
 			if listen == "" || dir == "" {
 				return usageError("localhub: --listen and --dir are required")
 			}
-			cfg := localhub.ServeConfig{Listen: listen, Dir: dir, WebhookURL: webhookURL}
+			logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			cfg := localhub.ServeConfig{Listen: listen, Dir: dir, WebhookURL: webhookURL, Logger: logger}
 			for _, r := range repos {
 				imp, err := parseRepoFlag(r)
 				if err != nil {

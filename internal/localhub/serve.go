@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -20,6 +21,7 @@ type ServeConfig struct {
 	Dir        string // the state folder
 	Repos      []RepoImport
 	WebhookURL string
+	Logger     *slog.Logger // failures the hub cannot answer to a client; nil discards
 }
 
 // Endpoints tells clients where the hub is and how to authenticate.
@@ -38,7 +40,7 @@ type Endpoints struct {
 // the webhook secret into the state folder, calls ready once the listener is
 // up, and serves until ctx ends.
 func Run(ctx context.Context, cfg ServeConfig, ready func(Endpoints)) error {
-	s, err := Listen(cfg.Listen, Options{Dir: cfg.Dir, WebhookURL: cfg.WebhookURL})
+	s, err := Listen(cfg.Listen, Options{Dir: cfg.Dir, WebhookURL: cfg.WebhookURL, Logger: cfg.Logger})
 	if err != nil {
 		return err
 	}

@@ -132,6 +132,7 @@ func (w *webhooks) enqueue(event, action string, payload obj) {
 	select {
 	case w.queue <- webhookJob{event, action, b}:
 	default:
+		w.hub.logger.Warn("webhook dropped: queue full", "event", event)
 		w.log.add(Delivery{ID: newUUID(), Event: event, Action: action, Payload: b, Error: "dropped: queue full"})
 	}
 }
@@ -175,6 +176,7 @@ func (w *webhooks) deliver(job webhookJob) {
 	resp, err := w.client.Do(req)
 	if err != nil {
 		d.Error = err.Error()
+		w.hub.logger.Warn("webhook delivery failed", "event", job.event, "delivery", d.ID, "err", err)
 	} else {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 		resp.Body.Close()
