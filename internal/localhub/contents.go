@@ -131,6 +131,7 @@ func (h *Hub) putContents(c *call) {
 	status := http.StatusOK
 	if !del {
 		c.r.URL.RawQuery = "ref=" + branch
+		c.refCommit = sha
 		resp["content"] = h.contentEntry(c, files[p], p, "file")
 		if !exists {
 			status = http.StatusCreated

@@ -381,6 +381,8 @@ type call struct {
 	limited bool
 	repo    *repoState
 	git     *gitRepo
+	// refCommit is the commit the last resolveRef found (contents URLs name it).
+	refCommit string
 }
 
 func (c *call) json(status int, v any) {

@@ -288,6 +288,7 @@ func (c *call) resolveRef(ref string) (string, bool) {
 	}
 	for _, cand := range []string{"refs/heads/" + ref, "refs/tags/" + ref, ref} {
 		if sha, err := c.git.resolveCommit(cand); err == nil {
+			c.refCommit = sha
 			return sha, true
 		}
 	}
@@ -303,7 +304,7 @@ func (h *Hub) getRaw(c *call) {
 	sha, err := c.git.resolveCommit(c.p["sha"]) // refuses option-like input before it reaches git
 	var data []byte
 	if err == nil {
-		data, err = c.git.catFile("blob", mustOut(c.git.out(nil, nil, "rev-parse", "--verify", "--quiet", sha+":"+c.p["path"])))
+		data, err = c.git.catFile("blob", orEmpty(c.git.out(nil, nil, "rev-parse", "--verify", "--quiet", sha+":"+c.p["path"])))
 	}
 	if err != nil {
 		c.fail(http.StatusNotFound, "Not Found")
@@ -312,24 +313,14 @@ func (h *Hub) getRaw(c *call) {
 	c.raw(data)
 }
 
-func mustOut(s string, err error) string {
+// orEmpty drops the error of a lookup whose failure the caller detects anyway.
+func orEmpty(s string, err error) string {
 	if err != nil {
 		return ""
 	}
 	return s
 }
 
-func (c *call) resolveRefQuiet(ref string) (string, bool) {
-	if ref == "" {
-		ref = c.repo.DefaultBranch
-	}
-	for _, cand := range []string{"refs/heads/" + ref, "refs/tags/" + ref, ref} {
-		if sha, err := c.git.resolveCommit(cand); err == nil {
-			return sha, true
-		}
-	}
-	return "", false
-}
 
 func (h *Hub) getContents(c *call) {
 	if !c.loadRepo() {
@@ -411,8 +402,9 @@ func (h *Hub) listDir(c *call, sha, dir string) {
 	c.json(http.StatusOK, out)
 }
 
+// contentEntry renders one contents API entry of the commit resolveRef found.
 func (h *Hub) contentEntry(c *call, e treeEntry, p, typ string) obj {
-	sha, _ := c.resolveRefQuiet(c.query("ref"))
+	sha := c.refCommit
 	ref := c.query("ref")
 	if ref == "" {
 		ref = c.repo.DefaultBranch
