@@ -321,7 +321,6 @@ func orEmpty(s string, err error) string {
 	return s
 }
 
-
 func (h *Hub) getContents(c *call) {
 	if !c.loadRepo() {
 		return
