@@ -6,7 +6,6 @@ import (
 	"crypto/rsa"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -145,10 +144,6 @@ func mustStatus(t testing.TB, what string, resp *github.Response, err error, wan
 	if got != want {
 		t.Fatalf("%s: status %d (err %v), want %d", what, got, err, want)
 	}
-}
-
-func TestMain(m *testing.M) {
-	os.Exit(m.Run())
 }
 
 type githubTokenOptions = github.InstallationTokenOptions
