@@ -470,8 +470,9 @@ func (d *document) replace(loc located, path []Segment, v any) ([]splice, error)
 	}
 	inline := t.inline
 	start := e.propStart
-	if e.end == e.start && e.start > 0 && d.src.data[e.start-1] == ':' {
-		// An empty value right after the colon: `key:` becomes `key: v`.
+	if e.end == e.start && e.start > 0 && (d.src.data[e.start-1] == ':' || d.src.data[e.start-1] == '-') {
+		// An empty value right after the colon or the dash: `key:` becomes
+		// `key: v`, `-` becomes `- v`.
 		inline = " " + inline
 	}
 	if !loc.flow && e.end == e.start && e.start < len(d.src.data) && d.src.data[e.start] == '#' {
