@@ -47,6 +47,7 @@ and opens an attributed pull request that carries a machine-checkable receipt.`,
 		newLocalhubCmd(),
 		newVersionCmd(),
 		newValuesCmd(),
+		newPlanCmd(),
 		newConfigCmd(),
 		newVerifyCmd(), newReceiptsCmd(), newPolicyCmd(),
 	)

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/plan"
+	"github.com/backflow-dev/backflow/internal/policy"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
+)
+
+func newPlanCmd() *cobra.Command {
+	var (
+		repo, format, trust, nowFlag string
+		paths                        []string
+	)
+	cmd := &cobra.Command{
+		Use:   "plan --repo DIR --observations PATH... [--format table|json|markdown]",
+		Short: "Decide what to do with observed live changes (writes nothing)",
+		Long: `Read the GitOps repository checked out at DIR (.github/backflow.yaml, the
+policy and the values files, from the working tree) and the observations at
+each PATH (a file or a directory of ObjectStateObserved documents, cub-scout
+trace-diff JSON or watch JSONL), and print one decision per observed object:
+allow (with the values edit and its receipt), deny (with every reason), noop,
+stale or unmapped. Nothing is written.
+
+--observations may be repeated; further PATHs may follow as arguments.
+--trust is the highest attribution believed from these files: a document
+claiming more is lowered to it (cub-scout outputs never name an actor).
+
+Exit 0 whatever the outcomes; 2 when the repo config or the policy is
+invalid or unreadable, or an observations PATH does not exist.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if repo == "" {
+				return usageError("plan: --repo is required")
+			}
+			paths = append(paths, args...)
+			if len(paths) == 0 {
+				return usageError("plan: --observations is required")
+			}
+			render, ok := planFormats[format]
+			if !ok {
+				return usageError("plan: --format %q: want table, json or markdown", format)
+			}
+			ceiling, err := observe.ParseAttribution(trust)
+			if err != nil {
+				return usageError("plan: --trust: %v", err)
+			}
+			now := time.Now()
+			if nowFlag != "" {
+				if now, err = time.Parse(time.RFC3339, nowFlag); err != nil {
+					return usageError("plan: --now %q: want an RFC 3339 time", nowFlag)
+				}
+			}
+			snap, readErrs, err := loadSnapshot(repo)
+			if err != nil {
+				return usageError("plan: %v", err)
+			}
+			var obs observe.Result
+			for _, p := range paths {
+				if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+					return usageError("plan: observations %s: no such file or directory", p)
+				}
+				obs.Merge(observe.LoadPath(p, observe.Options{Ceiling: ceiling}))
+			}
+			res := plan.Plan(obs.Observations, obs.Triggers, snap, now)
+			var errs []string
+			errs = append(errs, readErrs...)
+			for _, e := range obs.Errors {
+				errs = append(errs, e.Error())
+			}
+			res.Errors = append(errs, res.Errors...)
+			out, err := render(res)
+			if err != nil {
+				return usageError("plan: %v", err)
+			}
+			_, err = cmd.OutOrStdout().Write(out)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&repo, "repo", "", "the checkout of the GitOps repository")
+	cmd.Flags().StringArrayVar(&paths, "observations", nil, "a file or directory of observations (repeatable)")
+	cmd.Flags().StringVar(&format, "format", "table", "output format: table, json or markdown")
+	cmd.Flags().StringVar(&trust, "trust", string(observe.AttributionAuditLog), "the highest attribution believed from the observation files: unknown, asserted, managed-fields or audit-log")
+	cmd.Flags().StringVar(&nowFlag, "now", "", "plan as of this RFC 3339 time (default: the current time)")
+	return cmd
+}
+
+var planFormats = map[string]func(plan.Result) ([]byte, error){
+	"table":    plan.Result.Table,
+	"json":     plan.Result.JSON,
+	"markdown": plan.Result.Markdown,
+}
+
+// loadSnapshot reads what the planner needs from the checkout: the repo
+// config and the policy (an error when either is unreadable or invalid) and
+// every unit's values files (a file that cannot be read is reported, and
+// the planner fails that unit's decisions closed).
+func loadSnapshot(repo string) (plan.Snapshot, []string, error) {
+	cfg, err := repoconfig.Load(repo)
+	if err != nil {
+		return plan.Snapshot{}, nil, err
+	}
+	data, err := repoconfig.ReadRepoFile(repo, cfg.Policy, policy.MaxSize)
+	if err != nil {
+		return plan.Snapshot{}, nil, fmt.Errorf("%s: policy: %w", repoconfig.Path, err)
+	}
+	pol, err := policy.Parse(cfg.Policy, data)
+	if err != nil {
+		return plan.Snapshot{}, nil, err
+	}
+	snap := plan.Snapshot{Config: cfg, Policy: pol, PolicyPath: path.Clean(cfg.Policy), Commit: headCommit(repo), Files: map[string][]byte{}}
+	var errs []string
+	tried := map[string]bool{}
+	for _, u := range cfg.Units {
+		for _, f := range u.ValuesFiles {
+			if tried[f] {
+				continue
+			}
+			tried[f] = true
+			data, err := repoconfig.ReadRepoFile(repo, f, repoconfig.MaxValuesSize)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("reading values file of unit %s (%s): %v", u.Name, u.Environment, err))
+				continue
+			}
+			snap.Files[f] = data
+		}
+	}
+	return snap, errs, nil
+}

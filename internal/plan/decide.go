@@ -1,0 +1,452 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/policy"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
+	"github.com/backflow-dev/backflow/internal/values"
+)
+
+// fieldState is one observed field on its way through the planner.
+type fieldState struct {
+	f observe.Field
+	// valuePath is the values path the field maps to; empty when none.
+	valuePath string
+	// mapWhy says why no value path maps the field.
+	mapWhy string
+	// repo is the repository's merged desired value at valuePath, valid
+	// when present.
+	repo    any
+	present bool
+	// file indexes the unit's values file a write-back edits.
+	file int
+	// live and obsDesired are typed like repo (the typing table).
+	live       any
+	obsDesired any
+	authorized bool
+	// matches are the entries that authorize the field, by eligible role.
+	matches map[string]*policy.Match
+}
+
+// from is the value the change starts from: the repository's when it holds
+// the path, else what the observer compared against, else null.
+func (fs *fieldState) from() any {
+	if fs.present {
+		return fs.repo
+	}
+	if fs.f.HasDesired {
+		return fs.obsDesired
+	}
+	return nil
+}
+
+// pending is an allow waiting for its unit's write-back to be built.
+type pending struct {
+	index  int
+	obs    *observe.Observation
+	fields []*fieldState
+	role   string
+}
+
+// decide makes the decision for one object, applying the outcomes in their
+// order of precedence: unmapped, noop, stale, deny, allow.
+func (p *planner) decide(g *group) Decision {
+	o := g.newest
+	d := Decision{
+		Environment: g.env, Object: g.object, Actor: o.Change.Actor, ObservedAt: o.ObservedAt,
+		Reasons: slices.Clone(g.notes), Changes: []Change{},
+	}
+	secret := o.Object.IsSecret()
+	show := func(v any) any {
+		if secret {
+			return observe.Redacted
+		}
+		return v
+	}
+	if g.env == "" {
+		d.Outcome = Unmapped
+		d.Reasons = append(d.Reasons, g.unmappedWhy)
+		d.Changes = p.rawChanges(o, show)
+		return d
+	}
+	u := p.unitFor(g.env, g.object)
+	if u == nil {
+		d.Outcome = Unmapped
+		why := fmt.Sprintf("unmapped: no unit of %s claims %s in environment %s", repoconfig.Path, g.object, g.env)
+		if _, known := p.cfg.Environments[g.env]; !known {
+			why = fmt.Sprintf("unmapped: environment %s (named by the observation) is not in %s", g.env, repoconfig.Path)
+		}
+		d.Reasons = append(d.Reasons, why)
+		d.Changes = p.rawChanges(o, show)
+		return d
+	}
+	d.Unit = u.Name
+	uv := p.unitValues(u)
+	if uv.err != nil {
+		// Fail closed: without the unit's desired values nothing can be
+		// compared, so nothing may be written.
+		d.Changes = p.rawChanges(o, show)
+		p.failClosed(&d, uv.err.Error())
+		return d
+	}
+	held := p.cfg.RolesFor(o.Change.Actor, o.Change.Groups)
+	var fields []*fieldState
+	for _, f := range o.Fields {
+		if p.ignoresField(f.Path) || p.cfg.IgnoresManager(f.Manager) {
+			continue
+		}
+		fs := p.fieldState(f, g, uv, held)
+		if fs.unchanged() {
+			continue
+		}
+		fields = append(fields, fs)
+	}
+	slices.SortStableFunc(fields, func(a, b *fieldState) int { return strings.Compare(a.f.Path, b.f.Path) })
+	for _, fs := range fields {
+		c := Change{Object: g.object, Field: fs.f.Path, ValuePath: fs.valuePath, From: show(fs.from()), To: show(fs.live)}
+		if fs.valuePath != "" {
+			c.ValuesFile = uv.files[fs.file].path
+		}
+		d.Changes = append(d.Changes, c)
+	}
+	if len(fields) == 0 {
+		d.Outcome = Noop
+		if len(o.Fields) == 0 {
+			d.Reasons = append(d.Reasons, "noop: the object was observed matching desired")
+		} else {
+			d.Reasons = append(d.Reasons, "noop: every observed field equals desired, is ignored (ignoreFields) or was written by an ignored manager (ignoreManagers)")
+		}
+		return d
+	}
+	if stale := p.staleReasons(fields, uv, show); len(stale) > 0 {
+		d.Outcome = Stale
+		d.Reasons = append(d.Reasons, stale...)
+		return d
+	}
+	reasons, role := p.authorize(o, g, fields, held, secret)
+	for i, fs := range fields {
+		d.Changes[i].Authorized = fs.authorized
+	}
+	if len(reasons) > 0 {
+		d.Outcome = Deny
+		d.Reasons = append(d.Reasons, reasons...)
+		return d
+	}
+	d.Outcome = Allow
+	d.Role = role
+	d.AutoMerge = o.Change.Attribution == observe.AttributionAuditLog
+	for _, fs := range fields {
+		if !fs.matches[role].AutoMerge {
+			d.AutoMerge = false
+		}
+	}
+	d.Reasons = append(d.Reasons, fmt.Sprintf("allow: role %s of %s authorizes every changed field", role, o.Change.Actor))
+	p.allowed[u] = append(p.allowed[u], &pending{index: len(p.res.Decisions), obs: o, fields: fields, role: role})
+	return d
+}
+
+// unchanged reports a field that is no change: live equals the desired
+// value (the repository's when it holds the path, else the observer's).
+func (fs *fieldState) unchanged() bool {
+	if fs.f.Removed {
+		// A field absent live is a change only when desired has a value.
+		return !fs.present && (!fs.f.HasDesired || fs.obsDesired == nil)
+	}
+	if fs.present {
+		return values.Equal(fs.live, fs.repo)
+	}
+	return fs.f.HasDesired && values.Equal(fs.live, fs.obsDesired)
+}
+
+// fieldState maps a field to its value path and reads the values it is
+// compared with.
+func (p *planner) fieldState(f observe.Field, g *group, uv *unitValues, held []string) *fieldState {
+	fs := &fieldState{f: f}
+	fs.valuePath, fs.mapWhy = p.mapField(g.object, g.env, f.Path, held)
+	if fs.valuePath != "" {
+		fs.repo, fs.present = lookup(uv.merged, fs.valuePath)
+		fs.file = uv.editedFile(fs.valuePath)
+	}
+	if !f.Removed {
+		fs.live = plain(f.LiveLike(fs.repo))
+	}
+	if f.HasDesired {
+		fs.obsDesired = plain(f.DesiredLike(fs.repo))
+	}
+	return fs
+}
+
+// mapField finds the value path a field maps to on object: the valuePath of
+// a mayAccept entry for that field that lists the object. Entries of a role
+// the actor holds come first, then entries that list the environment, then
+// file order. A field no entry maps is unauthorized.
+func (p *planner) mapField(object, env, field string, held []string) (string, string) {
+	es := p.entries[field]
+	best, bestRank := -1, 0
+	for i, e := range es {
+		if !listsObject(e.a.Objects, object) {
+			continue
+		}
+		rank := 0
+		if !slices.Contains(held, e.role) {
+			rank += 2
+		}
+		if !listsEnvironment(e.a.Environments, env) {
+			rank++
+		}
+		if best < 0 || rank < bestRank {
+			best, bestRank = i, rank
+		}
+	}
+	if best >= 0 {
+		return es[best].a.ValuePath, ""
+	}
+	if len(es) > 0 {
+		var objs []string
+		for _, e := range es {
+			objs = append(objs, e.a.Objects...)
+		}
+		slices.Sort(objs)
+		objs = slices.Compact(objs)
+		return "", fmt.Sprintf("object-not-listed: %s: no mayAccept entry for this field lists %s (they list %s)", field, object, strings.Join(objs, ", "))
+	}
+	return "", fmt.Sprintf("field-not-accepted: %s: no mayAccept entry maps this field to a value path", field)
+}
+
+func listsObject(patterns []string, object string) bool {
+	return slices.ContainsFunc(patterns, func(p string) bool { return repoconfig.MatchObject(p, object) })
+}
+
+func listsEnvironment(patterns []string, env string) bool {
+	// An environment name has no `|`, so it is one segment of an object
+	// glob: `*` matches any run of characters.
+	return slices.ContainsFunc(patterns, func(p string) bool { return repoconfig.MatchObject(p, env) })
+}
+
+// staleReasons lists the fields whose observer compared against a desired
+// value the repository no longer holds.
+func (p *planner) staleReasons(fields []*fieldState, uv *unitValues, show func(any) any) []string {
+	var out []string
+	for _, fs := range fields {
+		if !fs.present || !fs.f.HasDesired || values.Equal(fs.obsDesired, fs.repo) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("stale: %s: the observer compared against desired %s, but %s holds %s at %s%s; desired moved since, look again",
+			fs.f.Path, values.Format(show(fs.obsDesired)), uv.files[fs.file].path, values.Format(show(fs.repo)), fs.valuePath, p.atCommit()))
+	}
+	return out
+}
+
+func (p *planner) atCommit() string {
+	if p.snap.Commit == "" {
+		return ""
+	}
+	return " at commit " + p.snap.Commit
+}
+
+// authorize decides every field and returns every reason to deny, or the
+// role that authorizes every field.
+func (p *planner) authorize(o *observe.Observation, g *group, fields []*fieldState, held []string, secret bool) ([]string, string) {
+	var reasons []string
+	add := func(format string, a ...any) {
+		r := fmt.Sprintf(format, a...)
+		if !slices.Contains(reasons, r) {
+			reasons = append(reasons, r)
+		}
+	}
+	ch := o.Change
+	if secret {
+		add("secret: %s is a Secret: Secrets are never written back and their values are redacted", g.object)
+	}
+	switch {
+	case ch.Actor == "":
+		add("actor-unknown: nobody is known to have made the change (the %s observation names no actor)", sourceName(o))
+	case ch.Attribution == observe.AttributionUnknown:
+		add("actor-unknown: %s is named, but the attribution is unknown", ch.Actor)
+	}
+	if ch.Actor != "" && len(held) == 0 {
+		add("no-role: %s (groups [%s]) holds no role in %s", ch.Actor, strings.Join(ch.Groups, ", "), repoconfig.Path)
+	}
+	var eligible []string
+	for _, r := range held {
+		role := p.cfg.Roles[r]
+		if role.Accepts(ch.Attribution) {
+			eligible = append(eligible, r)
+			continue
+		}
+		if ch.Attribution != observe.AttributionUnknown {
+			accepted := role.Attribution
+			if accepted == nil {
+				accepted = repoconfig.DefaultAttribution
+			}
+			add("attribution-not-accepted: role %s accepts attribution [%s]; the change by %s is attributed %s%s",
+				r, joinAttr(accepted), ch.Actor, ch.Attribution, claimedNote(ch))
+		}
+	}
+	for _, fs := range fields {
+		fs.matches = map[string]*policy.Match{}
+		switch {
+		case fs.valuePath == "":
+			add("%s", fs.mapWhy)
+			continue
+		case secret:
+			continue
+		case fs.f.Removed:
+			add("field-removed: %s: the field is absent live; removals are not written back", fs.f.Path)
+			continue
+		}
+		req := policy.Request{Environment: g.env, Object: g.object, Field: fs.f.Path, ValuePath: fs.valuePath, Value: fs.live, HasValue: true}
+		for _, r := range eligible {
+			req.Roles = []string{r}
+			if dec := p.snap.Policy.Evaluate(req); dec.Allowed {
+				fs.matches[r] = dec.Match
+			}
+		}
+		fs.authorized = len(fs.matches) > 0
+		if fs.authorized || len(held) == 0 {
+			// With no role held, no-role says it all.
+			continue
+		}
+		req.Roles = held
+		if !p.snap.Policy.Valid() {
+			add("invalid-policy: %s is invalid, so it authorizes nothing", p.snap.PolicyPath)
+			continue
+		}
+		for _, r := range p.snap.Policy.Evaluate(req).Reasons {
+			add("%s: %s: %s", r.Kind, fs.f.Path, r.Message)
+		}
+	}
+	var unauthorized []string
+	for _, fs := range fields {
+		if !fs.authorized {
+			unauthorized = append(unauthorized, g.object+" "+fs.f.Path)
+		}
+	}
+	if len(unauthorized) > 0 {
+		// Bounds are per object: one unauthorized field denies the whole
+		// change, the authorized fields with it.
+		add("bounds: the object's change is denied as a whole; unauthorized fields changed: %s", strings.Join(unauthorized, ", "))
+	}
+	p.clusterAgreement(g, fields, add)
+	if len(reasons) > 0 {
+		return reasons, ""
+	}
+	for _, r := range eligible {
+		all := true
+		for _, fs := range fields {
+			if fs.matches[r] == nil {
+				all = false
+				break
+			}
+		}
+		if all {
+			return nil, r
+		}
+	}
+	add("no-single-role: every changed field is authorized, but no one role of %s authorizes them all; a receipt names one role", ch.Actor)
+	return reasons, ""
+}
+
+// clusterAgreement checks, when the environment requires it, that every one
+// of its clusters was observed with the same live value for every changed
+// field. A cluster not observed, or observed matching desired, disagrees.
+func (p *planner) clusterAgreement(g *group, fields []*fieldState, add func(string, ...any)) {
+	if !p.cfg.RequiresClusterAgreement(g.env) {
+		return
+	}
+	secret := g.newest.Object.IsSecret()
+	for _, cluster := range p.cfg.Environments[g.env].Clusters {
+		o := g.perCluster[cluster]
+		if o == nil {
+			add("clusters-disagree: requireClusterAgreement: cluster %s of %s has not been observed", cluster, g.env)
+			continue
+		}
+		for _, fs := range fields {
+			i := slices.IndexFunc(o.Fields, func(f observe.Field) bool { return f.Path == fs.f.Path })
+			switch {
+			case i < 0:
+				add("clusters-disagree: requireClusterAgreement: %s on cluster %s was observed matching desired", fs.f.Path, cluster)
+			case o.Fields[i].Removed != fs.f.Removed || !values.Equal(plain(o.Fields[i].LiveLike(fs.repo)), fs.live):
+				if secret {
+					add("clusters-disagree: requireClusterAgreement: %s differs on cluster %s", fs.f.Path, cluster)
+				} else {
+					add("clusters-disagree: requireClusterAgreement: %s is %s on cluster %s but %s on %s",
+						fs.f.Path, values.Format(plain(o.Fields[i].LiveLike(fs.repo))), cluster, values.Format(fs.live), g.newest.Cluster)
+				}
+			}
+		}
+	}
+}
+
+func joinAttr(as []observe.Attribution) string {
+	s := make([]string, len(as))
+	for i, a := range as {
+		s[i] = string(a)
+	}
+	return strings.Join(s, ", ")
+}
+
+func claimedNote(ch observe.Change) string {
+	if ch.Claimed != "" && ch.Claimed != ch.Attribution {
+		return fmt.Sprintf(" (claimed %s, lowered to its source's trust ceiling)", ch.Claimed)
+	}
+	return ""
+}
+
+func sourceName(o *observe.Observation) string {
+	if o.Source == "" {
+		return observe.SourceFile
+	}
+	return o.Source
+}
+
+// rawChanges lists an observation's fields when no value path can be known
+// (unmapped, or the unit's values unreadable): ignored fields and fields the
+// observer itself saw equal to desired are dropped.
+func (p *planner) rawChanges(o *observe.Observation, show func(any) any) []Change {
+	out := []Change{}
+	fields := slices.Clone(o.Fields)
+	slices.SortStableFunc(fields, func(a, b observe.Field) int { return strings.Compare(a.Path, b.Path) })
+	for _, f := range fields {
+		if p.ignoresField(f.Path) || p.cfg.IgnoresManager(f.Manager) {
+			continue
+		}
+		var live, desired any
+		if !f.Removed {
+			live = plain(f.LiveLike(nil))
+		}
+		if f.HasDesired {
+			desired = plain(f.DesiredLike(nil))
+			if !f.Removed && values.Equal(live, desired) {
+				continue
+			}
+		}
+		out = append(out, Change{Object: o.Object.String(), Field: f.Path, From: show(desired), To: show(live)})
+	}
+	return out
+}
+
+// failClosed turns d into a deny because the planner could not do its job
+// for it, and records the error.
+func (p *planner) failClosed(d *Decision, msg string) {
+	d.Outcome = Deny
+	d.AutoMerge = false
+	d.WriteBack = ""
+	d.Reported = false
+	d.Receipt = nil
+	d.ReceiptPath = ""
+	d.Role = ""
+	d.Reasons = slices.DeleteFunc(d.Reasons, func(r string) bool {
+		return strings.HasPrefix(r, "allow:") || strings.HasPrefix(r, "report-only:")
+	})
+	d.Reasons = append(d.Reasons, "error: "+msg)
+	where := d.Object
+	if d.Environment != "" {
+		where = d.Environment + " " + d.Object
+	}
+	p.res.Errors = append(p.res.Errors, where+": "+msg)
+}

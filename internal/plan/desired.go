@@ -1,0 +1,191 @@
+package plan
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/backflow-dev/backflow/internal/repoconfig"
+	"github.com/backflow-dev/backflow/internal/values"
+)
+
+// unitValues is a unit's desired values at the snapshot: each values file
+// read as Helm reads it, and their merge in Helm's order.
+type unitValues struct {
+	// err says why the unit's values could not be read; its decisions fail
+	// closed.
+	err    error
+	files  []*valuesFile
+	merged map[string]any
+}
+
+// valuesFile is one of a unit's values files.
+type valuesFile struct {
+	path string
+	data []byte
+	// opts chooses the document holding the values (valuesRoot).
+	opts values.Options
+	// prefix is valuesRoot.path plus a dot, or empty: the editor's paths
+	// are prefix + valuePath.
+	prefix string
+	tree   map[string]any
+}
+
+// unitValues reads u's values files once per Plan call.
+func (p *planner) unitValues(u *repoconfig.Unit) *unitValues {
+	if uv, ok := p.values[u]; ok {
+		return uv
+	}
+	uv := &unitValues{}
+	p.values[u] = uv
+	var trees []map[string]any
+	for _, path := range u.ValuesFiles {
+		data, ok := p.snap.Files[path]
+		if !ok {
+			uv.err = fmt.Errorf("values file %s of unit %s (%s) could not be read", path, u.Name, u.Environment)
+			return uv
+		}
+		vf, err := readValuesFile(path, data, u.ValuesRoot)
+		if err != nil {
+			uv.err = err
+			return uv
+		}
+		uv.files = append(uv.files, vf)
+		trees = append(trees, vf.tree)
+	}
+	uv.merged = mergeValues(trees)
+	return uv
+}
+
+func readValuesFile(path string, data []byte, root *repoconfig.ValuesRoot) (*valuesFile, error) {
+	tree, err := repoconfig.Values(path, data, root)
+	if err != nil {
+		return nil, err
+	}
+	vf := &valuesFile{path: path, data: data, tree: tree}
+	if root != nil {
+		doc, err := findDocument(path, data, root.Document)
+		if err != nil {
+			return nil, err
+		}
+		vf.opts.Document = &doc
+		vf.prefix = root.Path + "."
+	}
+	return vf, nil
+}
+
+// findDocument returns the index, as the values editor counts documents, of
+// the one document of data whose kind and metadata.name are doc (Kind/name).
+func findDocument(path string, data []byte, doc string) (int, error) {
+	kind, name, _ := strings.Cut(doc, "/")
+	found := -1
+	for i := 0; ; i++ {
+		idx := i
+		f, err := values.Parse(data, values.Options{Document: &idx})
+		if errors.Is(err, values.ErrDocument) {
+			break
+		}
+		if err != nil {
+			return -1, fmt.Errorf("%s: document %d: %w", path, i, err)
+		}
+		k, _ := f.Get("kind")
+		n, _ := f.Get("metadata.name")
+		if k != kind || n != name {
+			continue
+		}
+		if found >= 0 {
+			return -1, fmt.Errorf("%s: documents %d and %d are both %s", path, found, i, doc)
+		}
+		found = i
+	}
+	if found < 0 {
+		return -1, fmt.Errorf("%s: no document is %s (valuesRoot.document)", path, doc)
+	}
+	return found, nil
+}
+
+// mergeValues merges values trees as Helm does with several -f files: later
+// trees override earlier ones, mappings merge key by key, and a null in a
+// later tree removes the key. The inputs are not modified.
+func mergeValues(trees []map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, t := range trees {
+		out = mergeInto(out, t)
+	}
+	return out
+}
+
+func mergeInto(dst, src map[string]any) map[string]any {
+	res := make(map[string]any, len(dst)+len(src))
+	for k, v := range dst {
+		res[k] = v
+	}
+	for k, v := range src {
+		if v == nil {
+			delete(res, k)
+			continue
+		}
+		sm, sok := v.(map[string]any)
+		dm, dok := res[k].(map[string]any)
+		if sok && dok {
+			res[k] = mergeInto(dm, sm)
+			continue
+		}
+		res[k] = v
+	}
+	return res
+}
+
+// lookup returns the value at a value path with numbers made plain Go
+// numbers (int64 or float64), so that receipts and the editor get the types
+// they write.
+func lookup(tree map[string]any, path string) (any, bool) {
+	v, ok := repoconfig.Lookup(tree, path)
+	if !ok {
+		return nil, false
+	}
+	return plain(v), true
+}
+
+// plain turns json.Number (Helm's reader keeps numbers exact that way) into
+// int64 or float64, inside mappings and lists too.
+func plain(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		if f, err := x.Float64(); err == nil {
+			return f
+		}
+		return x.String()
+	case int:
+		return int64(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = plain(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = plain(e)
+		}
+		return out
+	}
+	return v
+}
+
+// editedFile chooses the values file a write-back of path edits: the last
+// file, unless the path is defined only in earlier ones, then the last of
+// those (the one whose value Helm uses).
+func (uv *unitValues) editedFile(path string) int {
+	for i := len(uv.files) - 1; i >= 0; i-- {
+		if _, ok := repoconfig.Lookup(uv.files[i].tree, path); ok {
+			return i
+		}
+	}
+	return len(uv.files) - 1
+}

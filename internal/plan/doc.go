@@ -1,0 +1,13 @@
+// Package plan is backflow's decision stage: from what observers saw in the
+// live clusters, what the repository says at one commit of its default
+// branch (the repo config, the policy, the values files) and the time, it
+// decides for every observed object whether its live change is accepted back
+// (allow, with the edits and a receipt), refused (deny, with every reason),
+// nothing to do (noop), based on a desired state that has moved since (stale)
+// or outside every unit (unmapped).
+//
+// It is a pure function: it must not read files, touch the network, git or
+// GitHub, or read the clock. Everything it needs is passed in; everything it
+// decides is returned, including the new bytes of the files a write-back
+// commits.
+package plan

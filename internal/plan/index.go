@@ -1,0 +1,201 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/policy"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
+)
+
+// planner holds what one Plan call derives once from the snapshot: indexes
+// over units and policy entries, the compiled ignoreFields globs, and each
+// unit's values read at most once.
+type planner struct {
+	snap   Snapshot
+	cfg    *repoconfig.Config
+	now    time.Time
+	ignore []repoconfig.FieldPattern
+	// units indexes the config's units by environment.
+	units map[string]*envUnits
+	// entries indexes the policy's mayAccept entries by Kubernetes field.
+	entries map[string][]entry
+	values  map[*repoconfig.Unit]*unitValues
+	res     Result
+	// allowed collects, per unit, the allowed decisions awaiting a write-back.
+	allowed map[*repoconfig.Unit][]*pending
+}
+
+// envUnits finds the unit of an object in one environment: exact object
+// keys through a map, globs in config order.
+type envUnits struct {
+	exact map[string]unitGlob
+	globs []unitGlob
+}
+
+type unitGlob struct {
+	pattern string
+	unit    *repoconfig.Unit
+	order   int
+}
+
+// entry is one mayAccept entry and its place in the policy.
+type entry struct {
+	role         string
+	rule, accept int
+	a            *policy.Accept
+}
+
+func newPlanner(snap Snapshot, now time.Time) *planner {
+	cfg := snap.Config
+	if cfg == nil {
+		cfg = &repoconfig.Config{}
+	}
+	p := &planner{
+		snap: snap, cfg: cfg, now: now.UTC(),
+		units:   map[string]*envUnits{},
+		entries: map[string][]entry{},
+		values:  map[*repoconfig.Unit]*unitValues{},
+		allowed: map[*repoconfig.Unit][]*pending{},
+	}
+	if snap.Config == nil {
+		p.res.Errors = append(p.res.Errors, "no repo config: every object is unmapped")
+	}
+	for _, s := range cfg.IgnoreFields {
+		// Validation compiled these already; one that does not compile
+		// ignores nothing rather than everything.
+		if fp, err := repoconfig.CompileFieldPattern(s); err == nil {
+			p.ignore = append(p.ignore, fp)
+		}
+	}
+	for i := range cfg.Units {
+		u := &cfg.Units[i]
+		eu := p.units[u.Environment]
+		if eu == nil {
+			eu = &envUnits{exact: map[string]unitGlob{}}
+			p.units[u.Environment] = eu
+		}
+		for _, pat := range u.Objects {
+			if !strings.Contains(pat, "*") {
+				if _, taken := eu.exact[pat]; !taken {
+					eu.exact[pat] = unitGlob{pattern: pat, unit: u, order: i}
+				}
+				continue
+			}
+			eu.globs = append(eu.globs, unitGlob{pattern: pat, unit: u, order: i})
+		}
+	}
+	if snap.Policy != nil {
+		for ri := range snap.Policy.Rules {
+			r := &snap.Policy.Rules[ri]
+			for ai := range r.MayAccept {
+				a := &r.MayAccept[ai]
+				p.entries[a.Field] = append(p.entries[a.Field], entry{role: r.Role, rule: ri, accept: ai, a: a})
+			}
+		}
+	}
+	return p
+}
+
+// unitFor returns the unit that renders object in env: the same answer as
+// repoconfig's UnitFor (the first unit in config order), found faster.
+func (p *planner) unitFor(env, object string) *repoconfig.Unit {
+	eu := p.units[env]
+	if eu == nil {
+		return nil
+	}
+	best, found := eu.exact[object]
+	for _, g := range eu.globs {
+		if found && g.order >= best.order {
+			break
+		}
+		if repoconfig.MatchObject(g.pattern, object) {
+			return g.unit
+		}
+	}
+	return best.unit
+}
+
+func (p *planner) ignoresField(path string) bool {
+	for _, fp := range p.ignore {
+		if fp.Match(path) {
+			return true
+		}
+	}
+	return false
+}
+
+// group is every observation of one object in one environment (or, when
+// the environment is unknown, on one cluster).
+type group struct {
+	env    string
+	object string
+	// unmappedWhy is set when the environment is unknown.
+	unmappedWhy string
+	newest      *observe.Observation
+	perCluster  map[string]*observe.Observation
+	// notes are problems with the observations, reported with the decision.
+	notes []string
+}
+
+// group reduces observations to one group per object and environment, in
+// first-seen order. The newest observation wins (see supersedes).
+func (p *planner) group(observations []observe.Observation) []*group {
+	var out []*group
+	byKey := map[string]*group{}
+	for i := range observations {
+		o := &observations[i]
+		env, why, note := p.environmentOf(o)
+		key := env + "\x00" + o.Object.String()
+		if env == "" {
+			key = "\x01" + o.Cluster + "\x00" + o.Object.String()
+		}
+		g := byKey[key]
+		if g == nil {
+			g = &group{env: env, object: o.Object.String(), unmappedWhy: why, perCluster: map[string]*observe.Observation{}}
+			byKey[key] = g
+			out = append(out, g)
+		}
+		if note != "" && !slices.Contains(g.notes, note) {
+			g.notes = append(g.notes, note)
+		}
+		if g.newest == nil || supersedes(o, g.newest) {
+			g.newest = o
+		}
+		if c := g.perCluster[o.Cluster]; c == nil || supersedes(o, c) {
+			g.perCluster[o.Cluster] = o
+		}
+	}
+	return out
+}
+
+// environmentOf maps an observation to its environment. The repository is
+// the authority on which cluster belongs to which environment: a document's
+// own environment is used only for a cluster the config does not list, and
+// a document that contradicts the config is noted.
+func (p *planner) environmentOf(o *observe.Observation) (env, why, note string) {
+	if e, ok := p.cfg.EnvironmentOf(o.Cluster); ok {
+		if o.Environment != "" && o.Environment != e {
+			note = fmt.Sprintf("the observation names environment %s, but %s puts cluster %s in %s; %s is used", o.Environment, repoconfig.Path, o.Cluster, e, e)
+		}
+		return e, "", note
+	}
+	if o.Environment != "" {
+		return o.Environment, "", ""
+	}
+	return "", fmt.Sprintf("unmapped: cluster %q is in no environment of %s", o.Cluster, repoconfig.Path), ""
+}
+
+// supersedes reports whether o replaces cur as the observation to decide
+// on: it is newer; or, as new, it is attributed at least as far (two
+// observers reading the object at the same time, one of which knows who
+// changed it); or, as new and as attributed, it comes later in the input.
+func supersedes(o, cur *observe.Observation) bool {
+	if !o.ObservedAt.Equal(cur.ObservedAt) {
+		return o.ObservedAt.After(cur.ObservedAt)
+	}
+	return o.Change.Attribution.Rank() >= cur.Change.Attribution.Rank()
+}

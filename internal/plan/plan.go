@@ -1,0 +1,170 @@
+package plan
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/policy"
+	"github.com/backflow-dev/backflow/internal/receipt"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
+)
+
+// Snapshot is what the repository says at one commit of its default branch.
+type Snapshot struct {
+	// Config is the parsed .github/backflow.yaml.
+	Config *repoconfig.Config
+	// Policy is the parsed policy that Config names.
+	Policy *policy.Policy
+	// PolicyPath is the policy's repository-relative path: the policyRef
+	// every receipt names.
+	PolicyPath string
+	// Commit is the default-branch commit the snapshot was read at; empty
+	// when the repository was read from a working tree.
+	Commit string
+	// Files holds the raw bytes of every values file the units name, keyed
+	// by repository-relative path. A file missing here could not be read.
+	Files map[string][]byte
+}
+
+// Outcome is what the planner decided for one observed object.
+type Outcome string
+
+// The outcomes, in their order of precedence.
+const (
+	// Unmapped: no unit claims the object in its environment.
+	Unmapped Outcome = "unmapped"
+	// Noop: no changed field remains once fields equal to desired, ignored
+	// fields and fields written by ignored managers are dropped.
+	Noop Outcome = "noop"
+	// Stale: the observer compared against a desired value the default
+	// branch no longer holds; the object must be looked at again.
+	Stale Outcome = "stale"
+	// Deny: unauthorized drift.
+	Deny Outcome = "deny"
+	// Allow: an authorized live change, accepted back with a receipt.
+	Allow Outcome = "allow"
+)
+
+// Decision is the planner's answer for one observed object in one
+// environment. Its reasons and its changes travel together, so a partial
+// explanation still reaches the reader.
+type Decision struct {
+	// Unit is the unit that renders the object; empty when unmapped.
+	Unit string
+	// Environment is the object's environment; empty when the cluster is
+	// in no environment.
+	Environment string
+	// Object is the object key apiVersion|Kind|namespace|name.
+	Object  string
+	Outcome Outcome
+	// AutoMerge says an allowed write-back qualifies for merging without
+	// review: every accepted field's policy entry has autoMerge: true and
+	// the actor is attributed by the audit log.
+	AutoMerge bool
+	// WriteBack is the branch an allowed change is written to; empty when
+	// nothing is written (any other outcome, or an allow that is only
+	// reported because the repository is observe-only or paused).
+	WriteBack string
+	// Reported says an allow is only reported: the repository is in
+	// observe-only mode or paused, so nothing is written.
+	Reported bool
+	// Reasons explain the outcome; a deny lists every reason.
+	Reasons []string
+	// Changes are the changed fields that remain after dropping fields equal
+	// to desired, ignored fields and fields written by ignored managers,
+	// sorted by field path. Values of Secrets are redacted.
+	Changes []Change
+	// Actor and Role are who made the change and the role that authorizes
+	// it (Role is set on allows only).
+	Actor, Role string
+	// Receipt is the allow's receipt, verified against the snapshot's policy.
+	Receipt *receipt.Receipt
+	// ReceiptPath is where the receipt is committed, under receipts.dir.
+	ReceiptPath string
+	// ObservedAt is when the deciding observation read the object.
+	ObservedAt time.Time
+}
+
+// Change is one changed field of an observed object.
+type Change struct {
+	Object string
+	// Field is the Kubernetes field path.
+	Field string
+	// ValuePath is the values path the field maps to; empty when no policy
+	// entry maps the field for this object.
+	ValuePath string
+	// ValuesFile is the values file a write-back would edit; empty when the
+	// value path or the unit is unknown.
+	ValuesFile string
+	// From is the desired value (the repository's, or the observer's when
+	// the repository's is unknown); To the live value. Nil is null.
+	From, To any
+	// Authorized says the policy lets the actor's role accept the field.
+	Authorized bool
+}
+
+// WriteBack is one unit's write-back: one branch and pull request carrying
+// every allowed change of the unit.
+type WriteBack struct {
+	Unit, Environment string
+	// Branch is <branchPrefix><environment>/<unit>.
+	Branch string
+	// AutoMerge is true when every decision of the write-back qualifies.
+	AutoMerge bool
+	// Objects are the allowed objects, sorted.
+	Objects []string
+	// Files are the edited values files with their new bytes, sorted by path.
+	Files []File
+	// Receipts are the receipt files with their YAML bytes, sorted by path.
+	Receipts []File
+}
+
+// File is a repository path and the bytes to commit there.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// Result is everything one planning pass decided.
+type Result struct {
+	// Decisions, one per observed object and environment, sorted by unit,
+	// then object, then environment.
+	Decisions []Decision
+	// WriteBacks, one per unit with an allowed change, sorted by branch.
+	// Empty when the repository is observe-only or paused.
+	WriteBacks []WriteBack
+	// Triggers ask for objects to be looked at again, sorted by object,
+	// cluster and time.
+	Triggers []observe.Trigger
+	// Errors are problems that kept a decision from being made as it
+	// should have been; the affected decisions fail closed (deny).
+	Errors []string
+}
+
+// Plan decides every observed object. Observations of one object in one
+// environment are reduced to the newest (each cluster's newest is kept for
+// the cluster-agreement check). now is the time receipts record as the
+// write-back's.
+func Plan(observations []observe.Observation, triggers []observe.Trigger, snap Snapshot, now time.Time) Result {
+	p := newPlanner(snap, now)
+	for _, g := range p.group(observations) {
+		p.res.Decisions = append(p.res.Decisions, p.decide(g))
+	}
+	p.writeBacks()
+	slices.SortStableFunc(p.res.Decisions, func(a, b Decision) int {
+		return cmp.Or(cmp.Compare(a.Unit, b.Unit), cmp.Compare(a.Object, b.Object), cmp.Compare(a.Environment, b.Environment))
+	})
+	p.res.Triggers = slices.Clone(triggers)
+	slices.SortStableFunc(p.res.Triggers, func(a, b observe.Trigger) int {
+		return cmp.Or(cmp.Compare(a.Object.String(), b.Object.String()), cmp.Compare(a.Cluster, b.Cluster), a.At.Compare(b.At))
+	})
+	if p.res.Triggers == nil {
+		p.res.Triggers = []observe.Trigger{}
+	}
+	if p.res.Errors == nil {
+		p.res.Errors = []string{}
+	}
+	return p.res
+}

@@ -1,0 +1,187 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/receipt"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
+	"github.com/backflow-dev/backflow/internal/values"
+)
+
+// Receipt constants the planner writes.
+const (
+	// Operation is writeBack.provenance.operation.
+	Operation = "reverse-reconcile"
+	// Predicate is observation.predicate: what the observation witnesses.
+	Predicate = "object-state-observed"
+)
+
+// attachReceipt builds the allowed decision's receipt, with the round trip
+// read from after (the unit's desired values once the write-back is made),
+// and verifies it against the snapshot's policy: a receipt that fails its
+// own verification is an error, never an allow.
+func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending, after map[string]any, branch string) error {
+	d := &p.res.Decisions[pd.index]
+	o := pd.obs
+	ch := o.Change
+	first := pd.fields[0]
+	intent := ch.Intent
+	if strings.TrimSpace(intent) == "" {
+		intent = fmt.Sprintf("unstated: live change by %s observed %s", ch.Actor, o.ObservedAt.UTC().Format(time.RFC3339))
+	}
+	at := ch.At
+	if at.IsZero() {
+		at = o.ObservedAt
+	}
+	newRevision := branch
+	if !p.cfg.WritesBack() {
+		newRevision = "(report only: nothing is written back while the repository is " + p.modeWord() + ")"
+	}
+	var (
+		changed  []receipt.ChangedField
+		residual = []any{}
+		rules    []string
+		files    []string
+	)
+	for _, fs := range pd.fields {
+		changed = append(changed, receipt.ChangedField{
+			Object: d.Object, Field: fs.f.Path, ValuePath: fs.valuePath,
+			From: receipt.ValueOf(fs.from()), To: receipt.ValueOf(fs.live), DesiredValueAfter: receipt.ValueOf(fs.live),
+		})
+		got, ok := lookup(after, fs.valuePath)
+		switch {
+		case !ok:
+			residual = append(residual, fmt.Sprintf("%s: absent from desired after the write-back, observed %s", fs.valuePath, values.Format(fs.live)))
+		case !values.Equal(got, fs.live):
+			residual = append(residual, fmt.Sprintf("%s: desired after the write-back is %s, observed %s", fs.valuePath, values.Format(got), values.Format(fs.live)))
+		}
+		m := fs.matches[pd.role]
+		rule := fmt.Sprintf("%s may accept %s (%s) by %s", pd.role, fs.valuePath, fs.f.Path, m.Path())
+		if !slices.Contains(rules, rule) {
+			rules = append(rules, rule)
+		}
+		if f := uv.files[fs.file].path; !slices.Contains(files, f) {
+			files = append(files, f)
+		}
+	}
+	slices.Sort(files)
+	closed := len(residual) == 0
+	within := true
+	result := receipt.ResultClosed
+	if !closed {
+		result = "open"
+	}
+	r := &receipt.Receipt{
+		APIVersion: receipt.APIVersion,
+		Kind:       receipt.Kind,
+		Metadata:   receipt.Metadata{Name: receiptName(u, o.Object)},
+		Spec: receipt.Spec{
+			Status:      receipt.StatusProposed,
+			Environment: u.Environment,
+			Unit:        receipt.Unit{Space: u.Name, DesiredRender: strings.Join(files, ", ")},
+			Trigger: receipt.Trigger{
+				Class: receipt.ClassAuthorized, Actor: ch.Actor, Role: pd.role, Intent: intent,
+				At: at.UTC().Format(time.RFC3339),
+			},
+			Observation: receipt.Observation{
+				Source:     sourceName(o),
+				Predicate:  Predicate,
+				ReceiptRef: observationRef(o),
+				Object:     d.Object, Field: first.f.Path, ValuePath: first.valuePath,
+				LiveValue: receipt.ValueOf(first.live), DesiredValueBefore: receipt.ValueOf(first.from()),
+			},
+			Authority: receipt.Authority{
+				PolicyRef: p.snap.PolicyPath, Decision: receipt.DecisionAllow, MatchedRule: strings.Join(rules, "; "),
+			},
+			Bounds: receipt.Bounds{ChangedFields: changed, UnauthorizedFieldsChanged: []string{}, WithinAuthorizedScope: &within},
+			WriteBack: receipt.WriteBack{
+				Method:            receipt.MethodPullRequest,
+				DesiredValueAfter: receipt.ValueOf(first.live),
+				NewRevision:       newRevision,
+				Provenance: receipt.Provenance{
+					Who: ch.Actor, When: p.now.Format(time.RFC3339), Operation: Operation,
+					Authority: p.snap.PolicyPath, Intent: intent,
+				},
+			},
+			RoundTrip:  receipt.RoundTrip{DesiredAfterMatchesObserved: &closed, ResidualDrift: residual, Result: result},
+			NotClaimed: p.notClaimed(o, branch),
+		},
+	}
+	if u.Chart != nil {
+		r.Spec.Chart = u.Chart.Name
+		r.Spec.Version = u.Chart.Version
+	}
+	if vs := receipt.Verify(r, p.snap.Policy, p.snap.PolicyPath); len(vs) > 0 {
+		msgs := make([]string, len(vs))
+		for i, v := range vs {
+			msgs[i] = v.String()
+		}
+		return fmt.Errorf("the receipt fails verification: %s", strings.Join(msgs, "; "))
+	}
+	d.Receipt = r
+	d.ReceiptPath = p.receiptPath(u, o.Object.APIVersion, o.Object.Kind, o.Object.Namespace, o.Object.Name)
+	return nil
+}
+
+func (p *planner) modeWord() string {
+	if p.cfg.Paused {
+		return "paused"
+	}
+	return "observe-only"
+}
+
+// notClaimed are the receipt's honesty markers: what the planner did not
+// establish.
+func (p *planner) notClaimed(o *observe.Observation, branch string) []string {
+	ch := o.Change
+	var out []string
+	if p.cfg.WritesBack() {
+		out = append(out, fmt.Sprintf("Proposed, not proven: the round trip is closed at the level of desired state (the values files on %s read back as the observed values); that the change stuck in the live system after the merge and the next forward apply is not claimed until a follow-up re-observes it and the receipt is proven.", branch))
+	} else {
+		out = append(out, fmt.Sprintf("Report only: the repository is %s, so no branch, commit or pull request was made; the round trip was computed on the edited bytes in memory.", p.modeWord()))
+	}
+	claimed := ""
+	if ch.Claimed != "" && ch.Claimed != ch.Attribution {
+		claimed = fmt.Sprintf(", lowered from the claimed %s to its source's trust ceiling", ch.Claimed)
+	}
+	out = append(out, fmt.Sprintf("Attribution: %s is attributed at level %s%s by the %s observation from cluster %s; backflow did not authenticate the actor itself.",
+		ch.Actor, ch.Attribution, claimed, sourceName(o), o.Cluster))
+	where := "the working tree the repository was read from"
+	if p.snap.Commit != "" {
+		where = "commit " + p.snap.Commit
+	}
+	out = append(out, fmt.Sprintf("Desired state is the values files at %s; the chart was not rendered, so the field to value path mapping is the policy's, not a rendering's.", where))
+	return out
+}
+
+// observationRef names the observation the receipt rests on.
+func observationRef(o *observe.Observation) string {
+	s := fmt.Sprintf("%s observation of %s on cluster %s at %s", sourceName(o), o.Object.String(), o.Cluster, o.ObservedAt.UTC().Format(time.RFC3339))
+	if o.ResourceVersion != "" {
+		s += ", resourceVersion " + o.ResourceVersion
+	}
+	if o.Name != "" {
+		s += " (" + o.Name + ")"
+	}
+	return s
+}
+
+// receiptName is metadata.name: <unit>-<environment>-<kind>-<name>, in
+// lowercase with anything but letters, digits, `.` and `-` made `-`.
+func receiptName(u *repoconfig.Unit, k observe.ObjectKey) string {
+	s := strings.ToLower(u.Name + "-" + u.Environment + "-" + k.Kind + "-" + k.Name)
+	return strings.Map(func(r rune) rune {
+		if 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '.' || r == '-' {
+			return r
+		}
+		return '-'
+	}, s)
+}
+
+func marshalReceipt(d *Decision) ([]byte, error) {
+	return receipt.Marshal(d.Receipt)
+}

@@ -1,0 +1,278 @@
+package plan
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/backflow-dev/backflow/internal/repoconfig"
+	"github.com/backflow-dev/backflow/internal/values"
+)
+
+// writeBacks builds each unit's write-back from its allowed decisions: one
+// set of edits per values file, applied together, and one receipt per
+// object. A decision whose edit is refused, conflicts with another's, or
+// whose receipt fails verification is denied (fail closed), and the unit's
+// write-back is rebuilt without it.
+func (p *planner) writeBacks() {
+	units := slices.Collect(maps.Keys(p.allowed))
+	slices.SortFunc(units, func(a, b *repoconfig.Unit) int {
+		return cmp.Compare(p.cfg.Branch(a), p.cfg.Branch(b))
+	})
+	for _, u := range units {
+		p.writeBack(u, p.allowed[u])
+	}
+}
+
+// target is one value path in one values file.
+type target struct {
+	file int
+	path string
+}
+
+func (p *planner) writeBack(u *repoconfig.Unit, pend []*pending) {
+	uv := p.unitValues(u)
+	branch := p.cfg.Branch(u)
+	var out map[int][]byte
+	for len(pend) > 0 {
+		if bad := conflicts(pend, uv); len(bad) > 0 {
+			pend = p.drop(pend, bad)
+			continue
+		}
+		var bad map[*pending]string
+		out, bad = p.apply(uv, pend)
+		if len(bad) > 0 {
+			pend = p.drop(pend, bad)
+			continue
+		}
+		after, err := valuesAfter(u, uv, out)
+		if err != nil {
+			all := map[*pending]string{}
+			for _, pd := range pend {
+				all[pd] = err.Error()
+			}
+			pend = p.drop(pend, all)
+			continue
+		}
+		bad = map[*pending]string{}
+		for _, pd := range pend {
+			if err := p.attachReceipt(u, uv, pd, after, branch); err != nil {
+				bad[pd] = err.Error()
+			}
+		}
+		if len(bad) > 0 {
+			pend = p.drop(pend, bad)
+			continue
+		}
+		break
+	}
+	if len(pend) == 0 {
+		return
+	}
+	if !p.cfg.WritesBack() {
+		why := "the repository is in observe-only mode"
+		if p.cfg.Paused {
+			why = "the repository is paused"
+		}
+		for _, pd := range pend {
+			d := &p.res.Decisions[pd.index]
+			d.Reported = true
+			d.Reasons = append(d.Reasons, "report-only: "+why+": nothing is written back")
+		}
+		return
+	}
+	wb := WriteBack{Unit: u.Name, Environment: u.Environment, Branch: branch, AutoMerge: true}
+	for _, pd := range pend {
+		d := &p.res.Decisions[pd.index]
+		d.WriteBack = branch
+		wb.AutoMerge = wb.AutoMerge && d.AutoMerge
+		wb.Objects = append(wb.Objects, d.Object)
+		data, err := marshalReceipt(d)
+		if err != nil {
+			// Marshaling a receipt that just verified does not fail; if it
+			// does, nothing of the unit is written.
+			p.failClosed(d, err.Error())
+			return
+		}
+		wb.Receipts = append(wb.Receipts, File{Path: d.ReceiptPath, Data: data})
+	}
+	for _, i := range slices.Sorted(maps.Keys(out)) {
+		if string(out[i]) != string(uv.files[i].data) {
+			wb.Files = append(wb.Files, File{Path: uv.files[i].path, Data: out[i]})
+		}
+	}
+	slices.Sort(wb.Objects)
+	slices.SortFunc(wb.Files, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
+	slices.SortFunc(wb.Receipts, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
+	p.res.WriteBacks = append(p.res.WriteBacks, wb)
+}
+
+// drop denies the decisions in bad with their reason and returns the rest.
+func (p *planner) drop(pend []*pending, bad map[*pending]string) []*pending {
+	var keep []*pending
+	for _, pd := range pend {
+		if msg, ok := bad[pd]; ok {
+			p.failClosed(&p.res.Decisions[pd.index], msg)
+			continue
+		}
+		keep = append(keep, pd)
+	}
+	return keep
+}
+
+// conflicts finds allowed decisions of one unit that would write different
+// values at the same place: neither can be written without undoing the
+// other.
+func conflicts(pend []*pending, uv *unitValues) map[*pending]string {
+	type claim struct {
+		pd    *pending
+		value any
+	}
+	claims := map[target]claim{}
+	bad := map[*pending]string{}
+	for _, pd := range pend {
+		for _, fs := range pd.fields {
+			t := target{fs.file, fs.valuePath}
+			c, seen := claims[t]
+			if !seen {
+				claims[t] = claim{pd, fs.live}
+				continue
+			}
+			if c.pd == pd || values.Equal(c.value, fs.live) {
+				continue
+			}
+			obj := func(x *pending) string { return x.obs.Object.String() }
+			bad[pd] = fmt.Sprintf("conflict: %s in %s would be %s for %s but %s for %s", fs.valuePath, uv.files[fs.file].path,
+				values.Format(fs.live), obj(pd), values.Format(c.value), obj(c.pd))
+			bad[c.pd] = fmt.Sprintf("conflict: %s in %s would be %s for %s but %s for %s", fs.valuePath, uv.files[fs.file].path,
+				values.Format(c.value), obj(c.pd), values.Format(fs.live), obj(pd))
+		}
+	}
+	return bad
+}
+
+// apply makes every decision's edits with the values editor, all edits of a
+// file in one call, and returns each touched file's new bytes. When the
+// editor refuses a file's edits, each decision's own edits are tried alone
+// to find which decisions cannot be written.
+func (p *planner) apply(uv *unitValues, pend []*pending) (map[int][]byte, map[*pending]string) {
+	edits := map[int][]values.Edit{}
+	seen := map[target]bool{}
+	for _, pd := range pend {
+		for _, fs := range pd.fields {
+			t := target{fs.file, fs.valuePath}
+			if seen[t] {
+				continue
+			}
+			seen[t] = true
+			edits[fs.file] = append(edits[fs.file], values.Edit{Path: uv.files[fs.file].prefix + fs.valuePath, Value: fs.live})
+		}
+	}
+	out := map[int][]byte{}
+	bad := map[*pending]string{}
+	for _, i := range slices.Sorted(maps.Keys(edits)) {
+		vf := uv.files[i]
+		es := edits[i]
+		slices.SortFunc(es, func(a, b values.Edit) int { return cmp.Compare(a.Path, b.Path) })
+		data, err := setValues(vf, es)
+		if err == nil {
+			out[i] = data
+			continue
+		}
+		blamed := false
+		for _, pd := range pend {
+			var own []values.Edit
+			for _, fs := range pd.fields {
+				if fs.file == i {
+					own = append(own, values.Edit{Path: vf.prefix + fs.valuePath, Value: fs.live})
+				}
+			}
+			if len(own) == 0 {
+				continue
+			}
+			if _, err := setValues(vf, own); err != nil {
+				bad[pd] = editError(vf.path, err)
+				blamed = true
+			}
+		}
+		if !blamed {
+			for _, pd := range pend {
+				if slices.ContainsFunc(pd.fields, func(fs *fieldState) bool { return fs.file == i }) {
+					bad[pd] = editError(vf.path, err)
+				}
+			}
+		}
+	}
+	return out, bad
+}
+
+func setValues(vf *valuesFile, edits []values.Edit) ([]byte, error) {
+	f, err := values.Parse(vf.data, vf.opts)
+	if err != nil {
+		return nil, err
+	}
+	data, _, err := f.Set(edits)
+	return data, err
+}
+
+func editError(file string, err error) string {
+	if errors.Is(err, values.ErrRefused) {
+		return fmt.Sprintf("the values editor refused to edit %s: %v", file, err)
+	}
+	return fmt.Sprintf("editing %s: %v", file, err)
+}
+
+// valuesAfter reads the unit's values again with the edited files in place
+// and merges them: the desired state the write-back leaves behind.
+func valuesAfter(u *repoconfig.Unit, uv *unitValues, out map[int][]byte) (map[string]any, error) {
+	trees := make([]map[string]any, len(uv.files))
+	for i, vf := range uv.files {
+		trees[i] = vf.tree
+		data, edited := out[i]
+		if !edited {
+			continue
+		}
+		tree, err := repoconfig.Values(vf.path, data, u.ValuesRoot)
+		if err != nil {
+			return nil, fmt.Errorf("reading back %s after the edit: %w", vf.path, err)
+		}
+		trees[i] = tree
+	}
+	return mergeValues(trees), nil
+}
+
+// receiptPath is where an object's receipt is committed:
+// <receipts.dir>/<environment>/<unit>/<namespace>_<Kind>.<group>.<version>_<name>.yaml
+// (the group and its dot are left out for the core group). Every segment
+// escapes `_`, `%` and any character other than letters, digits, `.` and
+// `-` as %XX, and the kind and version escape `.` too, so distinct object
+// keys never share a file.
+func (p *planner) receiptPath(u *repoconfig.Unit, apiVersion, kind, namespace, name string) string {
+	dir := p.cfg.Receipts.Dir
+	if dir == "" {
+		dir = repoconfig.DefaultReceiptsDir
+	}
+	gv := escape(apiVersion[strings.LastIndex(apiVersion, "/")+1:], true)
+	if i := strings.LastIndex(apiVersion, "/"); i >= 0 {
+		gv = escape(apiVersion[:i], false) + "." + gv
+	}
+	file := escape(namespace, false) + "_" + escape(kind, true) + "." + gv + "_" + escape(name, false) + ".yaml"
+	return strings.TrimSuffix(dir, "/") + "/" + u.Environment + "/" + u.Name + "/" + file
+}
+
+func escape(s string, dots bool) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '.' && !dots:
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
