@@ -1,0 +1,419 @@
+package github
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+
+	"github.com/backflow-dev/backflow/internal/forge"
+)
+
+// gate is shared by every request of one installation: GitHub's limits are
+// per installation, so one embargo must hold back all of its callers.
+type gate struct {
+	clock     Clock
+	sleep     SleepFunc
+	maxWait   time.Duration
+	perMinute int
+
+	mu     sync.Mutex
+	until  time.Time
+	reason string
+	writes []time.Time // send times of the writes of the last minute
+	peak   int         // most writes seen in any one-minute window
+}
+
+// embargo forbids requests until t (keeping the later of two embargoes).
+func (g *gate) embargo(t time.Time, reason string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if t.After(g.until) {
+		g.until, g.reason = t, reason
+	}
+}
+
+// wait blocks until a request may be sent. A write also needs room in the
+// sliding minute: a log of send times rather than a refilling bucket, because
+// a bucket of 80 refilled at 80/min lets 160 through in one minute.
+func (g *gate) wait(ctx context.Context, write bool) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		g.mu.Lock()
+		now := g.clock.Now()
+		var d time.Duration
+		if now.Before(g.until) {
+			d = g.until.Sub(now)
+			if d > g.maxWait {
+				until, reason := g.until, g.reason
+				g.mu.Unlock()
+				return &forge.RateLimitError{Until: until, Reason: reason}
+			}
+		} else if write {
+			cut := 0
+			for cut < len(g.writes) && !g.writes[cut].After(now.Add(-time.Minute)) {
+				cut++
+			}
+			g.writes = g.writes[cut:]
+			if len(g.writes) >= g.perMinute {
+				d = g.writes[0].Add(time.Minute).Sub(now)
+			} else {
+				g.writes = append(g.writes, now)
+				g.peak = max(g.peak, len(g.writes))
+			}
+		}
+		g.mu.Unlock()
+		if d <= 0 {
+			return nil
+		}
+		if err := g.sleep(ctx, d); err != nil {
+			return err
+		}
+	}
+}
+
+// counters are the adapter's request counts, for reports and metrics.
+type counters struct {
+	reads, writes, notModified, retries, rateLimited atomic.Int64
+}
+
+// Counts reports the requests an adapter sent.
+type Counts struct {
+	// Reads are GET/HEAD requests and git fetches, retries included.
+	Reads int64
+	// Writes are content-creating requests and git pushes, retries included.
+	Writes int64
+	// NotModified are conditional reads answered 304 (free on GitHub).
+	NotModified int64
+	// Retries are attempts after the first, for any reason.
+	Retries int64
+	// RateLimited are responses that imposed an embargo.
+	RateLimited int64
+	// PeakWritesPerMinute is the most writes one installation sent in any
+	// one-minute window.
+	PeakWritesPerMinute int
+}
+
+type ctxKey int
+
+// idempotentKey marks a non-GET request that may be repeated blindly.
+const idempotentKey ctxKey = 1
+
+// idempotent marks requests made with ctx as safe to repeat on failure.
+func idempotent(ctx context.Context) context.Context {
+	return context.WithValue(ctx, idempotentKey, true)
+}
+
+// pacer is the RoundTripper in front of one installation's (or the App's)
+// authenticated transport.
+type pacer struct {
+	next  http.RoundTripper
+	gate  *gate
+	cfg   *Config
+	count *counters
+	cache *etagCache
+}
+
+const maxRateLimitWaits = 3
+
+func (p *pacer) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	write := req.Method != http.MethodGet && req.Method != http.MethodHead
+	repeatable := !write || ctx.Value(idempotentKey) != nil
+	route := routeOf(req.URL.Path)
+	var cached *etagEntry
+	key := req.Method + " " + req.URL.String() + " " + req.Header.Get("Accept")
+	if req.Method == http.MethodGet && req.Header.Get("If-None-Match") == "" {
+		cached = p.cache.get(key)
+	}
+	bo := p.newBackoff()
+	rateWaits := 0
+	for attempt := 1; ; attempt++ {
+		if err := p.gate.wait(ctx, write); err != nil {
+			return nil, err
+		}
+		if attempt > 1 {
+			p.count.retries.Add(1)
+		}
+		if write {
+			p.count.writes.Add(1)
+		} else {
+			p.count.reads.Add(1)
+		}
+		resp, err := p.once(ctx, req, cached)
+		ev := forge.RequestEvent{Kind: forge.KindRead, Method: req.Method, Route: route, Attempt: attempt}
+		if write {
+			ev.Kind = forge.KindWrite
+		}
+		if resp != nil {
+			ev.Status = resp.StatusCode
+		}
+		if until, reason, limited := p.rateLimit(resp); limited {
+			p.count.rateLimited.Add(1)
+			p.gate.embargo(until, reason)
+			p.observe(ev)
+			rateWaits++
+			p.cfg.Logger.Warn("rate limited", "route", route, "reason", reason, "until", until)
+			if rateWaits > maxRateLimitWaits {
+				return nil, &forge.RateLimitError{Until: until, Reason: reason}
+			}
+			// A rate-limited request was not processed: repeating it is
+			// safe even for a create.
+			continue
+		}
+		transient := err != nil || resp.StatusCode >= 500
+		if err != nil && ctx.Err() != nil {
+			p.observe(ev)
+			return nil, ctx.Err()
+		}
+		if transient && repeatable && attempt < p.cfg.Attempts {
+			p.observe(ev)
+			d := bo.NextBackOff()
+			p.cfg.Logger.Warn("retrying", "route", route, "attempt", attempt, "status", ev.Status, "wait", d)
+			if err := p.cfg.Sleep(ctx, d); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err != nil {
+			p.observe(ev)
+			return nil, fmt.Errorf("%s %s: %w: %w", req.Method, route, forge.ErrUnavailable, err)
+		}
+		if resp.StatusCode == http.StatusNotModified && cached != nil {
+			ev.NotModified, ev.Status = true, http.StatusOK
+			p.count.notModified.Add(1)
+			resp = cached.response(req, resp.Header)
+		} else if req.Method == http.MethodGet && resp.StatusCode == http.StatusOK {
+			p.cache.put(key, resp)
+		}
+		p.observe(ev)
+		p.trackRemaining(resp)
+		return resp, nil
+	}
+}
+
+// once sends one attempt with its own timeout; the body is read here so the
+// timeout covers it and the attempt's context can end.
+func (p *pacer) once(ctx context.Context, req *http.Request, cached *etagEntry) (*http.Response, error) {
+	actx, cancel := context.WithTimeout(ctx, p.cfg.RequestTimeout)
+	defer cancel()
+	r := req.Clone(actx)
+	if req.GetBody != nil {
+		body, err := req.GetBody()
+		if err != nil {
+			return nil, err
+		}
+		r.Body = body
+	}
+	if cached != nil {
+		r.Header.Set("If-None-Match", cached.etag)
+	}
+	resp, err := p.next.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.ContentLength = int64(len(body))
+	return resp, nil
+}
+
+func (p *pacer) newBackoff() *backoff.ExponentialBackOff {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = p.cfg.Backoff
+	b.MaxInterval = 30 * time.Second
+	b.RandomizationFactor = 0.5
+	return b
+}
+
+func (p *pacer) observe(ev forge.RequestEvent) {
+	if p.cfg.Observer != nil {
+		p.cfg.Observer(ev)
+	}
+}
+
+var secondaryText = regexp.MustCompile(`(?i)secondary rate limit|abuse detection`)
+
+// rateLimit recognises every way GitHub says "slow down": a 429 (which
+// go-github v62 does not classify), a 403 with no requests remaining
+// (primary), and a 403 with Retry-After or the secondary-limit message.
+func (p *pacer) rateLimit(resp *http.Response) (time.Time, string, bool) {
+	if resp == nil || (resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusForbidden) {
+		return time.Time{}, "", false
+	}
+	now := p.cfg.Clock.Now()
+	retryAfter, hasRetry := parseRetryAfter(resp.Header.Get("Retry-After"), now)
+	reset, hasReset := parseReset(resp.Header.Get("X-RateLimit-Reset"))
+	remaining := resp.Header.Get("X-RateLimit-Remaining")
+	var body []byte
+	if resp.Body != nil {
+		body, _ = io.ReadAll(resp.Body)
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests:
+		switch {
+		case hasRetry:
+			return retryAfter, "429", true
+		case hasReset:
+			return reset, "429", true
+		}
+		return now.Add(time.Minute), "429", true
+	case hasRetry:
+		return retryAfter, "secondary", true
+	case remaining == "0" && hasReset:
+		return reset, "primary", true
+	case secondaryText.Match(body):
+		return now.Add(time.Minute), "secondary", true
+	}
+	return time.Time{}, "", false
+}
+
+// trackRemaining embargoes until the reset once a response says nothing
+// remains, so the next request is not sent only to be refused. The header is
+// then hidden from go-github, whose own wall-clock check would otherwise
+// refuse requests our gate has already cleared.
+func (p *pacer) trackRemaining(resp *http.Response) {
+	if resp.Header.Get("X-RateLimit-Remaining") != "0" {
+		return
+	}
+	if reset, ok := parseReset(resp.Header.Get("X-RateLimit-Reset")); ok {
+		p.gate.embargo(reset, "primary")
+	}
+	resp.Header.Del("X-RateLimit-Remaining")
+	resp.Header.Del("X-RateLimit-Reset")
+}
+
+func parseRetryAfter(v string, now time.Time) (time.Time, bool) {
+	if v == "" {
+		return time.Time{}, false
+	}
+	if secs, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && secs >= 0 {
+		return now.Add(time.Duration(secs) * time.Second), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return t, true
+	}
+	return time.Time{}, false
+}
+
+func parseReset(v string) (time.Time, bool) {
+	secs, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || secs <= 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(secs, 0), true
+}
+
+// etagCache remembers GET responses by URL so a repeated read can be a
+// conditional request, which GitHub answers 304 without charging the limit.
+type etagCache struct {
+	mu      sync.Mutex
+	entries map[string]*etagEntry
+}
+
+type etagEntry struct {
+	etag   string
+	header http.Header
+	body   []byte
+}
+
+const (
+	etagCacheEntries = 1024
+	etagCacheBody    = 1 << 20
+)
+
+func newETagCache() *etagCache { return &etagCache{entries: map[string]*etagEntry{}} }
+
+func (c *etagCache) get(key string) *etagEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.entries[key]
+}
+
+func (c *etagCache) put(key string, resp *http.Response) {
+	etag := resp.Header.Get("ETag")
+	if etag == "" {
+		return
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if len(body) > etagCacheBody {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries) >= etagCacheEntries {
+		for k := range c.entries { // drop an arbitrary entry; a miss only costs a full read
+			delete(c.entries, k)
+			break
+		}
+	}
+	c.entries[key] = &etagEntry{etag: etag, header: resp.Header.Clone(), body: body}
+}
+
+// response rebuilds the cached 200 for a 304, with the 304's rate headers.
+func (e *etagEntry) response(req *http.Request, fresh http.Header) *http.Response {
+	h := e.header.Clone()
+	for k, v := range fresh {
+		if strings.HasPrefix(strings.ToLower(k), "x-ratelimit-") {
+			h[k] = v
+		}
+	}
+	return &http.Response{Status: "200 OK", StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Body: io.NopCloser(bytes.NewReader(e.body)), ContentLength: int64(len(e.body)), Request: req}
+}
+
+var (
+	hexID   = regexp.MustCompile(`^[0-9a-f]{40}$`)
+	numeric = regexp.MustCompile(`^[0-9]+$`)
+)
+
+// routeOf turns a request path into a template for counting:
+// /repos/acme/gitops/pulls/12 -> /repos/{owner}/{repo}/pulls/{n}.
+func routeOf(path string) string {
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	// Enterprise roots (/api/v3/...) are not part of the route.
+	if len(segs) >= 2 && segs[0] == "api" && segs[1] == "v3" {
+		segs = segs[2:]
+	}
+	for i := 0; i < len(segs); i++ {
+		switch {
+		case i == 1 && segs[0] == "repos":
+			segs[1] = "{owner}"
+		case i == 2 && segs[0] == "repos":
+			segs[2] = "{repo}"
+		case i > 0 && (segs[i-1] == "ref" || segs[i-1] == "refs" || segs[i-1] == "contents") && segs[0] == "repos":
+			return "/" + strings.Join(append(segs[:i], "{"+map[bool]string{true: "path", false: "ref"}[segs[i-1] == "contents"]+"}"), "/")
+		case hexID.MatchString(segs[i]):
+			segs[i] = "{sha}"
+		case numeric.MatchString(segs[i]):
+			segs[i] = "{n}"
+		case i > 0 && segs[i-1] == "labels" && segs[0] == "repos":
+			segs[i] = "{name}"
+		}
+	}
+	return "/" + strings.Join(segs, "/")
+}
+
+// errRateLimited reports whether err is a rate-limit refusal.
+func errRateLimited(err error) bool {
+	var rl *forge.RateLimitError
+	return errors.As(err, &rl)
+}

@@ -1,0 +1,182 @@
+package github
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"sort"
+	"strings"
+
+	gh "github.com/google/go-github/v62/github"
+
+	"github.com/backflow-dev/backflow/internal/forge"
+)
+
+const perPage = 100
+
+// Repositories implements forge.Forge: every repository each installation
+// of the App can see, filtered by the allowlist, sorted by name.
+func (a *Adapter) Repositories(ctx context.Context) ([]forge.Repo, error) {
+	var insts []*gh.Installation
+	for page := 1; page != 0; {
+		list, resp, err := a.app.ListInstallations(ctx, &gh.ListOptions{Page: page, PerPage: perPage})
+		if err != nil {
+			return nil, mapErr(err, "listing the app's installations")
+		}
+		insts = append(insts, list...)
+		page = resp.NextPage
+	}
+	var out []forge.Repo
+	for _, inst := range insts {
+		in := a.installation(inst.GetID())
+		for page := 1; page != 0; {
+			list, resp, err := in.api.ListInstallationRepos(ctx, &gh.ListOptions{Page: page, PerPage: perPage})
+			if err != nil {
+				return nil, mapErr(err, "listing the repositories of installation %d", inst.GetID())
+			}
+			for _, r := range list.Repositories {
+				full := strings.ToLower(r.GetFullName())
+				a.mu.Lock()
+				a.repoInst[full] = inst.GetID()
+				a.mu.Unlock()
+				if a.allow != nil && !a.allow[full] {
+					continue
+				}
+				out = append(out, toRepo(r))
+			}
+			page = resp.NextPage
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].FullName() < out[j].FullName() })
+	return out, nil
+}
+
+func toRepo(r *gh.Repository) forge.Repo {
+	return forge.Repo{Owner: r.GetOwner().GetLogin(), Name: r.GetName(), DefaultBranch: r.GetDefaultBranch()}
+}
+
+// GetRepo implements forge.Forge.
+func (a *Adapter) GetRepo(ctx context.Context, owner, name string) (forge.Repo, error) {
+	in, err := a.forRepo(ctx, owner, name)
+	if err != nil {
+		return forge.Repo{}, err
+	}
+	r, _, err := in.api.GetRepo(ctx, owner, name)
+	if err != nil {
+		return forge.Repo{}, mapErr(err, "reading repository %s/%s", owner, name)
+	}
+	return toRepo(r), nil
+}
+
+// ReadFile implements forge.Forge with the Contents API at a commit SHA;
+// files over 1 MB, which it serves without content, are read as blobs.
+func (a *Adapter) ReadFile(ctx context.Context, repo forge.Repo, sha, path string) ([]byte, error) {
+	in, err := a.forRepo(ctx, repo.Owner, repo.Name)
+	if err != nil {
+		return nil, err
+	}
+	where := fmt.Sprintf("reading %s at %s in %s", path, short(sha), repo)
+	file, dir, _, err := in.api.GetContents(ctx, repo.Owner, repo.Name, path, &gh.RepositoryContentGetOptions{Ref: sha})
+	if err != nil {
+		return nil, mapErr(err, "%s", where)
+	}
+	if file == nil || dir != nil || file.GetType() != "file" {
+		kind := "a directory"
+		if file != nil {
+			kind = "a " + file.GetType()
+		}
+		return nil, fmt.Errorf("error %s: %s: %w", where, kind, forge.ErrNotRegularFile)
+	}
+	if file.GetEncoding() == "base64" {
+		b, err := base64.StdEncoding.DecodeString(strings.ReplaceAll(deref(file.Content), "\n", ""))
+		if err != nil {
+			return nil, fmt.Errorf("error %s: decoding: %w", where, err)
+		}
+		return b, nil
+	}
+	if file.GetSize() == 0 {
+		return []byte{}, nil
+	}
+	b, _, err := in.api.GetBlobRaw(ctx, repo.Owner, repo.Name, file.GetSHA())
+	if err != nil {
+		return nil, mapErr(err, "%s", where)
+	}
+	return b, nil
+}
+
+// ListFiles implements forge.Forge with one recursive tree read.
+func (a *Adapter) ListFiles(ctx context.Context, repo forge.Repo, sha, dir string) ([]string, error) {
+	in, err := a.forRepo(ctx, repo.Owner, repo.Name)
+	if err != nil {
+		return nil, err
+	}
+	where := fmt.Sprintf("listing %s at %s in %s", dir, short(sha), repo)
+	tree, _, err := in.api.GetTree(ctx, repo.Owner, repo.Name, sha, true)
+	if err != nil {
+		return nil, mapErr(err, "%s", where)
+	}
+	if tree.GetTruncated() {
+		return nil, fmt.Errorf("error %s: the tree is too large to list in one response: %w", where, forge.ErrInvalid)
+	}
+	dir = strings.Trim(dir, "/")
+	var out []string
+	found := dir == ""
+	for _, e := range tree.Entries {
+		p := e.GetPath()
+		if dir != "" && p != dir && !strings.HasPrefix(p, dir+"/") {
+			continue
+		}
+		found = true
+		// Regular files only: 120000 is a symlink, 160000 a submodule.
+		if e.GetType() == "blob" && (e.GetMode() == "100644" || e.GetMode() == "100755") {
+			out = append(out, p)
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("error %s: %w", where, forge.ErrNotFound)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// CommitsSince implements forge.Forge with the compare API.
+func (a *Adapter) CommitsSince(ctx context.Context, repo forge.Repo, base, head string) ([]forge.Commit, error) {
+	in, err := a.forRepo(ctx, repo.Owner, repo.Name)
+	if err != nil {
+		return nil, err
+	}
+	var out []forge.Commit
+	for page := 1; page != 0; {
+		cmp, resp, err := in.api.CompareCommits(ctx, repo.Owner, repo.Name, base, head, &gh.ListOptions{Page: page, PerPage: perPage})
+		if err != nil {
+			return nil, mapErr(err, "comparing %s...%s in %s", short(base), short(head), repo)
+		}
+		for _, c := range cmp.Commits {
+			gc := c.GetCommit()
+			fc := forge.Commit{SHA: c.GetSHA(), Message: gc.GetMessage(),
+				Author:    forge.Author{Name: gc.GetAuthor().GetName(), Email: gc.GetAuthor().GetEmail()},
+				Committer: forge.Author{Name: gc.GetCommitter().GetName(), Email: gc.GetCommitter().GetEmail()},
+				Verified:  gc.GetVerification().GetVerified()}
+			for _, p := range c.Parents {
+				fc.Parents = append(fc.Parents, p.GetSHA())
+			}
+			out = append(out, fc)
+		}
+		page = resp.NextPage
+	}
+	return out, nil
+}
+
+func short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
