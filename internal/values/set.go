@@ -335,6 +335,11 @@ func (d *document) locate(path []Segment) (located, error) {
 					merge = true
 				}
 				if hk, ok := helmKeyOf(k); ok && hk == seg.Key {
+					if !sameKeyForBoth(k, hk) {
+						// yaml.v3 and Helm would name this key differently
+						// (`on`, `0755`): the edit could not be verified.
+						return loc, fmt.Errorf("%s (line %d): key %s: %w", where, d.line(k), k.Value, ErrNonStringKey)
+					}
 					if next != nil {
 						return loc, fmt.Errorf("%s (line %d): two keys that Helm reads as %q: %w", where, d.line(k), seg.Key, ErrNonStringKey)
 					}
@@ -520,9 +525,10 @@ func (d *document) insert(loc located, path []Segment, v any) ([]splice, error) 
 	var at, indent int
 	var sp []splice
 	switch {
-	case p == nil && d.root == nil:
-		// An empty document: the new keys start at column 0 at its end.
-		at, indent = d.sp.end, 0
+	case p == nil && d.root == nil, p != nil && p == d.root && p.Kind == yaml.ScalarNode && p.Tag == "!!null" && p.Value == "":
+		// An empty document (or an empty file): the new keys start at
+		// column 0 at its end.
+		return d.appendToDocument(rest, v, step)
 	case p == nil:
 		return nil, fmt.Errorf("the document root is not a mapping: %w", ErrThroughScalar)
 	case p.Kind == yaml.SequenceNode:
@@ -547,27 +553,19 @@ func (d *document) insert(loc located, path []Segment, v any) ([]splice, error) 
 		sp = append(sp, rw)
 		at, indent = rw.end, loc.pkey.Column-1+step
 	}
-	var b strings.Builder
-	for i, s := range rest {
-		ind := indent + i*step
-		b.WriteString(d.src.nl)
-		b.WriteString(strings.Repeat(" ", ind))
-		b.WriteString(renderKey(s.Key))
-		b.WriteString(":")
-		if i < len(rest)-1 {
-			continue
+	if p != nil && p.Kind == yaml.MappingNode {
+		for j := 0; j+1 < len(p.Content); j += 2 {
+			if k := p.Content[j]; k.Kind == yaml.ScalarNode && k.Value == rest[0].Key {
+				// `on:` is there, but Helm names it "true": a new "on" key
+				// would be a duplicate to yaml.v3.
+				return nil, fmt.Errorf("%s (line %d): a key %s exists that Helm reads as another key: %w", FormatPath(path[:loc.depth+1]), d.line(k), k.Value, ErrNonStringKey)
+			}
 		}
-		c := renderCtx{parentIndent: ind, indent: ind + step, nl: d.src.nl}
-		c.noBlock = d.deeperLinesFollow(lineEnd(d.src.data, at), ind)
-		t, err := renderValue(v, c)
-		if err != nil {
-			return nil, err
-		}
-		b.WriteString(" ")
-		b.WriteString(t.inline)
-		b.WriteString(t.body)
 	}
-	lines := b.String()
+	lines, err := d.newKeyLines(rest, v, indent, step, lineEnd(d.src.data, at))
+	if err != nil {
+		return nil, err
+	}
 	eol := lineEnd(d.src.data, at)
 	if eol < len(d.src.data) || at < eol {
 		sp = append(sp, splice{start: eol, end: eol, text: lines})
@@ -600,6 +598,59 @@ func (d *document) deeperLinesFollow(eol, indent int) bool {
 		ls = nextLine(data, le)
 	}
 	return false
+}
+
+// newKeyLines writes the lines for keys rest (the last one holding v),
+// each starting with a line break, the first at indent.
+func (d *document) newKeyLines(rest []Segment, v any, indent, step, after int) (string, error) {
+	var b strings.Builder
+	for i, s := range rest {
+		ind := indent + i*step
+		b.WriteString(d.src.nl)
+		b.WriteString(strings.Repeat(" ", ind))
+		b.WriteString(renderKey(s.Key))
+		b.WriteString(":")
+		if i < len(rest)-1 {
+			continue
+		}
+		c := renderCtx{parentIndent: ind, indent: ind + step, nl: d.src.nl}
+		c.noBlock = d.deeperLinesFollow(after, ind)
+		t, err := renderValue(v, c)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(" ")
+		b.WriteString(t.inline)
+		b.WriteString(t.body)
+	}
+	return b.String(), nil
+}
+
+// appendToDocument adds keys at column 0 at the end of an empty document.
+func (d *document) appendToDocument(rest []Segment, v any, step int) ([]splice, error) {
+	at := d.sp.end
+	lines, err := d.newKeyLines(rest, v, 0, step, len(d.src.data))
+	if err != nil {
+		return nil, err
+	}
+	lines = strings.TrimPrefix(lines, d.src.nl) + d.src.nl
+	if at > 0 && d.src.data[at-1] != '\n' {
+		lines = d.src.nl + lines
+	}
+	return []splice{{start: at, end: at, text: lines}}, nil
+}
+
+// sameKeyForBoth says yaml.v3 reads key k as the text hk that Helm reads,
+// so that both readers' trees name the edited path alike.
+func sameKeyForBoth(k *yaml.Node, hk string) bool {
+	if hk == k.Value && !maybeNotText(k.Value) || k.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+		return true
+	}
+	var v any
+	if err := k.Decode(&v); err != nil {
+		return false
+	}
+	return fmt.Sprint(v) == hk
 }
 
 // emptyValueRewrite turns the line `key: {}` (or `key: ~`, `key: null`,

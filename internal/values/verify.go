@@ -17,7 +17,14 @@ func verify(f *File, out []byte, edits []Edit, paths [][]Segment) (*document, er
 		return nil, fmt.Errorf(format+": %w", append(a, ErrVerify)...)
 	}
 	osrc := newSource(out)
-	if len(osrc.docs) != len(src.docs) {
+	switch {
+	case len(src.docs) == 0:
+		// Keys added to an empty file make its first document; the old
+		// bytes (comments) must all stay in front.
+		if len(osrc.docs) != 1 || !bytes.HasPrefix(out, src.data) {
+			return fail("keys added to an empty file did not make one document after it")
+		}
+	case len(osrc.docs) != len(src.docs):
 		return fail("the edit changed the number of documents from %d to %d", len(src.docs), len(osrc.docs))
 	}
 	if len(src.docs) > 0 {
