@@ -20,16 +20,33 @@ var (
 
 // Refusals, each wrapping ErrRefused.
 var (
-	ErrAlias          = refusal("the path goes through an alias or a node whose anchor an alias reuses")
-	ErrFlowInsert     = refusal("inserting into a non-empty flow collection")
-	ErrListItem       = refusal("creating list items")
-	ErrThroughScalar  = refusal("the path goes through a scalar")
-	ErrTooLarge       = refusal("the file is larger than the size cap")
-	ErrAliasBomb      = refusal("alias expansion exceeds the limit")
-	ErrDocument       = refusal("several documents and none chosen, or no such document")
-	ErrNotScalar      = refusal("the value at the path is a non-empty mapping or list")
-	ErrUnsupported    = refusal("a layout the editor does not edit")
-	ErrNonStringKey   = refusal("a key that Helm reads as another type")
+	// ErrAlias: the path goes through an alias, a << merge, or a node whose
+	// anchor an alias reuses; the edit would change the aliases too.
+	ErrAlias = refusal("the path goes through an alias or a node whose anchor an alias reuses")
+	// ErrFlowInsert: a new key would go into a non-empty flow collection,
+	// which would have to be rewritten.
+	ErrFlowInsert = refusal("inserting into a non-empty flow collection")
+	// ErrListItem: the path names a list item that does not exist.
+	ErrListItem = refusal("creating list items")
+	// ErrThroughScalar: the path continues below a scalar, or uses a key
+	// on a list or an index on a mapping.
+	ErrThroughScalar = refusal("the path goes through a scalar")
+	// ErrTooLarge: the file is over Options.MaxBytes.
+	ErrTooLarge = refusal("the file is larger than the size cap")
+	// ErrAliasBomb: aliases expand to more nodes than the editor reads.
+	ErrAliasBomb = refusal("alias expansion exceeds the limit")
+	// ErrDocument: several documents and none chosen, or no such document.
+	ErrDocument = refusal("several documents and none chosen, or no such document")
+	// ErrNotScalar: the value at the path is a non-empty mapping or list,
+	// which a scalar does not replace.
+	ErrNotScalar = refusal("the value at the path is a non-empty mapping or list")
+	// ErrUnsupported: a layout the editor cannot delimit safely.
+	ErrUnsupported = refusal("a layout the editor does not edit")
+	// ErrNonStringKey: a key on the path that yaml.v3 and Helm name
+	// differently (a plain on:, 0755:), or that two keys share.
+	ErrNonStringKey = refusal("a key that Helm reads as another type")
+	// ErrUnsupportedVal: a value no scalar token reads back as (NaN, a
+	// type that is not a scalar).
 	ErrUnsupportedVal = refusal("a value that cannot be written as a scalar")
 )
 

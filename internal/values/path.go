@@ -31,6 +31,7 @@ type PathError struct {
 	Msg    string
 }
 
+// Error names the path and the offset.
 func (e *PathError) Error() string {
 	return fmt.Sprintf("path %q: offset %d: %s", e.Path, e.Offset, e.Msg)
 }
@@ -47,7 +48,7 @@ func ParsePath(path string) ([]Segment, error) {
 	}
 	var segs []Segment
 	var key strings.Builder
-	// inKey says a key has started (possibly empty so far after a dot).
+	// expectKey says a key must come next: at the start or after a dot.
 	expectKey := true
 	i := 0
 	for i < len(path) {
