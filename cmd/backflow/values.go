@@ -62,6 +62,9 @@ func newValuesGetCmd() *cobra.Command {
 			if file == "" || path == "" {
 				return usageError("values get: --file and --path are required")
 			}
+			if cmd.Flags().Changed("document") && document < 0 {
+				return usageError("values get: --document must be 0 or more")
+			}
 			defer oneShotGC()()
 			data, err := os.ReadFile(file)
 			if err != nil {
@@ -103,6 +106,9 @@ made safely is refused: exit 1 and no output.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" || len(paths) == 0 {
 				return usageError("values set: --file, --path and --value are required")
+			}
+			if cmd.Flags().Changed("document") && document < 0 {
+				return usageError("values set: --document must be 0 or more")
 			}
 			if len(paths) != len(vals) {
 				return usageError("values set: %d --path but %d --value: give one --value after each --path", len(paths), len(vals))

@@ -69,6 +69,8 @@ func TestValuesGetExitCodes(t *testing.T) {
 		{[]string{"--file", multi, "--path", "a"}, 1, "", "several documents and none chosen is refused"},
 		{[]string{"--file", multi, "--path", "a", "--document", "1"}, 0, "2\n", "the chosen document"},
 		{[]string{"--path", "a"}, 2, "", "--file is required"},
+		{[]string{"--file", multi, "--path", "a", "--document", "-1"}, 2, "", "a negative document index cannot run"},
+		{[]string{"--file", multi, "--path", "a", "--document", "2"}, 1, "", "no such document is refused"},
 	}
 	for _, c := range cases {
 		code, out, _ := runCLI(t, append([]string{"values", "get"}, c.args...)...)
