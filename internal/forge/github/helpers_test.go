@@ -60,10 +60,16 @@ type envOption func(*Config)
 
 func newEnv(t *testing.T, opts ...envOption) *env {
 	t.Helper()
+	return newEnvWith(t, localhub.Options{}, opts...)
+}
+
+func newEnvWith(t *testing.T, hubOpts localhub.Options, opts ...envOption) *env {
+	t.Helper()
 	// The fake clock starts at wall-clock time: ghinstallation signs its JWTs
 	// with the real clock and the hub checks them against its own.
 	clock := localhub.NewFakeClock(time.Now())
-	h, err := localhub.New(localhub.Options{Clock: clock, AppKey: appKey(t)})
+	hubOpts.Clock, hubOpts.AppKey = clock, appKey(t)
+	h, err := localhub.New(hubOpts)
 	if err != nil {
 		t.Fatalf("localhub.New: %v", err)
 	}
