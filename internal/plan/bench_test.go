@@ -1,0 +1,102 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/policy"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
+)
+
+const (
+	benchUnits  = 1000
+	benchFields = 10 // per unit's object: 10,000 observed fields in all
+)
+
+// benchSnapshot is a repository of benchUnits units in one environment,
+// each with its own values file, and a policy whose entries map benchFields
+// fields on every unit's Deployment through object globs.
+func benchSnapshot(b *testing.B) Snapshot {
+	b.Helper()
+	var cfg, pol strings.Builder
+	cfg.WriteString("version: 1\npolicy: .github/policy.yaml\nenvironments:\n  prod:\n    clusters: [prod-1]\nunits:\n")
+	files := map[string][]byte{}
+	for i := range benchUnits {
+		name := fmt.Sprintf("app-%04d", i)
+		path := "envs/prod/" + name + "/values.yaml"
+		fmt.Fprintf(&cfg, "  - name: %s\n    environment: prod\n    valuesFiles: [%s]\n    objects: [\"apps/v1|Deployment|%s|*\"]\n", name, path, name)
+		var v strings.Builder
+		fmt.Fprintf(&v, "# %s values\nimage:\n  repository: example/%s\n  tag: \"1.0\"\nsettings:\n", name, name)
+		for f := range benchFields {
+			fmt.Fprintf(&v, "  f%d: 1 # tuned by hand\n", f)
+		}
+		files[path] = []byte(v.String())
+	}
+	cfg.WriteString("roles:\n  platform-sre:\n    groups: [sre]\n")
+	pol.WriteString("apiVersion: backflow.dev/v1alpha1\nkind: ReverseReconcilePolicy\nmetadata:\n  name: bench\nspec:\n  default: deny\n  rules:\n    - role: platform-sre\n      mayAccept:\n")
+	for f := range benchFields {
+		fmt.Fprintf(&pol, "        - valuePath: settings.f%d\n          field: spec.f%d\n          objects: [\"apps/v1|Deployment|*|web\"]\n          environments: [\"prod\"]\n          maximum: 100\n", f, f)
+	}
+	c, err := repoconfig.Parse(repoconfig.Path, []byte(cfg.String()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := policy.Parse(".github/policy.yaml", []byte(pol.String()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return Snapshot{Config: c, Policy: p, PolicyPath: ".github/policy.yaml", Files: files}
+}
+
+// benchObservations observes every unit's web Deployment with benchFields
+// fields: seven changed and three equal to desired; one unit in five was
+// changed by someone without a role, so it is denied.
+func benchObservations() []observe.Observation {
+	at := time.Date(2026, 6, 18, 12, 0, 0, 0, time.UTC)
+	obs := make([]observe.Observation, 0, benchUnits)
+	for i := range benchUnits {
+		actor, groups := "alice", []string{"sre"}
+		if i%5 == 0 {
+			actor, groups = "bob", nil
+		}
+		o := observe.Observation{
+			Source: observe.SourceKubernetes, Cluster: "prod-1", ObservedAt: at,
+			Object: observe.ObjectKey{APIVersion: "apps/v1", Kind: "Deployment", Namespace: fmt.Sprintf("app-%04d", i), Name: "web"},
+			Change: observe.Change{Actor: actor, Groups: groups, Attribution: observe.AttributionAuditLog},
+		}
+		for f := range benchFields {
+			live := 2
+			if f >= 7 {
+				live = 1
+			}
+			o.Fields = append(o.Fields, observe.Field{Path: fmt.Sprintf("spec.f%d", f), Live: live, Desired: 1, HasDesired: true})
+		}
+		obs = append(obs, o)
+	}
+	return obs
+}
+
+// BenchmarkPlan plans 1,000 units and 10,000 observed fields: 800 allows
+// (each with its edit, read-back and verified receipt) and 200 denies.
+func BenchmarkPlan(b *testing.B) {
+	snap := benchSnapshot(b)
+	obs := benchObservations()
+	now := time.Date(2026, 6, 18, 12, 5, 0, 0, time.UTC)
+	res := Plan(obs, nil, snap, now)
+	allows := 0
+	for _, d := range res.Decisions {
+		if d.Outcome == Allow {
+			allows++
+		}
+	}
+	if allows != benchUnits*4/5 || len(res.WriteBacks) != allows || len(res.Errors) != 0 {
+		b.Fatalf("%d allows, %d write-backs, errors %q", allows, len(res.WriteBacks), res.Errors)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		Plan(obs, nil, snap, now)
+	}
+}
