@@ -578,7 +578,7 @@ func TestRequestCountsForOnePullRequest(t *testing.T) {
 			}
 			before, hubBefore := e.a.Counts(), e.hub.Requests().Counts()
 			sha, err := e.a.Commit(e.ctx, forge.CommitRequest{Repo: e.repo, Branch: "backflow/prod/redis", BaseSHA: main, Method: method,
-				Files: map[string][]byte{"envs/prod/redis/values.yaml": []byte("replicas: 4\n"), ".backflow/receipts/a.yaml": []byte("r\n")},
+				Files:   map[string][]byte{"envs/prod/redis/values.yaml": []byte("replicas: 4\n"), ".backflow/receipts/a.yaml": []byte("r\n")},
 				Message: "m\n", Author: forge.Author{Name: "backflow[bot]", Email: "1+backflow[bot]@users.noreply.github.com"}})
 			if err != nil {
 				t.Fatal(err)

@@ -1,0 +1,93 @@
+package github
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/localhub"
+)
+
+func TestRouteOf(t *testing.T) {
+	cases := []struct{ path, want, why string }{
+		{"/repos/acme/gitops/pulls/12", "/repos/{owner}/{repo}/pulls/{n}", "numbers are placeholders so counts group by kind"},
+		{"/repos/acme/gitops/git/ref/heads/backflow/prod/redis", "/repos/{owner}/{repo}/git/ref/{ref}", "a ref's slashes belong to the ref"},
+		{"/repos/acme/gitops/contents/envs/prod/values.yaml", "/repos/{owner}/{repo}/contents/{path}", "a file path is one placeholder"},
+		{"/api/v3/repos/acme/gitops/git/commits/0123456789abcdef0123456789abcdef01234567", "/repos/{owner}/{repo}/git/commits/{sha}", "Enterprise's prefix is dropped, SHAs are placeholders"},
+		{"/repos/acme/gitops/issues/3/labels/env:prod", "/repos/{owner}/{repo}/issues/{n}/labels/{name}", "label names vary"},
+		{"/graphql", "/graphql", "GraphQL has one route"},
+	}
+	for _, tc := range cases {
+		if got := routeOf(tc.path); got != tc.want {
+			t.Errorf("%s: routeOf(%q) = %q, want %q", tc.why, tc.path, got, tc.want)
+		}
+	}
+}
+
+func TestGateSlidingMinute(t *testing.T) {
+	clock := localhub.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	var slept time.Duration
+	g := &gate{clock: clock, maxWait: time.Minute, perMinute: 3, sleep: func(ctx context.Context, d time.Duration) error {
+		slept += d
+		clock.Advance(d)
+		return nil
+	}}
+	ctx := context.Background()
+	var sent []time.Duration
+	for i := range 7 {
+		if i == 1 {
+			clock.Advance(10 * time.Second)
+		}
+		if err := g.wait(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		sent = append(sent, clock.Now().Sub(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+	}
+	// Why: three writes a minute in any window: the 4th waits for the 1st to
+	// be a minute old, the 5th for the 2nd, and so on; reads never wait.
+	want := []time.Duration{0, 10 * time.Second, 10 * time.Second, time.Minute, 70 * time.Second, 70 * time.Second, 2 * time.Minute}
+	for i := range want {
+		if sent[i] != want[i] {
+			t.Fatalf("write send times = %v, want %v", sent, want)
+		}
+	}
+	if err := g.wait(ctx, false); err != nil || clock.Now().Sub(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) != 2*time.Minute {
+		t.Fatalf("a read waited: %v", err)
+	}
+	if g.peak != 3 {
+		t.Fatalf("peak = %d, want 3", g.peak)
+	}
+	// An embargo beyond maxWait is refused with its end, without sleeping.
+	slept = 0
+	g.embargo(clock.Now().Add(5*time.Minute), "429")
+	err := g.wait(ctx, false)
+	if rl, ok := forge.IsRateLimited(err); !ok || rl.Reason != "429" || !rl.Until.Equal(clock.Now().Add(5*time.Minute)) || slept != 0 {
+		t.Fatalf("wait during a long embargo = %v (slept %s), want a RateLimitError without sleeping", err, slept)
+	}
+}
+
+func TestObserverSeesEveryRequest(t *testing.T) {
+	e := newEnv(t)
+	for range 2 {
+		if _, err := e.a.BranchHead(e.ctx, e.repo, "main"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.mu.Lock()
+	events := append([]forge.RequestEvent(nil), e.events...)
+	e.mu.Unlock()
+	// Why: metrics need kinds and routes, and the 304 marked as such.
+	var reads, notModified int
+	for _, ev := range events {
+		if ev.Route == "/repos/{owner}/{repo}/git/ref/{ref}" && ev.Kind == forge.KindRead {
+			reads++
+			if ev.NotModified {
+				notModified++
+			}
+		}
+	}
+	if reads != 2 || notModified != 1 {
+		t.Fatalf("events = %+v; want two ref reads, one not modified", events)
+	}
+}
