@@ -1,0 +1,115 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// Defaults of Config.
+const (
+	DefaultListen          = ":8080"
+	DefaultSchedule        = "*/5 * * * *"
+	DefaultJitter          = 30 * time.Second
+	DefaultMaxBodyBytes    = 2 << 20
+	DefaultMaxConcurrent   = 4
+	DefaultShutdownTimeout = 30 * time.Second
+	DefaultDeliveryMemory  = 10000
+	DefaultDeliveryTTL     = 72 * time.Hour
+	DefaultRetryRepos      = 10 * time.Second
+)
+
+// Config is how the server runs. Start from DefaultConfig and set the
+// secrets.
+type Config struct {
+	// Listen is the address to listen on, host:port.
+	Listen string
+	// Schedule is a cron expression (five fields, or a descriptor such as
+	// "@every 5m" or "@hourly") for cycles over every repository.
+	Schedule string
+	// Jitter delays each scheduled run by a random duration below it, so
+	// that many installations do not call GitHub at the same second. Zero
+	// disables it.
+	Jitter time.Duration
+	// WebhookSecret checks X-Hub-Signature-256 on /webhook. Required: the
+	// server refuses to start without one.
+	WebhookSecret Secret
+	// ObservationSecret checks X-Backflow-Signature-256 on /observations.
+	ObservationSecret Secret
+	// ObservationToken is the bearer token accepted on /observations.
+	ObservationToken Secret
+	// MaxBodyBytes caps request bodies on /webhook and /observations.
+	MaxBodyBytes int64
+	// MaxConcurrent bounds cycles running at once across repositories.
+	MaxConcurrent int
+	// ShutdownTimeout bounds how long running cycles may take to finish
+	// after a shutdown signal.
+	ShutdownTimeout time.Duration
+	// DeliveryMemory is how many X-GitHub-Delivery ids are remembered.
+	DeliveryMemory int
+	// DeliveryTTL is how long a delivery id is remembered.
+	DeliveryTTL time.Duration
+	// RetryRepositories is the first wait after the repository list failed
+	// to load; it doubles up to five minutes.
+	RetryRepositories time.Duration
+}
+
+// DefaultConfig returns the defaults: every five minutes with 30 s of
+// jitter, 2 MiB bodies, no secrets.
+func DefaultConfig() Config {
+	return Config{
+		Listen:            DefaultListen,
+		Schedule:          DefaultSchedule,
+		Jitter:            DefaultJitter,
+		MaxBodyBytes:      DefaultMaxBodyBytes,
+		MaxConcurrent:     DefaultMaxConcurrent,
+		ShutdownTimeout:   DefaultShutdownTimeout,
+		DeliveryMemory:    DefaultDeliveryMemory,
+		DeliveryTTL:       DefaultDeliveryTTL,
+		RetryRepositories: DefaultRetryRepos,
+	}
+}
+
+// ErrNoWebhookSecret is returned by New without a webhook secret: a server
+// that accepted unsigned webhooks would let anyone trigger its work.
+var ErrNoWebhookSecret = errors.New("refusing to start: no webhook secret is configured")
+
+// parseSchedule reads a cron expression as Config.Schedule documents.
+func parseSchedule(spec string) (cron.Schedule, error) {
+	sched, err := cron.ParseStandard(spec)
+	if err != nil {
+		return nil, fmt.Errorf("schedule %q: %w", spec, err)
+	}
+	return sched, nil
+}
+
+// check validates c.
+func (c Config) check(withSink bool) (cron.Schedule, error) {
+	if c.WebhookSecret.Empty() {
+		return nil, ErrNoWebhookSecret
+	}
+	if withSink && c.ObservationSecret.Empty() && c.ObservationToken.Empty() {
+		return nil, errors.New("refusing to start: observation pushes are enabled without a secret or a token")
+	}
+	sched, err := parseSchedule(c.Schedule)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case c.Jitter < 0:
+		return nil, fmt.Errorf("jitter %s: must not be negative", c.Jitter)
+	case c.MaxBodyBytes <= 0:
+		return nil, fmt.Errorf("max body bytes %d: must be positive", c.MaxBodyBytes)
+	case c.MaxConcurrent <= 0:
+		return nil, fmt.Errorf("max concurrent cycles %d: must be positive", c.MaxConcurrent)
+	case c.ShutdownTimeout <= 0:
+		return nil, fmt.Errorf("shutdown timeout %s: must be positive", c.ShutdownTimeout)
+	case c.DeliveryMemory <= 0 || c.DeliveryTTL <= 0:
+		return nil, errors.New("delivery memory and TTL must be positive")
+	case c.RetryRepositories <= 0:
+		return nil, fmt.Errorf("repository retry %s: must be positive", c.RetryRepositories)
+	}
+	return sched, nil
+}

@@ -1,0 +1,133 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are the process's Prometheus metrics, on a registry of their own
+// (never the global one, so tests and several servers in one process do not
+// collide). The server records cycles and webhook deliveries itself; the
+// wiring that runs cycles records the rest through the methods below.
+//
+// Label values come from closed sets or from backflow's own code, never from
+// unauthenticated input, so a sender cannot grow the label space.
+type Metrics struct {
+	registry *prometheus.Registry
+
+	cycles         *prometheus.CounterVec
+	cycleDuration  prometheus.Histogram
+	decisions      *prometheus.CounterVec
+	pullRequests   *prometheus.CounterVec
+	fixes          *prometheus.CounterVec
+	githubRequests *prometheus.CounterVec
+	rateRemaining  prometheus.Gauge
+	errors         *prometheus.CounterVec
+	webhooks       *prometheus.CounterVec
+	observations   *prometheus.CounterVec
+}
+
+// NewMetrics registers backflow's metrics, with the Go runtime and process
+// collectors, on a new registry.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		cycles: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "backflow_cycles_total",
+			Help: "Reconcile cycles run, by result (ok, error).",
+		}, []string{"result"}),
+		cycleDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "backflow_cycle_duration_seconds",
+			Help:    "Duration of one repository's reconcile cycle.",
+			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300},
+		}),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "backflow_decisions_total",
+			Help: "Decisions about observed live changes, by outcome.",
+		}, []string{"outcome"}),
+		pullRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "backflow_pull_requests_total",
+			Help: "Write-back pull requests, by action (opened, updated, closed, merged).",
+		}, []string{"action"}),
+		fixes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "backflow_fixes_total",
+			Help: "Merged fixes followed up, by result (proven, reverted).",
+		}, []string{"result"}),
+		githubRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "backflow_github_requests_total",
+			Help: "Requests sent to GitHub, by HTTP status (0: no response).",
+		}, []string{"status"}),
+		rateRemaining: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "backflow_github_rate_limit_remaining",
+			Help: "X-RateLimit-Remaining of the latest GitHub response that carried it.",
+		}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "backflow_errors_total",
+			Help: "Errors, by kind.",
+		}, []string{"kind"}),
+		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "backflow_webhook_deliveries_total",
+			Help: "Webhook deliveries received, by event and result.",
+		}, []string{"event", "result"}),
+		observations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "backflow_observation_pushes_total",
+			Help: "Pushes to /observations, by result.",
+		}, []string{"result"}),
+	}
+	m.registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.cycles, m.cycleDuration, m.decisions, m.pullRequests, m.fixes,
+		m.githubRequests, m.rateRemaining, m.errors, m.webhooks, m.observations,
+	)
+	return m
+}
+
+// Registry is the registry the metrics are on, for collectors of the wiring.
+func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
+
+// Handler serves the registry in Prometheus' exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
+}
+
+// Cycle records one finished cycle.
+func (m *Metrics) Cycle(d time.Duration, err error) {
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	m.cycles.WithLabelValues(result).Inc()
+	m.cycleDuration.Observe(d.Seconds())
+}
+
+// Decision counts a decision with its outcome (allow, deny, ...).
+func (m *Metrics) Decision(outcome string) { m.decisions.WithLabelValues(outcome).Inc() }
+
+// PullRequest counts a pull request action: opened, updated, closed, merged.
+func (m *Metrics) PullRequest(action string) { m.pullRequests.WithLabelValues(action).Inc() }
+
+// Fix counts a followed-up fix by result: proven or reverted.
+func (m *Metrics) Fix(result string) { m.fixes.WithLabelValues(result).Inc() }
+
+// GitHubRequest counts one request to GitHub by its HTTP status.
+func (m *Metrics) GitHubRequest(status int) {
+	m.githubRequests.WithLabelValues(strconv.Itoa(status)).Inc()
+}
+
+// RateLimitRemaining sets the remaining requests GitHub last reported.
+func (m *Metrics) RateLimitRemaining(n int) { m.rateRemaining.Set(float64(n)) }
+
+// Error counts an error of a kind (a short fixed name, never a message).
+func (m *Metrics) Error(kind string) { m.errors.WithLabelValues(kind).Inc() }
+
+// webhook counts a delivery.
+func (m *Metrics) webhook(event, result string) { m.webhooks.WithLabelValues(event, result).Inc() }
+
+// observation counts a push to /observations.
+func (m *Metrics) observation(result string) { m.observations.WithLabelValues(result).Inc() }
