@@ -83,12 +83,24 @@ func TestPlanScenarios(t *testing.T) {
 			}
 			compareOrUpdate(t, filepath.Join(dir, "expected.json"), []byte(stdout))
 
+			if markdownScenarios[filepath.Base(dir)] {
+				args := append(scenarioArgs(t, dir), "--format", "markdown")
+				code, stdout, stderr := runCLI(t, args...)
+				if code != 0 {
+					t.Fatalf("markdown: exit %d, stderr %s", code, stderr)
+				}
+				compareOrUpdate(t, filepath.Join(dir, "expected.md"), []byte(stdout))
+			}
+
 			res := planScenario(t, dir)
 			compareOrUpdate(t, filepath.Join(dir, "writebacks.txt"), []byte(describeWriteBacks(t, dir, res)))
 			verifyReceipts(t, dir, res)
 		})
 	}
 }
+
+// markdownScenarios also have a golden of the Markdown report, expected.md.
+var markdownScenarios = map[string]bool{"seed-incident": true, "deny-reasons": true, "grouping": true}
 
 // planScenario plans a scenario through the command's own loading, for the
 // parts of the result the JSON contract does not carry.
@@ -251,4 +263,116 @@ func TestPlanSeedIncident(t *testing.T) {
 		t.Errorf("JSON change from %#v to %#v, want the numbers 3 and 4", ch["from"], ch["to"])
 	}
 	verifyReceipts(t, dir, res)
+}
+
+// copyTree copies the scenario folder src to a temporary folder, so a test
+// can break one file of it.
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func TestPlanExitCodes(t *testing.T) {
+	seed := filepath.Join("..", "..", "testdata", "plan", "seed-incident")
+	write := func(dir, rel, text string) {
+		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		name, why string
+		// prepare returns the repo and observations folders to plan.
+		prepare func(t *testing.T) (repo, obs string)
+		extra   []string
+		code    int
+		// stdout, when set, must appear in the JSON output.
+		stdout string
+	}{
+		{"valid", "the seed's incident plans", func(t *testing.T) (string, string) {
+			return filepath.Join(seed, "repo"), filepath.Join(seed, "observations")
+		}, nil, 0, `"outcome": "allow"`},
+		{"bad format", "an unknown --format is a usage error", func(t *testing.T) (string, string) {
+			return filepath.Join(seed, "repo"), filepath.Join(seed, "observations")
+		}, []string{"--format", "yaml"}, 2, ""},
+		{"bad trust", "--trust takes an attribution level", func(t *testing.T) (string, string) {
+			return filepath.Join(seed, "repo"), filepath.Join(seed, "observations")
+		}, []string{"--trust", "total"}, 2, ""},
+		{"missing observations", "a PATH that does not exist cannot be read", func(t *testing.T) (string, string) {
+			return filepath.Join(seed, "repo"), filepath.Join(seed, "no-such-folder")
+		}, nil, 2, ""},
+		{"no config", "a checkout without .github/backflow.yaml is unreadable", func(t *testing.T) (string, string) {
+			return t.TempDir(), filepath.Join(seed, "observations")
+		}, nil, 2, ""},
+		{"invalid config", "an unknown key in the repo config", func(t *testing.T) (string, string) {
+			dir := copyTree(t, seed)
+			write(dir, "repo/.github/backflow.yaml", "version: 1\npolicy: .github/reverse-reconcile-policy.yaml\nbogus: true\n")
+			return filepath.Join(dir, "repo"), filepath.Join(dir, "observations")
+		}, nil, 2, ""},
+		{"invalid policy", "a policy whose default is not deny", func(t *testing.T) (string, string) {
+			dir := copyTree(t, seed)
+			write(dir, "repo/.github/reverse-reconcile-policy.yaml", "apiVersion: backflow.dev/v1alpha1\nkind: ReverseReconcilePolicy\nmetadata: {name: p}\nspec:\n  default: allow\n  rules: []\n")
+			return filepath.Join(dir, "repo"), filepath.Join(dir, "observations")
+		}, nil, 2, ""},
+		{"missing policy", "the policy the config names does not exist", func(t *testing.T) (string, string) {
+			dir := copyTree(t, seed)
+			if err := os.Remove(filepath.Join(dir, "repo", ".github", "reverse-reconcile-policy.yaml")); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Join(dir, "repo"), filepath.Join(dir, "observations")
+		}, nil, 2, ""},
+		{"malformed observation", "a document that does not parse is an error in the output, the others still plan", func(t *testing.T) (string, string) {
+			dir := copyTree(t, seed)
+			write(dir, "observations/broken.yaml", "apiVersion: backflow.dev/v1alpha1\nkind: ObjectStateObserved\nspec: {cluster: x}\n")
+			return filepath.Join(dir, "repo"), filepath.Join(dir, "observations")
+		}, nil, 0, `broken.yaml:`},
+		{"missing values file", "the unit's values cannot be read: its decision fails closed", func(t *testing.T) (string, string) {
+			dir := copyTree(t, seed)
+			if err := os.Remove(filepath.Join(dir, "repo", "envs", "prod-us-east", "redis", "values.yaml")); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Join(dir, "repo"), filepath.Join(dir, "observations")
+		}, nil, 0, `"outcome": "deny"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			repo, obs := c.prepare(t)
+			args := append([]string{"plan", "--repo", repo, "--observations", obs, "--format", "json"}, c.extra...)
+			code, stdout, stderr := runCLI(t, args...)
+			if code != c.code || !strings.Contains(stdout, c.stdout) {
+				t.Errorf("%s: exit %d (want %d)\nstdout %s\nstderr %s", c.why, code, c.code, stdout, stderr)
+			}
+			if code == 2 && stderr == "" {
+				t.Errorf("%s: exit 2 without a message on stderr", c.why)
+			}
+		})
+	}
+}
+
+func TestPlanTableFormat(t *testing.T) {
+	seed := filepath.Join("..", "..", "testdata", "plan", "seed-incident")
+	code, stdout, _ := runCLI(t, "plan", "--repo", filepath.Join(seed, "repo"), filepath.Join(seed, "observations"))
+	if code != 0 || !strings.Contains(stdout, "redis  prod-us-east  apps/v1|StatefulSet|redis|redis-replicas  allow") {
+		t.Errorf("exit %d, table:\n%s", code, stdout)
+	}
 }

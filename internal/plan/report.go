@@ -216,7 +216,7 @@ func (r Result) Markdown() ([]byte, error) {
 		}
 	}
 	for _, d := range r.Decisions {
-		fmt.Fprintf(&b, "\n### %s: %s", outcomeWord(d), code(d.Object))
+		fmt.Fprintf(&b, "\n### %s: %s", outcomeWord(d), codeSpan(d.Object))
 		if d.Unit != "" || d.Environment != "" {
 			fmt.Fprintf(&b, " (%s)", strings.Join(nonEmpty(d.Unit, d.Environment), ", "))
 		}
@@ -246,7 +246,7 @@ func (r Result) Markdown() ([]byte, error) {
 	if len(r.Triggers) > 0 {
 		b.WriteString("\n### Objects to look at again\n\n")
 		for _, t := range r.Triggers {
-			fmt.Fprintf(&b, "- %s on %s at %s\n", code(t.Object.String()), orDash(t.Cluster), t.At.UTC().Format(time.RFC3339))
+			fmt.Fprintf(&b, "- %s on %s at %s\n", codeSpan(t.Object.String()), orDash(t.Cluster), t.At.UTC().Format(time.RFC3339))
 		}
 	}
 	if len(r.Errors) > 0 {
@@ -342,7 +342,11 @@ func cell(s string) string {
 
 // code writes s as a code span inside a table cell; GitHub reads `\|` as a
 // pipe even there.
-func code(s string) string {
+func code(s string) string { return codeSpan(cell(s)) }
+
+// codeSpan writes s as a code span outside tables, with a fence longer than
+// any run of backticks in s.
+func codeSpan(s string) string {
 	fence := "`"
 	for strings.Contains(s, fence) {
 		fence += "`"
@@ -351,7 +355,7 @@ func code(s string) string {
 	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
 		pad = " "
 	}
-	return fence + pad + cell(s) + pad + fence
+	return fence + pad + s + pad + fence
 }
 
 func codeOrDash(s string) string {
