@@ -47,6 +47,7 @@ func RunContract(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"branch refs compare and swap", "creating an existing branch or moving a branch that moved must fail", contractRefs},
 		{"commit via git", "the default commit method creates, appends, rewrites and refuses stale heads", func(t *testing.T, h Harness) { contractCommit(t, h, forge.CommitGit) }},
 		{"commit via api", "the signed-commit method obeys the same compare-and-swap", func(t *testing.T, h Harness) { contractCommit(t, h, forge.CommitAPI) }},
+		{"commit requests refused", "malformed or stale requests fail before anything is written, by either method", contractCommitRefusals},
 		{"pull request lifecycle", "one open pull request per head; edits, labels, reviewers, comments, close", contractPulls},
 		{"check runs", "the receipt check is created, updated and listed by name", contractChecks},
 		{"merges pinned to the head", "a merge or auto-merge on a moved head fails; blocked merges wait for checks", contractMerge},
@@ -218,6 +219,41 @@ func contractCommit(t *testing.T, h Harness, method forge.CommitMethod) {
 	if len(commits) != 2 || commits[1].Author == req.Author {
 		t.Fatalf("CommitsSince = %+v, want the bot's commit then a person's", commits)
 	}
+}
+
+func contractCommitRefusals(t *testing.T, h Harness) {
+	ctx := context.Background()
+	main, err := h.Forge.BranchHead(ctx, h.Repo, "main")
+	must(t, "BranchHead", err)
+	cases := []struct {
+		why  string
+		edit func(r *forge.CommitRequest)
+		want error
+	}{
+		{"an empty commit is a caller bug", func(r *forge.CommitRequest) { r.Files = nil }, forge.ErrInvalid},
+		{"commits are attributed", func(r *forge.CommitRequest) { r.Author = forge.Author{} }, forge.ErrInvalid},
+		{"paths stay inside the repository", func(r *forge.CommitRequest) { r.Files = map[string][]byte{"../x": []byte("x")} }, forge.ErrInvalid},
+		{"the .git folder is not content", func(r *forge.CommitRequest) { r.Files = map[string][]byte{".git/config": []byte("x")} }, forge.ErrInvalid},
+		{"a typo in the method does not fall back", func(r *forge.CommitRequest) { r.Method = "svn" }, forge.ErrInvalid},
+		{"writing what is there is not a commit", func(r *forge.CommitRequest) {
+			r.Files = map[string][]byte{valuesPath: []byte(ContractFiles[valuesPath])}
+		}, forge.ErrInvalid},
+		{"replacing a head with a non-descendant needs Force", func(r *forge.CommitRequest) {
+			r.ExpectedHead = "0123456789012345678901234567890123456789"
+		}, forge.ErrConflict},
+	}
+	for _, m := range []forge.CommitMethod{forge.CommitGit, forge.CommitAPI} {
+		for _, c := range cases {
+			req := forge.CommitRequest{Repo: h.Repo, Branch: "refused", BaseSHA: main, Method: m, Message: "m\n", Author: bot(t, h.Forge),
+				Files: map[string][]byte{valuesPath: []byte("replicas: 4\n")}}
+			c.edit(&req)
+			if _, err := h.Forge.Commit(ctx, req); !errors.Is(err, c.want) {
+				t.Errorf("%s (%s): Commit = %v, want %v", c.why, m, err, c.want)
+			}
+		}
+	}
+	_, err = h.Forge.BranchHead(ctx, h.Repo, "refused")
+	wantErr(t, "the branch after refused commits", err, forge.ErrNotFound)
 }
 
 func openPR(t *testing.T, h Harness, branch string, files map[string]string) forge.PullRequest {

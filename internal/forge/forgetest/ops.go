@@ -3,6 +3,7 @@ package forgetest
 import (
 	"context"
 	"fmt"
+	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -251,8 +252,8 @@ func (f *Fake) Commit(ctx context.Context, req forge.CommitRequest) (string, err
 	if err != nil {
 		return "", fmt.Errorf("%s: base: %w", where, err)
 	}
-	if len(req.Files) == 0 {
-		return "", fmt.Errorf("%s: no files: %w", where, forge.ErrInvalid)
+	if err := checkRequest(req); err != nil {
+		return "", fmt.Errorf("%s: %w", where, err)
 	}
 	if req.ExpectedHead == "" {
 		if _, ok := r.branches[req.Branch]; ok {
@@ -875,6 +876,26 @@ func (f *Fake) UpdateIssue(ctx context.Context, rp forge.Repo, number int, upd f
 	c := *is
 	c.Labels = slices.Clone(is.Labels)
 	return c, nil
+}
+
+// checkRequest refuses what the GitHub adapter refuses before any request.
+func checkRequest(req forge.CommitRequest) error {
+	switch {
+	case req.Branch == "":
+		return fmt.Errorf("branch is required: %w", forge.ErrInvalid)
+	case len(req.Files) == 0:
+		return fmt.Errorf("no files: %w", forge.ErrInvalid)
+	case req.Author.Name == "" || req.Author.Email == "":
+		return fmt.Errorf("author name and email are required: %w", forge.ErrInvalid)
+	case req.Method != "" && req.Method != forge.CommitGit && req.Method != forge.CommitAPI:
+		return fmt.Errorf("unknown method %q: %w", req.Method, forge.ErrInvalid)
+	}
+	for p := range req.Files {
+		if p == "" || path.IsAbs(p) || path.Clean(p) != p || p == ".." || strings.HasPrefix(p, "../") || strings.HasPrefix(p, ".git/") {
+			return fmt.Errorf("file path %q is not a clean relative path: %w", p, forge.ErrInvalid)
+		}
+	}
+	return nil
 }
 
 func short(sha string) string {

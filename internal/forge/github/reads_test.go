@@ -1,0 +1,71 @@
+package github
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/localhub"
+)
+
+func TestLargeFileIsReadAsABlob(t *testing.T) {
+	e := newEnv(t)
+	big := bytes.Repeat([]byte("key: value\n"), 110_000) // 1.2 MB: over the Contents API's 1 MB
+	main, _ := e.a.BranchHead(e.ctx, e.repo, "main")
+	sha, err := e.a.Commit(e.ctx, forge.CommitRequest{Repo: e.repo, Branch: "big", BaseSHA: main, Method: forge.CommitAPI,
+		Files: map[string][]byte{"big.yaml": big}, Message: "m", Author: forge.Author{Name: "n", Email: "e@x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.a.ReadFile(e.ctx, e.repo, sha, "big.yaml")
+	// Why: GitHub serves such files without content; the blob has them.
+	if err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("ReadFile of a 1.2 MB file: %d bytes, %v; want %d bytes", len(got), err, len(big))
+	}
+	if n := e.hubCount("GET", "/repos/{owner}/{repo}/git/blobs/{sha}"); n != 1 {
+		t.Fatalf("blob reads = %d, want 1", n)
+	}
+}
+
+func TestSymlinksAreNeitherReadNorWrittenThrough(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(dir, "envs", "prod"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "envs", "prod", "values.yaml"), []byte("replicas: 3\n"), 0o644))
+	must(os.Symlink("envs/prod/values.yaml", filepath.Join(dir, "link.yaml")))
+	must(os.Symlink("envs", filepath.Join(dir, "linked")))
+	must(e.hub.CreateRepo(localhub.RepoOptions{Owner: "acme", Name: "links", Dir: dir}))
+	repo := forge.Repo{Owner: "acme", Name: "links", DefaultBranch: "main"}
+	main, err := e.a.BranchHead(e.ctx, repo, "main")
+	must(err)
+
+	// Why: the bot never follows a symlink out of what policy governs.
+	if _, err := e.a.ReadFile(e.ctx, repo, main, "link.yaml"); !errors.Is(err, forge.ErrNotRegularFile) {
+		t.Fatalf("ReadFile of a symlink = %v, want ErrNotRegularFile", err)
+	}
+	files, err := e.a.ListFiles(e.ctx, repo, main, "")
+	must(err)
+	if !slices.Equal(files, []string{"envs/prod/values.yaml"}) {
+		t.Fatalf("ListFiles = %v, want only the regular file", files)
+	}
+	for _, p := range []string{"link.yaml", "linked/prod/values.yaml"} {
+		_, err := e.a.Commit(e.ctx, forge.CommitRequest{Repo: repo, Branch: "b", BaseSHA: main, Files: map[string][]byte{p: []byte("replicas: 4\n")},
+			Message: "m", Author: forge.Author{Name: "n", Email: "e@x"}})
+		if !errors.Is(err, forge.ErrInvalid) {
+			t.Fatalf("a git commit writing %s = %v, want ErrInvalid", p, err)
+		}
+	}
+	if _, err := e.a.BranchHead(e.ctx, repo, "b"); !errors.Is(err, forge.ErrNotFound) {
+		t.Fatalf("branch b after refused commits: %v, want ErrNotFound", err)
+	}
+}
