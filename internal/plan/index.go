@@ -42,11 +42,10 @@ type unitGlob struct {
 	order   int
 }
 
-// entry is one mayAccept entry and its place in the policy.
+// entry is one mayAccept entry and the role of its rule.
 type entry struct {
-	role         string
-	rule, accept int
-	a            *policy.Accept
+	role string
+	a    *policy.Accept
 }
 
 func newPlanner(snap Snapshot, now time.Time) *planner {
@@ -93,7 +92,7 @@ func newPlanner(snap Snapshot, now time.Time) *planner {
 			r := &snap.Policy.Rules[ri]
 			for ai := range r.MayAccept {
 				a := &r.MayAccept[ai]
-				p.entries[a.Field] = append(p.entries[a.Field], entry{role: r.Role, rule: ri, accept: ai, a: a})
+				p.entries[a.Field] = append(p.entries[a.Field], entry{role: r.Role, a: a})
 			}
 		}
 	}

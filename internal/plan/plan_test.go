@@ -412,3 +412,23 @@ func TestNoConfig(t *testing.T) {
 		t.Errorf("got %s, errors %q", d.Outcome, res.Errors)
 	}
 }
+
+// TestUnitForAgreesWithConfig: the planner's index finds the same unit as
+// the repo config's own query, for exact keys, globs and misses.
+func TestUnitForAgreesWithConfig(t *testing.T) {
+	cfg := strings.Replace(testConfig, "roles:", `  - name: pinned
+    environment: prod-eu-west
+    valuesFiles: [eu/values.yaml]
+    objects: ["v1|Service|redis|redis", "apps/v1|Deployment|*|web"]
+roles:`, 1)
+	snap := snapshot(t, cfg)
+	p := newPlanner(snap, testNow)
+	for _, env := range []string{"prod-us-east", "prod-eu-west", "staging"} {
+		for _, obj := range []string{"apps/v1|StatefulSet|redis|redis-replicas", "v1|Service|redis|redis", "apps/v1|Deployment|shop|web", "apps/v1|Deployment|shop|api", "v1|Secret|redis|x"} {
+			want, _ := snap.Config.UnitFor(env, obj)
+			if got := p.unitFor(env, obj); got != want {
+				t.Errorf("%s %s: index found %v, config %v", env, obj, got, want)
+			}
+		}
+	}
+}
