@@ -77,36 +77,25 @@ func Parse(data []byte, opts Options) (*File, error) {
 	return &File{src: src, index: index, doc: doc, helm: helm}, nil
 }
 
-// readBoth parses document index with yaml.v3 nodes and with Helm's reader.
-// The node parse decides first, so that a syntax error is reported as such
-// and an alias bomb is refused before Helm's reader expands it; a document
-// without anchors cannot hold aliases, and then both readers run at the same
-// time (they are most of an edit's cost).
+// readBoth parses document index with yaml.v3 nodes and with Helm's reader
+// at the same time (the two parses are most of an edit's cost). The node
+// parse decides: a syntax error is reported as such, and an alias bomb as a
+// refusal. Helm's reader cannot blow up meanwhile: yaml.v2 stops on
+// excessive aliasing by itself.
 func readBoth(src *source, index int) (*document, any, error) {
-	if len(src.docs) > 0 {
-		sp := src.docs[index]
-		if !bytes.ContainsRune(src.data[sp.start:sp.end], '&') {
-			var helm any
-			var helmErr error
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				helm, helmErr = helmRead(src, index)
-			}()
-			doc, err := parseDocument(src, index)
-			<-done
-			if err != nil {
-				return nil, nil, err
-			}
-			return doc, helm, helmErr
-		}
-	}
+	var helm any
+	var helmErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		helm, helmErr = helmRead(src, index)
+	}()
 	doc, err := parseDocument(src, index)
+	<-done
 	if err != nil {
 		return nil, nil, err
 	}
-	helm, err := helmRead(src, index)
-	return doc, helm, err
+	return doc, helm, helmErr
 }
 
 // Get returns the value at path, typed as Helm reads it.
