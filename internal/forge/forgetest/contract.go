@@ -57,6 +57,7 @@ func RunContract(t *testing.T, newHarness func(t *testing.T) Harness) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each case has its own forge and repository
 			t.Log(c.why)
 			c.run(t, newHarness(t))
 		})

@@ -171,8 +171,7 @@ func transient(err error) bool {
 // effect unknown (5xx, reset, timeout), check looks for the effect before
 // trying again, so a lost response never produces a duplicate.
 func (a *Adapter) create(ctx context.Context, do func(context.Context) error, check func(context.Context) (bool, error)) error {
-	p := pacer{cfg: &a.cfg}
-	bo := p.newBackoff()
+	bo := newBackoff(&a.cfg)
 	var err error
 	for attempt := 1; attempt <= a.cfg.Attempts; attempt++ {
 		if err = do(ctx); err == nil || !transient(err) {

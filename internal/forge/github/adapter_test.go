@@ -376,7 +376,7 @@ func TestTransientFailuresOfReadsAreRetried(t *testing.T) {
 		// reused connection was reset, which would hide the adapter's retry.
 		{"reset", "a dropped connection is retried", localhub.Fault{Kind: localhub.FaultReset, Route: refRoute, Times: 1}, 0},
 		{"timeout", "a request slower than RequestTimeout is abandoned and retried",
-			localhub.Fault{Kind: localhub.FaultDelay, Route: refRoute, Times: 1, Delay: 5 * time.Second}, 100 * time.Millisecond},
+			localhub.Fault{Kind: localhub.FaultDelay, Route: refRoute, Times: 1, Delay: time.Minute}, 500 * time.Millisecond},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,7 +3,6 @@ package github
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -138,7 +137,7 @@ func (p *pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method == http.MethodGet && req.Header.Get("If-None-Match") == "" {
 		cached = p.cache.get(key)
 	}
-	bo := p.newBackoff()
+	bo := newBackoff(p.cfg)
 	rateWaits := 0
 	for attempt := 1; ; attempt++ {
 		if err := p.gate.wait(ctx, write); err != nil {
@@ -234,9 +233,11 @@ func (p *pacer) once(ctx context.Context, req *http.Request, cached *etagEntry) 
 	return resp, nil
 }
 
-func (p *pacer) newBackoff() *backoff.ExponentialBackOff {
+// newBackoff is the jittered exponential schedule of retries; only its
+// delays are used, the waiting is cfg.Sleep's.
+func newBackoff(cfg *Config) *backoff.ExponentialBackOff {
 	b := backoff.NewExponentialBackOff()
-	b.InitialInterval = p.cfg.Backoff
+	b.InitialInterval = cfg.Backoff
 	b.MaxInterval = 30 * time.Second
 	b.RandomizationFactor = 0.5
 	return b
@@ -410,10 +411,4 @@ func routeOf(path string) string {
 		}
 	}
 	return "/" + strings.Join(segs, "/")
-}
-
-// errRateLimited reports whether err is a rate-limit refusal.
-func errRateLimited(err error) bool {
-	var rl *forge.RateLimitError
-	return errors.As(err, &rl)
 }
