@@ -327,6 +327,7 @@ func parseReset(v string) (time.Time, bool) {
 type etagCache struct {
 	mu      sync.Mutex
 	entries map[string]*etagEntry
+	bytes   int
 }
 
 type etagEntry struct {
@@ -335,9 +336,12 @@ type etagEntry struct {
 	body   []byte
 }
 
+// The cache is bounded in entries and bytes per installation; an evicted
+// entry only costs one full read.
 const (
 	etagCacheEntries = 1024
 	etagCacheBody    = 1 << 20
+	etagCacheBytes   = 16 << 20
 )
 
 func newETagCache() *etagCache { return &etagCache{entries: map[string]*etagEntry{}} }
@@ -360,13 +364,19 @@ func (c *etagCache) put(key string, resp *http.Response) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.entries) >= etagCacheEntries {
-		for k := range c.entries { // drop an arbitrary entry; a miss only costs a full read
-			delete(c.entries, k)
+	if old, ok := c.entries[key]; ok {
+		c.bytes -= len(old.body)
+		delete(c.entries, key)
+	}
+	for k, e := range c.entries { // drop arbitrary entries until there is room
+		if len(c.entries) < etagCacheEntries && c.bytes+len(body) <= etagCacheBytes {
 			break
 		}
+		c.bytes -= len(e.body)
+		delete(c.entries, k)
 	}
 	c.entries[key] = &etagEntry{etag: etag, header: resp.Header.Clone(), body: body}
+	c.bytes += len(body)
 }
 
 // response rebuilds the cached 200 for a 304, with the 304's rate headers.

@@ -1,7 +1,11 @@
 package github
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"net/http"
 	"testing"
 	"time"
 
@@ -89,5 +93,22 @@ func TestObserverSeesEveryRequest(t *testing.T) {
 	}
 	if reads != 2 || notModified != 1 {
 		t.Fatalf("events = %+v; want two ref reads, one not modified", events)
+	}
+}
+
+func TestETagCacheStaysWithinItsBudget(t *testing.T) {
+	c := newETagCache()
+	body := make([]byte, etagCacheBody)
+	for i := range 40 {
+		resp := &http.Response{Header: http.Header{"Etag": {fmt.Sprintf(`"%d"`, i)}}, Body: io.NopCloser(bytes.NewReader(body))}
+		c.put(fmt.Sprint("GET /x/", i), resp)
+		if got, _ := io.ReadAll(resp.Body); len(got) != len(body) {
+			t.Fatalf("the response body was consumed: %d bytes left", len(got))
+		}
+	}
+	// Why: a long-running bot reads many files; the cache must not grow
+	// without bound, and the newest entry must be kept.
+	if c.bytes > etagCacheBytes || len(c.entries) > etagCacheBytes/etagCacheBody || c.get("GET /x/39") == nil {
+		t.Fatalf("cache holds %d bytes in %d entries (budget %d); newest kept: %v", c.bytes, len(c.entries), etagCacheBytes, c.get("GET /x/39") != nil)
 	}
 }
