@@ -1,0 +1,134 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+)
+
+// FileConfig is the server section of backflow serve's config file
+// (server: in YAML). Secrets are never in it: it names the file or the
+// environment variable that holds each one.
+type FileConfig struct {
+	// Listen is host:port; default ":8080".
+	Listen string `yaml:"listen"`
+	// Schedule is a cron expression or descriptor; default "*/5 * * * *".
+	Schedule string `yaml:"schedule"`
+	// Jitter delays each scheduled run by up to this; default 30s, 0 disables.
+	Jitter *time.Duration `yaml:"jitter"`
+	// MaxBodyBytes caps webhook and observation bodies; default 2 MiB.
+	MaxBodyBytes int64 `yaml:"maxBodyBytes"`
+	// MaxConcurrentCycles bounds cycles at once across repositories; default 4.
+	MaxConcurrentCycles int `yaml:"maxConcurrentCycles"`
+	// ShutdownTimeout bounds how long running cycles may finish; default 30s.
+	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
+	// Webhook holds the GitHub App's webhook secret. Required.
+	Webhook SecretRef `yaml:"webhook"`
+	// Observations enables POST /observations; absent disables it.
+	Observations *PushConfig `yaml:"observations"`
+}
+
+// SecretRef names where a secret is: a file (as a Kubernetes Secret is
+// mounted) or an environment variable; exactly one.
+type SecretRef struct {
+	// SecretFile is a path; one trailing newline is ignored.
+	SecretFile string `yaml:"secretFile"`
+	// SecretEnv names an environment variable.
+	SecretEnv string `yaml:"secretEnv"`
+}
+
+// PushConfig is how pushes to /observations are authenticated and trusted.
+type PushConfig struct {
+	// SecretFile/SecretEnv hold the HMAC secret of X-Backflow-Signature-256.
+	SecretFile string `yaml:"secretFile"`
+	SecretEnv  string `yaml:"secretEnv"`
+	// TokenFile/TokenEnv hold the bearer token.
+	TokenFile string `yaml:"tokenFile"`
+	TokenEnv  string `yaml:"tokenEnv"`
+	// Trust is the trust ceiling of pushed observations (unknown, asserted,
+	// managed-fields, audit-log); default asserted. The server passes it to
+	// the observation sink without reading it.
+	Trust string `yaml:"trust"`
+	// Cluster, when set, is the cluster pushed documents are of: documents
+	// that name no cluster are taken to be of it, and documents that name
+	// another are refused. Passed to the sink too.
+	Cluster string `yaml:"cluster"`
+}
+
+// Resolve turns the file config into a Config, reading each secret with
+// readFile or lookupEnv (os.ReadFile and os.LookupEnv in the command).
+// Errors name the key and the file or variable, never a secret's value.
+func (f FileConfig) Resolve(readFile func(string) ([]byte, error), lookupEnv func(string) (string, bool)) (Config, error) {
+	c := DefaultConfig()
+	if f.Listen != "" {
+		c.Listen = f.Listen
+	}
+	if f.Schedule != "" {
+		c.Schedule = f.Schedule
+	}
+	if f.Jitter != nil {
+		c.Jitter = *f.Jitter
+	}
+	if f.MaxBodyBytes != 0 {
+		c.MaxBodyBytes = f.MaxBodyBytes
+	}
+	if f.MaxConcurrentCycles != 0 {
+		c.MaxConcurrent = f.MaxConcurrentCycles
+	}
+	if f.ShutdownTimeout != 0 {
+		c.ShutdownTimeout = f.ShutdownTimeout
+	}
+	load := func(key, file, env string, required bool) (Secret, error) {
+		switch {
+		case file != "" && env != "":
+			return Secret{}, fmt.Errorf("server.%s: secretFile and secretEnv are exclusive", key)
+		case file != "":
+			b, err := readFile(file)
+			if err != nil {
+				var pe *os.PathError
+				if errors.As(err, &pe) {
+					err = pe.Err
+				}
+				return Secret{}, fmt.Errorf("server.%s: reading %s: %w", key, file, err)
+			}
+			b = bytes.TrimSuffix(bytes.TrimSuffix(b, []byte("\n")), []byte("\r"))
+			if len(b) == 0 {
+				return Secret{}, fmt.Errorf("server.%s: %s is empty", key, file)
+			}
+			return NewSecret(b), nil
+		case env != "":
+			v, ok := lookupEnv(env)
+			if !ok || v == "" {
+				return Secret{}, fmt.Errorf("server.%s: environment variable %s is empty or unset", key, env)
+			}
+			return NewSecret([]byte(v)), nil
+		case required:
+			return Secret{}, fmt.Errorf("server.%s: a secretFile or secretEnv is required: %w", key, ErrNoWebhookSecret)
+		}
+		return Secret{}, nil
+	}
+	var err error
+	if c.WebhookSecret, err = load("webhook", f.Webhook.SecretFile, f.Webhook.SecretEnv, true); err != nil {
+		return c, err
+	}
+	if p := f.Observations; p != nil {
+		if c.ObservationSecret, err = load("observations", p.SecretFile, p.SecretEnv, false); err != nil {
+			return c, err
+		}
+		if p.TokenFile != "" && p.TokenEnv != "" {
+			return c, errors.New("server.observations: tokenFile and tokenEnv are exclusive")
+		}
+		if c.ObservationToken, err = load("observations", p.TokenFile, p.TokenEnv, false); err != nil {
+			return c, err
+		}
+		if c.ObservationSecret.Empty() && c.ObservationToken.Empty() {
+			return c, errors.New("server.observations: a secret (secretFile or secretEnv) or a bearer token (tokenFile or tokenEnv) is required")
+		}
+	}
+	if _, err := c.check(f.Observations != nil); err != nil {
+		return c, fmt.Errorf("server: %w", err)
+	}
+	return c, nil
+}
