@@ -1,0 +1,423 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/plan"
+	"github.com/backflow-dev/backflow/internal/policy"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
+)
+
+// Forge is what the cycle needs from a Git hosting service, in the forge
+// port's types. internal/forge/github implements it for GitHub and the local
+// hub, internal/forge/forgetest in memory.
+type Forge interface {
+	App(ctx context.Context) (forge.App, error)
+	Repositories(ctx context.Context) ([]forge.Repo, error)
+	ReadFile(ctx context.Context, repo forge.Repo, sha, path string) ([]byte, error)
+	BranchHead(ctx context.Context, repo forge.Repo, branch string) (string, error)
+	DeleteBranch(ctx context.Context, repo forge.Repo, branch, expectedSHA string) error
+	Commit(ctx context.Context, req forge.CommitRequest) (string, error)
+	CommitsSince(ctx context.Context, repo forge.Repo, base, head string) ([]forge.Commit, error)
+	GetPullRequest(ctx context.Context, repo forge.Repo, number int) (forge.PullRequest, error)
+	ListPullRequests(ctx context.Context, repo forge.Repo, filter forge.PullRequestFilter) ([]forge.PullRequest, error)
+	FindOpenPullRequest(ctx context.Context, repo forge.Repo, head string) (forge.PullRequest, error)
+	CreatePullRequest(ctx context.Context, repo forge.Repo, pr forge.NewPullRequest) (forge.PullRequest, error)
+	UpdatePullRequest(ctx context.Context, repo forge.Repo, number int, upd forge.PullRequestUpdate) (forge.PullRequest, error)
+	ClosePullRequest(ctx context.Context, repo forge.Repo, number int) error
+	ListComments(ctx context.Context, repo forge.Repo, number int) ([]forge.Comment, error)
+	CreateComment(ctx context.Context, repo forge.Repo, number int, body string) (forge.Comment, error)
+	AddLabels(ctx context.Context, repo forge.Repo, number int, labels ...string) error
+	RemoveLabel(ctx context.Context, repo forge.Repo, number int, label string) error
+	RequestReviewers(ctx context.Context, repo forge.Repo, number int, users, teams []string) error
+	CreateCheckRun(ctx context.Context, repo forge.Repo, run forge.CheckRun) (forge.CheckRun, error)
+	EnableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest, expectedHead string, method forge.MergeMethod) error
+	Merge(ctx context.Context, repo forge.Repo, number int, headSHA string, method forge.MergeMethod) (string, error)
+}
+
+// Options configures a Bot. Forge is required; the rest has defaults.
+type Options struct {
+	// Forge is where repositories live.
+	Forge Forge
+	// Sources yield the observations planned each cycle.
+	Sources []Source
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logger receives one line per decision and effect; nil discards.
+	Logger *slog.Logger
+	// AppSlug names the commit author "<slug>[bot]"; empty asks the forge.
+	AppSlug string
+	// BotUserID is the bot user's id for the author's noreply address.
+	BotUserID int64
+	// CommitMethod is forge.CommitGit (default) or forge.CommitAPI.
+	CommitMethod forge.CommitMethod
+	// Repositories is an allowlist of "owner/name"; empty allows all.
+	Repositories []string
+	// GitOpsManagers are the field managers of GitOps controllers; nil
+	// means DefaultGitOpsManagers.
+	GitOpsManagers []string
+	// CommitKey keys the token that lets the bot recognise its own commits
+	// after a crash; derive it from a secret only the bot holds. Empty
+	// disables that recognition (an unrecorded head is then a person's).
+	CommitKey []byte
+	// DryRun reads everything and writes nothing, reporting what it would do.
+	DryRun bool
+}
+
+// Bot runs reconcile cycles. It is safe to call Cycle from one goroutine at
+// a time.
+type Bot struct {
+	opts Options
+	log  *slog.Logger
+	now  func() time.Time
+
+	mu    sync.Mutex
+	files map[string]*fileCache // repo -> files at its last default-branch head
+	ident *forge.Author         // the commit author, asked of the forge once
+}
+
+// fileCache holds files read at one commit; commits never change, so a
+// repeated cycle at the same head reads nothing again.
+type fileCache struct {
+	sha   string
+	files map[string]fileEntry
+}
+
+type fileEntry struct {
+	data []byte
+	err  error
+}
+
+// New builds a bot.
+func New(opts Options) (*Bot, error) {
+	if opts.Forge == nil {
+		return nil, errors.New("bot: a forge is required")
+	}
+	b := &Bot{opts: opts, log: opts.Logger, now: opts.Now, files: map[string]*fileCache{}}
+	if b.log == nil {
+		b.log = slog.New(slog.DiscardHandler)
+	}
+	if b.now == nil {
+		b.now = time.Now
+	}
+	if b.opts.CommitMethod == "" {
+		b.opts.CommitMethod = forge.CommitGit
+	}
+	if b.opts.GitOpsManagers == nil {
+		b.opts.GitOpsManagers = DefaultGitOpsManagers
+	}
+	return b, nil
+}
+
+// Cycle runs one reconcile cycle over every repository. The error is set
+// only when the cycle could not run at all (the repositories could not be
+// listed); a repository's failure is in its report.
+func (b *Bot) Cycle(ctx context.Context) (*Report, error) {
+	now := b.now().UTC()
+	rep := &Report{Started: now, DryRun: b.opts.DryRun}
+	var obs observe.Result
+	for _, s := range b.opts.Sources {
+		res := s.Read(ctx)
+		for _, err := range res.Errors {
+			rep.SourceErrors = append(rep.SourceErrors, err.Error())
+			b.log.Warn("observation skipped", "source", s.Name(), "error", err)
+		}
+		res.Errors = nil
+		obs.Merge(res)
+	}
+	rep.Observations = len(obs.Observations)
+	author, err := b.author(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("error reading the App's identity: %w", err)
+	}
+	repos, err := b.opts.Forge.Repositories(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("error listing repositories: %w", err)
+	}
+	slices.SortFunc(repos, func(a, b forge.Repo) int { return strings.Compare(a.FullName(), b.FullName()) })
+	for _, repo := range repos {
+		if !b.allowed(repo) {
+			continue
+		}
+		rr := &RepoReport{Repo: repo.FullName()}
+		rep.Repos = append(rep.Repos, rr)
+		if rl, limited := forge.IsRateLimited(rep.rateLimit); limited {
+			rr.Skipped = fmt.Sprintf("not reached: rate limited until %s", rl.Until.UTC().Format(time.RFC3339))
+			continue
+		}
+		rc := &repoCycle{b: b, ctx: ctx, repo: repo, obs: obs, now: now, author: author, rep: rr,
+			log: b.log.With("repo", repo.FullName())}
+		rc.run()
+		if rc.rateLimit != nil {
+			rep.rateLimit = rc.rateLimit
+		}
+	}
+	return rep, nil
+}
+
+func (b *Bot) allowed(repo forge.Repo) bool {
+	if len(b.opts.Repositories) == 0 {
+		return true
+	}
+	for _, r := range b.opts.Repositories {
+		if strings.EqualFold(r, repo.FullName()) {
+			return true
+		}
+	}
+	return false
+}
+
+// author is the commit author: "<slug>[bot] <<id>+<slug>[bot]@users.noreply.github.com>".
+func (b *Bot) author(ctx context.Context) (forge.Author, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ident != nil {
+		return *b.ident, nil
+	}
+	slug := b.opts.AppSlug
+	if slug == "" {
+		app, err := b.opts.Forge.App(ctx)
+		if err != nil {
+			return forge.Author{}, err
+		}
+		slug = app.Slug
+	}
+	name := slug + "[bot]"
+	email := name + "@users.noreply.github.com"
+	if b.opts.BotUserID > 0 {
+		email = fmt.Sprintf("%d+%s", b.opts.BotUserID, email)
+	}
+	b.ident = &forge.Author{Name: name, Email: email}
+	return *b.ident, nil
+}
+
+// readFile reads path at sha through the cache. Only default-branch
+// commits are ever read: configuration never comes from a pull request.
+func (b *Bot) readFile(ctx context.Context, repo forge.Repo, sha, p string) ([]byte, error) {
+	b.mu.Lock()
+	fc := b.files[repo.FullName()]
+	if fc == nil || fc.sha != sha {
+		fc = &fileCache{sha: sha, files: map[string]fileEntry{}}
+		b.files[repo.FullName()] = fc
+	}
+	e, ok := fc.files[p]
+	b.mu.Unlock()
+	if ok {
+		return e.data, e.err
+	}
+	data, err := b.opts.Forge.ReadFile(ctx, repo, sha, p)
+	if err == nil || errors.Is(err, forge.ErrNotFound) || errors.Is(err, forge.ErrNotRegularFile) {
+		b.mu.Lock()
+		fc.files[p] = fileEntry{data, err}
+		b.mu.Unlock()
+	}
+	return data, err
+}
+
+// repoCycle is one repository's part of a cycle.
+type repoCycle struct {
+	b      *Bot
+	ctx    context.Context
+	repo   forge.Repo
+	obs    observe.Result
+	now    time.Time
+	author forge.Author
+	rep    *RepoReport
+	log    *slog.Logger
+
+	head      string
+	snap      plan.Snapshot
+	cfg       *repoconfig.Config
+	res       plan.Result
+	policySum string
+	rateLimit error
+}
+
+// fail records an error of the repository (or of one unit) and keeps a
+// rate limit so the cycle stops.
+func (rc *repoCycle) fail(unit string, err error) {
+	if _, ok := forge.IsRateLimited(err); ok {
+		rc.rateLimit = err
+	}
+	msg := err.Error()
+	if unit != "" {
+		msg = unit + ": " + msg
+	}
+	rc.rep.Errors = append(rc.rep.Errors, msg)
+	rc.log.Error("reconcile failed", "unit", unit, "error", err)
+}
+
+func (rc *repoCycle) run() {
+	head, err := rc.b.opts.Forge.BranchHead(rc.ctx, rc.repo, rc.repo.DefaultBranch)
+	if err != nil {
+		rc.fail("", fmt.Errorf("error reading the head of %s: %w", rc.repo.DefaultBranch, err))
+		return
+	}
+	rc.head, rc.rep.Head = head, head
+	if !rc.snapshot() {
+		return
+	}
+	rc.res = plan.Plan(rc.obs.Observations, rc.obs.Triggers, rc.snap, rc.now)
+	rc.report()
+	if !rc.cfg.WritesBack() {
+		rc.rep.Skipped = "observe-only: decisions reported, nothing written"
+		return
+	}
+	prs, err := rc.b.opts.Forge.ListPullRequests(rc.ctx, rc.repo, forge.PullRequestFilter{State: forge.StateAll})
+	if err != nil {
+		rc.fail("", fmt.Errorf("error listing pull requests: %w", err))
+		return
+	}
+	units := rc.index(prs)
+	for _, u := range units {
+		for _, c := range u.closed {
+			if rc.rateLimit != nil {
+				return
+			}
+			rc.cleanup(c)
+		}
+	}
+	for _, u := range units {
+		if rc.rateLimit != nil {
+			return
+		}
+		rc.reconcile(u)
+	}
+}
+
+// snapshot reads the repo config, the policy and the values files at the
+// default branch's head. It reports false when nothing more is to be done.
+func (rc *repoCycle) snapshot() bool {
+	read := func(p string) ([]byte, error) { return rc.b.readFile(rc.ctx, rc.repo, rc.head, p) }
+	data, err := read(repoconfig.Path)
+	if errors.Is(err, forge.ErrNotFound) {
+		rc.rep.Skipped = "no " + repoconfig.Path + " on " + rc.repo.DefaultBranch
+		return false
+	}
+	if err != nil {
+		rc.fail("", fmt.Errorf("error reading %s: %w", repoconfig.Path, err))
+		return false
+	}
+	cfg, err := repoconfig.Parse(repoconfig.Path, data)
+	if err != nil {
+		rc.rep.Skipped = "invalid repo config"
+		rc.fail("", err)
+		return false
+	}
+	if cfg.Paused {
+		rc.rep.Skipped = "paused"
+		return false
+	}
+	data, err = read(cfg.Policy)
+	if err != nil {
+		rc.rep.Skipped = "unreadable policy"
+		rc.fail("", fmt.Errorf("error reading the policy %s: %w", cfg.Policy, err))
+		return false
+	}
+	pol, err := policy.Parse(cfg.Policy, data)
+	if err != nil {
+		rc.rep.Skipped = "invalid policy"
+		rc.fail("", err)
+		return false
+	}
+	rc.policySum = hashBytes(data)
+	rc.cfg = cfg
+	rc.snap = plan.Snapshot{Config: cfg, Policy: pol, PolicyPath: path.Clean(cfg.Policy), Commit: rc.head, Files: map[string][]byte{}}
+	for _, u := range cfg.Units {
+		for _, f := range u.ValuesFiles {
+			if _, done := rc.snap.Files[f]; done {
+				continue
+			}
+			data, err := read(f)
+			if err != nil {
+				// The planner fails the unit's decisions closed.
+				rc.rep.Errors = append(rc.rep.Errors, fmt.Sprintf("reading values file %s of unit %s (%s): %v", f, u.Name, u.Environment, err))
+				continue
+			}
+			rc.snap.Files[f] = data
+		}
+	}
+	return true
+}
+
+// report copies the decisions worth showing into the report: every
+// decision about an object this repository's units claim.
+func (rc *repoCycle) report() {
+	for _, d := range rc.res.Decisions {
+		if d.Outcome == plan.Unmapped || d.Outcome == plan.Noop {
+			continue
+		}
+		rc.rep.Decisions = append(rc.rep.Decisions, decisionReport(d))
+		if d.Outcome == plan.Deny {
+			rc.log.Warn("unauthorized drift: not written back", "unit", d.Unit, "environment", d.Environment, "object", d.Object, "reasons", strings.Join(d.Reasons, "; "))
+		}
+	}
+	rc.rep.PlanErrors = append(rc.rep.PlanErrors, rc.res.Errors...)
+}
+
+// unitState gathers one write-back branch's plan and pull requests.
+type unitState struct {
+	branch string
+	wb     *plan.WriteBack
+	open   *prState
+	closed []*prState
+}
+
+type prState struct {
+	pr forge.PullRequest
+	m  *Marker
+}
+
+// index pairs each write-back branch with its pull requests. Only pull
+// requests this App opened and that carry a marker count: a marker copied
+// into someone else's pull request is ignored.
+func (rc *repoCycle) index(prs []forge.PullRequest) []*unitState {
+	by := map[string]*unitState{}
+	get := func(branch string) *unitState {
+		if by[branch] == nil {
+			by[branch] = &unitState{branch: branch}
+		}
+		return by[branch]
+	}
+	for i := range rc.res.WriteBacks {
+		wb := &rc.res.WriteBacks[i]
+		get(wb.Branch).wb = wb
+	}
+	slices.SortFunc(prs, func(a, b forge.PullRequest) int { return a.Number - b.Number })
+	for _, pr := range prs {
+		if !pr.Mine || pr.BaseRef != rc.repo.DefaultBranch {
+			continue
+		}
+		m, ok := ParseMarker(pr.Body)
+		if !ok || m.Branch != pr.HeadRef {
+			continue
+		}
+		u := get(m.Branch)
+		st := &prState{pr: pr, m: m}
+		switch {
+		case pr.State == forge.StateOpen && u.open == nil:
+			u.open = st
+		case pr.State == forge.StateOpen:
+			// Two open pull requests for one branch cannot both be from
+			// the same head on GitHub; keep the oldest and report.
+			rc.rep.Errors = append(rc.rep.Errors, fmt.Sprintf("%s: pull requests #%d and #%d both claim it", m.Branch, u.open.pr.Number, pr.Number))
+		default:
+			u.closed = append(u.closed, st)
+		}
+	}
+	out := make([]*unitState, 0, len(by))
+	for _, k := range sortedKeys(by) {
+		out = append(out, by[k])
+	}
+	return out
+}

@@ -1,0 +1,441 @@
+package bot
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/observe"
+)
+
+// ConfigVersion is the only bot config version.
+const ConfigVersion = 1
+
+// maxConfigSize caps the bot config file.
+const maxConfigSize = 1 << 20
+
+// maxConfigNodes bounds the YAML nodes decoded, so an alias bomb is refused.
+const maxConfigNodes = 20_000
+
+// ErrInvalidConfig marks a bot config that was read but is not valid; other
+// errors from LoadConfig mean it could not be read at all.
+var ErrInvalidConfig = errors.New("invalid bot config")
+
+// DefaultGitOpsManagers are the field managers of the GitOps controllers
+// whose forward apply reverts live changes: Flux's controllers and Argo CD's.
+var DefaultGitOpsManagers = []string{"kustomize-controller", "helm-controller", "argocd-controller", "argocd-application-controller"}
+
+// Config is the bot's own configuration (not a repository's): how it
+// authenticates, which repositories it works on, how it commits, and where
+// observations come from.
+type Config struct {
+	// Version must be 1.
+	Version int `yaml:"version"`
+	// GitHub says how the App reaches GitHub (or Enterprise, or the local hub).
+	GitHub GitHub `yaml:"github"`
+	// Repositories is the allowlist ("owner/name"); empty means every
+	// repository the App's installations can see.
+	Repositories []string `yaml:"repositories"`
+	// CommitMethod is git (clone, commit, push; the default) or api (the
+	// Git database API, signed by GitHub for the App).
+	CommitMethod string `yaml:"commitMethod"`
+	// Observations maps a cluster (kube context) to the sources that observe it.
+	Observations map[string][]SourceConfig `yaml:"observations"`
+	// GitOpsManagers are the field managers whose write of a field back to
+	// its desired value is the GitOps controller's forward apply, not a
+	// person undoing the change. Empty means DefaultGitOpsManagers.
+	GitOpsManagers []string `yaml:"gitopsManagers"`
+	// Pacing tunes retries and the request budget.
+	Pacing Pacing `yaml:"pacing"`
+
+	// dir is the folder relative paths are read from.
+	dir string
+}
+
+// GitHub says how to authenticate as the App and where its API is.
+type GitHub struct {
+	// AppID is the GitHub App's id.
+	AppID int64 `yaml:"appId"`
+	// PrivateKeyFile is the path of the App's PEM private key.
+	PrivateKeyFile string `yaml:"privateKeyFile"`
+	// PrivateKeyEnv names an environment variable holding the PEM key.
+	PrivateKeyEnv string `yaml:"privateKeyEnv"`
+	// BaseURL is the REST API root ending in "/"; empty means api.github.com.
+	BaseURL string `yaml:"baseURL"`
+	// GraphQLURL is the GraphQL endpoint; empty derives it from BaseURL.
+	GraphQLURL string `yaml:"graphqlURL"`
+	// GitURL is the root of clone URLs; empty derives it from BaseURL.
+	GitURL string `yaml:"gitURL"`
+	// AppSlug is the App's URL name, for the commit author; empty asks the forge.
+	AppSlug string `yaml:"appSlug"`
+	// BotUserID is the user id of "<appSlug>[bot]", for the commit author's
+	// noreply address; zero leaves the id out of the address.
+	BotUserID int64 `yaml:"botUserId"`
+}
+
+// SourceConfig is one observation source: a file or folder, or a URL.
+type SourceConfig struct {
+	// Path is a file or a folder of observation documents.
+	Path string `yaml:"path"`
+	// URL is polled over HTTP(S) with conditional requests.
+	URL string `yaml:"url"`
+	// Trust is the source's trust ceiling: unknown, asserted (the default),
+	// managed-fields or audit-log.
+	Trust string `yaml:"trust"`
+	// Timeout bounds one poll of a URL; zero means 10s.
+	Timeout Duration `yaml:"timeout"`
+	// MaxBytes caps one input; zero means 8 MiB.
+	MaxBytes int64 `yaml:"maxBytes"`
+}
+
+// Pacing tunes how the forge adapter spends GitHub's request budget.
+type Pacing struct {
+	// WritesPerMinute caps content-creating requests; zero means 80.
+	WritesPerMinute int `yaml:"writesPerMinute"`
+	// MaxWait is the longest rate-limit embargo waited out inside a cycle;
+	// longer ones end the cycle. Zero means 2m.
+	MaxWait Duration `yaml:"maxWait"`
+	// Attempts bounds tries of a failing idempotent request; zero means 4.
+	Attempts int `yaml:"attempts"`
+	// RequestTimeout bounds one HTTP attempt; zero means 30s.
+	RequestTimeout Duration `yaml:"requestTimeout"`
+	// Backoff is the first retry delay; zero means 500ms.
+	Backoff Duration `yaml:"backoff"`
+}
+
+// Duration is a Go duration string (30s, 10m, 1h).
+type Duration struct{ time.Duration }
+
+// LoadConfig reads and validates the bot config at path. Relative paths in
+// it are read from the config file's folder.
+func LoadConfig(path string) (*Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading bot config: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading bot config %s: %w", path, err)
+	}
+	if len(data) > maxConfigSize {
+		return nil, fmt.Errorf("%s: larger than %d bytes: %w", path, maxConfigSize, ErrInvalidConfig)
+	}
+	c, err := ParseConfig(filepath.Base(path), data)
+	if err != nil {
+		return nil, err
+	}
+	c.dir = filepath.Dir(path)
+	return c, nil
+}
+
+// ParseConfig decodes and validates a bot config strictly: unknown keys and
+// values of the wrong type are errors naming their path. file names the
+// input in messages.
+func ParseConfig(file string, data []byte) (*Config, error) {
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty file: %w", file, ErrInvalidConfig)
+		}
+		return nil, fmt.Errorf("%s: %v: %w", file, err, ErrInvalidConfig)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: want one YAML document: %w", file, ErrInvalidConfig)
+	}
+	c := &Config{dir: "."}
+	d := &strictDecoder{budget: maxConfigNodes}
+	if len(root.Content) == 1 {
+		d.decode(root.Content[0], reflect.ValueOf(c).Elem(), "")
+	}
+	d.errs = append(d.errs, c.validate()...)
+	if len(d.errs) > 0 {
+		return nil, fmt.Errorf("%s: %s: %w", file, strings.Join(d.errs, "; "), ErrInvalidConfig)
+	}
+	return c, nil
+}
+
+func (c *Config) validate() []string {
+	var errs []string
+	fail := func(path, format string, a ...any) { errs = append(errs, path+": "+fmt.Sprintf(format, a...)) }
+	if c.Version != ConfigVersion {
+		fail("version", "must be %d", ConfigVersion)
+	}
+	if c.GitHub.AppID <= 0 {
+		fail("github.appId", "required: the GitHub App's id")
+	}
+	if c.GitHub.PrivateKeyFile == "" && c.GitHub.PrivateKeyEnv == "" {
+		fail("github", "one of privateKeyFile or privateKeyEnv is required")
+	}
+	if c.GitHub.PrivateKeyFile != "" && c.GitHub.PrivateKeyEnv != "" {
+		fail("github", "privateKeyFile and privateKeyEnv are exclusive")
+	}
+	for _, k := range []struct{ path, v string }{{"github.baseURL", c.GitHub.BaseURL}, {"github.graphqlURL", c.GitHub.GraphQLURL}, {"github.gitURL", c.GitHub.GitURL}} {
+		if k.v == "" {
+			continue
+		}
+		if u, err := url.Parse(k.v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			fail(k.path, "want an absolute http(s) URL")
+		} else if u.User != nil {
+			fail(k.path, "must not carry credentials")
+		}
+	}
+	if c.GitHub.BaseURL != "" && !strings.HasSuffix(c.GitHub.BaseURL, "/") {
+		fail("github.baseURL", "must end with /")
+	}
+	if c.GitHub.BotUserID < 0 {
+		fail("github.botUserId", "must be positive")
+	}
+	seen := map[string]bool{}
+	for i, r := range c.Repositories {
+		owner, name, ok := strings.Cut(r, "/")
+		if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+			fail(fmt.Sprintf("repositories[%d]", i), "want owner/name, got %q", r)
+		}
+		if seen[strings.ToLower(r)] {
+			fail(fmt.Sprintf("repositories[%d]", i), "%s is listed twice", r)
+		}
+		seen[strings.ToLower(r)] = true
+	}
+	switch c.CommitMethod {
+	case "", string(forge.CommitGit), string(forge.CommitAPI):
+	default:
+		fail("commitMethod", "want git or api, got %q", c.CommitMethod)
+	}
+	for _, cluster := range sortedKeys(c.Observations) {
+		if cluster == "" {
+			fail("observations", "a cluster name is empty")
+		}
+		for i, s := range c.Observations[cluster] {
+			p := fmt.Sprintf("observations.%s[%d]", cluster, i)
+			switch {
+			case s.Path == "" && s.URL == "":
+				fail(p, "one of path or url is required")
+			case s.Path != "" && s.URL != "":
+				fail(p, "path and url are exclusive")
+			case s.URL != "":
+				if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					fail(p+".url", "want an absolute http(s) URL")
+				}
+			}
+			if s.Trust != "" {
+				if _, err := observe.ParseAttribution(s.Trust); err != nil {
+					fail(p+".trust", "want unknown, asserted, managed-fields or audit-log, got %q", s.Trust)
+				}
+			}
+			if s.MaxBytes < 0 {
+				fail(p+".maxBytes", "must be positive")
+			}
+			if s.Timeout.Duration < 0 {
+				fail(p+".timeout", "must be positive")
+			}
+		}
+	}
+	for i, m := range c.GitOpsManagers {
+		if strings.TrimSpace(m) == "" {
+			fail(fmt.Sprintf("gitopsManagers[%d]", i), "empty")
+		}
+	}
+	if c.Pacing.WritesPerMinute < 0 || c.Pacing.WritesPerMinute > 80 {
+		fail("pacing.writesPerMinute", "want 1 to 80 (GitHub allows 80 content-creating requests a minute)")
+	}
+	if c.Pacing.Attempts < 0 || c.Pacing.Attempts > 10 {
+		fail("pacing.attempts", "want 1 to 10")
+	}
+	for _, k := range []struct {
+		path string
+		d    Duration
+	}{{"pacing.maxWait", c.Pacing.MaxWait}, {"pacing.requestTimeout", c.Pacing.RequestTimeout}, {"pacing.backoff", c.Pacing.Backoff}} {
+		if k.d.Duration < 0 {
+			fail(k.path, "must be positive")
+		}
+	}
+	return errs
+}
+
+// Method is the commit method, git when unset.
+func (c *Config) Method() forge.CommitMethod {
+	if c.CommitMethod == "" {
+		return forge.CommitGit
+	}
+	return forge.CommitMethod(c.CommitMethod)
+}
+
+// Managers is the list of GitOps field managers in force.
+func (c *Config) Managers() []string {
+	if len(c.GitOpsManagers) == 0 {
+		return DefaultGitOpsManagers
+	}
+	return c.GitOpsManagers
+}
+
+// Resolve makes a path from the config absolute against the config's folder.
+func (c *Config) Resolve(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(c.dir, p)
+}
+
+// Sources builds the observation sources the config lists, in cluster order.
+func (c *Config) Sources() []Source {
+	var out []Source
+	for _, cluster := range sortedKeys(c.Observations) {
+		for _, s := range c.Observations[cluster] {
+			ceiling := observe.Attribution(s.Trust)
+			if s.URL != "" {
+				out = append(out, &HTTPSource{Cluster: cluster, Poller: &observe.HTTPSource{URL: s.URL, Timeout: s.Timeout.Duration, MaxBytes: s.MaxBytes, Ceiling: ceiling}})
+				continue
+			}
+			out = append(out, &PathSource{Cluster: cluster, Path: c.Resolve(s.Path), Ceiling: ceiling, MaxBytes: s.MaxBytes})
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// strictDecoder decodes a YAML node into a struct, refusing unknown keys
+// and values of the wrong type, each error named by its path.
+type strictDecoder struct {
+	errs   []string
+	budget int
+}
+
+func (d *strictDecoder) fail(n *yaml.Node, path, format string, a ...any) {
+	if path == "" {
+		path = "(top)"
+	}
+	d.errs = append(d.errs, fmt.Sprintf("%s: line %d: %s", path, n.Line, fmt.Sprintf(format, a...)))
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+var durationType = reflect.TypeOf(Duration{})
+
+func (d *strictDecoder) decode(n *yaml.Node, v reflect.Value, path string) {
+	if d.budget--; d.budget < 0 {
+		if d.budget == -1 {
+			d.fail(n, path, "too many nodes (alias expansion?)")
+		}
+		return
+	}
+	if n.Kind == yaml.AliasNode {
+		d.fail(n, path, "aliases are not allowed")
+		return
+	}
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		return
+	}
+	if v.Type() == durationType {
+		dur, err := time.ParseDuration(n.Value)
+		if n.Kind != yaml.ScalarNode || err != nil {
+			d.fail(n, path, "want a duration such as 30s, 10m or 1h")
+			return
+		}
+		v.Set(reflect.ValueOf(Duration{dur}))
+		return
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			d.fail(n, path, "want a mapping")
+			return
+		}
+		fields := map[string]int{}
+		for i := 0; i < v.NumField(); i++ {
+			if name := v.Type().Field(i).Tag.Get("yaml"); name != "" {
+				fields[name] = i
+			}
+		}
+		d.mapping(n, path, func(key string, kn, vn *yaml.Node) {
+			i, ok := fields[key]
+			if !ok {
+				d.fail(kn, joinPath(path, key), "unknown key")
+				return
+			}
+			d.decode(vn, v.Field(i), joinPath(path, key))
+		})
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			d.fail(n, path, "want a mapping")
+			return
+		}
+		if v.IsNil() {
+			v.Set(reflect.MakeMap(v.Type()))
+		}
+		d.mapping(n, path, func(key string, _, vn *yaml.Node) {
+			e := reflect.New(v.Type().Elem()).Elem()
+			d.decode(vn, e, joinPath(path, key))
+			v.SetMapIndex(reflect.ValueOf(key), e)
+		})
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			d.fail(n, path, "want a list")
+			return
+		}
+		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+		for i, item := range n.Content {
+			d.decode(item, s.Index(i), fmt.Sprintf("%s[%d]", path, i))
+		}
+		v.Set(s)
+	case reflect.String:
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
+			d.fail(n, path, "want a string")
+			return
+		}
+		v.SetString(n.Value)
+	case reflect.Int, reflect.Int64:
+		i, err := strconv.ParseInt(n.Value, 10, 64)
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || err != nil {
+			d.fail(n, path, "want an integer")
+			return
+		}
+		v.SetInt(i)
+	default:
+		d.fail(n, path, "unsupported value")
+	}
+}
+
+func (d *strictDecoder) mapping(n *yaml.Node, path string, each func(key string, kn, vn *yaml.Node)) {
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		kn, vn := n.Content[i], n.Content[i+1]
+		if kn.Kind != yaml.ScalarNode {
+			d.fail(kn, path, "keys must be strings")
+			continue
+		}
+		if seen[kn.Value] {
+			d.fail(kn, joinPath(path, kn.Value), "duplicate key")
+			continue
+		}
+		seen[kn.Value] = true
+		each(kn.Value, kn, vn)
+	}
+}

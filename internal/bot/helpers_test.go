@@ -1,0 +1,186 @@
+package bot
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/forge/forgetest"
+	"github.com/backflow-dev/backflow/internal/observe"
+)
+
+const (
+	testRepo    = "acme/gitops"
+	usEast      = "prod-us-east"
+	usEastNode  = "prod-us-east-1"
+	branchEast  = "backflow/prod-us-east/redis"
+	valuesEast  = "envs/prod-us-east/redis/values.yaml"
+	replicasKey = "apps/v1|StatefulSet|redis|redis-replicas"
+)
+
+var t0 = time.Date(2026, 6, 18, 12, 0, 0, 0, time.UTC)
+
+// gitopsFiles is the test GitOps repository, by path.
+func gitopsFiles(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	root := filepath.Join("testdata", "gitops")
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		out[filepath.ToSlash(rel)] = string(data)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// clock is a settable test clock.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// readLog wraps a Forge and records the commit of every file read, so a
+// test can assert that configuration is read from the default branch only.
+type readLog struct {
+	Forge
+	mu    sync.Mutex
+	reads []string // "sha path"
+}
+
+func (r *readLog) ReadFile(ctx context.Context, repo forge.Repo, sha, p string) ([]byte, error) {
+	r.mu.Lock()
+	r.reads = append(r.reads, sha+" "+p)
+	r.mu.Unlock()
+	return r.Forge.ReadFile(ctx, repo, sha, p)
+}
+
+// fixture is a fake forge with the test repository, a clock, a source the
+// test fills and a bot.
+type fixture struct {
+	t     *testing.T
+	fake  *forgetest.Fake
+	clock *clock
+	src   *StaticSource
+	bot   *Bot
+	reads *readLog
+	repo  forge.Repo
+}
+
+func newFixture(t *testing.T, mutate func(files map[string]string), opts ...func(*Options)) *fixture {
+	t.Helper()
+	files := gitopsFiles(t)
+	if mutate != nil {
+		mutate(files)
+	}
+	c := &clock{now: t0.Add(5 * time.Minute)}
+	fake := forgetest.New(forge.App{ID: 42, Slug: "backflow"}, c.Now)
+	repo := fake.AddRepo(testRepo, files)
+	fx := &fixture{t: t, fake: fake, clock: c, src: &StaticSource{Label: "test"}, repo: repo}
+	fx.reads = &readLog{Forge: fake}
+	o := Options{Forge: fx.reads, Sources: []Source{fx.src}, Now: c.Now, BotUserID: 4242, CommitKey: []byte("test commit key")}
+	for _, f := range opts {
+		f(&o)
+	}
+	b, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx.bot = b
+	return fx
+}
+
+// observe replaces what the source serves.
+func (fx *fixture) observe(obs ...observe.Observation) {
+	fx.src.Result = observe.Result{Observations: obs}
+}
+
+// cycle runs one cycle and returns its report and the writes it recorded.
+func (fx *fixture) cycle() (*Report, []string) {
+	fx.t.Helper()
+	fx.fake.ResetEffects()
+	rep, err := fx.bot.Cycle(context.Background())
+	if err != nil {
+		fx.t.Fatalf("cycle: %v", err)
+	}
+	for _, rr := range rep.Repos {
+		for _, e := range rr.Errors {
+			fx.t.Logf("repository error: %s", e)
+		}
+	}
+	return rep, fx.fake.Effects()
+}
+
+func (fx *fixture) pulls(state forge.PRState) []forge.PullRequest {
+	fx.t.Helper()
+	prs, err := fx.fake.ListPullRequests(context.Background(), fx.repo, forge.PullRequestFilter{State: state})
+	if err != nil {
+		fx.t.Fatal(err)
+	}
+	return prs
+}
+
+func (fx *fixture) onlyPull(state forge.PRState) forge.PullRequest {
+	fx.t.Helper()
+	prs := fx.pulls(state)
+	if len(prs) != 1 {
+		fx.t.Fatalf("want one %s pull request, got %d", state, len(prs))
+	}
+	return prs[0]
+}
+
+// pushDefault commits files to the default branch as a person would.
+func (fx *fixture) pushDefault(files map[string]string) {
+	fx.fake.Push(testRepo, "main", forge.Author{Name: "carol", Email: "carol@example.com"}, "edit values\n", files)
+}
+
+// replicas is alice's audit-logged observation of redis-replicas in
+// prod-us-east: spec.replicas live (desired 3), at t0 plus offset.
+func replicas(live any, offset time.Duration) observe.Observation {
+	at := t0.Add(offset)
+	return observe.Observation{
+		Source: observe.SourceKubernetes, Cluster: usEastNode, ObservedAt: at,
+		Object: observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"},
+		Change: observe.Change{Actor: "alice", Groups: []string{"sre"}, Attribution: observe.AttributionAuditLog, Claimed: observe.AttributionAuditLog,
+			At: at.Add(-time.Minute), Intent: "incident-fix: scale replicas to absorb a load spike"},
+		Fields: []observe.Field{{Path: "spec.replicas", Live: live, Desired: 3, HasDesired: true, Manager: "kubectl"}},
+	}
+}
+
+// withField returns o with its fields replaced.
+func withField(o observe.Observation, fields ...observe.Field) observe.Observation {
+	o.Fields = fields
+	return o
+}
+
+func hasEffect(effects []string, substr string) bool {
+	return slices.ContainsFunc(effects, func(e string) bool { return strings.Contains(e, substr) })
+}

@@ -1,0 +1,238 @@
+package bot
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/backflow-dev/backflow/internal/plan"
+)
+
+// MarkerVersion is the version of the hidden marker a pull request body
+// carries.
+const MarkerVersion = 1
+
+// Closed reasons the bot records in the marker before it closes a pull
+// request itself. A pull request closed without merge and without one of
+// these was closed by a person, and its fingerprint is never reopened.
+const (
+	ClosedSuperseded = "superseded"
+	ClosedConverged  = "converged"
+)
+
+// Notes the bot records so that each comment is made once.
+const (
+	noteHumanCommit = "human-commit"
+	noteReverted    = "reverted-by-gitops"
+	noteReceipt     = "receipt-failed"
+)
+
+// Marker is the bot's memory of one write-back, carried in its pull
+// request's body as a hidden HTML comment. It is everything the next cycle
+// needs: what was proposed (the fingerprint and changes), on which base, and
+// which commits the bot wrote. The follow-up after a merge adds its state
+// here too.
+type Marker struct {
+	Version     int    `json:"v"`
+	Unit        string `json:"unit"`
+	Environment string `json:"environment"`
+	Branch      string `json:"branch"`
+	// Fingerprint identifies the proposal: unit, fields and live values.
+	Fingerprint string         `json:"fingerprint"`
+	Changes     []MarkerChange `json:"changes"`
+	// Base is the default-branch commit the bot's commit was made on.
+	Base string `json:"base"`
+	// Files are the sha256 of the values files' bytes at Base, so a cycle
+	// can tell that the default branch changed under them.
+	Files map[string]string `json:"files"`
+	// Policy is the sha256 of the policy the receipts were checked against.
+	Policy string `json:"policy"`
+	// Commits are the commits the bot wrote on the branch, oldest first.
+	Commits []string `json:"commits"`
+	// AutoMerge records that the write-back qualified for auto-merge.
+	AutoMerge bool `json:"autoMerge,omitempty"`
+	// Receipts are the receipt paths the commit added.
+	Receipts []string `json:"receipts"`
+	// Closed is set (ClosedSuperseded, ClosedConverged) just before the bot
+	// closes the pull request itself.
+	Closed string `json:"closed,omitempty"`
+	// BranchDeleted records that the closed pull request's branch was cleaned up.
+	BranchDeleted bool `json:"branchDeleted,omitempty"`
+	// Notes are the one-time comments already made ("human-commit:<sha>").
+	Notes []string `json:"notes,omitempty"`
+	// FollowUp is the state of the re-observation after a merge, for the
+	// follow-up stage ("", "proven", "reverted").
+	FollowUp string `json:"followUp,omitempty"`
+}
+
+// MarkerChange is one accepted field of a write-back.
+type MarkerChange struct {
+	Object     string `json:"object"`
+	Field      string `json:"field"`
+	ValuePath  string `json:"valuePath"`
+	ValuesFile string `json:"valuesFile"`
+	From       any    `json:"from"`
+	To         any    `json:"to"`
+}
+
+const markerOpen, markerClose = "<!-- backflow:marker ", " -->"
+
+// The JSON escapes "<", ">" and "&", so " -->" cannot occur inside it.
+var markerRE = regexp.MustCompile(`<!-- backflow:marker (\{.*?\}) -->`)
+
+// Encode writes the marker as the hidden HTML comment.
+func (m *Marker) Encode() string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(true) // "<", ">" and "&" escaped: the comment cannot be closed early
+	_ = enc.Encode(m)       // plain data: encoding cannot fail
+	return markerOpen + strings.TrimSpace(buf.String()) + markerClose
+}
+
+// ParseMarker finds and decodes the marker in a pull request body; ok is
+// false when there is none or it is not one this version reads.
+func ParseMarker(body string) (*Marker, bool) {
+	sub := markerRE.FindStringSubmatch(body)
+	if sub == nil {
+		return nil, false
+	}
+	dec := json.NewDecoder(strings.NewReader(sub[1]))
+	dec.UseNumber()
+	var m Marker
+	if err := dec.Decode(&m); err != nil || m.Version != MarkerVersion || m.Fingerprint == "" || m.Branch == "" {
+		return nil, false
+	}
+	return &m, true
+}
+
+// replaceMarker swaps the marker in body for m's.
+func replaceMarker(body string, m *Marker) string {
+	enc := m.Encode()
+	if markerRE.MatchString(body) {
+		return markerRE.ReplaceAllLiteralString(body, enc)
+	}
+	return strings.TrimRight(body, "\n") + "\n\n" + enc + "\n"
+}
+
+func (m *Marker) hasNote(n string) bool { return slices.Contains(m.Notes, n) }
+
+func (m *Marker) ownsHead(sha string) bool {
+	return len(m.Commits) > 0 && m.Commits[len(m.Commits)-1] == sha
+}
+
+// Fingerprint identifies a write-back by what it proposes: the unit, and
+// every accepted field with its live value. The values files' bytes and the
+// base are left out so that the same proposal on a moved default branch
+// keeps its identity (and a closed one is not reopened).
+func Fingerprint(wb plan.WriteBack, decisions []plan.Decision) string {
+	return fingerprintOf(wb.Environment, wb.Unit, markerChanges(wb, decisions))
+}
+
+func fingerprintOf(env, unit string, changes []MarkerChange) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "backflow/v1\x00%s\x00%s\x00", env, unit)
+	for _, c := range changes {
+		to, _ := json.Marshal(canonical(c.To))
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", c.Object, c.Field, c.ValuePath, to)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// canonical writes numbers by value so that 4 and 4.0 fingerprint alike.
+func canonical(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if f, err := x.Float64(); err == nil {
+			return f
+		}
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	case float32:
+		return float64(x)
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			out[k] = canonical(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = canonical(e)
+		}
+		return out
+	}
+	return v
+}
+
+// markerChanges lists the accepted fields of a write-back's decisions,
+// sorted by object then field.
+func markerChanges(wb plan.WriteBack, decisions []plan.Decision) []MarkerChange {
+	var out []MarkerChange
+	for _, d := range decisionsOf(wb, decisions) {
+		for _, c := range d.Changes {
+			out = append(out, MarkerChange{Object: c.Object, Field: c.Field, ValuePath: c.ValuePath, ValuesFile: c.ValuesFile, From: c.From, To: c.To})
+		}
+	}
+	slices.SortFunc(out, func(a, b MarkerChange) int {
+		return strings.Compare(a.Object+"\x00"+a.Field, b.Object+"\x00"+b.Field)
+	})
+	return out
+}
+
+// decisionsOf returns the allowed decisions a write-back carries.
+func decisionsOf(wb plan.WriteBack, decisions []plan.Decision) []plan.Decision {
+	var out []plan.Decision
+	for _, d := range decisions {
+		if d.Outcome == plan.Allow && d.WriteBack == wb.Branch && d.Unit == wb.Unit && d.Environment == wb.Environment {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func hashBytes(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// commitToken is the keyed trailer that lets the bot recognise a commit it
+// made but could not record (a crash between the push and the pull request
+// update): an HMAC of the branch, the parent and the fingerprint under a key
+// only the bot holds. Without a key there is no token, and an unrecorded
+// head is treated as a person's.
+func commitToken(key []byte, branch, parent, fingerprint string) string {
+	if len(key) == 0 {
+		return ""
+	}
+	m := hmac.New(sha256.New, key)
+	fmt.Fprintf(m, "%s\x00%s\x00%s", branch, parent, fingerprint)
+	return hex.EncodeToString(m.Sum(nil))[:32]
+}
+
+// Trailer names the bot writes into its commits besides the attribution ones.
+const (
+	trailerFingerprint = "Backflow-Fingerprint"
+	trailerToken       = "Backflow-Commit"
+)
+
+// trailer returns the value of the last trailer named key in a message.
+func trailer(msg, key string) string {
+	val := ""
+	for _, line := range strings.Split(msg, "\n") {
+		if v, ok := strings.CutPrefix(line, key+": "); ok {
+			val = strings.TrimSpace(v)
+		}
+	}
+	return val
+}

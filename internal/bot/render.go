@@ -1,0 +1,247 @@
+package bot
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/plan"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
+	"github.com/backflow-dev/backflow/internal/values"
+)
+
+// CheckName is the check run that carries the receipt verification.
+const CheckName = "backflow/receipt"
+
+// Labels the bot manages.
+const (
+	LabelReverseReconcile = "reverse-reconcile"
+	LabelPreAuthorized    = "pre-authorized"
+	labelEnvPrefix        = "env:"
+)
+
+// Title is the pull request's title:
+// reverse-reconcile(<env>): <valuePath> <from> -> <to>[, ...] on <object name> | on N objects.
+func Title(env string, changes []MarkerChange) string {
+	var parts []string
+	seen := map[string]bool{}
+	objects := map[string]bool{}
+	for _, c := range changes {
+		objects[c.Object] = true
+		p := fmt.Sprintf("%s %s -> %s", c.ValuePath, values.Format(c.From), values.Format(c.To))
+		if !seen[p] {
+			seen[p] = true
+			parts = append(parts, p)
+		}
+	}
+	t := fmt.Sprintf("reverse-reconcile(%s): %s", env, strings.Join(parts, ", "))
+	if len(objects) == 1 {
+		for o := range objects {
+			t += " on " + objectName(o)
+		}
+	} else {
+		t += fmt.Sprintf(" on %d objects", len(objects))
+	}
+	return t
+}
+
+func objectName(key string) string {
+	if k, err := observe.ParseObjectKey(key); err == nil {
+		return k.Name
+	}
+	return key
+}
+
+// writeBackDoc is everything the body and the commit message say about one
+// write-back.
+type writeBackDoc struct {
+	wb        plan.WriteBack
+	decisions []plan.Decision
+	changes   []MarkerChange
+	cfg       *repoconfig.Config
+	snap      plan.Snapshot
+	clusters  []string                       // the environment's clusters
+	observed  map[string][]string            // object -> clusters it was observed in
+	newest    map[string]observe.Observation // object -> the deciding observation
+	check     checkResult
+	autoMerge bool
+}
+
+// commitMessage is the commit's message: the title, a line of context, and
+// the trailers that tie the commit to its receipts and its actors.
+func (d *writeBackDoc) commitMessage(fingerprint, token string) string {
+	var b strings.Builder
+	b.WriteString(Title(d.wb.Environment, d.changes))
+	b.WriteString("\n\n")
+	var files []string
+	for _, f := range d.wb.Files {
+		files = append(files, f.Path)
+	}
+	fmt.Fprintf(&b, "Accept the authorized live change back into %s, with its receipt.\n\n", strings.Join(files, ", "))
+	seenCo := map[string]bool{}
+	var co []string
+	for _, dec := range decisionsOf(d.wb, d.decisions) {
+		fmt.Fprintf(&b, "Reverse-Reconcile-Actor: %s\n", oneLine(dec.Actor))
+		fmt.Fprintf(&b, "Reverse-Reconcile-Role: %s\n", oneLine(dec.Role))
+		fmt.Fprintf(&b, "Reverse-Reconcile-Intent: %s\n", oneLine(intentOf(dec)))
+		fmt.Fprintf(&b, "Reverse-Reconcile-Receipt: %s\n", dec.ReceiptPath)
+		if login, ok := d.cfg.Login(dec.Actor); ok && !seenCo[login] {
+			seenCo[login] = true
+			co = append(co, fmt.Sprintf("Co-authored-by: %s <%s@users.noreply.github.com>\n", login, login))
+		}
+	}
+	fmt.Fprintf(&b, "%s: %s\n", trailerFingerprint, fingerprint)
+	if token != "" {
+		fmt.Fprintf(&b, "%s: %s\n", trailerToken, token)
+	}
+	for _, c := range co {
+		b.WriteString(c)
+	}
+	return b.String()
+}
+
+func intentOf(d plan.Decision) string {
+	if d.Receipt != nil && d.Receipt.Spec.WriteBack.Provenance.Intent != "" {
+		return d.Receipt.Spec.WriteBack.Provenance.Intent
+	}
+	return "unstated"
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// body is the pull request's description.
+func (d *writeBackDoc) body(m *Marker) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "backflow accepts an authorized live change in **%s** back into desired state, so the next forward apply keeps it instead of reverting it.\n\n", d.wb.Environment)
+	b.WriteString("### Accepted changes\n\n")
+	b.WriteString("| object | field | value path | values file | from | to |\n| --- | --- | --- | --- | --- | --- |\n")
+	for _, c := range d.changes {
+		fmt.Fprintf(&b, "| `%s` | `%s` | `%s` | `%s` | `%s` | `%s` |\n", cell(c.Object), cell(c.Field), cell(c.ValuePath), cell(c.ValuesFile), cell(values.Format(c.From)), cell(values.Format(c.To)))
+	}
+	b.WriteString("\n### Why it is accepted\n\n")
+	for _, dec := range decisionsOf(d.wb, d.decisions) {
+		fmt.Fprintf(&b, "**`%s`**\n\n", cell(dec.Object))
+		fmt.Fprintf(&b, "- actor: `%s` (role `%s`)\n", cell(dec.Actor), cell(dec.Role))
+		if o, ok := d.newest[dec.Object]; ok {
+			fmt.Fprintf(&b, "- attribution: %s (claimed %s, source %s)\n", cell(attributionOf(string(o.Change.Attribution))), cell(attributionOf(string(o.Change.Claimed))), cell(o.Source))
+		}
+		fmt.Fprintf(&b, "- intent: %s\n", cell(intentOf(dec)))
+		fmt.Fprintf(&b, "- observed at: %s\n", dec.ObservedAt.UTC().Format(time.RFC3339))
+		fmt.Fprintf(&b, "- clusters observed: %s of %s's %s\n", listOrNone(d.observed[dec.Object]), d.wb.Environment, listOrNone(d.clusters))
+		if r := dec.Receipt; r != nil {
+			fmt.Fprintf(&b, "- matched rule: `%s` in `%s`: %s\n", cell(r.Spec.Authority.MatchedRule), cell(r.Spec.Authority.PolicyRef), cell(ruleReason(d.snap, dec.Role)))
+		}
+		for _, reason := range dec.Reasons {
+			fmt.Fprintf(&b, "- %s\n", cell(reason))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("### Verification\n\n")
+	fmt.Fprintf(&b, "%s: %s\n\n", CheckName, d.check.summary())
+	if d.autoMerge {
+		b.WriteString("Every accepted field is pre-authorized by the policy and the actor is attributed by the audit log: this pull request merges automatically once its checks pass.\n\n")
+	} else {
+		b.WriteString("This change needs a review: not every accepted field is pre-authorized, the actor's attribution is below `audit-log`, or auto-merge is off for this repository.\n\n")
+	}
+	for _, f := range d.wb.Receipts {
+		fmt.Fprintf(&b, "<details><summary>Receipt <code>%s</code></summary>\n\n```yaml\n%s```\n\n</details>\n\n", htmlEscape(f.Path), fence(string(f.Data)))
+	}
+	b.WriteString(m.Encode())
+	b.WriteString("\n")
+	return b.String()
+}
+
+// ruleReason is the policy's reason for the role's rule.
+func ruleReason(snap plan.Snapshot, role string) string {
+	if snap.Policy == nil {
+		return ""
+	}
+	for _, r := range snap.Policy.Rules {
+		if r.Role == role {
+			return oneLine(r.Reason)
+		}
+	}
+	return ""
+}
+
+func attributionOf(a string) string {
+	if a == "" {
+		return "unknown"
+	}
+	return a
+}
+
+func listOrNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ", ")
+}
+
+// cell keeps a value inside one Markdown table cell or list item.
+func cell(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	s = strings.ReplaceAll(s, "`", "'")
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func htmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// fence keeps a receipt from closing its code block early.
+func fence(s string) string {
+	s = strings.ReplaceAll(s, "```", "`\u200b``")
+	if !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	return s
+}
+
+// checkResult is the outcome of verifying a write-back's receipts.
+type checkResult struct {
+	violations []string // "<receipt path>: <property>: <message>"
+	checked    int
+}
+
+func (c checkResult) ok() bool { return len(c.violations) == 0 && c.checked > 0 }
+
+func (c checkResult) summary() string {
+	if c.ok() {
+		return fmt.Sprintf("%d receipt(s) verified against the default branch's policy", c.checked)
+	}
+	if c.checked == 0 {
+		return "no receipt to verify"
+	}
+	return fmt.Sprintf("%d violation(s): %s", len(c.violations), strings.Join(c.violations, "; "))
+}
+
+func (c checkResult) run(head string) forge.CheckRun {
+	run := forge.CheckRun{Name: CheckName, HeadSHA: head, Status: forge.CheckCompleted}
+	if c.ok() {
+		run.Conclusion, run.Title = forge.ConclusionSuccess, "receipt verified"
+	} else {
+		run.Conclusion, run.Title = forge.ConclusionFailure, "receipt refused"
+	}
+	run.Summary = c.summary()
+	if len(c.violations) > 0 {
+		run.Text = "- " + strings.Join(c.violations, "\n- ")
+	}
+	return run
+}
+
+// wantedLabels are the labels a write-back's pull request carries.
+func wantedLabels(cfg *repoconfig.Config, env string, autoMerge bool) []string {
+	out := []string{LabelReverseReconcile, labelEnvPrefix + env}
+	if autoMerge {
+		out = append(out, LabelPreAuthorized)
+	}
+	out = append(out, cfg.PullRequests.Labels...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}

@@ -1,0 +1,216 @@
+package bot
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/plan"
+	"github.com/backflow-dev/backflow/internal/values"
+)
+
+// Report is what one cycle decided and did, for the caller to print.
+type Report struct {
+	Started time.Time `json:"started"`
+	DryRun  bool      `json:"dryRun"`
+	// Observations counts the observations read from every source.
+	Observations int `json:"observations"`
+	// SourceErrors are documents or sources that could not be read.
+	SourceErrors []string      `json:"sourceErrors"`
+	Repos        []*RepoReport `json:"repositories"`
+
+	rateLimit error
+}
+
+// RepoReport is one repository's part of a cycle.
+type RepoReport struct {
+	Repo string `json:"repository"`
+	// Head is the default-branch commit everything was read at.
+	Head string `json:"head,omitempty"`
+	// Skipped says why the repository was not reconciled, when it was not.
+	Skipped   string           `json:"skipped,omitempty"`
+	Decisions []DecisionReport `json:"decisions"`
+	Actions   []Action         `json:"actions"`
+	// PlanErrors are the planner's own problems (decisions failed closed).
+	PlanErrors []string `json:"planErrors"`
+	// Errors are failures reading or writing the repository.
+	Errors []string `json:"errors"`
+}
+
+// DecisionReport is one planner decision as reported.
+type DecisionReport struct {
+	Unit        string         `json:"unit"`
+	Environment string         `json:"environment"`
+	Object      string         `json:"object"`
+	Outcome     string         `json:"outcome"`
+	AutoMerge   bool           `json:"autoMerge"`
+	Reasons     []string       `json:"reasons"`
+	Changes     []ChangeReport `json:"changes"`
+}
+
+// ChangeReport is one changed field of a decision.
+type ChangeReport struct {
+	Field      string `json:"field"`
+	ValuePath  string `json:"valuePath,omitempty"`
+	From       string `json:"from"`
+	To         string `json:"to"`
+	Authorized bool   `json:"authorized"`
+}
+
+// Action kinds.
+const (
+	ActOpen      = "open"
+	ActUpdate    = "update"
+	ActKeep      = "keep"
+	ActClose     = "close"
+	ActComment   = "comment"
+	ActAutoMerge = "auto-merge"
+	ActMerge     = "merge"
+	ActSkip      = "skip"
+	ActCleanup   = "cleanup"
+	ActCheck     = "check"
+	ActLabel     = "label"
+)
+
+// Action is one thing the cycle did (or, in a dry run, would do) to a
+// write-back.
+type Action struct {
+	Kind   string `json:"kind"`
+	Branch string `json:"branch"`
+	PR     int    `json:"pullRequest,omitempty"`
+	URL    string `json:"url,omitempty"`
+	Detail string `json:"detail,omitempty"`
+	// DryRun marks an action that was only described.
+	DryRun bool `json:"dryRun,omitempty"`
+}
+
+func decisionReport(d plan.Decision) DecisionReport {
+	out := DecisionReport{Unit: d.Unit, Environment: d.Environment, Object: d.Object, Outcome: string(d.Outcome),
+		AutoMerge: d.AutoMerge, Reasons: append([]string{}, d.Reasons...), Changes: []ChangeReport{}}
+	for _, c := range d.Changes {
+		out.Changes = append(out.Changes, ChangeReport{Field: c.Field, ValuePath: c.ValuePath, From: values.Format(c.From), To: values.Format(c.To), Authorized: c.Authorized})
+	}
+	return out
+}
+
+// Failed reports whether any repository could not be reconciled fully.
+func (r *Report) Failed() bool {
+	for _, rr := range r.Repos {
+		if len(rr.Errors) > 0 {
+			return true
+		}
+	}
+	return r.rateLimit != nil
+}
+
+// RateLimited returns the rate limit that stopped the cycle, if any.
+func (r *Report) RateLimited() (*forge.RateLimitError, bool) {
+	return forge.IsRateLimited(r.rateLimit)
+}
+
+// JSON is the report as indented JSON.
+func (r *Report) JSON() ([]byte, error) {
+	c := *r
+	for i, rr := range c.Repos {
+		cp := *rr
+		for _, s := range []*[]string{&cp.PlanErrors, &cp.Errors} {
+			if *s == nil {
+				*s = []string{}
+			}
+		}
+		if cp.Decisions == nil {
+			cp.Decisions = []DecisionReport{}
+		}
+		if cp.Actions == nil {
+			cp.Actions = []Action{}
+		}
+		c.Repos[i] = &cp
+	}
+	if c.SourceErrors == nil {
+		c.SourceErrors = []string{}
+	}
+	if c.Repos == nil {
+		c.Repos = []*RepoReport{}
+	}
+	out, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '\n'), nil
+}
+
+// Text is the human-readable summary.
+func (r *Report) Text() string {
+	var b strings.Builder
+	mode := ""
+	if r.DryRun {
+		mode = " (dry run: nothing written)"
+	}
+	fmt.Fprintf(&b, "cycle at %s%s: %d observation(s), %d repositor%s\n", r.Started.Format(time.RFC3339), mode, r.Observations, len(r.Repos), plural(len(r.Repos), "y", "ies"))
+	for _, e := range r.SourceErrors {
+		fmt.Fprintf(&b, "  source error: %s\n", e)
+	}
+	for _, rr := range r.Repos {
+		head := rr.Head
+		if len(head) > 12 {
+			head = head[:12]
+		}
+		fmt.Fprintf(&b, "\n%s", rr.Repo)
+		if head != "" {
+			fmt.Fprintf(&b, " @ %s", head)
+		}
+		if rr.Skipped != "" {
+			fmt.Fprintf(&b, ": %s", rr.Skipped)
+		}
+		b.WriteString("\n")
+		for _, d := range rr.Decisions {
+			fmt.Fprintf(&b, "  %-5s %s/%s %s", d.Outcome, d.Environment, d.Unit, d.Object)
+			var cs []string
+			for _, c := range d.Changes {
+				cs = append(cs, fmt.Sprintf("%s %s -> %s", c.Field, c.From, c.To))
+			}
+			if len(cs) > 0 {
+				fmt.Fprintf(&b, ": %s", strings.Join(cs, ", "))
+			}
+			b.WriteString("\n")
+			if d.Outcome != string(plan.Allow) {
+				for _, why := range d.Reasons {
+					fmt.Fprintf(&b, "        - %s\n", why)
+				}
+			}
+		}
+		for _, a := range rr.Actions {
+			verb := a.Kind
+			if a.DryRun {
+				verb = "would " + a.Kind
+			}
+			fmt.Fprintf(&b, "  %s %s", verb, a.Branch)
+			if a.PR > 0 {
+				fmt.Fprintf(&b, " #%d", a.PR)
+			}
+			if a.Detail != "" {
+				fmt.Fprintf(&b, ": %s", a.Detail)
+			}
+			if a.URL != "" {
+				fmt.Fprintf(&b, " (%s)", a.URL)
+			}
+			b.WriteString("\n")
+		}
+		for _, e := range rr.PlanErrors {
+			fmt.Fprintf(&b, "  plan error: %s\n", e)
+		}
+		for _, e := range rr.Errors {
+			fmt.Fprintf(&b, "  error: %s\n", e)
+		}
+	}
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
