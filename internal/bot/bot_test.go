@@ -78,7 +78,13 @@ func TestSeedIncident(t *testing.T) {
 func verifyReceipt(t *testing.T, fx *fixture, data []byte) {
 	t.Helper()
 	pdata, _ := fx.fake.File(testRepo, "main", ".github/reverse-reconcile-policy.yaml")
-	pol, err := policy.Parse(".github/reverse-reconcile-policy.yaml", []byte(pdata))
+	verifyWithPolicy(t, []byte(pdata), data)
+}
+
+// verifyWithPolicy verifies a receipt as backflow verify does.
+func verifyWithPolicy(t *testing.T, pdata, data []byte) {
+	t.Helper()
+	pol, err := policy.Parse(".github/reverse-reconcile-policy.yaml", pdata)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,308 @@
+package bot
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/forge"
+	ghforge "github.com/backflow-dev/backflow/internal/forge/github"
+	"github.com/backflow-dev/backflow/internal/localhub"
+)
+
+// The App key is made once per test binary: generation dominates start-up.
+var (
+	hubKeyOnce sync.Once
+	hubKey     *rsa.PrivateKey
+)
+
+// hubEnv is the local hub over real HTTP and git, with the test GitOps
+// repository, the App installed, and a bot driving it through the GitHub
+// adapter. The adapter's waits advance the hub's clock.
+type hubEnv struct {
+	t       *testing.T
+	hub     *localhub.Hub
+	clock   *localhub.FakeClock
+	adapter *ghforge.Adapter
+	src     *StaticSource
+	bot     *Bot
+	repo    forge.Repo
+	ctx     context.Context
+}
+
+func newHubEnv(t *testing.T, method forge.CommitMethod, mutate func(map[string]string)) *hubEnv {
+	t.Helper()
+	hubKeyOnce.Do(func() {
+		k, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			t.Fatalf("generating key: %v", err)
+		}
+		hubKey = k
+	})
+	// The clock starts at wall-clock time: ghinstallation signs its JWTs
+	// with the real clock and the hub checks them against its own.
+	clock := localhub.NewFakeClock(time.Now().UTC().Truncate(time.Second))
+	h, err := localhub.New(localhub.Options{Clock: clock, AppKey: hubKey, AppSlug: "backflow"})
+	if err != nil {
+		t.Fatalf("localhub.New: %v", err)
+	}
+	srv := httptest.NewServer(h)
+	h.SetBaseURL(srv.URL)
+	t.Cleanup(func() {
+		srv.Close()
+		if err := h.Close(); err != nil {
+			t.Errorf("hub Close: %v", err)
+		}
+	})
+	files := gitopsFiles(t)
+	if mutate != nil {
+		mutate(files)
+	}
+	if err := h.CreateRepo(localhub.RepoOptions{Owner: "acme", Name: "gitops", Files: files, AllowAutoMerge: true}); err != nil {
+		t.Fatalf("CreateRepo: %v", err)
+	}
+	if err := h.SetBranchProtection(testRepo, "main", CheckName); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Install("acme"); err != nil {
+		t.Fatalf("Install: %v", err)
+	}
+	a, err := ghforge.New(ghforge.Config{AppID: h.AppID(), PrivateKey: h.PrivateKeyPEM(), BaseURL: srv.URL + "/", Clock: clock,
+		Backoff: 100 * time.Millisecond,
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			clock.Advance(d)
+			return ctx.Err()
+		}})
+	if err != nil {
+		t.Fatalf("adapter: %v", err)
+	}
+	e := &hubEnv{t: t, hub: h, clock: clock, adapter: a, src: &StaticSource{Label: "test"}, ctx: context.Background(),
+		repo: forge.Repo{Owner: "acme", Name: "gitops", DefaultBranch: "main"}}
+	e.bot, err = New(Options{Forge: a, Sources: []Source{e.src}, Now: clock.Now, BotUserID: 4242, CommitMethod: method, CommitKey: []byte("hub test key")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// cycle runs one cycle and returns the report and the requests it sent,
+// keyed "METHOD /route".
+func (e *hubEnv) cycle() (*Report, ghforge.Counts, map[string]int) {
+	e.t.Helper()
+	e.hub.Requests().Reset()
+	before := e.adapter.Counts()
+	rep, err := e.bot.Cycle(e.ctx)
+	if err != nil {
+		e.t.Fatalf("cycle: %v", err)
+	}
+	for _, rr := range rep.Repos {
+		for _, msg := range rr.Errors {
+			e.t.Errorf("repository error: %s", msg)
+		}
+	}
+	after := e.adapter.Counts()
+	d := ghforge.Counts{Reads: after.Reads - before.Reads, Writes: after.Writes - before.Writes,
+		NotModified: after.NotModified - before.NotModified, Retries: after.Retries - before.Retries, RateLimited: after.RateLimited - before.RateLimited}
+	return rep, d, e.hub.Requests().Counts()
+}
+
+func (e *hubEnv) file(ref, p string) string {
+	e.t.Helper()
+	sha, err := e.adapter.BranchHead(e.ctx, e.repo, ref)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	data, err := e.adapter.ReadFile(e.ctx, e.repo, sha, p)
+	if err != nil {
+		e.t.Fatalf("reading %s at %s: %v", p, ref, err)
+	}
+	return string(data)
+}
+
+func (e *hubEnv) pulls() []forge.PullRequest {
+	e.t.Helper()
+	prs, err := e.adapter.ListPullRequests(e.ctx, e.repo, forge.PullRequestFilter{State: forge.StateAll})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return prs
+}
+
+// The seed's incident over real HTTP and git, with both commit methods:
+// one pull request with a one-line values diff plus the receipt, labels, a
+// green check, merged; the receipt on the default branch verifies; the next
+// cycle writes nothing.
+func TestHubSeedIncident(t *testing.T) {
+	for _, method := range []forge.CommitMethod{forge.CommitGit, forge.CommitAPI} {
+		t.Run(string(method), func(t *testing.T) {
+			e := newHubEnv(t, method, nil)
+			before := e.file("main", valuesEast)
+			e.src.Result.Observations = append(e.src.Result.Observations, replicas(4, 0))
+			rep, first, routes := e.cycle()
+			t.Logf("%s: first cycle (one pull request opened and merged): %d reads, %d writes, %d not modified; %v", method, first.Reads, first.Writes, first.NotModified, routes)
+			prs := e.pulls()
+			if len(prs) != 1 || !prs[0].Merged {
+				t.Fatalf("want one merged pull request, got %+v\n%s", prs, rep.Text())
+			}
+			pr := prs[0]
+			for _, l := range []string{"reverse-reconcile", "env:prod-us-east", "pre-authorized"} {
+				if !slices.Contains(pr.Labels, l) {
+					t.Errorf("label %s missing: %v", l, pr.Labels)
+				}
+			}
+			if d := diffLines(before, e.file("main", valuesEast)); len(d) != 1 || !strings.Contains(d[0], "replicaCount: 4") {
+				t.Errorf("values diff on main: %q", d)
+			}
+			m, ok := ParseMarker(pr.Body)
+			if !ok || !m.BranchDeleted {
+				t.Fatalf("marker: %+v", m)
+			}
+			runs, err := e.adapter.ListCheckRuns(e.ctx, e.repo, m.Commits[0], CheckName)
+			if err != nil || len(runs) != 1 || runs[0].Conclusion != forge.ConclusionSuccess {
+				t.Errorf("check runs on the head: %+v %v", runs, err)
+			}
+			commits, err := e.adapter.CommitsSince(e.ctx, e.repo, m.Base, m.Commits[0])
+			if err != nil || len(commits) != 1 {
+				t.Fatalf("the write-back's commits: %+v %v", commits, err)
+			}
+			msg := commits[0].Message
+			for _, want := range []string{"Reverse-Reconcile-Actor: alice", "Reverse-Reconcile-Role: platform-sre", "Reverse-Reconcile-Intent: incident-fix",
+				"Reverse-Reconcile-Receipt: " + m.Receipts[0], "Co-authored-by: alice-sre <alice-sre@users.noreply.github.com>"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("commit message lacks %q:\n%s", want, msg)
+				}
+			}
+			if a := commits[0].Author; a.Name != "backflow[bot]" || a.Email != "4242+backflow[bot]@users.noreply.github.com" {
+				t.Errorf("author %+v", a)
+			}
+			if _, err := e.adapter.BranchHead(e.ctx, e.repo, branchEast); err == nil {
+				t.Error("the write-back branch was not deleted")
+			}
+			verifyWithPolicy(t, []byte(e.file("main", ".github/reverse-reconcile-policy.yaml")), []byte(e.file("main", m.Receipts[0])))
+
+			// The first cycle after the merge reads the files again at the
+			// merge commit; from then on only the head and the pull requests.
+			for i := range 2 {
+				_, idle, routes := e.cycle()
+				t.Logf("%s: cycle %d after the merge: %d reads (%d answered 304), %d writes; %v", method, i+2, idle.Reads, idle.NotModified, idle.Writes, routes)
+				if idle.Writes != 0 {
+					t.Errorf("cycle %d after the merge wrote %d times: %v", i+2, idle.Writes, routes)
+				}
+				if n := repoReads(routes); i == 1 && n > 2 {
+					t.Errorf("idle cycle: %d reads of the repository, want at most 2: %v", n, routes)
+				}
+			}
+		})
+	}
+}
+
+// A pull request left for review: the idle cycle costs no write and only
+// the default branch's head and the pull request list, both answered 304.
+func TestHubIdleRequests(t *testing.T) {
+	e := newHubEnv(t, forge.CommitGit, reviewOnly)
+	e.src.Result.Observations = append(e.src.Result.Observations, replicas(4, 0))
+	_, first, routes := e.cycle()
+	t.Logf("first cycle (one pull request opened for review): %d reads, %d writes; %v", first.Reads, first.Writes, routes)
+	prs := e.pulls()
+	if len(prs) != 1 || prs[0].State != forge.StateOpen || prs[0].AutoMergeEnabled {
+		t.Fatalf("want one open pull request without auto-merge: %+v", prs)
+	}
+	for i := range 2 {
+		_, idle, routes := e.cycle()
+		t.Logf("idle cycle %d: %d reads (%d answered 304), %d writes; %v", i, idle.Reads, idle.NotModified, idle.Writes, routes)
+		if idle.Writes != 0 {
+			t.Fatalf("idle cycle wrote: %v", routes)
+		}
+		if perRepo := repoReads(routes); perRepo > 2 {
+			t.Errorf("idle cycle: %d reads of the repository, want at most 2: %v", perRepo, routes)
+		}
+	}
+}
+
+// A rate limit is waited out: no request reaches the hub during the
+// embargo, and the cycle completes.
+func TestHubRateLimitWaitedOut(t *testing.T) {
+	e := newHubEnv(t, forge.CommitGit, reviewOnly)
+	e.src.Result.Observations = append(e.src.Result.Observations, replicas(4, 0))
+	start := e.clock.Now()
+	e.hub.Faults().Add(localhub.Fault{Kind: localhub.FaultTooManyRequests, Method: "POST", Route: "/repos/{owner}/{repo}/pulls", Times: 1, RetryAfter: 40 * time.Second})
+	e.cycle()
+	var faulted time.Time
+	var during int
+	for _, r := range e.hub.Requests().All() {
+		if r.Status == -1 && faulted.IsZero() {
+			faulted = r.Time
+			continue
+		}
+		if !faulted.IsZero() && r.Time.Before(faulted.Add(40*time.Second)) {
+			during++
+		}
+	}
+	if faulted.IsZero() {
+		t.Fatal("the fault was not hit")
+	}
+	if during != 0 {
+		t.Errorf("%d requests during the embargo", during)
+	}
+	if prs := e.pulls(); len(prs) != 1 {
+		t.Fatalf("want one pull request after the wait, got %d", len(prs))
+	}
+	t.Logf("embargo waited out: %s of hub time", e.clock.Now().Sub(start))
+}
+
+// 5xx answers are retried without duplicating the pull request or the commit.
+func TestHub5xxRetriedWithoutDuplicates(t *testing.T) {
+	e := newHubEnv(t, forge.CommitAPI, reviewOnly)
+	e.src.Result.Observations = append(e.src.Result.Observations, replicas(4, 0))
+	for _, f := range []localhub.Fault{
+		{Kind: localhub.FaultStatus, Status: 502, Method: "GET", Route: "/repos/{owner}/{repo}/git/ref/{ref...}", Times: 1},
+		{Kind: localhub.FaultStatus, Status: 500, Method: "POST", Route: "/repos/{owner}/{repo}/pulls", Times: 1},
+		{Kind: localhub.FaultStatus, Status: 503, Method: "POST", Route: "/repos/{owner}/{repo}/check-runs", Times: 1},
+	} {
+		e.hub.Faults().Add(f)
+	}
+	_, counts, routes := e.cycle()
+	t.Logf("with 5xx faults: %d retries; %v", counts.Retries, routes)
+	prs := e.pulls()
+	if len(prs) != 1 {
+		t.Fatalf("want one pull request, got %d", len(prs))
+	}
+	m, _ := ParseMarker(prs[0].Body)
+	runs, err := e.adapter.ListCheckRuns(e.ctx, e.repo, prs[0].HeadSHA, CheckName)
+	if err != nil || len(runs) != 1 {
+		t.Errorf("check runs: %d %v", len(runs), err)
+	}
+	if len(m.Commits) != 1 {
+		t.Errorf("commits recorded: %v", m.Commits)
+	}
+	if _, _, routes := e.cycle(); hasWrite(routes) {
+		t.Errorf("not converged: %v", routes)
+	}
+}
+
+// repoReads counts the requests about the repository itself, leaving out
+// the listing of installations and repositories done once per cycle.
+func repoReads(routes map[string]int) int {
+	n := 0
+	for route, c := range routes {
+		if strings.HasPrefix(route, "GET /repos/{owner}/{repo}/") {
+			n += c
+		}
+	}
+	return n
+}
+
+func hasWrite(routes map[string]int) bool {
+	for r := range routes {
+		if !strings.HasPrefix(r, "GET ") {
+			return true
+		}
+	}
+	return false
+}
