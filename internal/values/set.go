@@ -28,10 +28,13 @@ type Change struct {
 	Inserted bool
 }
 
-// splice replaces data[start:end] with text.
+// splice replaces data[start:end] with text. Where splices start at the
+// same offset, new lines (late) go after a block scalar's new content, and
+// otherwise the edits' order holds.
 type splice struct {
 	start, end int
 	text       string
+	late       bool
 	order      int
 }
 
@@ -226,6 +229,9 @@ func applyTogether(d *document, edits []Edit, paths [][]Segment, helm any) ([]by
 	sort.SliceStable(all, func(i, j int) bool {
 		if all[i].start != all[j].start {
 			return all[i].start < all[j].start
+		}
+		if all[i].late != all[j].late {
+			return !all[i].late
 		}
 		return all[i].order < all[j].order
 	})
@@ -557,7 +563,7 @@ func (d *document) insert(loc located, path []Segment, v any) ([]splice, error) 
 	}
 	eol := lineEnd(d.src.data, at)
 	if eol < len(d.src.data) || at < eol {
-		sp = append(sp, splice{start: eol, end: eol, text: lines})
+		sp = append(sp, splice{start: eol, end: eol, text: lines, late: true})
 		return sp, nil
 	}
 	// The end of the file: keep a missing final newline missing. An empty
@@ -565,7 +571,7 @@ func (d *document) insert(loc located, path []Segment, v any) ([]splice, error) 
 	if eol > 0 && d.src.data[eol-1] == '\n' || eol == 0 {
 		lines = strings.TrimPrefix(lines, d.src.nl) + d.src.nl
 	}
-	sp = append(sp, splice{start: eol, end: eol, text: lines})
+	sp = append(sp, splice{start: eol, end: eol, text: lines, late: true})
 	return sp, nil
 }
 

@@ -73,7 +73,7 @@ func TestSetChanges(t *testing.T) {
 	}
 }
 
-func TestSetInTurn(t *testing.T) {
+func TestSetSeveralEdits(t *testing.T) {
 	cases := []struct {
 		in    string
 		edits []Edit
@@ -83,6 +83,7 @@ func TestSetInTurn(t *testing.T) {
 		{"a: 1\n", []Edit{{"a", int64(2)}, {"a", int64(3)}}, "a: 3\n", "the same path twice: the last edit wins"},
 		{"x: 1\n", []Edit{{"a.b.c", int64(1)}, {"a.b.d", int64(2)}}, "x: 1\na:\n  b:\n    c: 1\n    d: 2\n", "two edits creating the same missing parent"},
 		{"a: {}\n", []Edit{{"a.b", "x"}, {"a.c", "z"}}, "a:\n  b: x\n  c: z\n", "two new keys under one {}"},
+		{"m:\n  a: x\n", []Edit{{"m.b", int64(1)}, {"m.a", "p\nq"}}, "m:\n  a: |-\n    p\n    q\n  b: 1\n", "a new key after a value that becomes a block scalar"},
 	}
 	for _, c := range cases {
 		out, _, err := Set([]byte(c.in), c.edits, Options{})
