@@ -48,6 +48,7 @@ and opens an attributed pull request that carries a machine-checkable receipt.`,
 		newVersionCmd(),
 		newValuesCmd(),
 		newPlanCmd(),
+		newRunCmd(),
 		newConfigCmd(),
 		newVerifyCmd(), newReceiptsCmd(), newPolicyCmd(),
 	)

@@ -123,6 +123,13 @@ func New(opts Options) (*Bot, error) {
 // only when the cycle could not run at all (the repositories could not be
 // listed); a repository's failure is in its report.
 func (b *Bot) Cycle(ctx context.Context) (*Report, error) {
+	return b.CycleRepos(ctx, nil)
+}
+
+// CycleRepos runs a cycle over the named repositories ("owner/name") only,
+// or over all when only is empty: a push to one repository re-plans that
+// repository alone.
+func (b *Bot) CycleRepos(ctx context.Context, only []string) (*Report, error) {
 	now := b.now().UTC()
 	rep := &Report{Started: now, DryRun: b.opts.DryRun}
 	var obs observe.Result
@@ -146,7 +153,7 @@ func (b *Bot) Cycle(ctx context.Context) (*Report, error) {
 	}
 	slices.SortFunc(repos, func(a, b forge.Repo) int { return strings.Compare(a.FullName(), b.FullName()) })
 	for _, repo := range repos {
-		if !b.allowed(repo) {
+		if !b.allowed(repo) || (len(only) > 0 && !slices.ContainsFunc(only, func(s string) bool { return strings.EqualFold(s, repo.FullName()) })) {
 			continue
 		}
 		rr := &RepoReport{Repo: repo.FullName()}

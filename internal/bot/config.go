@@ -2,6 +2,8 @@ package bot
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -59,6 +61,10 @@ type Config struct {
 	GitOpsManagers []string `yaml:"gitopsManagers"`
 	// Pacing tunes retries and the request budget.
 	Pacing Pacing `yaml:"pacing"`
+	// Server is the section of backflow serve (listen address, schedule,
+	// webhook secret), kept as it was written: the server reads it, with
+	// its own strict rules.
+	Server yaml.Node `yaml:"server"`
 
 	// dir is the folder relative paths are read from.
 	dir string
@@ -119,7 +125,8 @@ type Pacing struct {
 type Duration struct{ time.Duration }
 
 // LoadConfig reads and validates the bot config at path. Relative paths in
-// it are read from the config file's folder.
+// it (the private key file, observation paths) are made absolute against
+// the config file's folder.
 func LoadConfig(path string) (*Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -138,6 +145,12 @@ func LoadConfig(path string) (*Config, error) {
 		return nil, err
 	}
 	c.dir = filepath.Dir(path)
+	c.GitHub.PrivateKeyFile = c.Resolve(c.GitHub.PrivateKeyFile)
+	for _, sources := range c.Observations {
+		for i := range sources {
+			sources[i].Path = c.Resolve(sources[i].Path)
+		}
+	}
 	return c, nil
 }
 
@@ -337,7 +350,10 @@ func joinPath(path, key string) string {
 	return path + "." + key
 }
 
-var durationType = reflect.TypeOf(Duration{})
+var (
+	durationType = reflect.TypeOf(Duration{})
+	nodeType     = reflect.TypeOf(yaml.Node{})
+)
 
 func (d *strictDecoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	if d.budget--; d.budget < 0 {
@@ -351,6 +367,10 @@ func (d *strictDecoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		return
 	}
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		return
+	}
+	if v.Type() == nodeType {
+		v.Set(reflect.ValueOf(*n))
 		return
 	}
 	if v.Type() == durationType {
@@ -438,4 +458,35 @@ func (d *strictDecoder) mapping(n *yaml.Node, path string, each func(key string,
 		seen[kn.Value] = true
 		each(kn.Value, kn, vn)
 	}
+}
+
+// PrivateKey reads the App's key from the file or the environment variable
+// the config names. The error names where, never what.
+func (c *Config) PrivateKey() ([]byte, error) {
+	if c.GitHub.PrivateKeyFile != "" {
+		b, err := os.ReadFile(c.GitHub.PrivateKeyFile)
+		if err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, fmt.Errorf("github.privateKeyFile: reading %s: %w", c.GitHub.PrivateKeyFile, err)
+		}
+		return b, nil
+	}
+	v := os.Getenv(c.GitHub.PrivateKeyEnv)
+	if v == "" {
+		return nil, fmt.Errorf("github.privateKeyEnv: environment variable %s is empty or unset", c.GitHub.PrivateKeyEnv)
+	}
+	return []byte(v), nil
+}
+
+// CommitKey derives the key of the token that lets the bot recognise its own
+// commits after a crash from the App's private key, which only the bot
+// holds. Every process acting as the App derives the same key, so one
+// recognises another's commits; the key never leaves the process.
+func CommitKey(privateKey []byte) []byte {
+	mac := hmac.New(sha256.New, privateKey)
+	mac.Write([]byte("backflow commit key v1"))
+	return mac.Sum(nil)
 }
