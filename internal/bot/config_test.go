@@ -1,0 +1,86 @@
+package bot
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/backflow-dev/backflow/internal/forge"
+)
+
+const minimalConfig = "version: 1\ngithub:\n  appId: 7\n  privateKeyEnv: KEY\n"
+
+func TestParseConfig(t *testing.T) {
+	cases := []struct {
+		name, why, yaml, want string
+	}{
+		{"minimal", "an App id and a key are all that is required", minimalConfig, ""},
+		{"unknown key", "unknown keys are errors naming their path", minimalConfig + "pacing:\n  writesPerMinit: 10\n", "pacing.writesPerMinit: line 6: unknown key"},
+		{"nested unknown", "unknown keys inside sources are named with the cluster and index", minimalConfig + "observations:\n  c1:\n    - path: x\n      trusted: audit-log\n", "observations.c1[0].trusted: line 8: unknown key"},
+		{"wrong type", "a string where an integer belongs", "version: 1\ngithub:\n  appId: seven\n  privateKeyEnv: KEY\n", "github.appId: line 3: want an integer"},
+		{"no key", "a private key source is required", "version: 1\ngithub:\n  appId: 7\n", "github: one of privateKeyFile or privateKeyEnv is required"},
+		{"two keys", "the key sources are exclusive", minimalConfig + "  privateKeyFile: k.pem\n", "privateKeyFile and privateKeyEnv are exclusive"},
+		{"version", "only version 1 is read", "version: 2\ngithub:\n  appId: 7\n  privateKeyEnv: KEY\n", "version: must be 1"},
+		{"method", "commit methods are git and api", minimalConfig + "commitMethod: ssh\n", "commitMethod: want git or api"},
+		{"base URL slash", "go-github needs the trailing slash", minimalConfig + "  baseURL: https://ghe.example.com/api/v3\n", "github.baseURL: must end with /"},
+		{"base URL credentials", "credentials never live in URLs", minimalConfig + "  baseURL: https://u:p@ghe.example.com/\n", "must not carry credentials"},
+		{"repository name", "the allowlist names owner/name", minimalConfig + "repositories: [gitops]\n", `repositories[0]: want owner/name, got "gitops"`},
+		{"trust", "trust ceilings are the four attribution levels", minimalConfig + "observations:\n  c1:\n    - path: x\n      trust: total\n", "observations.c1[0].trust: want unknown"},
+		{"source", "a source is a path or a URL", minimalConfig + "observations:\n  c1:\n    - trust: asserted\n", "observations.c1[0]: one of path or url is required"},
+		{"writes", "GitHub allows 80 content-creating requests a minute", minimalConfig + "pacing:\n  writesPerMinute: 100\n", "pacing.writesPerMinute: want 1 to 80"},
+		{"duration", "durations are Go durations", minimalConfig + "pacing:\n  maxWait: soon\n", "pacing.maxWait: line 6: want a duration"},
+		{"alias", "aliases are refused, so no alias bomb expands", "version: 1\ngithub: &g\n  appId: 7\n  privateKeyEnv: KEY\nrepositories: *g\n", "aliases are not allowed"},
+		{"server section", "backflow serve's section is carried, not checked here", minimalConfig + "server:\n  listen: :8080\n", ""},
+		{"empty", "an empty file is not a config", "", "empty file"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseConfig("backflow.yaml", []byte(tc.yaml))
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("%s: %v", tc.why, err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("%s: error %v, want %q", tc.why, err, tc.want)
+			case tc.want != "" && !errors.Is(err, ErrInvalidConfig):
+				t.Fatalf("%s: %v does not wrap ErrInvalidConfig", tc.why, err)
+			}
+		})
+	}
+}
+
+// The example config in the repository is valid and says what it shows.
+func TestExampleConfig(t *testing.T) {
+	c, err := LoadConfig(filepath.Join("..", "..", "config", "bot", "backflow.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Method() != forge.CommitGit || len(c.Sources()) != 3 || c.GitHub.AppSlug != "backflow" {
+		t.Errorf("example config read as %+v", c)
+	}
+}
+
+// Relative paths are read from the config's folder.
+func TestLoadConfigAnchorsPaths(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "bot.yaml")
+	data := "version: 1\ngithub:\n  appId: 7\n  privateKeyFile: keys/app.pem\nobservations:\n  c1:\n    - path: obs\n"
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadConfig(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "keys", "app.pem"); c.GitHub.PrivateKeyFile != want {
+		t.Errorf("key file %s, want %s", c.GitHub.PrivateKeyFile, want)
+	}
+	src := c.Sources()[0].(*PathSource)
+	if src.Path != filepath.Join(dir, "obs") || src.Cluster != "c1" {
+		t.Errorf("source %+v", src)
+	}
+	if _, err := c.PrivateKey(); err == nil || !strings.Contains(err.Error(), "keys/app.pem") {
+		t.Errorf("a missing key file: %v", err)
+	}
+}

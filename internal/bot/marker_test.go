@@ -1,0 +1,90 @@
+package bot
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/observe"
+)
+
+func TestMarkerRoundTrip(t *testing.T) {
+	m := &Marker{Version: MarkerVersion, Unit: "redis", Environment: usEast, Branch: branchEast, Fingerprint: "sha256:ab",
+		Changes: []MarkerChange{{Object: replicasKey, Field: "spec.replicas", ValuePath: "replica.replicaCount", ValuesFile: valuesEast, From: 3, To: "a --> <b> & c"}},
+		Commits: []string{"c1"}}
+	body := "text before\n\n" + m.Encode() + "\ntext after"
+	got, ok := ParseMarker(body)
+	if !ok || got.Changes[0].To != "a --> <b> & c" || got.Fingerprint != m.Fingerprint {
+		t.Fatalf("round trip: %+v %v", got, ok)
+	}
+	if strings.Count(body, "-->") != 1 {
+		t.Errorf("a value closed the HTML comment early: %s", body)
+	}
+	got.Closed = ClosedConverged
+	again, ok := ParseMarker(replaceMarker(body, got))
+	if !ok || again.Closed != ClosedConverged || strings.Count(replaceMarker(body, got), "backflow:marker") != 1 {
+		t.Errorf("replace: %+v", again)
+	}
+	for _, bad := range []string{"", "<!-- backflow:marker {} -->", "<!-- backflow:marker {\"v\":2,\"fingerprint\":\"x\",\"branch\":\"b\"} -->", "<!-- backflow:marker not json -->"} {
+		if _, ok := ParseMarker(bad); ok {
+			t.Errorf("%q read as a marker", bad)
+		}
+	}
+}
+
+// Numbers fingerprint by value, so a marker read back from JSON matches the
+// planner's typed values.
+func TestFingerprintNumbers(t *testing.T) {
+	a := fingerprintOf(usEast, "redis", []MarkerChange{{Object: replicasKey, Field: "spec.replicas", ValuePath: "replica.replicaCount", To: 4}})
+	b := fingerprintOf(usEast, "redis", []MarkerChange{{Object: replicasKey, Field: "spec.replicas", ValuePath: "replica.replicaCount", To: 4.0}})
+	c := fingerprintOf(usEast, "redis", []MarkerChange{{Object: replicasKey, Field: "spec.replicas", ValuePath: "replica.replicaCount", To: "4"}})
+	if a != b || a == c {
+		t.Errorf("4 %s, 4.0 %s, \"4\" %s", a, b, c)
+	}
+}
+
+func TestTitle(t *testing.T) {
+	one := []MarkerChange{{Object: replicasKey, ValuePath: "replica.replicaCount", From: 3, To: 4}}
+	two := append(one, MarkerChange{Object: "apps/v1|StatefulSet|redis|redis-master", ValuePath: "replica.replicaCount", From: 3, To: 4},
+		MarkerChange{Object: "apps/v1|StatefulSet|redis|redis-master", ValuePath: "master.image.tag", From: "7.2", To: "7.2.5"})
+	for _, tc := range []struct{ why, got, want string }{
+		{"one object is named", Title(usEast, one), "reverse-reconcile(prod-us-east): replica.replicaCount 3 -> 4 on redis-replicas"},
+		{"several objects are counted; a repeated change is listed once", Title(usEast, two), `reverse-reconcile(prod-us-east): replica.replicaCount 3 -> 4, master.image.tag "7.2" -> 7.2.5 on 2 objects`},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.why, tc.got, tc.want)
+		}
+	}
+}
+
+// A source speaks for its own cluster only.
+func TestKeyByCluster(t *testing.T) {
+	named := replicas(4, 0)
+	unnamed := replicas(4, 0)
+	unnamed.Cluster = ""
+	other := replicas(4, 0)
+	other.Cluster = "prod-eu-west-1"
+	res := keyByCluster(observe.Result{Observations: []observe.Observation{named, unnamed, other}}, usEastNode, "src")
+	if len(res.Observations) != 2 || res.Observations[1].Cluster != usEastNode || len(res.Errors) != 1 {
+		t.Fatalf("kept %d, errors %v", len(res.Observations), res.Errors)
+	}
+}
+
+// A marker copied into a pull request from another branch is ignored: a
+// marker counts only on the branch it names.
+func TestForeignMarkerIgnored(t *testing.T) {
+	fx := newFixture(t, reviewOnly)
+	fx.observe(replicas(4, 0))
+	fx.cycle()
+	mine := fx.onlyPull(forge.StateOpen)
+	fx.fake.Push(testRepo, "copycat", forge.Author{Name: "eve"}, "copy\n", map[string]string{"x": "y"})
+	if _, err := fx.fake.CreatePullRequest(context.Background(), fx.repo, forge.NewPullRequest{Title: "copy", Body: mine.Body, Head: "copycat", Base: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	fx.clock.Advance(time.Minute)
+	if _, effects := fx.cycle(); len(effects) != 0 {
+		t.Errorf("a copied marker on another branch was acted on: %v", effects)
+	}
+}
