@@ -87,6 +87,8 @@ type Server struct {
 
 	refreshCh chan struct{} // capacity 1: refresh requests coalesce
 	started   atomic.Bool
+	readyOnce sync.Once
+	readyC    chan struct{} // closed when the server first becomes ready
 }
 
 // New checks cfg and builds a server. It refuses to build one without a
@@ -106,6 +108,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		deliveries: newDeliveries(cfg.DeliveryMemory, cfg.DeliveryTTL),
 		repos:      map[string]bool{},
 		refreshCh:  make(chan struct{}, 1),
+		readyC:     make(chan struct{}),
 	}
 	if s.metrics == nil {
 		s.metrics = NewMetrics()
@@ -131,6 +134,10 @@ func (s *Server) Metrics() *Metrics { return s.metrics }
 func (s *Server) Ready() bool {
 	return s.loaded.Load() && s.scheduling.Load() && !s.stopping.Load()
 }
+
+// ReadyC is closed when the server first becomes ready, for callers that
+// wait for it (tests, a demo) rather than poll /readyz.
+func (s *Server) ReadyC() <-chan struct{} { return s.readyC }
 
 // Handler serves /healthz, /readyz, /metrics, /webhook and, with a sink,
 // /observations.
@@ -242,6 +249,7 @@ func (s *Server) start(ctx context.Context) {
 func (s *Server) schedule(ctx context.Context) {
 	s.scheduling.Store(true)
 	defer s.scheduling.Store(false)
+	s.readyOnce.Do(func() { close(s.readyC) })
 	for {
 		now := s.clock.Now()
 		next := s.sched.Next(now)

@@ -567,7 +567,7 @@ func TestStartRetriesRepositoryListAndReadiness(t *testing.T) {
 	c.mu.Unlock()
 	clock.Advance(DefaultRetryRepos)
 	c.waitStarted(t)
-	clock.waitSleep(t) // the scheduler is waiting for its first tick
+	<-s.ReadyC()
 	if w := serve(s, httptest.NewRequest(http.MethodGet, "/readyz", nil)); w.Code != http.StatusOK {
 		t.Errorf("/readyz %d once loaded and scheduling, want 200", w.Code)
 	}

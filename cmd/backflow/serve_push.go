@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/server"
+)
+
+// maxPushedObjects bounds the objects whose pushed state is kept; past it
+// the longest-unchanged are dropped (their observer will push again).
+const maxPushedObjects = 10_000
+
+// pushStore receives pushes to /observations (server.ObservationSink) and
+// serves them to every cycle (bot.Source): for each object, the latest
+// observation and the latest trigger, believed no higher than the trust
+// ceiling configured for pushes.
+type pushStore struct {
+	ceiling observe.Attribution
+	cluster string          // when set: documents without a cluster are of it, others are refused
+	repos   func() []string // the repositories a push concerns
+
+	mu       sync.Mutex
+	seq      uint64
+	obs      map[string]pushed[observe.Observation]
+	triggers map[string]pushed[observe.Trigger]
+}
+
+type pushed[T any] struct {
+	v   T
+	seq uint64 // arrival order, for eviction
+}
+
+func newPushStore(ceiling observe.Attribution, cluster string, repos func() []string) *pushStore {
+	return &pushStore{ceiling: ceiling, cluster: cluster, repos: repos,
+		obs: map[string]pushed[observe.Observation]{}, triggers: map[string]pushed[observe.Trigger]{}}
+}
+
+// Name implements bot.Source.
+func (p *pushStore) Name() string { return "POST /observations" }
+
+// Read implements bot.Source.
+func (p *pushStore) Read(context.Context) observe.Result {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var res observe.Result
+	for _, k := range pushSortedKeys(p.obs) {
+		res.Observations = append(res.Observations, p.obs[k].v)
+	}
+	for _, k := range pushSortedKeys(p.triggers) {
+		res.Triggers = append(res.Triggers, p.triggers[k].v)
+	}
+	return res
+}
+
+// Accept implements server.ObservationSink. A push of which nothing is
+// usable is refused as a whole with every reason; otherwise the usable
+// documents are kept and the others named in the result.
+func (p *pushStore) Accept(_ context.Context, body []byte) (server.PushResult, error) {
+	res := observe.ParseBytes(body, observe.Options{Name: "observations", Ceiling: p.ceiling})
+	var rejected []string
+	for _, err := range res.Errors {
+		rejected = append(rejected, err.Error())
+	}
+	var obs []observe.Observation
+	for _, o := range res.Observations {
+		if err := p.claim(&o.Cluster); err != nil {
+			rejected = append(rejected, fmt.Sprintf("%s: %v", o.Origin, err))
+			continue
+		}
+		obs = append(obs, o)
+	}
+	var triggers []observe.Trigger
+	for _, t := range res.Triggers {
+		if err := p.claim(&t.Cluster); err != nil {
+			rejected = append(rejected, fmt.Sprintf("%s: %v", t.Origin, err))
+			continue
+		}
+		triggers = append(triggers, t)
+	}
+	accepted := len(obs) + len(triggers)
+	if accepted == 0 && len(rejected) > 0 {
+		return server.PushResult{}, fmt.Errorf("%w: %s", server.ErrInvalidPush, pushJoin(rejected, 5))
+	}
+	p.mu.Lock()
+	for _, o := range obs {
+		k := o.Cluster + "\x00" + o.Object.String()
+		if old, ok := p.obs[k]; ok && old.v.ObservedAt.After(o.ObservedAt) {
+			continue // an older observation arriving late does not replace a newer one
+		}
+		p.seq++
+		p.obs[k] = pushed[observe.Observation]{o, p.seq}
+	}
+	for _, t := range triggers {
+		p.seq++
+		p.triggers[t.Cluster+"\x00"+t.Object.String()] = pushed[observe.Trigger]{t, p.seq}
+	}
+	evictPushed(p.obs)
+	evictPushed(p.triggers)
+	p.mu.Unlock()
+	out := server.PushResult{Accepted: accepted, Rejected: rejected}
+	if accepted > 0 {
+		// Which repositories an object belongs to is in their repo configs,
+		// which only a cycle reads: cycle every repository. Each cycle is
+		// cheap when nothing changed for it.
+		out.Repositories = p.repos()
+	}
+	return out, nil
+}
+
+// claim holds a document to the configured cluster.
+func (p *pushStore) claim(cluster *string) error {
+	switch {
+	case p.cluster == "" && *cluster == "":
+		return errors.New("names no cluster, and server.observations.cluster is not set")
+	case p.cluster == "" || *cluster == p.cluster:
+		return nil
+	case *cluster == "":
+		*cluster = p.cluster
+		return nil
+	default:
+		return fmt.Errorf("cluster %q refused: pushes are configured for cluster %q", *cluster, p.cluster)
+	}
+}
+
+// evictPushed drops the oldest entries beyond maxPushedObjects.
+func evictPushed[T any](m map[string]pushed[T]) {
+	if len(m) <= maxPushedObjects {
+		return
+	}
+	keys := pushSortedKeys(m)
+	sort.Slice(keys, func(i, j int) bool { return m[keys[i]].seq < m[keys[j]].seq })
+	for _, k := range keys[:len(m)-maxPushedObjects] {
+		delete(m, k)
+	}
+}
+
+func pushSortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// pushJoin joins the first n messages and says how many more there were.
+func pushJoin(msgs []string, n int) string {
+	if len(msgs) <= n {
+		return fmt.Sprint(msgs)
+	}
+	return fmt.Sprintf("%v and %d more", msgs[:n], len(msgs)-n)
+}
