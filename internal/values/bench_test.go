@@ -49,3 +49,18 @@ func BenchmarkSetTen(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFileSetOne is one edit on a file already read (File.Set): the
+// cost of planning, splicing and verifying, without reading the original.
+func BenchmarkFileSetOne(b *testing.B) {
+	f, err := Parse(benchData(b), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := f.Set(benchEdits[:1]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

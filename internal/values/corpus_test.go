@@ -57,6 +57,7 @@ type leaf struct {
 
 type corpusStats struct {
 	leaves, edits, noops, inserts, verifyFailures, extraLines int
+	batches                                                   int
 	refusals                                                  map[string]int
 	refusalList                                               []string
 }
@@ -76,6 +77,7 @@ func TestCorpus(t *testing.T) {
 			total.inserts += st.inserts
 			total.verifyFailures += st.verifyFailures
 			total.extraLines += st.extraLines
+			total.batches += st.batches
 			for k, v := range st.refusals {
 				total.refusals[k] += v
 			}
@@ -94,8 +96,8 @@ func TestCorpus(t *testing.T) {
 	if *corpusFull {
 		mode = "full"
 	}
-	t.Logf("corpus (%s): %d files, %d scalar leaves, %d edits (%d no-ops), %d inserts, %d refusals [%s], %d verification failures, %d changed lines beyond the edited ones",
-		mode, len(files), total.leaves, total.edits, total.noops, total.inserts, len(total.refusalList), strings.Join(reasons, " "), total.verifyFailures, total.extraLines)
+	t.Logf("corpus (%s): %d files, %d scalar leaves, %d edits (%d no-ops), %d inserts, %d ten-edit calls, %d refusals [%s], %d verification failures, %d changed lines beyond the edited ones",
+		mode, len(files), total.leaves, total.edits, total.noops, total.inserts, total.batches, len(total.refusalList), strings.Join(reasons, " "), total.verifyFailures, total.extraLines)
 	if total.verifyFailures != 0 || total.extraLines != 0 {
 		t.Errorf("verification failures %d, extra changed lines %d: both must be 0", total.verifyFailures, total.extraLines)
 	}
@@ -125,6 +127,7 @@ func runCorpusFile(t *testing.T, file string) corpusStats {
 			checkCorpusEdit(t, f, name, l.path, v, false, &st)
 		}
 	}
+	checkCorpusBatches(t, f, name, leaves, &st)
 	for i, m := range mappings {
 		if !sampled(i, len(mappings), 1) {
 			continue
@@ -281,4 +284,62 @@ func extraChangedLines(orig, out []byte, lo, hi int) int {
 		}
 	}
 	return extra
+}
+
+// checkCorpusBatches sets ten one-line leaves in one call, each to a new
+// one-line value of its type: exactly their lines change, nothing else.
+func checkCorpusBatches(t *testing.T, f *File, name string, leaves []leaf, st *corpusStats) {
+	t.Helper()
+	var batch []Edit
+	lines := map[int]bool{}
+	n := 0
+	flush := func() {
+		defer func() { batch, lines = nil, map[int]bool{} }()
+		if len(batch) == 0 || !*corpusFull && n > 1 {
+			return
+		}
+		out, _, err := f.Set(batch)
+		if err != nil {
+			if errors.Is(err, ErrVerify) {
+				st.verifyFailures++
+			}
+			t.Errorf("%s: ten edits %v: %v", name, batch, err)
+			return
+		}
+		st.batches++
+		a := strings.SplitAfter(string(f.src.data), "\n")
+		b := strings.SplitAfter(string(out), "\n")
+		if len(a) != len(b) {
+			st.extraLines++
+			t.Errorf("%s: ten one-line edits changed the line count", name)
+			return
+		}
+		for i := range a {
+			if a[i] != b[i] && !lines[i+1] {
+				st.extraLines++
+				t.Errorf("%s: line %d changed outside the edited lines", name, i+1)
+			}
+		}
+	}
+	for i, l := range leaves {
+		loc, err := f.doc.locate(l.path)
+		if err != nil {
+			continue // refused paths (aliases) are counted by the single edits
+		}
+		e, err := f.doc.scanScalar(loc.node, loc.indent, loc.flow)
+		if err != nil || e.block || f.src.lineOf(e.propStart) != f.src.lineOf(e.end) {
+			continue
+		}
+		old, _ := lookupValue(f.helm, l.path)
+		v := sameType(old, 0)
+		if _, ok := old.(string); ok {
+			v = fmt.Sprintf("batch-%d", i)
+		}
+		batch = append(batch, Edit{Path: FormatPath(l.path), Value: v})
+		lines[f.src.lineOf(e.start)] = true
+		if len(batch) == 10 {
+			n++
+			flush()
+		}
+	}
 }
