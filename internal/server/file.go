@@ -20,8 +20,6 @@ type FileConfig struct {
 	Jitter *time.Duration `yaml:"jitter"`
 	// MaxBodyBytes caps webhook and observation bodies; default 2 MiB.
 	MaxBodyBytes int64 `yaml:"maxBodyBytes"`
-	// MaxConcurrentCycles bounds cycles at once across repositories; default 4.
-	MaxConcurrentCycles int `yaml:"maxConcurrentCycles"`
 	// ShutdownTimeout bounds how long running cycles may finish; default 30s.
 	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
 	// Webhook holds the GitHub App's webhook secret. Required.
@@ -73,9 +71,6 @@ func (f FileConfig) Resolve(readFile func(string) ([]byte, error), lookupEnv fun
 	}
 	if f.MaxBodyBytes != 0 {
 		c.MaxBodyBytes = f.MaxBodyBytes
-	}
-	if f.MaxConcurrentCycles != 0 {
-		c.MaxConcurrent = f.MaxConcurrentCycles
 	}
 	if f.ShutdownTimeout != 0 {
 		c.ShutdownTimeout = f.ShutdownTimeout
