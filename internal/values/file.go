@@ -49,7 +49,7 @@ func newSource(data []byte) *source {
 	}
 	s.lineStarts = append(s.lineStarts, 0)
 	for i, c := range data {
-		if c == '\n' && i+1 <= len(data) {
+		if c == '\n' {
 			s.lineStarts = append(s.lineStarts, i+1)
 		}
 	}
