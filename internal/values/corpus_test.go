@@ -292,10 +292,9 @@ func checkCorpusBatches(t *testing.T, f *File, name string, leaves []leaf, st *c
 	t.Helper()
 	var batch []Edit
 	lines := map[int]bool{}
-	n := 0
 	flush := func() {
 		defer func() { batch, lines = nil, map[int]bool{} }()
-		if len(batch) == 0 || !*corpusFull && n > 1 {
+		if len(batch) == 0 {
 			return
 		}
 		out, _, err := f.Set(batch)
@@ -338,8 +337,10 @@ func checkCorpusBatches(t *testing.T, f *File, name string, leaves []leaf, st *c
 		batch = append(batch, Edit{Path: FormatPath(l.path), Value: v})
 		lines[f.src.lineOf(e.start)] = true
 		if len(batch) == 10 {
-			n++
 			flush()
+			if !*corpusFull {
+				return
+			}
 		}
 	}
 }
