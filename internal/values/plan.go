@@ -19,7 +19,7 @@ func (d *document) plan(path []Segment, v any, helm any) ([]splice, string, erro
 		return nil, "", err
 	}
 	if loc.node != nil {
-		sp, err := d.replace(loc, path, v)
+		sp, err := d.replace(loc, v)
 		return sp, "", err
 	}
 	sp, err := d.insert(loc, path, v)
@@ -27,7 +27,7 @@ func (d *document) plan(path []Segment, v any, helm any) ([]splice, string, erro
 }
 
 // replace swaps the token of an existing node for v.
-func (d *document) replace(loc located, path []Segment, v any) ([]splice, error) {
+func (d *document) replace(loc located, v any) ([]splice, error) {
 	n := loc.node
 	if n.Kind != yaml.ScalarNode {
 		if n.Style&yaml.FlowStyle == 0 || len(n.Content) > 0 {
