@@ -64,7 +64,9 @@ var badSignatures = []badSignature{
 		return sig256("sha256=" + string(v))
 	}},
 	{"not hexadecimal", func([]byte, []byte) map[string][]string { return sig256("sha256=" + strings.Repeat("zz", 32)) }},
-	{"another secret", func(_, b []byte) map[string][]string { return sig256("sha256=" + macHex("sha256", []byte("not-the-secret"), b)) }},
+	{"another secret", func(_, b []byte) map[string][]string {
+		return sig256("sha256=" + macHex("sha256", []byte("not-the-secret"), b))
+	}},
 	{"keyed with the secret's base64", func(k, b []byte) map[string][]string {
 		return sig256("sha256=" + macHex("sha256", []byte(base64.StdEncoding.EncodeToString(k)), b))
 	}},
