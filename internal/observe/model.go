@@ -65,6 +65,10 @@ type Change struct {
 	At time.Time
 	// Intent is the reason the actor gave, if any.
 	Intent string
+	// Evidence says where the attribution came from (the audit event and
+	// where it was read, or the managedFields entry), for the receipt;
+	// empty when a document asserted it.
+	Evidence string
 }
 
 // Field is one changed field of an observed object.
@@ -83,6 +87,15 @@ type Field struct {
 	HasDesired bool
 	// Manager is the field manager that last wrote the field, if known.
 	Manager string
+	// ManagedAt is the time managedFields records for Manager's last
+	// write, if known.
+	ManagedAt time.Time
+	// Subresource is the subresource Manager wrote through (scale,
+	// status), as managedFields records it.
+	Subresource string
+	// By is who set this field, as the audit join (Attribute) found it;
+	// nil until the join ran.
+	By *Change
 	// Cause is the observer's classification (cub-scout: manual-edit or
 	// controller-drift), if any.
 	Cause string
