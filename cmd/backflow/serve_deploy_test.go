@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/backflow-dev/backflow/internal/bot"
 )
 
 // These tests keep the deployment files, the GitHub App manifest and the
@@ -111,15 +113,38 @@ func TestKubernetesManifests(t *testing.T) {
 	if !secret || !config {
 		t.Errorf("volumes: secret reference %v, the ConfigMap %v; want both", secret, config)
 	}
-	// The ConfigMap's config must parse as YAML and carry a server section
-	// listening on the container's port.
-	var cfg map[string]any
-	if err := yaml.Unmarshal([]byte(dig(t, kinds["ConfigMap"], "data", "config.yaml").(string)), &cfg); err != nil {
-		t.Fatalf("ConfigMap config.yaml: %v", err)
+	// The ConfigMap's config must be a valid bot config with a strict
+	// server section, listening on the container's port, whose secret files
+	// are in the mounted Secret.
+	text := dig(t, kinds["ConfigMap"], "data", "config.yaml").(string)
+	bc, err := bot.ParseConfig("ConfigMap config.yaml", []byte(text))
+	if err != nil {
+		t.Fatalf("ConfigMap config.yaml is not a valid bot config: %v", err)
+	}
+	var sf serveFile
+	dec := yaml.NewDecoder(strings.NewReader(text))
+	dec.KnownFields(true)
+	if err := dec.Decode(&sf); err != nil || sf.Server == nil {
+		t.Fatalf("ConfigMap config.yaml: server section: %v", err)
 	}
 	port := dig(t, c, "ports", 0, "containerPort").(int)
-	if listen, _ := dig(t, cfg, "server", "listen").(string); !strings.HasSuffix(listen, ":"+strconv.Itoa(port)) {
-		t.Errorf("server.listen %q does not match containerPort %d", listen, port)
+	if !strings.HasSuffix(sf.Server.Listen, ":"+strconv.Itoa(port)) {
+		t.Errorf("server.listen %q does not match containerPort %d", sf.Server.Listen, port)
+	}
+	secretMount := ""
+	for _, m := range dig(t, c, "volumeMounts").([]any) {
+		if m.(map[string]any)["name"] == "secrets" {
+			secretMount = m.(map[string]any)["mountPath"].(string) + "/"
+		}
+	}
+	files := []string{bc.GitHub.PrivateKeyFile, sf.Server.Webhook.SecretFile}
+	if o := sf.Server.Observations; o != nil {
+		files = append(files, o.TokenFile, o.SecretFile)
+	}
+	for _, f := range files {
+		if f != "" && (secretMount == "" || !strings.HasPrefix(f, secretMount)) {
+			t.Errorf("secret file %s is not in the mounted Secret (%q)", f, secretMount)
+		}
 	}
 }
 
