@@ -1,10 +1,15 @@
 package bot
 
 import (
+	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -425,5 +430,77 @@ func TestForeignBranchIsLeftAlone(t *testing.T) {
 	}
 	if acts := rep.Repos[0].Actions; len(acts) != 1 || acts[0].Kind != ActSkip {
 		t.Fatalf("actions %+v", acts)
+	}
+}
+
+// Two processes on the same repository at once converge to one branch and
+// one pull request: branch creation is compare-and-swap, and each
+// recognises the other's commit by its keyed token.
+func TestTwoProcesses(t *testing.T) {
+	fx := newFixture(t, reviewOnly)
+	fx.observe(replicas(4, 0))
+	other, err := New(Options{Forge: fx.fake, Sources: []Source{fx.src}, Now: fx.clock.Now, BotUserID: 4242, CommitKey: []byte("test commit key")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for _, b := range []*Bot{fx.bot, other} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := b.Cycle(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if prs := fx.pulls(forge.StateAll); len(prs) != 1 {
+		t.Fatalf("%d pull requests, want 1", len(prs))
+	}
+	for range 2 {
+		if _, effects := fx.cycle(); len(effects) > 0 {
+			t.Errorf("not converged: %v", effects)
+		}
+	}
+}
+
+// A rate limit longer than the adapter waits ends the cycle: the remaining
+// repositories are not touched and the report says until when.
+func TestRateLimitStopsTheCycle(t *testing.T) {
+	fx := newFixture(t, nil)
+	fx.fake.AddRepo("acme/zz-later", gitopsFiles(t))
+	until := t0.Add(time.Hour)
+	fx.fake.Fail("ListPullRequests", fmt.Errorf("listing: %w", &forge.RateLimitError{Until: until, Reason: "primary"}))
+	fx.observe(replicas(4, 0))
+	rep, effects := fx.cycle()
+	if len(effects) > 0 {
+		t.Fatalf("wrote while rate limited: %v", effects)
+	}
+	if rl, ok := rep.RateLimited(); !ok || !rl.Until.Equal(until) || !rep.Failed() {
+		t.Fatalf("rate limit not reported: %+v", rep)
+	}
+	if len(rep.Repos) != 2 || !strings.Contains(rep.Repos[1].Skipped, "rate limited") {
+		t.Fatalf("the next repository was not skipped: %+v", rep.Repos[1])
+	}
+}
+
+// Logs carry the repo, unit and pr keys and never the commit key.
+func TestLogs(t *testing.T) {
+	var buf bytes.Buffer
+	key := []byte("s3cret-commit-key")
+	fx := newFixture(t, nil, func(o *Options) {
+		o.Logger = slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		o.CommitKey = key
+	})
+	fx.observe(replicas(4, 0))
+	fx.cycle()
+	out := buf.String()
+	for _, want := range []string{"repo=acme/gitops", "unit=", "pr=1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("logs lack %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, string(key)) || strings.Contains(out, hex.EncodeToString(key)) {
+		t.Errorf("the commit key reached the logs")
 	}
 }

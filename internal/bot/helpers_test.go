@@ -127,9 +127,19 @@ func (fx *fixture) observe(obs ...observe.Observation) {
 func (fx *fixture) cycle() (*Report, []string) {
 	fx.t.Helper()
 	fx.fake.ResetEffects()
+	fx.reads.mu.Lock()
+	fx.reads.reads = nil
+	fx.reads.mu.Unlock()
 	rep, err := fx.bot.Cycle(context.Background())
 	if err != nil {
 		fx.t.Fatalf("cycle: %v", err)
+	}
+	// Configuration, policy and values are read at the default branch's
+	// head only, never at a pull request's.
+	for _, r := range fx.reads.reads {
+		if sha, path, _ := strings.Cut(r, " "); len(rep.Repos) == 0 || sha != rep.Repos[0].Head {
+			fx.t.Errorf("read %s at %s, not at the default branch's head", path, sha)
+		}
 	}
 	for _, rr := range rep.Repos {
 		for _, e := range rr.Errors {

@@ -578,10 +578,20 @@ func (rc *repoCycle) withoutProposal(u *unitState) {
 		return
 	}
 	for _, d := range rc.res.Decisions {
-		if d.Outcome == plan.Deny && d.Environment == m.Environment && d.Unit == m.Unit && slices.ContainsFunc(m.Changes, func(c MarkerChange) bool { return c.Object == d.Object }) {
+		if d.Outcome != plan.Deny || d.Environment != m.Environment || d.Unit != m.Unit || !slices.ContainsFunc(m.Changes, func(c MarkerChange) bool { return c.Object == d.Object }) {
+			continue
+		}
+		if m.Policy != rc.policySum {
+			// The policy changed on the default branch since the receipt
+			// was checked, and now denies the change.
 			rc.refuseReceipt(st, d)
 			return
 		}
+		// The same policy denies a newer observation (another actor, a
+		// weaker attribution): the proposal and its receipt stand as they
+		// were checked; the denial is reported with the decision.
+		rc.act(Action{Kind: ActKeep, Branch: m.Branch, PR: st.pr.Number, URL: st.pr.URL, Detail: "the newest observation of " + d.Object + " is denied; the proposal is unchanged"})
+		return
 	}
 	rc.act(Action{Kind: ActKeep, Branch: m.Branch, PR: st.pr.Number, URL: st.pr.URL, Detail: "unchanged"})
 }
