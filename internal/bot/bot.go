@@ -43,6 +43,11 @@ type Forge interface {
 	CreateCheckRun(ctx context.Context, repo forge.Repo, run forge.CheckRun) (forge.CheckRun, error)
 	EnableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest, expectedHead string, method forge.MergeMethod) error
 	Merge(ctx context.Context, repo forge.Repo, number int, headSHA string, method forge.MergeMethod) (string, error)
+	// The follow-up after a merge and the drift report.
+	ListCheckRuns(ctx context.Context, repo forge.Repo, sha, name string) ([]forge.CheckRun, error)
+	ListIssues(ctx context.Context, repo forge.Repo, label string, state forge.PRState) ([]forge.Issue, error)
+	CreateIssue(ctx context.Context, repo forge.Repo, issue forge.NewIssue) (forge.Issue, error)
+	UpdateIssue(ctx context.Context, repo forge.Repo, number int, upd forge.IssueUpdate) (forge.Issue, error)
 }
 
 // Options configures a Bot. Forge is required; the rest has defaults.
@@ -300,6 +305,8 @@ func (rc *repoCycle) run() {
 		}
 		rc.reconcile(u)
 	}
+	rc.followUp(prs)
+	rc.trackDrift()
 }
 
 // snapshot reads the repo config, the policy and the values files at the
