@@ -1,0 +1,639 @@
+package observe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/backflow-dev/backflow/internal/values"
+)
+
+// This file observes live objects in a Kubernetes cluster directly. What
+// changed live is read from managedFields: a field owned by a manager other
+// than the GitOps controllers (and other than the ignored managers) was set
+// by someone else, and is part of the observation whether or not a policy
+// maps it. A field owned by a GitOps controller too holds the value the
+// controller applied, so it has converged.
+
+// DefaultKubeResync is how often the informers re-list their objects.
+const DefaultKubeResync = 10 * time.Minute
+
+// KubeConfig says how to reach one cluster and what to watch in it. The bot
+// config holds one per cluster.
+type KubeConfig struct {
+	// Kubeconfig is the path of a kubeconfig file; empty with InCluster, or
+	// to use the default loading rules ($KUBECONFIG, ~/.kube/config).
+	Kubeconfig string `yaml:"kubeconfig"`
+	// Context is the kubeconfig context; empty means its current context.
+	Context string `yaml:"context"`
+	// InCluster uses the pod's service account instead of a kubeconfig.
+	InCluster bool `yaml:"inCluster"`
+	// Objects are the object keys to watch, apiVersion|Kind|namespace|name,
+	// where * matches any run of characters within one segment (the units'
+	// objects). apiVersion and Kind must be literal: they name the
+	// resources to list and watch.
+	Objects []string `yaml:"objects"`
+	// GitOpsManagers are the field managers of the GitOps controllers whose
+	// forward apply is desired state.
+	GitOpsManagers []string `yaml:"gitopsManagers"`
+	// IgnoreManagers are field managers whose writes are never live changes
+	// (autoscalers, operators).
+	IgnoreManagers []string `yaml:"ignoreManagers"`
+	// Resync is the informers' re-list period; zero means DefaultKubeResync.
+	Resync time.Duration `yaml:"resync"`
+}
+
+// KubeSource watches the objects of one cluster and yields one observation
+// per watched object each Read. It is safe for concurrent use.
+type KubeSource struct {
+	// Cluster names the cluster in observations.
+	Cluster string
+	// Client reads the cluster.
+	Client dynamic.Interface
+	// Mapper maps kinds to resources.
+	Mapper meta.RESTMapper
+	// Objects, GitOpsManagers, IgnoreManagers and Resync are as in KubeConfig.
+	Objects        []string
+	GitOpsManagers []string
+	IgnoreManagers []string
+	Resync         time.Duration
+	// Audit, when set, attributes each observation with the audit events
+	// (with the live object at hand to resolve list items); without it,
+	// fields are attributed from managedFields alone.
+	Audit *AuditLog
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// OnChange, when set, is called (from an informer goroutine) with the
+	// key of a watched object that was added or changed, so a cycle can
+	// start at once rather than at the next schedule.
+	OnChange func(ObjectKey)
+
+	mu       sync.Mutex
+	started  bool
+	cancel   context.CancelFunc
+	watches  []*kubeWatch
+	reverted map[string]map[string]bool // object uid -> live-changed paths seen
+	startErr error
+}
+
+type kubeWatch struct {
+	gvk      schema.GroupVersionKind
+	patterns []objectGlob
+	informer cache.SharedIndexInformer
+}
+
+// NewKubeSource builds the source of cluster from cfg: one client, and a
+// discovery-backed mapper from kinds to resources.
+func NewKubeSource(cluster string, cfg KubeConfig) (*KubeSource, error) {
+	rc, err := restConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", cluster, err)
+	}
+	client, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", cluster, err)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", cluster, err)
+	}
+	return &KubeSource{
+		Cluster: cluster, Client: client,
+		Mapper:  restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)),
+		Objects: cfg.Objects, GitOpsManagers: cfg.GitOpsManagers, IgnoreManagers: cfg.IgnoreManagers, Resync: cfg.Resync,
+	}, nil
+}
+
+func restConfig(cfg KubeConfig) (*rest.Config, error) {
+	if cfg.InCluster {
+		if cfg.Kubeconfig != "" || cfg.Context != "" {
+			return nil, errors.New("inCluster excludes kubeconfig and context")
+		}
+		return rest.InClusterConfig()
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if cfg.Kubeconfig != "" {
+		rules = &clientcmd.ClientConfigLoadingRules{ExplicitPath: cfg.Kubeconfig}
+	}
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: cfg.Context}
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	rc.UserAgent = "backflow"
+	return rc, nil
+}
+
+// Name implements Reader.
+func (s *KubeSource) Name() string { return "kubernetes cluster " + s.Cluster }
+
+// Start lists the watched objects and starts watching them; it returns once
+// the first list is in the cache. Read starts the source when it was not.
+// The watches run until ctx ends or Close is called.
+func (s *KubeSource) Start(ctx context.Context) error {
+	s.mu.Lock()
+	if s.started {
+		err := s.startErr
+		s.mu.Unlock()
+		return err
+	}
+	s.started = true
+	watches, err := s.plan()
+	if err != nil {
+		s.startErr = err
+		s.mu.Unlock()
+		return err
+	}
+	resync := s.Resync
+	if resync <= 0 {
+		resync = DefaultKubeResync
+	}
+	run, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	s.reverted = map[string]map[string]bool{}
+	for _, w := range watches {
+		mapping, err := s.Mapper.RESTMapping(w.gvk.GroupKind(), w.gvk.Version)
+		if err != nil {
+			s.startErr = fmt.Errorf("cluster %s: %s: %w", s.Cluster, w.gvk, err)
+			cancel()
+			s.mu.Unlock()
+			return s.startErr
+		}
+		ns := metav1.NamespaceAll
+		if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+			ns = commonNamespace(w.patterns)
+		}
+		factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(s.Client, resync, ns, nil)
+		w.informer = factory.ForResource(mapping.Resource).Informer()
+		if s.OnChange != nil {
+			_, _ = w.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+				AddFunc:    func(obj any) { s.changed(w, obj) },
+				UpdateFunc: func(_, obj any) { s.changed(w, obj) },
+			})
+		}
+		factory.Start(run.Done())
+	}
+	s.watches = watches
+	s.mu.Unlock()
+	go func() {
+		select {
+		case <-ctx.Done():
+			cancel()
+		case <-run.Done():
+		}
+	}()
+	for _, w := range watches {
+		if !cache.WaitForCacheSync(ctx.Done(), w.informer.HasSynced) {
+			return fmt.Errorf("cluster %s: listing %s: %w", s.Cluster, w.gvk, ctx.Err())
+		}
+	}
+	return nil
+}
+
+// Close stops the watches.
+func (s *KubeSource) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel != nil {
+		s.cancel()
+	}
+}
+
+func (s *KubeSource) changed(w *kubeWatch, obj any) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	k := unstructuredKey(u)
+	if matchAny(w.patterns, k) {
+		s.OnChange(k)
+	}
+}
+
+// plan groups the object globs by kind.
+func (s *KubeSource) plan() ([]*kubeWatch, error) {
+	if len(s.Objects) == 0 {
+		return nil, fmt.Errorf("cluster %s: no objects to watch", s.Cluster)
+	}
+	by := map[schema.GroupVersionKind]*kubeWatch{}
+	var out []*kubeWatch
+	for i, o := range s.Objects {
+		g, err := parseObjectGlob(o)
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s: objects[%d]: %w", s.Cluster, i, err)
+		}
+		group, version := splitAPIVersion(g.segs[0])
+		gvk := schema.GroupVersionKind{Group: group, Version: version, Kind: g.segs[1]}
+		if by[gvk] == nil {
+			by[gvk] = &kubeWatch{gvk: gvk}
+			out = append(out, by[gvk])
+		}
+		by[gvk].patterns = append(by[gvk].patterns, g)
+	}
+	return out, nil
+}
+
+// Read implements Reader: one observation per watched object in the
+// cache, starting the watches first when they were not.
+func (s *KubeSource) Read(ctx context.Context) Result {
+	if err := s.Start(ctx); err != nil {
+		return Result{Errors: []error{err}}
+	}
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	var errs []error
+	if s.Audit != nil {
+		errs = s.Audit.Refresh()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var res Result
+	res.Errors = errs
+	for _, w := range s.watches {
+		items := w.informer.GetStore().List()
+		sort.Slice(items, func(i, j int) bool {
+			return unstructuredKey(items[i].(*unstructured.Unstructured)).String() < unstructuredKey(items[j].(*unstructured.Unstructured)).String()
+		})
+		for _, it := range items {
+			u := it.(*unstructured.Unstructured)
+			k := unstructuredKey(u)
+			if !matchAny(w.patterns, k) {
+				continue
+			}
+			o, err := s.observe(u, now().UTC())
+			if err != nil {
+				res.Errors = append(res.Errors, fmt.Errorf("cluster %s: %s: %w", s.Cluster, k, err))
+				continue
+			}
+			res.Observations = append(res.Observations, o)
+		}
+	}
+	return res
+}
+
+// observe builds the observation of one live object. s.mu is held.
+func (s *KubeSource) observe(u *unstructured.Unstructured, now time.Time) (Observation, error) {
+	k := unstructuredKey(u)
+	uid := string(u.GetUID())
+	changes, err := LiveChanges(u.Object, s.GitOpsManagers, s.IgnoreManagers)
+	if err != nil {
+		return Observation{}, err
+	}
+	seen := s.reverted[uid]
+	var fields []Field
+	for _, c := range changes.Fields {
+		if seen == nil {
+			seen = map[string]bool{}
+			s.reverted[uid] = seen
+		}
+		seen[c.Path] = true
+		fields = append(fields, c)
+	}
+	// A field seen changed live before and now owned by a GitOps
+	// controller alone was written back by its forward apply: reported so
+	// an open pull request can say the fix was reverted. One the
+	// controller shares with a person holds the person's value: converged.
+	for p := range seen {
+		if f, ok := changes.GitOpsOnly[p]; ok {
+			f.Cause = CauseForwardApply
+			fields = append(fields, f)
+		} else if _, still := changes.byPath[p]; !still {
+			delete(seen, p)
+		}
+	}
+	sort.Slice(fields, func(i, j int) bool { return fields[i].Path < fields[j].Path })
+	if fields == nil {
+		fields = []Field{}
+	}
+	o := Observation{
+		Source: SourceKubernetes, Cluster: s.Cluster, ObservedAt: now, Object: k,
+		ResourceVersion: u.GetResourceVersion(),
+		Change:          Change{Attribution: AttributionUnknown, Claimed: AttributionUnknown},
+		Fields:          fields,
+		Origin:          "cluster " + s.Cluster + " " + k.String(),
+	}
+	var events []AuditEvent
+	if s.Audit != nil {
+		events = s.Audit.EventsOf(k)
+	}
+	return attribute(o, events, u.Object), nil
+}
+
+func unstructuredKey(u *unstructured.Unstructured) ObjectKey {
+	return ObjectKey{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+}
+
+// LiveResult is what managedFields say of one object.
+type LiveResult struct {
+	// Fields were set by a manager other than the GitOps and ignored
+	// managers, and are not co-owned by a GitOps manager: live changes.
+	Fields []Field
+	// GitOpsOnly are the fields owned by GitOps managers alone, by path.
+	GitOpsOnly map[string]Field
+
+	byPath map[string]bool
+}
+
+// ignoredPaths are fields that are never live changes: the intent
+// annotation says why a change was made and is not one itself, kubectl's
+// last-applied record is bookkeeping, and status is not desired state.
+var ignoredPaths = []string{
+	"metadata.annotations." + values.EscapeKey(IntentAnnotation),
+	"metadata.annotations." + values.EscapeKey("kubectl.kubernetes.io/last-applied-configuration"),
+}
+
+// LiveChanges reads an object's managedFields: which fields a manager other
+// than gitops and ignore set, with their live values, and which fields the
+// GitOps managers own alone.
+func LiveChanges(obj map[string]any, gitops, ignore []string) (LiveResult, error) {
+	res := LiveResult{GitOpsOnly: map[string]Field{}, byPath: map[string]bool{}}
+	entries, _, err := unstructured.NestedSlice(obj, "metadata", "managedFields")
+	if err != nil {
+		return res, fmt.Errorf("metadata.managedFields: %w", err)
+	}
+	type owner struct {
+		manager, subresource string
+		at                   time.Time
+		gitops               bool
+	}
+	owners := map[string][]owner{}
+	var order []string
+	for i, e := range entries {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return res, fmt.Errorf("metadata.managedFields[%d]: want a mapping", i)
+		}
+		manager, _ := m["manager"].(string)
+		sub, _ := m["subresource"].(string)
+		if sub == "status" || contains(ignore, manager) {
+			continue
+		}
+		if ft, _ := m["fieldsType"].(string); ft != "" && ft != "FieldsV1" {
+			return res, fmt.Errorf("metadata.managedFields[%d]: fieldsType %q: want FieldsV1", i, ft)
+		}
+		var at time.Time
+		if ts, _ := m["time"].(string); ts != "" {
+			if at, err = time.Parse(time.RFC3339, ts); err != nil {
+				return res, fmt.Errorf("metadata.managedFields[%d].time: %w", i, err)
+			}
+		}
+		fv, _ := m["fieldsV1"].(map[string]any)
+		var paths []string
+		if err := walkFieldsV1(fv, obj, nil, &paths); err != nil {
+			return res, fmt.Errorf("metadata.managedFields[%d] (%s): %w", i, manager, err)
+		}
+		for _, p := range paths {
+			if _, ok := owners[p]; !ok {
+				order = append(order, p)
+			}
+			owners[p] = append(owners[p], owner{manager: manager, subresource: sub, at: at, gitops: contains(gitops, manager)})
+		}
+	}
+	for _, p := range order {
+		if contains(ignoredPaths, p) || p == "status" || strings.HasPrefix(p, "status.") || strings.HasPrefix(p, "metadata.managedFields") {
+			continue
+		}
+		segs, err := fieldSegs(p)
+		if err != nil {
+			continue
+		}
+		live, found := lookupSegs(obj, segs)
+		if !found {
+			continue
+		}
+		var person, git *owner
+		for i := range owners[p] {
+			o := &owners[p][i]
+			switch {
+			case o.gitops && (git == nil || o.at.After(git.at)):
+				git = o
+			case !o.gitops && (person == nil || o.at.After(person.at)):
+				person = o
+			}
+		}
+		switch {
+		case person != nil && git == nil:
+			res.Fields = append(res.Fields, Field{Path: p, Live: live, Manager: person.manager, ManagedAt: person.at, Subresource: person.subresource})
+			res.byPath[p] = true
+		case person == nil && git != nil:
+			res.GitOpsOnly[p] = Field{Path: p, Live: live, Manager: git.manager, ManagedAt: git.at, Subresource: git.subresource}
+		}
+	}
+	return res, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// maxFieldPaths bounds the leaves read from one managedFields entry.
+const maxFieldPaths = 50_000
+
+// walkFieldsV1 collects the leaf paths of a FieldsV1 set: f:<name> is a
+// field, k:<json> a list item named by its keys, v:<json> a set item by its
+// value, i:<n> a list item by index; "." marks the node itself, which
+// counts as a leaf only when it has no children.
+func walkFieldsV1(set map[string]any, live any, prefix []values.Segment, out *[]string) error {
+	children := 0
+	for key, sub := range set {
+		if key == "." {
+			continue
+		}
+		children++
+		if len(*out) > maxFieldPaths {
+			return fmt.Errorf("more than %d fields", maxFieldPaths)
+		}
+		subSet, _ := sub.(map[string]any)
+		kind, rest, ok := strings.Cut(key, ":")
+		if !ok {
+			return fmt.Errorf("fieldsV1 key %q: want f:, k:, v: or i:", key)
+		}
+		var seg values.Segment
+		var next any
+		switch kind {
+		case "f":
+			seg = values.Segment{Key: rest}
+			if m, ok := live.(map[string]any); ok {
+				next = m[rest]
+			}
+		case "k", "v":
+			list, _ := live.([]any)
+			idx := listItem(list, kind, rest)
+			if idx < 0 {
+				// Owned but gone from the live object: nothing to read.
+				continue
+			}
+			seg, next = values.Segment{Index: idx, IsIndex: true}, list[idx]
+		case "i":
+			var n int
+			if _, err := fmt.Sscanf(rest, "%d", &n); err != nil {
+				return fmt.Errorf("fieldsV1 key %q: %w", key, err)
+			}
+			list, _ := live.([]any)
+			if n < 0 || n >= len(list) {
+				continue
+			}
+			seg, next = values.Segment{Index: n, IsIndex: true}, list[n]
+		default:
+			return fmt.Errorf("fieldsV1 key %q: want f:, k:, v: or i:", key)
+		}
+		p := append(append([]values.Segment(nil), prefix...), seg)
+		if len(subSet) == 0 || (len(subSet) == 1 && subSet["."] != nil) {
+			*out = append(*out, values.FormatPath(p))
+			continue
+		}
+		if err := walkFieldsV1(subSet, next, p, out); err != nil {
+			return err
+		}
+	}
+	if children == 0 && len(prefix) > 0 {
+		*out = append(*out, values.FormatPath(prefix))
+	}
+	return nil
+}
+
+// listItem finds the item of a k: (merge keys) or v: (value) set key.
+func listItem(list []any, kind, raw string) int {
+	var want any
+	if err := json.Unmarshal([]byte(raw), &want); err != nil {
+		return -1
+	}
+	for i, item := range list {
+		if kind == "v" {
+			if values.Equal(item, want) {
+				return i
+			}
+			continue
+		}
+		keys, ok := want.(map[string]any)
+		m, isMap := item.(map[string]any)
+		if !ok || !isMap {
+			continue
+		}
+		match := true
+		for k, v := range keys {
+			if !values.Equal(m[k], v) {
+				match = false
+				break
+			}
+		}
+		if match {
+			return i
+		}
+	}
+	return -1
+}
+
+func lookupSegs(obj any, segs []pathSeg) (any, bool) {
+	cur := obj
+	for _, s := range segs {
+		if s.isIndex {
+			list, ok := cur.([]any)
+			if !ok || s.index >= len(list) {
+				return nil, false
+			}
+			cur = list[s.index]
+			continue
+		}
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[s.key]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// objectGlob is an object key pattern: four segments, * within one.
+type objectGlob struct{ segs [4]string }
+
+func parseObjectGlob(s string) (objectGlob, error) {
+	parts := strings.Split(s, "|")
+	if len(parts) != 4 {
+		return objectGlob{}, fmt.Errorf("object %q: want apiVersion|Kind|namespace|name", s)
+	}
+	var g objectGlob
+	copy(g.segs[:], parts)
+	if g.segs[0] == "" || g.segs[1] == "" || strings.Contains(g.segs[0]+g.segs[1], "*") {
+		return objectGlob{}, fmt.Errorf("object %q: apiVersion and Kind must be given literally to be watched", s)
+	}
+	if g.segs[1] == "Secret" {
+		return objectGlob{}, fmt.Errorf("object %q: Secrets are never observed", s)
+	}
+	return g, nil
+}
+
+func (g objectGlob) match(k ObjectKey) bool {
+	for i, v := range []string{k.APIVersion, k.Kind, k.Namespace, k.Name} {
+		if !globMatch(g.segs[i], v) {
+			return false
+		}
+	}
+	return true
+}
+
+func matchAny(gs []objectGlob, k ObjectKey) bool {
+	for _, g := range gs {
+		if g.match(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// commonNamespace is the namespace every pattern names literally, or all
+// namespaces.
+func commonNamespace(gs []objectGlob) string {
+	ns := gs[0].segs[2]
+	for _, g := range gs {
+		if g.segs[2] != ns || strings.Contains(ns, "*") {
+			return metav1.NamespaceAll
+		}
+	}
+	return ns
+}
+
+// globMatch matches s against p, where * matches any run of characters.
+func globMatch(p, s string) bool {
+	star := strings.IndexByte(p, '*')
+	if star < 0 {
+		return p == s
+	}
+	if !strings.HasPrefix(s, p[:star]) {
+		return false
+	}
+	rest := p[star+1:]
+	for i := star; i <= len(s); i++ {
+		if globMatch(rest, s[i:]) {
+			return true
+		}
+	}
+	return false
+}
