@@ -376,6 +376,19 @@ func TestFailedReceiptCheckBlocksMerge(t *testing.T) {
 	if !errors.Is(err, forge.ErrNotMergeable) {
 		t.Fatalf("merge with a failed receipt check: %v", err)
 	}
+	// The policy authorizes it again: the branch is regenerated with a
+	// green check, once.
+	fx.pushDefault(map[string]string{".github/reverse-reconcile-policy.yaml": p})
+	if _, effects := fx.cycle(); !inOrder(effects, []string{":commit:", "check:backflow/receipt:success", "#1:edit:title,body"}) {
+		t.Fatalf("not regenerated: %v", effects)
+	}
+	if _, effects := fx.cycle(); len(effects) > 0 {
+		t.Fatalf("regenerated again: %v", effects)
+	}
+	pr = fx.onlyPull(forge.StateOpen)
+	if _, err := fx.fake.Merge(context.Background(), fx.repo, pr.Number, pr.HeadSHA, forge.MergeSquash); err != nil {
+		t.Fatalf("merge after the policy allowed it again: %v", err)
+	}
 }
 
 // Dry run reads and describes; it writes nothing.

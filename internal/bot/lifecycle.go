@@ -375,7 +375,9 @@ func (rc *repoCycle) followOpen(u *unitState) {
 		return
 	}
 	p := rc.propose(u.wb)
-	if p.fingerprint == st.m.Fingerprint && rc.baseUnchanged(st.m) {
+	// A receipt check failed under an intermediate policy is replaced by
+	// regenerating the branch, whose new head gets a fresh check.
+	if p.fingerprint == st.m.Fingerprint && rc.baseUnchanged(st.m) && !st.m.receiptRefused() {
 		rc.finish(st.pr, st.m, p, st.pr.HeadSHA, st.pr.Labels, false)
 		return
 	}
@@ -461,7 +463,11 @@ func (rc *repoCycle) rewrite(st *prState, p *proposal) {
 		return
 	}
 	m := rc.marker(p, append(slices.Clone(st.m.Commits), sha))
-	m.Notes = st.m.Notes
+	for _, n := range st.m.Notes {
+		if !strings.HasPrefix(n, noteReceipt) {
+			m.Notes = append(m.Notes, n)
+		}
+	}
 	title, body := Title(p.wb.Environment, p.changes), p.doc.body(m)
 	pr, err := f.UpdatePullRequest(rc.ctx, rc.repo, st.pr.Number, forge.PullRequestUpdate{Title: &title, Body: &body})
 	if err != nil {

@@ -122,6 +122,11 @@ func replaceMarker(body string, m *Marker) string {
 
 func (m *Marker) hasNote(n string) bool { return slices.Contains(m.Notes, n) }
 
+// receiptRefused reports that a failed receipt check was posted on the head.
+func (m *Marker) receiptRefused() bool {
+	return slices.ContainsFunc(m.Notes, func(n string) bool { return strings.HasPrefix(n, noteReceipt) })
+}
+
 func (m *Marker) ownsHead(sha string) bool {
 	return len(m.Commits) > 0 && m.Commits[len(m.Commits)-1] == sha
 }
