@@ -50,6 +50,7 @@ and opens an attributed pull request that carries a machine-checkable receipt.`,
 		newPlanCmd(),
 		newServeCmd(),
 		newRunCmd(),
+		newDemoCmd(),
 		newConfigCmd(),
 		newVerifyCmd(), newReceiptsCmd(), newPolicyCmd(),
 	)
