@@ -408,27 +408,37 @@ func TestDryRun(t *testing.T) {
 	}
 }
 
-// A crash between the push and the pull request converges on the next
-// cycle to exactly one pull request, on the bot's own commit.
-func TestCrashAfterPush(t *testing.T) {
-	fx := newFixture(t, reviewOnly)
-	fx.observe(replicas(4, 0))
-	fx.fake.Fail("CreatePullRequest", forge.ErrUnavailable)
-	rep, _ := fx.cycle()
-	if len(rep.Repos[0].Errors) == 0 {
-		t.Fatal("the injected failure was not reported")
-	}
-	head := fx.fake.Branches(testRepo)[branchEast]
-	_, effects := fx.cycle()
-	if !hasEffect(effects, "#1:open") || hasEffect(effects, ":commit:") {
-		t.Fatalf("recovery effects: %v", effects)
-	}
-	pr := fx.onlyPull(forge.StateOpen)
-	if pr.HeadSHA != head {
-		t.Errorf("the bot's commit was not reused: %s != %s", pr.HeadSHA, head)
-	}
-	if _, effects := fx.cycle(); len(effects) > 0 {
-		t.Errorf("not converged: %v", effects)
+// A failure at each step after the push (as a crash would leave it)
+// converges on the next cycle: exactly one pull request, merged, no orphan
+// branch, and nothing more to do after that.
+func TestFailureAtEachStepConverges(t *testing.T) {
+	for _, op := range []string{"CreateCheckRun", "CreatePullRequest", "RequestReviewers", "AddLabels", "EnableAutoMerge", "Merge", "DeleteBranch", "UpdatePullRequest"} {
+		t.Run(op, func(t *testing.T) {
+			fx := newFixture(t, nil)
+			fx.observe(replicas(4, 0))
+			fx.fake.Fail(op, forge.ErrUnavailable)
+			rep, _ := fx.cycle()
+			if len(rep.Repos[0].Errors) == 0 {
+				t.Fatal("the injected failure was not reported")
+			}
+			cycles := 1
+			for ; cycles < 5; cycles++ {
+				if _, effects := fx.cycle(); len(effects) == 0 {
+					break
+				}
+			}
+			prs := fx.pulls(forge.StateAll)
+			if len(prs) != 1 || !prs[0].Merged {
+				t.Fatalf("after %d cycles: %+v", cycles, prs)
+			}
+			if _, ok := fx.fake.Branches(testRepo)[branchEast]; ok {
+				t.Error("orphan branch left behind")
+			}
+			if m, _ := ParseMarker(prs[0].Body); len(m.Commits) != 1 {
+				t.Errorf("commits written: %v", m.Commits)
+			}
+			t.Logf("converged in %d cycles", cycles)
+		})
 	}
 }
 
