@@ -15,6 +15,11 @@ help: ## Show the targets
 build: ## Build bin/backflow
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/backflow
 
+.PHONY: demo
+demo: ## Run the whole round trip against an in-process local hub (needs git; loopback only)
+	@command -v git >/dev/null 2>&1 || { echo "make demo needs git: install it (Debian/Ubuntu: apt-get install git)"; exit 1; }
+	$(GO) run ./cmd/backflow demo
+
 .PHONY: fmt-check
 fmt-check: ## Fail when a Go file is not gofmt-clean
 	@files=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
