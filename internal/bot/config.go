@@ -61,6 +61,8 @@ type Config struct {
 	GitOpsManagers []string `yaml:"gitopsManagers"`
 	// Pacing tunes retries and the request budget.
 	Pacing Pacing `yaml:"pacing"`
+	// Audit attributes every source's observations from audit events.
+	Audit AuditConfig `yaml:"audit"`
 	// Server is the section of backflow serve (listen address, schedule,
 	// webhook secret), kept as it was written: the server reads it, with
 	// its own strict rules.
@@ -91,7 +93,8 @@ type GitHub struct {
 	BotUserID int64 `yaml:"botUserId"`
 }
 
-// SourceConfig is one observation source: a file or folder, or a URL.
+// SourceConfig is one observation source: a file or folder, a URL, or the
+// cluster itself (kube).
 type SourceConfig struct {
 	// Path is a file or a folder of observation documents.
 	Path string `yaml:"path"`
@@ -104,6 +107,34 @@ type SourceConfig struct {
 	Timeout Duration `yaml:"timeout"`
 	// MaxBytes caps one input; zero means 8 MiB.
 	MaxBytes int64 `yaml:"maxBytes"`
+	// Kube watches the cluster's live objects directly; its attributions
+	// come from managedFields and the audit events, not from a ceiling.
+	Kube KubeConfig `yaml:"kube"`
+}
+
+// KubeConfig is how to reach a cluster and which objects to watch in it
+// (observe.KubeConfig in the bot config's types).
+type KubeConfig struct {
+	// Kubeconfig is a kubeconfig file; empty uses $KUBECONFIG or ~/.kube/config.
+	Kubeconfig string `yaml:"kubeconfig"`
+	// Context is the kubeconfig context; empty means the current one.
+	Context string `yaml:"context"`
+	// InCluster uses the pod's service account instead of a kubeconfig.
+	InCluster bool `yaml:"inCluster"`
+	// Objects are the object keys to watch (the units' objects, with
+	// literal apiVersion and Kind).
+	Objects []string `yaml:"objects"`
+	// IgnoreManagers are field managers whose writes are never live changes.
+	IgnoreManagers []string `yaml:"ignoreManagers"`
+	// Resync is the watches' re-list period; zero means 10m.
+	Resync Duration `yaml:"resync"`
+}
+
+// AuditConfig names the Kubernetes audit logs that attribute live changes
+// to authenticated users.
+type AuditConfig struct {
+	// LogFiles are audit log files (JSON lines), read as they grow.
+	LogFiles []string `yaml:"logFiles"`
 }
 
 // Pacing tunes how the forge adapter spends GitHub's request budget.
@@ -235,9 +266,17 @@ func (c *Config) validate() []string {
 		}
 		for i, s := range c.Observations[cluster] {
 			p := fmt.Sprintf("observations.%s[%d]", cluster, i)
+			kube := !reflect.ValueOf(s.Kube).IsZero()
 			switch {
+			case kube && (s.Path != "" || s.URL != "" || s.Trust != ""):
+				fail(p, "kube excludes path, url and trust")
+			case kube && len(s.Kube.Objects) == 0:
+				fail(p+".kube.objects", "required: the object keys to watch")
+			case kube && s.Kube.InCluster && (s.Kube.Kubeconfig != "" || s.Kube.Context != ""):
+				fail(p+".kube", "inCluster excludes kubeconfig and context")
+			case kube:
 			case s.Path == "" && s.URL == "":
-				fail(p, "one of path or url is required")
+				fail(p, "one of path or url is required (or kube)")
 			case s.Path != "" && s.URL != "":
 				fail(p, "path and url are exclusive")
 			case s.URL != "":
@@ -304,17 +343,38 @@ func (c *Config) Resolve(p string) string {
 	return filepath.Join(c.dir, p)
 }
 
-// Sources builds the observation sources the config lists, in cluster order.
+// Sources builds the observation sources the config lists, in cluster
+// order. With audit logs configured, every source's observations are
+// attributed from them.
 func (c *Config) Sources() []Source {
+	var audit *observe.AuditLog
+	if len(c.Audit.LogFiles) > 0 {
+		audit = &observe.AuditLog{}
+		for _, f := range c.Audit.LogFiles {
+			audit.Tail(c.Resolve(f))
+		}
+	}
 	var out []Source
 	for _, cluster := range sortedKeys(c.Observations) {
 		for _, s := range c.Observations[cluster] {
 			ceiling := observe.Attribution(s.Trust)
-			if s.URL != "" {
-				out = append(out, &HTTPSource{Cluster: cluster, Poller: &observe.HTTPSource{URL: s.URL, Timeout: s.Timeout.Duration, MaxBytes: s.MaxBytes, Ceiling: ceiling}})
+			var src Source
+			switch {
+			case !reflect.ValueOf(s.Kube).IsZero():
+				k := s.Kube
+				cfg := &observe.KubeConfig{Kubeconfig: c.Resolve(k.Kubeconfig), Context: k.Context, InCluster: k.InCluster}
+				out = append(out, &observe.KubeSource{Cluster: cluster, Config: cfg, Objects: k.Objects,
+					GitOpsManagers: c.Managers(), IgnoreManagers: k.IgnoreManagers, Resync: k.Resync.Duration, Audit: audit})
 				continue
+			case s.URL != "":
+				src = &HTTPSource{Cluster: cluster, Poller: &observe.HTTPSource{URL: s.URL, Timeout: s.Timeout.Duration, MaxBytes: s.MaxBytes, Ceiling: ceiling}}
+			default:
+				src = &PathSource{Cluster: cluster, Path: c.Resolve(s.Path), Ceiling: ceiling, MaxBytes: s.MaxBytes}
 			}
-			out = append(out, &PathSource{Cluster: cluster, Path: c.Resolve(s.Path), Ceiling: ceiling, MaxBytes: s.MaxBytes})
+			if audit != nil {
+				src = &observe.Attributing{Source: src, Log: audit}
+			}
+			out = append(out, src)
 		}
 	}
 	return out
@@ -431,6 +491,13 @@ func (d *strictDecoder) decode(n *yaml.Node, v reflect.Value, path string) {
 			return
 		}
 		v.SetString(n.Value)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(n.Value)
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || err != nil {
+			d.fail(n, path, "want true or false")
+			return
+		}
+		v.SetBool(b)
 	case reflect.Int, reflect.Int64:
 		i, err := strconv.ParseInt(n.Value, 10, 64)
 		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || err != nil {

@@ -86,12 +86,16 @@ type KubeSource struct {
 	// start at once rather than at the next schedule.
 	OnChange func(ObjectKey)
 
+	// Config, when Client is nil, is what Start builds the client and the
+	// mapper from (so a source can be configured before its cluster is
+	// reachable).
+	Config *KubeConfig
+
 	mu       sync.Mutex
 	started  bool
 	cancel   context.CancelFunc
 	watches  []*kubeWatch
 	reverted map[string]map[string]bool // object uid -> live-changed paths seen
-	startErr error
 }
 
 type kubeWatch struct {
@@ -146,36 +150,73 @@ func restConfig(cfg KubeConfig) (*rest.Config, error) {
 func (s *KubeSource) Name() string { return "kubernetes cluster " + s.Cluster }
 
 // Start lists the watched objects and starts watching them; it returns once
-// the first list is in the cache. Read starts the source when it was not.
-// The watches run until ctx ends or Close is called.
+// the first list is in the cache. Read starts the source when it was not,
+// and a start that failed is tried again by the next Read. ctx bounds only
+// the wait for the first list; the watches run until Close.
 func (s *KubeSource) Start(ctx context.Context) error {
 	s.mu.Lock()
 	if s.started {
-		err := s.startErr
+		watches := s.watches
+		s.mu.Unlock()
+		return s.waitSynced(ctx, watches)
+	}
+	watches, cancel, err := s.startLocked()
+	if err != nil {
 		s.mu.Unlock()
 		return err
 	}
-	s.started = true
-	watches, err := s.plan()
-	if err != nil {
-		s.startErr = err
+	s.started, s.cancel, s.watches = true, cancel, watches
+	s.mu.Unlock()
+	if err := s.waitSynced(ctx, watches); err != nil {
+		// Not started after all: the next Read tries again from scratch.
+		s.mu.Lock()
+		cancel()
+		s.started, s.watches = false, nil
 		s.mu.Unlock()
 		return err
+	}
+	return nil
+}
+
+func (s *KubeSource) waitSynced(ctx context.Context, watches []*kubeWatch) error {
+	for _, w := range watches {
+		if !cache.WaitForCacheSync(ctx.Done(), w.informer.HasSynced) {
+			return fmt.Errorf("cluster %s: listing %s: %w", s.Cluster, w.gvk, context.Cause(ctx))
+		}
+	}
+	return nil
+}
+
+// startLocked builds the client when only Config is set, maps each kind to
+// its resource and starts an informer per kind. s.mu is held.
+func (s *KubeSource) startLocked() ([]*kubeWatch, context.CancelFunc, error) {
+	if s.Client == nil || s.Mapper == nil {
+		if s.Config == nil {
+			return nil, nil, fmt.Errorf("cluster %s: no client and no config", s.Cluster)
+		}
+		built, err := NewKubeSource(s.Cluster, *s.Config)
+		if err != nil {
+			return nil, nil, err
+		}
+		s.Client, s.Mapper = built.Client, built.Mapper
+	}
+	watches, err := s.plan()
+	if err != nil {
+		return nil, nil, err
 	}
 	resync := s.Resync
 	if resync <= 0 {
 		resync = DefaultKubeResync
 	}
+	if s.reverted == nil {
+		s.reverted = map[string]map[string]bool{}
+	}
 	run, cancel := context.WithCancel(context.Background())
-	s.cancel = cancel
-	s.reverted = map[string]map[string]bool{}
 	for _, w := range watches {
 		mapping, err := s.Mapper.RESTMapping(w.gvk.GroupKind(), w.gvk.Version)
 		if err != nil {
-			s.startErr = fmt.Errorf("cluster %s: %s: %w", s.Cluster, w.gvk, err)
 			cancel()
-			s.mu.Unlock()
-			return s.startErr
+			return nil, nil, fmt.Errorf("cluster %s: %s: %w", s.Cluster, w.gvk, err)
 		}
 		ns := metav1.NamespaceAll
 		if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
@@ -191,21 +232,7 @@ func (s *KubeSource) Start(ctx context.Context) error {
 		}
 		factory.Start(run.Done())
 	}
-	s.watches = watches
-	s.mu.Unlock()
-	go func() {
-		select {
-		case <-ctx.Done():
-			cancel()
-		case <-run.Done():
-		}
-	}()
-	for _, w := range watches {
-		if !cache.WaitForCacheSync(ctx.Done(), w.informer.HasSynced) {
-			return fmt.Errorf("cluster %s: listing %s: %w", s.Cluster, w.gvk, ctx.Err())
-		}
-	}
-	return nil
+	return watches, cancel, nil
 }
 
 // Close stops the watches.

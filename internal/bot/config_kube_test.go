@@ -1,0 +1,41 @@
+package bot
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/backflow-dev/backflow/internal/observe"
+)
+
+func TestParseConfigKube(t *testing.T) {
+	kube := minimalConfig + "observations:\n  prod-us-east-1:\n    - kube:\n        kubeconfig: kube/config\n        context: prod\n        objects: [\"apps/v1|StatefulSet|redis|redis-*\"]\n        resync: 1m\n"
+	cases := []struct{ why, yaml, want string }{
+		{why: "a cluster watched directly, attributed from an audit log", yaml: kube + "audit:\n  logFiles: [audit.log]\n"},
+		{why: "in-cluster config is a boolean", yaml: minimalConfig + "observations:\n  c1:\n    - kube:\n        inCluster: yes-please\n        objects: [x]\n", want: "observations.c1[0].kube.inCluster: line 8: want true or false"},
+		{why: "the objects to watch are required", yaml: minimalConfig + "observations:\n  c1:\n    - kube:\n        context: prod\n", want: "observations.c1[0].kube.objects: required"},
+		{why: "a kube source has no trust ceiling: its attribution is computed, not claimed", yaml: kube + "      trust: audit-log\n", want: "kube excludes path, url and trust"},
+		{why: "in-cluster and a kubeconfig are exclusive", yaml: minimalConfig + "observations:\n  c1:\n    - kube:\n        inCluster: true\n        context: prod\n        objects: [x]\n", want: "inCluster excludes kubeconfig and context"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.why, func(t *testing.T) {
+			c, err := ParseConfig("backflow.yaml", []byte(tc.yaml))
+			if tc.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("error %v, want %q", err, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			srcs := c.Sources()
+			ks, ok := srcs[0].(*observe.KubeSource)
+			if len(srcs) != 1 || !ok {
+				t.Fatalf("sources %#v", srcs)
+			}
+			if ks.Cluster != "prod-us-east-1" || ks.Config.Context != "prod" || ks.Resync.Minutes() != 1 || ks.Audit == nil || len(ks.GitOpsManagers) == 0 {
+				t.Errorf("kube source %+v", ks)
+			}
+		})
+	}
+}
