@@ -527,3 +527,29 @@ func TestLogs(t *testing.T) {
 		t.Errorf("the commit key reached the logs")
 	}
 }
+
+// observe-only reports the decisions and writes nothing; paused does
+// nothing at all; a repository without a repo config is skipped.
+func TestModes(t *testing.T) {
+	cases := []struct {
+		name, why, skipped string
+		mutate             func(map[string]string)
+		decisions          int
+	}{
+		{"observe-only", "decisions are reported, nothing is written", "observe-only", func(f map[string]string) { f[".github/backflow.yaml"] += "mode: observe-only\n" }, 1},
+		{"paused", "a paused repository is not planned", "paused", func(f map[string]string) { f[".github/backflow.yaml"] += "paused: true\n" }, 0},
+		{"unconfigured", "no repo config, no reconcile", "no .github/backflow.yaml", func(f map[string]string) { delete(f, ".github/backflow.yaml") }, 0},
+		{"invalid", "an invalid repo config is reported and nothing is written", "invalid repo config", func(f map[string]string) { f[".github/backflow.yaml"] += "bogus: 1\n" }, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t, tc.mutate)
+			fx.observe(replicas(4, 0))
+			rep, effects := fx.cycle()
+			rr := rep.Repos[0]
+			if len(effects) > 0 || !strings.Contains(rr.Skipped, tc.skipped) || len(rr.Decisions) != tc.decisions {
+				t.Fatalf("%s: effects %v, skipped %q, decisions %d", tc.why, effects, rr.Skipped, len(rr.Decisions))
+			}
+		})
+	}
+}

@@ -1,9 +1,12 @@
 package bot
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"encoding/hex"
+	"log/slog"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -34,6 +37,25 @@ type hubEnv struct {
 	bot     *Bot
 	repo    forge.Repo
 	ctx     context.Context
+	logs    *syncBuffer
+}
+
+// syncBuffer is a log sink safe for the adapter's concurrent writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func newHubEnv(t *testing.T, method forge.CommitMethod, mutate func(map[string]string)) *hubEnv {
@@ -73,8 +95,10 @@ func newHubEnv(t *testing.T, method forge.CommitMethod, mutate func(map[string]s
 	if _, err := h.Install("acme"); err != nil {
 		t.Fatalf("Install: %v", err)
 	}
+	logs := &syncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	a, err := ghforge.New(ghforge.Config{AppID: h.AppID(), PrivateKey: h.PrivateKeyPEM(), BaseURL: srv.URL + "/", Clock: clock,
-		Backoff: 100 * time.Millisecond,
+		Backoff: 100 * time.Millisecond, Logger: logger,
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			clock.Advance(d)
 			return ctx.Err()
@@ -82,9 +106,10 @@ func newHubEnv(t *testing.T, method forge.CommitMethod, mutate func(map[string]s
 	if err != nil {
 		t.Fatalf("adapter: %v", err)
 	}
-	e := &hubEnv{t: t, hub: h, clock: clock, adapter: a, src: &StaticSource{Label: "test"}, ctx: context.Background(),
+	e := &hubEnv{t: t, hub: h, clock: clock, adapter: a, src: &StaticSource{Label: "test"}, ctx: context.Background(), logs: logs,
 		repo: forge.Repo{Owner: "acme", Name: "gitops", DefaultBranch: "main"}}
-	e.bot, err = New(Options{Forge: a, Sources: []Source{e.src}, Now: clock.Now, BotUserID: 4242, CommitMethod: method, CommitKey: []byte("hub test key")})
+	e.bot, err = New(Options{Forge: a, Sources: []Source{e.src}, Now: clock.Now, BotUserID: 4242, CommitMethod: method,
+		CommitKey: CommitKey(h.PrivateKeyPEM()), Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,6 +210,7 @@ func TestHubSeedIncident(t *testing.T) {
 				t.Error("the write-back branch was not deleted")
 			}
 			verifyWithPolicy(t, []byte(e.file("main", ".github/reverse-reconcile-policy.yaml")), []byte(e.file("main", m.Receipts[0])))
+			e.noSecrets(rep, pr.Body)
 
 			// The first cycle after the merge reads the files again at the
 			// merge commit; from then on only the head and the pull requests.
@@ -294,6 +320,31 @@ func TestHub5xxRetriedWithoutDuplicates(t *testing.T) {
 	}
 	if _, _, routes := e.cycle(); hasWrite(routes) {
 		t.Errorf("not converged: %v", routes)
+	}
+}
+
+// noSecrets checks that no credential reached the logs, the report or a
+// pull request body: no line of the App's key, no token, not the commit key.
+func (e *hubEnv) noSecrets(rep *Report, texts ...string) {
+	e.t.Helper()
+	js, _ := rep.JSON()
+	texts = append(texts, e.logs.String(), rep.Text(), string(js))
+	key := CommitKey(e.hub.PrivateKeyPEM())
+	needles := []string{"ghs_", "ghp_", "PRIVATE KEY", hex.EncodeToString(key), string(key)}
+	for _, line := range strings.Split(string(e.hub.PrivateKeyPEM()), "\n") {
+		if len(line) > 40 {
+			needles = append(needles, line)
+		}
+	}
+	for _, text := range texts {
+		for _, n := range needles {
+			if strings.Contains(text, n) {
+				e.t.Errorf("a secret (%.8s...) reached the output", n)
+			}
+		}
+	}
+	if !strings.Contains(e.logs.String(), "repo=acme/gitops") {
+		e.t.Errorf("logs lack the repo key:\n%s", e.logs.String())
 	}
 }
 
