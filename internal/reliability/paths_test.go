@@ -132,15 +132,21 @@ func TestCase07Paths(t *testing.T) {
 	a := e.adapter(nil)
 	src := &staticSource{}
 	src.set(replicas(usEastNode, 4, e.clock.Now()))
-	b := e.newBot(a, src, forge.CommitGit)
+	fx := &effects{Forge: a, allowed: -1}
+	b := e.newBot(fx, src, forge.CommitGit)
 	e.hub.Requests().Reset()
 	rep := e.cycle(b)
-	outside := 0
+	// Writes are counted twice: as the bot's effects (git pushes included)
+	// and as the hub's REST requests.
+	outside := fx.count("/paths-")
 	for _, r := range e.hub.Requests().All() {
 		if isWrite(r) && strings.Contains(r.Path, "/paths-") {
 			outside++
 			t.Errorf("a write to a refused repository: %s %s", r.Method, r.Path)
 		}
+	}
+	if outside > 0 {
+		t.Errorf("%d effects on refused repositories", outside)
 	}
 	refused := 0
 	for _, rr := range rep.Repos {
