@@ -305,4 +305,3 @@ func crashPoints(log []string) []int {
 	}
 	return out
 }
-
