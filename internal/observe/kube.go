@@ -36,6 +36,11 @@ import (
 // DefaultKubeResync is how often the informers re-list their objects.
 const DefaultKubeResync = 10 * time.Minute
 
+// ForwardApplyMemory is how long a live change that a GitOps controller's
+// forward apply then wrote over is still reported, as the controller's
+// write: long enough for the cycles that follow up on it.
+const ForwardApplyMemory = time.Hour
+
 // KubeConfig says how to reach one cluster and what to watch in it. The bot
 // config holds one per cluster.
 type KubeConfig struct {
@@ -95,7 +100,10 @@ type KubeSource struct {
 	started  bool
 	cancel   context.CancelFunc
 	watches  []*kubeWatch
-	reverted map[string]map[string]bool // object uid -> live-changed paths seen
+	// applied remembers, per object uid, the fields seen changed live, and
+	// since when a GitOps controller has written them (zero while a person
+	// still owns them).
+	applied map[string]map[string]time.Time
 }
 
 type kubeWatch struct {
@@ -208,8 +216,8 @@ func (s *KubeSource) startLocked() ([]*kubeWatch, context.CancelFunc, error) {
 	if resync <= 0 {
 		resync = DefaultKubeResync
 	}
-	if s.reverted == nil {
-		s.reverted = map[string]map[string]bool{}
+	if s.applied == nil {
+		s.applied = map[string]map[string]time.Time{}
 	}
 	run, cancel := context.WithCancel(context.Background())
 	for _, w := range watches {
@@ -326,27 +334,40 @@ func (s *KubeSource) observe(u *unstructured.Unstructured, now time.Time) (Obser
 	if err != nil {
 		return Observation{}, err
 	}
-	seen := s.reverted[uid]
-	var fields []Field
-	for _, c := range changes.Fields {
-		if seen == nil {
-			seen = map[string]bool{}
-			s.reverted[uid] = seen
-		}
-		seen[c.Path] = true
-		fields = append(fields, c)
+	seen := s.applied[uid]
+	if seen == nil {
+		seen = map[string]time.Time{}
+		s.applied[uid] = seen
 	}
-	// A field seen changed live before and now owned by a GitOps
-	// controller alone was written back by its forward apply: reported so
-	// an open pull request can say the fix was reverted. One the
-	// controller shares with a person holds the person's value: converged.
-	for p := range seen {
-		if f, ok := changes.GitOpsOnly[p]; ok {
-			f.Cause = CauseForwardApply
-			fields = append(fields, f)
-		} else if _, still := changes.byPath[p]; !still {
+	fields := append([]Field(nil), changes.Fields...)
+	for _, f := range changes.Fields {
+		seen[f.Path] = time.Time{}
+	}
+	// A field changed live before and now written by a GitOps controller
+	// was written by its forward apply: back to the old desired value (the
+	// fix was reverted) or at the person's value (the write-back was
+	// applied). Either is reported for a while, as the controller's, so an
+	// open pull request can say it was reverted and a merged one can be
+	// proven; then the object is simply converged again.
+	for p, since := range seen {
+		f, ok := changes.GitOps[p]
+		switch {
+		case !ok && !changes.byPath[p]:
 			delete(seen, p)
+			continue
+		case !ok:
+			continue
+		case since.IsZero():
+			seen[p] = now
+		case now.Sub(since) > ForwardApplyMemory:
+			delete(seen, p)
+			continue
 		}
+		f.Cause = CauseForwardApply
+		fields = append(fields, f)
+	}
+	if len(seen) == 0 {
+		delete(s.applied, uid)
 	}
 	sort.Slice(fields, func(i, j int) bool { return fields[i].Path < fields[j].Path })
 	if fields == nil {
@@ -375,8 +396,9 @@ type LiveResult struct {
 	// Fields were set by a manager other than the GitOps and ignored
 	// managers, and are not co-owned by a GitOps manager: live changes.
 	Fields []Field
-	// GitOpsOnly are the fields owned by GitOps managers alone, by path.
-	GitOpsOnly map[string]Field
+	// GitOps are the fields a GitOps manager owns (alone or with others),
+	// by path, with that manager.
+	GitOps map[string]Field
 
 	byPath map[string]bool
 }
@@ -390,10 +412,10 @@ var ignoredPaths = []string{
 }
 
 // LiveChanges reads an object's managedFields: which fields a manager other
-// than gitops and ignore set, with their live values, and which fields the
-// GitOps managers own alone.
+// than gitops and ignore set, with their live values, and which fields a
+// GitOps manager owns.
 func LiveChanges(obj map[string]any, gitops, ignore []string) (LiveResult, error) {
-	res := LiveResult{GitOpsOnly: map[string]Field{}, byPath: map[string]bool{}}
+	res := LiveResult{GitOps: map[string]Field{}, byPath: map[string]bool{}}
 	entries, _, err := unstructured.NestedSlice(obj, "metadata", "managedFields")
 	if err != nil {
 		return res, fmt.Errorf("metadata.managedFields: %w", err)
@@ -462,8 +484,8 @@ func LiveChanges(obj map[string]any, gitops, ignore []string) (LiveResult, error
 		case person != nil && git == nil:
 			res.Fields = append(res.Fields, Field{Path: p, Live: live, Manager: person.manager, ManagedAt: person.at, Subresource: person.subresource})
 			res.byPath[p] = true
-		case person == nil && git != nil:
-			res.GitOpsOnly[p] = Field{Path: p, Live: live, Manager: git.manager, ManagedAt: git.at, Subresource: git.subresource}
+		case git != nil:
+			res.GitOps[p] = Field{Path: p, Live: live, Manager: git.manager, ManagedAt: git.at, Subresource: git.subresource}
 		}
 	}
 	return res, nil

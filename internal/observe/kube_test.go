@@ -81,7 +81,7 @@ func TestLiveChanges(t *testing.T) {
 		{why: "a field the forward apply shares with a person holds the applied value: converged",
 			obj: statefulSet(t, 4, "redis:7", nil, managedEntry{"helm-controller", "Apply", "", at, applyAll},
 				managedEntry{"kubectl", "Update", "scale", at, scaled}),
-			gitOnly: []string{"spec.serviceName", "spec.template.spec.containers[0].image", "spec.template.spec.containers[0].name"}},
+			gitOnly: []string{"spec.replicas", "spec.serviceName", "spec.template.spec.containers[0].image", "spec.template.spec.containers[0].name"}},
 		{why: "an env var added by hand is reported item by item, the list item found by its key",
 			obj: statefulSet(t, 3, "redis:7", []any{map[string]any{"name": "REDIS_MAXMEMORY", "value": "2gb"}},
 				managedEntry{"helm-controller", "Apply", "", at, applyAll},
@@ -116,7 +116,7 @@ func TestLiveChanges(t *testing.T) {
 					t.Errorf("%s: no managedFields time", f.Path)
 				}
 			}
-			for p := range res.GitOpsOnly {
+			for p := range res.GitOps {
 				gitOnly = append(gitOnly, p)
 			}
 			sortStrings(fields)
@@ -180,6 +180,8 @@ func TestKubeSource(t *testing.T) {
 	other.SetName("memcached")
 	other.SetUID("u-2")
 	s, client, changed := fakeKube(t, applied, other)
+	now := t0.Add(time.Minute)
+	s.Now = func() time.Time { return now }
 	ctx := context.Background()
 
 	res := s.Read(ctx)
@@ -225,8 +227,13 @@ func TestKubeSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitChange(t, changed, s, "10")
+	o = s.Read(ctx).Observations[0]
+	if len(o.Fields) != 1 || o.Fields[0].Cause != CauseForwardApply || o.Fields[0].Manager != "helm-controller" || o.Fields[0].Live != int64(4) {
+		t.Fatalf("why: the forward apply writing the accepted value is reported as the controller's, so the follow-up can prove it; got %+v", o.Fields)
+	}
+	now = now.Add(2 * ForwardApplyMemory)
 	if o = s.Read(ctx).Observations[0]; len(o.Fields) != 0 {
-		t.Fatalf("why: once desired holds the live value, the object has converged; got %+v", o.Fields)
+		t.Fatalf("why: later the object has simply converged; got %+v", o.Fields)
 	}
 }
 
