@@ -96,10 +96,10 @@ type KubeSource struct {
 	// reachable).
 	Config *KubeConfig
 
-	mu       sync.Mutex
-	started  bool
-	cancel   context.CancelFunc
-	watches  []*kubeWatch
+	mu      sync.Mutex
+	started bool
+	cancel  context.CancelFunc
+	watches []*kubeWatch
 	// applied remembers, per object uid, the fields seen changed live, and
 	// since when a GitOps controller has written them (zero while a person
 	// still owns them).
