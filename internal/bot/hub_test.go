@@ -417,3 +417,45 @@ func TestHubLifecycle(t *testing.T) {
 		})
 	}
 }
+
+// Auto-merge waits for the other required checks: armed over GraphQL
+// pinned to the head when the repository allows it, or merged over REST
+// pinned to the head by a later cycle once the pull request is mergeable
+// and green.
+func TestHubAutoMergeWaitsForChecks(t *testing.T) {
+	for _, allow := range []bool{true, false} {
+		name := map[bool]string{true: "graphql", false: "rest"}[allow]
+		t.Run(name, func(t *testing.T) {
+			e := newHubEnv(t, forge.CommitGit, nil)
+			if err := e.hub.SetBranchProtection(testRepo, "main", CheckName, "ci/test"); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.hub.SetAllowAutoMerge(testRepo, allow); err != nil {
+				t.Fatal(err)
+			}
+			e.src.Result.Observations = append(e.src.Result.Observations, replicas(4, 0))
+			rep, _, routes := e.cycle()
+			prs := e.pulls()
+			if len(prs) != 1 || prs[0].State != forge.StateOpen {
+				t.Fatalf("want one open pull request waiting for ci/test: %+v\n%s", prs, rep.Text())
+			}
+			if got := routes["POST /graphql"]; got != 1 {
+				t.Errorf("GraphQL auto-merge requests: %d, want 1", got)
+			}
+			if prs[0].AutoMergeEnabled != allow {
+				t.Errorf("auto-merge armed %v, want %v", prs[0].AutoMergeEnabled, allow)
+			}
+			if _, err := e.adapter.CreateCheckRun(e.ctx, e.repo, forge.CheckRun{Name: "ci/test", HeadSHA: prs[0].HeadSHA, Status: forge.CheckCompleted, Conclusion: forge.ConclusionSuccess}); err != nil {
+				t.Fatal(err)
+			}
+			e.cycle()
+			prs = e.pulls()
+			if !prs[0].Merged {
+				t.Fatalf("not merged once green: %+v", prs[0])
+			}
+			if _, err := e.adapter.BranchHead(e.ctx, e.repo, branchEast); err == nil {
+				t.Error("the merged branch was not deleted")
+			}
+		})
+	}
+}
