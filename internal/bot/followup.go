@@ -103,6 +103,7 @@ type verdict struct {
 	change MarkerChange
 	obs    *observe.Observation // the newest observation since the merge
 	live   any                  // the live value it shows
+	gone   bool                 // the field is absent live
 	equal  bool                 // live equals the accepted value
 	// applied says the GitOps controller's forward apply wrote the field
 	// at the accepted value: positive evidence that it stuck without
@@ -180,7 +181,7 @@ func (rc *repoCycle) reobserve(m *Marker, c MarkerChange, merged time.Time) (ver
 		}
 		v.equal = values.Equal(v.live, c.To)
 	case newest.Fields[i].Removed:
-		v.live = nil
+		v.gone = true
 	default:
 		f := newest.Fields[i]
 		v.live = f.LiveLike(c.To)
@@ -289,9 +290,9 @@ func (rc *repoCycle) provenReceipt(p string, data []byte, pr forge.PullRequest, 
 // reverted says on the pull request that the fix did not stick and labels
 // it, so it is not looked at again.
 func (rc *repoCycle) reverted(pr forge.PullRequest, m *Marker, v verdict, grace time.Duration) {
-	live := "absent"
-	if v.live != nil || v.equal {
-		live = "`" + values.Format(v.live) + "`"
+	live := "`" + values.Format(v.live) + "`"
+	if v.gone {
+		live = "absent"
 	}
 	manager := ""
 	if i := slices.IndexFunc(v.obs.Fields, func(f observe.Field) bool { return f.Path == v.change.Field }); i >= 0 && v.obs.Fields[i].Manager != "" {

@@ -55,6 +55,8 @@ func TestFollowUp(t *testing.T) {
 		want     []string
 		proven   int
 		reverted int
+		// comment is a substring of the follow-up's comment, when it makes one.
+		comment string
 	}{
 		{name: "not observed since the merge", why: "the observation from before the merge is no evidence",
 			obs: []observe.Observation{replicas(4, 0)}},
@@ -75,7 +77,12 @@ func TestFollowUp(t *testing.T) {
 			want: []string{"check:backflow/proven:success", "#1:comment", "#1:label:reverse-reconcile:proven"}, proven: 1},
 		{name: "different after the grace period", why: "live is still not the accepted value: reverted",
 			obs:  []observe.Observation{after(16*time.Minute, revertedTo3)},
-			want: []string{"#1:comment", "#1:label:reverse-reconcile:reverted"}, reverted: 1},
+			want: []string{"#1:comment", "#1:label:reverse-reconcile:reverted"}, reverted: 1,
+			comment: "is live `3` (last written by kustomize-controller) in prod-us-east-1"},
+		{name: "removed after the grace period", why: "a field gone live is not the accepted value: reverted",
+			obs:  []observe.Observation{after(16*time.Minute, observe.Field{Path: "spec.replicas", Removed: true, Manager: "kubectl"})},
+			want: []string{"#1:comment", "#1:label:reverse-reconcile:reverted"}, reverted: 1,
+			comment: "is live absent (last written by kubectl)"},
 		{name: "other environment", why: "an observation of the same object in prod-eu-west says nothing of prod-us-east",
 			obs: []observe.Observation{func() observe.Observation {
 				o := after(16 * time.Minute)
@@ -100,6 +107,15 @@ func TestFollowUp(t *testing.T) {
 			}
 			if tc.proven > 0 {
 				checkProven(t, fx, pr)
+			}
+			if tc.comment != "" {
+				comments, err := fx.fake.ListComments(context.Background(), fx.repo, pr.Number)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.ContainsFunc(comments, func(c forge.Comment) bool { return strings.Contains(c.Body, tc.comment) }) {
+					t.Errorf("%s: no comment says %q: %+v", tc.why, tc.comment, comments)
+				}
 			}
 			// Idempotent: the result label ends the follow-up.
 			if _, effects := fx.cycle(); len(effects) != 0 {
