@@ -39,10 +39,14 @@ const (
 // which commits the bot wrote. The follow-up after a merge adds its state
 // here too.
 type Marker struct {
-	Version     int    `json:"v"`
+	// Version is MarkerVersion.
+	Version int `json:"v"`
+	// Unit and Environment name the write-back's unit.
 	Unit        string `json:"unit"`
 	Environment string `json:"environment"`
-	Branch      string `json:"branch"`
+	// Branch is the write-back branch the marker belongs to; a marker on a
+	// pull request from another branch is ignored.
+	Branch string `json:"branch"`
 	// Fingerprint identifies the proposal: unit, fields and live values.
 	Fingerprint string         `json:"fingerprint"`
 	Changes     []MarkerChange `json:"changes"`
@@ -73,12 +77,18 @@ type Marker struct {
 
 // MarkerChange is one accepted field of a write-back.
 type MarkerChange struct {
-	Object     string `json:"object"`
-	Field      string `json:"field"`
-	ValuePath  string `json:"valuePath"`
+	// Object is the object key apiVersion|Kind|namespace|name.
+	Object string `json:"object"`
+	// Field is the Kubernetes field path.
+	Field string `json:"field"`
+	// ValuePath is the values path the field maps to.
+	ValuePath string `json:"valuePath"`
+	// ValuesFile is the values file the write-back edits.
 	ValuesFile string `json:"valuesFile"`
-	From       any    `json:"from"`
-	To         any    `json:"to"`
+	// From is the desired value the change was proposed against; To the
+	// accepted live value.
+	From any `json:"from"`
+	To   any `json:"to"`
 }
 
 const markerOpen, markerClose = "<!-- backflow:marker ", " -->"

@@ -13,26 +13,33 @@ import (
 
 // Report is what one cycle decided and did, for the caller to print.
 type Report struct {
+	// Started is the cycle's time, from the bot's clock.
 	Started time.Time `json:"started"`
-	DryRun  bool      `json:"dryRun"`
+	// DryRun says nothing was written.
+	DryRun bool `json:"dryRun"`
 	// Observations counts the observations read from every source.
 	Observations int `json:"observations"`
 	// SourceErrors are documents or sources that could not be read.
-	SourceErrors []string      `json:"sourceErrors"`
-	Repos        []*RepoReport `json:"repositories"`
+	SourceErrors []string `json:"sourceErrors"`
+	// Repos are the repositories reconciled, sorted by name.
+	Repos []*RepoReport `json:"repositories"`
 
 	rateLimit error
 }
 
 // RepoReport is one repository's part of a cycle.
 type RepoReport struct {
+	// Repo is "owner/name".
 	Repo string `json:"repository"`
 	// Head is the default-branch commit everything was read at.
 	Head string `json:"head,omitempty"`
 	// Skipped says why the repository was not reconciled, when it was not.
-	Skipped   string           `json:"skipped,omitempty"`
+	Skipped string `json:"skipped,omitempty"`
+	// Decisions are the planner's decisions about objects the repository's
+	// units claim (noop and unmapped left out).
 	Decisions []DecisionReport `json:"decisions"`
-	Actions   []Action         `json:"actions"`
+	// Actions are what the cycle did to write-backs, in order.
+	Actions []Action `json:"actions"`
 	// PlanErrors are the planner's own problems (decisions failed closed).
 	PlanErrors []string `json:"planErrors"`
 	// Errors are failures reading or writing the repository.
@@ -41,46 +48,57 @@ type RepoReport struct {
 
 // DecisionReport is one planner decision as reported.
 type DecisionReport struct {
-	Unit        string         `json:"unit"`
-	Environment string         `json:"environment"`
-	Object      string         `json:"object"`
-	Outcome     string         `json:"outcome"`
-	AutoMerge   bool           `json:"autoMerge"`
-	Reasons     []string       `json:"reasons"`
-	Changes     []ChangeReport `json:"changes"`
+	// Unit, Environment and Object say what was decided about.
+	Unit        string `json:"unit"`
+	Environment string `json:"environment"`
+	Object      string `json:"object"`
+	// Outcome is allow, deny or stale.
+	Outcome string `json:"outcome"`
+	// AutoMerge says an allow qualifies for auto-merge.
+	AutoMerge bool `json:"autoMerge"`
+	// Reasons explain the outcome; a deny lists every reason.
+	Reasons []string `json:"reasons"`
+	// Changes are the changed fields (Secrets' values redacted).
+	Changes []ChangeReport `json:"changes"`
 }
 
 // ChangeReport is one changed field of a decision.
 type ChangeReport struct {
-	Field      string `json:"field"`
-	ValuePath  string `json:"valuePath,omitempty"`
-	From       string `json:"from"`
-	To         string `json:"to"`
-	Authorized bool   `json:"authorized"`
+	// Field is the Kubernetes field path; ValuePath the values path, if mapped.
+	Field     string `json:"field"`
+	ValuePath string `json:"valuePath,omitempty"`
+	// From and To are the desired and live values, formatted on one line.
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Authorized says the policy lets the actor's role accept the field.
+	Authorized bool `json:"authorized"`
 }
 
 // Action kinds.
 const (
-	ActOpen      = "open"
-	ActUpdate    = "update"
-	ActKeep      = "keep"
-	ActClose     = "close"
-	ActComment   = "comment"
-	ActAutoMerge = "auto-merge"
-	ActMerge     = "merge"
-	ActSkip      = "skip"
-	ActCleanup   = "cleanup"
-	ActCheck     = "check"
-	ActLabel     = "label"
+	ActOpen      = "open"       // a pull request opened
+	ActUpdate    = "update"     // its branch rewritten and its body updated
+	ActKeep      = "keep"       // left as it is, with the reason
+	ActClose     = "close"      // closed by the bot (superseded, converged)
+	ActComment   = "comment"    // a one-time comment
+	ActAutoMerge = "auto-merge" // auto-merge armed, pinned to the head
+	ActMerge     = "merge"      // merged over REST, pinned to the head
+	ActSkip      = "skip"       // a proposal not written (closed before, a foreign branch)
+	ActCleanup   = "cleanup"    // a closed pull request's branch deleted
+	ActCheck     = "check"      // a failed receipt check posted on an open pull request
 )
 
 // Action is one thing the cycle did (or, in a dry run, would do) to a
 // write-back.
 type Action struct {
-	Kind   string `json:"kind"`
+	// Kind is one of the Act constants.
+	Kind string `json:"kind"`
+	// Branch is the write-back branch, <branchPrefix><environment>/<unit>.
 	Branch string `json:"branch"`
-	PR     int    `json:"pullRequest,omitempty"`
-	URL    string `json:"url,omitempty"`
+	// PR and URL identify the pull request, when there is one.
+	PR  int    `json:"pullRequest,omitempty"`
+	URL string `json:"url,omitempty"`
+	// Detail says what and why, in a line.
 	Detail string `json:"detail,omitempty"`
 	// DryRun marks an action that was only described.
 	DryRun bool `json:"dryRun,omitempty"`
