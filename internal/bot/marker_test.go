@@ -88,3 +88,11 @@ func TestForeignMarkerIgnored(t *testing.T) {
 		t.Errorf("a copied marker on another branch was acted on: %v", effects)
 	}
 }
+
+// A URL source is named without its password.
+func TestHTTPSourceName(t *testing.T) {
+	s := &HTTPSource{Poller: &observe.HTTPSource{URL: "https://scout:hunter2@observer.example/trace.json"}}
+	if name := s.Name(); strings.Contains(name, "hunter2") {
+		t.Errorf("name %q shows the password", name)
+	}
+}

@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"fmt"
+	"net/url"
 
 	"github.com/backflow-dev/backflow/internal/observe"
 )
@@ -46,8 +47,13 @@ type HTTPSource struct {
 	Poller *observe.HTTPSource
 }
 
-// Name implements Source.
-func (s *HTTPSource) Name() string { return s.Poller.URL }
+// Name implements Source: the URL without any password in it.
+func (s *HTTPSource) Name() string {
+	if u, err := url.Parse(s.Poller.URL); err == nil {
+		return u.Redacted()
+	}
+	return "observation URL"
+}
 
 // Read implements Source.
 func (s *HTTPSource) Read(ctx context.Context) observe.Result {
@@ -55,7 +61,7 @@ func (s *HTTPSource) Read(ctx context.Context) observe.Result {
 	if err != nil {
 		return observe.Result{Errors: []error{err}}
 	}
-	return keyByCluster(res, s.Cluster, s.Poller.URL)
+	return keyByCluster(res, s.Cluster, s.Name())
 }
 
 // keyByCluster holds a source to the cluster it is configured for: a
