@@ -218,8 +218,17 @@ func (c *botCycler) record(rep *bot.Report) {
 			c.metrics.Decision(d.Outcome)
 		}
 		for _, a := range rr.Actions {
-			if name, ok := servePRActions[a.Kind]; ok && !a.DryRun {
+			if a.DryRun {
+				continue
+			}
+			if name, ok := servePRActions[a.Kind]; ok {
 				c.metrics.PullRequest(name)
+			}
+			switch a.Kind {
+			case bot.ActProven:
+				c.metrics.Fix("proven")
+			case bot.ActReverted:
+				c.metrics.Fix("reverted")
 			}
 		}
 		for range rr.PlanErrors {

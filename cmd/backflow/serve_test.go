@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backflow-dev/backflow/internal/bot"
 	"github.com/backflow-dev/backflow/internal/localhub"
 	"github.com/backflow-dev/backflow/internal/server"
 )
@@ -329,4 +331,43 @@ func get(t *testing.T, url string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+func TestCycleReportBecomesMetrics(t *testing.T) {
+	m := server.NewMetrics()
+	c := &botCycler{metrics: m}
+	c.record(&bot.Report{
+		SourceErrors: []string{"a source failed"},
+		Repos: []*bot.RepoReport{{
+			Repo:      "acme/gitops",
+			Decisions: []bot.DecisionReport{{Outcome: "allow"}, {Outcome: "deny"}, {Outcome: "deny"}},
+			Actions: []bot.Action{
+				{Kind: bot.ActOpen}, {Kind: bot.ActAutoMerge}, {Kind: bot.ActMerge},
+				{Kind: bot.ActUpdate, DryRun: true}, // described, not done: not counted
+				{Kind: bot.ActProven}, {Kind: bot.ActReverted}, {Kind: bot.ActComment},
+			},
+			Errors: []string{"error reading the head"},
+		}},
+	})
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	body := rec.Body.String()
+	for _, want := range []string{
+		`backflow_decisions_total{outcome="allow"} 1`,
+		`backflow_decisions_total{outcome="deny"} 2`,
+		`backflow_pull_requests_total{action="opened"} 1`,
+		`backflow_pull_requests_total{action="auto-merge-enabled"} 1`,
+		`backflow_pull_requests_total{action="merged"} 1`,
+		`backflow_fixes_total{result="proven"} 1`,
+		`backflow_fixes_total{result="reverted"} 1`,
+		`backflow_errors_total{kind="observation"} 1`,
+		`backflow_errors_total{kind="repository"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if strings.Contains(body, `action="updated"`) {
+		t.Error("a dry-run action was counted")
+	}
 }
