@@ -326,6 +326,15 @@ func TestClosedIsNeverReopened(t *testing.T) {
 	if _, effects := fx.cycle(); !hasEffect(effects, "#2:open") {
 		t.Fatalf("a different value did not open a new pull request: %v", effects)
 	}
+	// Live goes back to the refused value: #2 is not rewritten into #1's
+	// proposal; it no longer matches live and is closed.
+	fx.observe(replicas(4, 32*24*time.Hour))
+	if _, effects := fx.cycle(); hasEffect(effects, ":commit:") || !hasEffect(effects, "#2:close") {
+		t.Fatalf("the refused value came back through another pull request: %v", effects)
+	}
+	if _, effects := fx.cycle(); len(effects) > 0 {
+		t.Fatalf("not converged: %v", effects)
+	}
 }
 
 // A change the policy authorizes but does not pre-authorize waits for review.

@@ -150,12 +150,10 @@ func (rc *repoCycle) marker(p *proposal, commits []string) *Marker {
 // person closed the same proposal before.
 func (rc *repoCycle) openNew(u *unitState) {
 	p := rc.propose(u.wb)
-	for _, c := range u.closed {
-		if c.m.Fingerprint == p.fingerprint && !c.pr.Merged && c.m.Closed == "" {
-			rc.act(Action{Kind: ActSkip, Branch: u.branch, PR: c.pr.Number, URL: c.pr.URL,
-				Detail: "the same change was closed without merge; it is not proposed again"})
-			return
-		}
+	if c := closedByPerson(u, p.fingerprint); c != nil {
+		rc.act(Action{Kind: ActSkip, Branch: u.branch, PR: c.pr.Number, URL: c.pr.URL,
+			Detail: "the same change was closed without merge; it is not proposed again"})
+		return
 	}
 	if rc.b.opts.DryRun {
 		rc.act(Action{Kind: ActOpen, Branch: u.branch, Detail: Title(p.wb.Environment, p.changes) + rc.mergeNote(p)})
@@ -204,6 +202,17 @@ func (rc *repoCycle) openNew(u *unitState) {
 	rc.log.Info("opened", "unit", p.wb.Unit, "pr", pr.Number)
 	rc.act(Action{Kind: ActOpen, Branch: u.branch, PR: pr.Number, URL: pr.URL, Detail: pr.Title + rc.mergeNote(p)})
 	rc.finish(pr, m, p, sha, nil, true)
+}
+
+// closedByPerson returns the pull request of the branch that proposed
+// fingerprint and was closed without merge by someone other than the bot.
+func closedByPerson(u *unitState, fingerprint string) *prState {
+	for _, c := range u.closed {
+		if c.m.Fingerprint == fingerprint && !c.pr.Merged && c.m.Closed == "" {
+			return c
+		}
+	}
+	return nil
 }
 
 func (rc *repoCycle) mergeNote(p *proposal) string {
@@ -375,6 +384,12 @@ func (rc *repoCycle) followOpen(u *unitState) {
 		return
 	}
 	p := rc.propose(u.wb)
+	if c := closedByPerson(u, p.fingerprint); c != nil && p.fingerprint != st.m.Fingerprint {
+		// Live moved to a value a person already refused: that proposal is
+		// not made again, and this one no longer matches live.
+		rc.close(st, ClosedSuperseded, fmt.Sprintf("Live now matches #%d (%s), which was closed without merge; this proposal no longer matches live, and that one is not made again.", c.pr.Number, Title(p.wb.Environment, p.changes)))
+		return
+	}
 	// A receipt check failed under an intermediate policy is replaced by
 	// regenerating the branch, whose new head gets a fresh check.
 	if p.fingerprint == st.m.Fingerprint && rc.baseUnchanged(st.m) && !st.m.receiptRefused() {
