@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
+	jwt "github.com/golang-jwt/jwt/v4"
 	gh "github.com/google/go-github/v62/github"
 
 	"github.com/backflow-dev/backflow/internal/forge"
@@ -38,7 +39,7 @@ var _ forge.Forge = (*Adapter)(nil)
 // gate; ghinstallation refreshes its token before expiry.
 type installation struct {
 	id   int64
-	tr   *ghinstallation.Transport
+	tr   *tokenTransport
 	api  installationAPI
 	gate *gate
 }
@@ -49,9 +50,17 @@ func New(cfg Config) (*Adapter, error) {
 	if err != nil {
 		return nil, err
 	}
-	appsTr, err := ghinstallation.NewAppsTransport(cfg.Transport, cfg.AppID, cfg.PrivateKey)
+	key, err := jwt.ParseRSAPrivateKeyFromPEM(cfg.PrivateKey)
 	if err != nil {
-		// ghinstallation's message names the parse failure, never the key.
+		// The message names the parse failure, never the key.
+		return nil, fmt.Errorf("github app %d: could not parse private key: %w", cfg.AppID, err)
+	}
+	// JWTs are dated by the forge's clock, learned from its Date headers,
+	// so that a host clock minutes off does not get every App call refused.
+	st := &serverTime{clock: cfg.Clock}
+	appsTr, err := ghinstallation.NewAppsTransportWithOptions(dateWatch{next: cfg.Transport, st: st}, cfg.AppID,
+		ghinstallation.WithSigner(jwtSigner{key: key, now: st.Now}))
+	if err != nil {
 		return nil, fmt.Errorf("github app %d: %w", cfg.AppID, err)
 	}
 	cfg.PrivateKey = nil // held by the transport only
@@ -59,7 +68,8 @@ func New(cfg Config) (*Adapter, error) {
 	base, _ := url.Parse(cfg.BaseURL)
 	a := &Adapter{cfg: cfg, appsTr: appsTr, baseURL: base, installs: map[int64]*installation{}, repoInst: map[string]int64{}}
 	a.appGate = a.newGate()
-	a.app = client{a.newClient(appsTr, a.appGate)}
+	// A refused JWT is signed again after the refusal's Date header.
+	a.app = client{a.newClient(appsTr, a.appGate, func() {})}
 	if len(cfg.Allowlist) > 0 {
 		a.allow = map[string]bool{}
 		for _, r := range cfg.Allowlist {
@@ -73,8 +83,10 @@ func (a *Adapter) newGate() *gate {
 	return &gate{clock: a.cfg.Clock, sleep: a.cfg.Sleep, maxWait: a.cfg.MaxWait, perMinute: a.cfg.WritesPerMinute}
 }
 
-func (a *Adapter) newClient(tr http.RoundTripper, g *gate) *gh.Client {
-	p := &pacer{next: tr, gate: g, cfg: &a.cfg, count: &a.count, cache: newETagCache()}
+// newClient builds a paced client on tr; refresh renews tr's credential
+// after GitHub refused it (401).
+func (a *Adapter) newClient(tr http.RoundTripper, g *gate, refresh func()) *gh.Client {
+	p := &pacer{next: tr, gate: g, cfg: &a.cfg, count: &a.count, cache: newETagCache(), refresh: refresh}
 	c := gh.NewClient(&http.Client{Transport: p})
 	c.BaseURL, c.UploadURL = a.baseURL, a.baseURL
 	return c
@@ -105,10 +117,13 @@ func (a *Adapter) installation(id int64) *installation {
 	if in, ok := a.installs[id]; ok {
 		return in
 	}
-	tr := ghinstallation.NewFromAppsTransport(a.appsTr, id)
-	tr.BaseURL = a.appsTr.BaseURL
+	tr := newTokenTransport(func() *ghinstallation.Transport {
+		t := ghinstallation.NewFromAppsTransport(a.appsTr, id)
+		t.BaseURL = a.appsTr.BaseURL
+		return t
+	})
 	in := &installation{id: id, tr: tr, gate: a.newGate()}
-	in.api = client{a.newClient(tr, in.gate)}
+	in.api = client{a.newClient(tr, in.gate, tr.renew)}
 	a.installs[id] = in
 	return in
 }

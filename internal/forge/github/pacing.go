@@ -123,6 +123,8 @@ type pacer struct {
 	cfg   *Config
 	count *counters
 	cache *etagCache
+	// refresh renews the credential after a 401; nil means never retry one.
+	refresh func()
 }
 
 const maxRateLimitWaits = 3
@@ -139,6 +141,7 @@ func (p *pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	bo := newBackoff(p.cfg)
 	rateWaits := 0
+	refreshed := false
 	for attempt := 1; ; attempt++ {
 		if err := p.gate.wait(ctx, write); err != nil {
 			return nil, err
@@ -170,6 +173,16 @@ func (p *pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			// A rate-limited request was not processed: repeating it is
 			// safe even for a create.
+			continue
+		}
+		if resp != nil && resp.StatusCode == http.StatusUnauthorized && p.refresh != nil && !refreshed {
+			// An expired token or a JWT dated by a skewed clock: the request
+			// was refused, not processed, so one more try with a fresh
+			// credential is safe even for a create.
+			refreshed = true
+			p.observe(ev)
+			p.cfg.Logger.Warn("credential refused; retrying with a fresh one", "route", route)
+			p.refresh()
 			continue
 		}
 		transient := err != nil || resp.StatusCode >= 500
