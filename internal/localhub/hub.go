@@ -246,6 +246,9 @@ func randomHex(n int) string {
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	reqID := strings.ToUpper(randomHex(4)) + ":" + strings.ToUpper(randomHex(6))
 	w.Header().Set("X-GitHub-Request-Id", reqID)
+	// The Date header is the hub's own time, as GitHub's is GitHub's: a
+	// client that dates its JWTs by it stays valid whatever the skew.
+	w.Header().Set("Date", h.clock.Now().UTC().Format(http.TimeFormat))
 	h.mu.Lock()
 	if h.baseURL == "" && r.Host != "" {
 		h.baseURL = "http://" + r.Host
