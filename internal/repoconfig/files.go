@@ -83,6 +83,11 @@ var useNumber = func(d *json.Decoder) *json.Decoder { d.UseNumber(); return d }
 // of the file whose kind and metadata.name are root.Document (Kind/name).
 // file names the file in errors.
 func Values(file string, data []byte, root *ValuesRoot) (map[string]any, error) {
+	// A values file over the cap is refused before Helm's reader builds the
+	// whole tree of it, as ReadRepoFile refuses one on disk.
+	if len(data) > MaxValuesSize {
+		return nil, fmt.Errorf("%s: larger than %d bytes", file, MaxValuesSize)
+	}
 	docs := splitYAML(data)
 	if root == nil {
 		if len(docs) > 1 {
