@@ -5,8 +5,11 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -38,6 +41,7 @@ type hubEnv struct {
 	repo    forge.Repo
 	ctx     context.Context
 	logs    *syncBuffer
+	srv     *httptest.Server
 }
 
 // syncBuffer is a log sink safe for the adapter's concurrent writes.
@@ -106,7 +110,7 @@ func newHubEnv(t *testing.T, method forge.CommitMethod, mutate func(map[string]s
 	if err != nil {
 		t.Fatalf("adapter: %v", err)
 	}
-	e := &hubEnv{t: t, hub: h, clock: clock, adapter: a, src: &StaticSource{Label: "test"}, ctx: context.Background(), logs: logs,
+	e := &hubEnv{t: t, hub: h, clock: clock, adapter: a, src: &StaticSource{Label: "test"}, ctx: context.Background(), logs: logs, srv: srv,
 		repo: forge.Repo{Owner: "acme", Name: "gitops", DefaultBranch: "main"}}
 	e.bot, err = New(Options{Forge: a, Sources: []Source{e.src}, Now: clock.Now, BotUserID: 4242, CommitMethod: method,
 		CommitKey: CommitKey(h.PrivateKeyPEM()), Logger: logger})
@@ -323,6 +327,28 @@ func TestHub5xxRetriedWithoutDuplicates(t *testing.T) {
 	}
 }
 
+// pushAsPerson commits a file to branch through the contents API with a
+// person's token, authored with the bot's own name.
+func (e *hubEnv) pushAsPerson(branch, path, content string) {
+	e.t.Helper()
+	token, err := e.hub.IssueUserToken("carol")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	body := fmt.Sprintf(`{"message":"keep notes","content":%q,"branch":%q,"author":{"name":"backflow[bot]","email":"4242+backflow[bot]@users.noreply.github.com"}}`,
+		base64.StdEncoding.EncodeToString([]byte(content)), branch)
+	req, _ := http.NewRequest(http.MethodPut, e.srv.URL+"/repos/acme/gitops/contents/"+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "token "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		e.t.Fatalf("pushing as a person: %s", resp.Status)
+	}
+}
+
 // noSecrets checks that no credential reached the logs, the report or a
 // pull request body: no line of the App's key, no token, not the commit key.
 func (e *hubEnv) noSecrets(rep *Report, texts ...string) {
@@ -371,8 +397,8 @@ func hasWrite(routes map[string]int) bool {
 
 // The lifecycle over real HTTP and git with both commit methods: a new live
 // value rewrites the branch (one commit on the default branch, not a
-// stack), and live back at desired closes the pull request and deletes the
-// branch.
+// stack); a person's commit on it gets one comment and is never
+// overwritten.
 func TestHubLifecycle(t *testing.T) {
 	for _, method := range []forge.CommitMethod{forge.CommitGit, forge.CommitAPI} {
 		t.Run(string(method), func(t *testing.T) {
@@ -402,17 +428,23 @@ func TestHubLifecycle(t *testing.T) {
 				t.Errorf("the rewrite was repeated: %v", routes)
 			}
 
-			e.src.Result.Observations = append(e.src.Result.Observations, withField(replicas(5, 2*time.Minute)))
-			e.cycle()
-			prs = e.pulls()
-			if len(prs) != 1 || prs[0].State != forge.StateClosed || prs[0].Merged {
-				t.Fatalf("after live came back: %+v", prs)
+			// A person pushes to the bot's branch (with the same author name
+			// as the bot, which proves nothing): one comment, no update.
+			e.pushAsPerson(branchEast, "notes.txt", "kept\n")
+			e.src.Result.Observations = append(e.src.Result.Observations, replicas(6, 90*time.Second))
+			_, _, routes = e.cycle()
+			if routes["POST /repos/{owner}/{repo}/issues/{number}/comments"] != 1 || routes["POST /repos/{owner}/{repo}/git/commits"]+routes["POST /{owner}/{repo}.git/git-receive-pack"] != 0 {
+				t.Fatalf("after a person's commit: %v", routes)
 			}
-			if _, err := e.adapter.BranchHead(e.ctx, e.repo, branchEast); err == nil {
-				t.Error("the branch of the closed pull request was not deleted")
+			if v := e.file(branchEast, "notes.txt"); v != "kept\n" {
+				t.Fatalf("the person's commit was overwritten: %q", v)
 			}
 			if _, _, routes := e.cycle(); hasWrite(routes) {
-				t.Errorf("not converged after closing: %v", routes)
+				t.Errorf("commented again: %v", routes)
+			}
+			e.src.Result.Observations = append(e.src.Result.Observations, withField(replicas(5, 2*time.Minute)))
+			if _, _, routes := e.cycle(); hasWrite(routes) {
+				t.Errorf("a branch with a person's commit was acted on: %v", routes)
 			}
 		})
 	}
@@ -457,5 +489,28 @@ func TestHubAutoMergeWaitsForChecks(t *testing.T) {
 				t.Error("the merged branch was not deleted")
 			}
 		})
+	}
+}
+
+// Live observed back at desired closes the pull request and deletes its
+// branch over real HTTP; nothing is left to do after.
+func TestHubConverged(t *testing.T) {
+	e := newHubEnv(t, forge.CommitGit, reviewOnly)
+	e.src.Result.Observations = append(e.src.Result.Observations, replicas(4, 0))
+	e.cycle()
+	e.src.Result.Observations = append(e.src.Result.Observations, withField(replicas(4, time.Minute)))
+	_, _, routes := e.cycle()
+	prs := e.pulls()
+	if len(prs) != 1 || prs[0].State != forge.StateClosed || prs[0].Merged {
+		t.Fatalf("after live came back: %+v; %v", prs, routes)
+	}
+	if _, err := e.adapter.BranchHead(e.ctx, e.repo, branchEast); err == nil {
+		t.Error("the branch of the closed pull request was not deleted")
+	}
+	if m, _ := ParseMarker(prs[0].Body); m.Closed != ClosedConverged || !m.BranchDeleted {
+		t.Errorf("marker %+v", m)
+	}
+	if _, _, routes := e.cycle(); hasWrite(routes) {
+		t.Errorf("not converged after closing: %v", routes)
 	}
 }
