@@ -136,13 +136,18 @@ spec:
           environments: [prod-us-east]
 `
 
+// maxRefusalAlloc bounds what one refusal may allocate.
+const maxRefusalAlloc = 128 << 20
+
 // Case 6: alias expansion, 10,000-deep nesting and multi-megabyte
 // documents, fed as policy, repo config, values file and observation, are
 // refused, each with bounded time and memory. The figures are the worst
 // wall time and the worst bytes allocated by one refusal (measured, not
 // asserted against a clock).
 func TestCase06YAMLBombs(t *testing.T) {
-	size := count(6<<20, 24<<20)
+	// Over every reader's cap: 1 MiB for the policy and the repo config,
+	// 4 MiB for values files, 8 MiB for observations.
+	size := count(9<<20, 24<<20)
 	bombs := []struct{ name, data string }{
 		{"alias expansion (10^9 nodes)", aliasBomb(9)},
 		{"alias expansion inside a values key", "replica:\n  replicaCount: 3\n" + aliasBomb(9)},
@@ -170,6 +175,11 @@ func TestCase06YAMLBombs(t *testing.T) {
 			if err == nil {
 				t.Errorf("%s: %s was accepted", p.name, b.name)
 				continue
+			}
+			// Bounded whatever the input: well under what reading a
+			// multi-megabyte document or expanding the aliases would take.
+			if alloc > maxRefusalAlloc {
+				t.Errorf("%s: %s allocated %d bytes before being refused", p.name, b.name, alloc)
 			}
 			refused++
 			msg := err.Error()
