@@ -2,12 +2,16 @@ package bot
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/plan"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
 
 func TestMarkerRoundTrip(t *testing.T) {
@@ -49,6 +53,14 @@ func TestTitle(t *testing.T) {
 	one := []MarkerChange{{Object: replicasKey, ValuePath: "replica.replicaCount", From: 3, To: 4}}
 	two := append(one, MarkerChange{Object: "apps/v1|StatefulSet|redis|redis-master", ValuePath: "replica.replicaCount", From: 3, To: 4},
 		MarkerChange{Object: "apps/v1|StatefulSet|redis|redis-master", ValuePath: "master.image.tag", From: "7.2", To: "7.2.5"})
+	var many []MarkerChange
+	for i := range 40 {
+		many = append(many, MarkerChange{Object: replicasKey, ValuePath: fmt.Sprintf("some.rather.long.values.path%d", i), From: i, To: i + 1})
+	}
+	long := Title(usEast, many)
+	if n := utf8.RuneCountInString(long); n > 256 || !strings.HasSuffix(long, "more on redis-replicas") {
+		t.Errorf("a long title (%d characters): %q", n, long)
+	}
 	for _, tc := range []struct{ why, got, want string }{
 		{"one object is named", Title(usEast, one), "reverse-reconcile(prod-us-east): replica.replicaCount 3 -> 4 on redis-replicas"},
 		{"several objects are counted; a repeated change is listed once", Title(usEast, two), `reverse-reconcile(prod-us-east): replica.replicaCount 3 -> 4, master.image.tag "7.2" -> 7.2.5 on 2 objects`},
@@ -94,5 +106,20 @@ func TestHTTPSourceName(t *testing.T) {
 	s := &HTTPSource{Poller: &observe.HTTPSource{URL: "https://scout:hunter2@observer.example/trace.json"}}
 	if name := s.Name(); strings.Contains(name, "hunter2") {
 		t.Errorf("name %q shows the password", name)
+	}
+}
+
+// A body that would pass GitHub's size limit names the receipts instead of
+// showing them, and keeps its marker.
+func TestLongBody(t *testing.T) {
+	big := plan.File{Path: ".backflow/receipts/big.yaml", Data: []byte(strings.Repeat("x: y\n", 20_000))}
+	d := &writeBackDoc{wb: plan.WriteBack{Environment: usEast, Unit: "redis", Branch: branchEast, Receipts: []plan.File{big}}, cfg: &repoconfig.Config{}}
+	m := &Marker{Version: MarkerVersion, Branch: branchEast, Fingerprint: "sha256:ab"}
+	body := d.body(m)
+	if len(body) > 65_536 || !strings.Contains(body, "`.backflow/receipts/big.yaml`") {
+		t.Errorf("body of %d bytes", len(body))
+	}
+	if _, ok := ParseMarker(body); !ok {
+		t.Error("the marker was lost")
 	}
 }

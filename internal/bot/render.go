@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/observe"
@@ -37,16 +38,35 @@ func Title(env string, changes []MarkerChange) string {
 			parts = append(parts, p)
 		}
 	}
-	t := fmt.Sprintf("reverse-reconcile(%s): %s", env, strings.Join(parts, ", "))
+	on := fmt.Sprintf(" on %d objects", len(objects))
 	if len(objects) == 1 {
 		for o := range objects {
-			t += " on " + objectName(o)
+			on = " on " + objectName(o)
 		}
-	} else {
-		t += fmt.Sprintf(" on %d objects", len(objects))
 	}
-	return t
+	head := fmt.Sprintf("reverse-reconcile(%s): ", env)
+	// GitHub refuses titles longer than 256 characters: list the changes
+	// that fit and count the rest.
+	for n := len(parts); n > 0; n-- {
+		list := strings.Join(parts[:n], ", ")
+		if n < len(parts) {
+			list += fmt.Sprintf(" and %d more", len(parts)-n)
+		}
+		if t := head + list + on; utf8.RuneCountInString(t) <= maxTitle || n == 1 {
+			if utf8.RuneCountInString(t) > maxTitle {
+				t = string([]rune(t)[:maxTitle-1]) + "…"
+			}
+			return t
+		}
+	}
+	return head + on
 }
+
+// maxTitle is the longest title GitHub accepts.
+const maxTitle = 256
+
+// maxBody keeps a pull request body under GitHub's 65,536 characters.
+const maxBody = 60_000
 
 func objectName(key string) string {
 	if k, err := observe.ParseObjectKey(key); err == nil {
@@ -148,11 +168,22 @@ func (d *writeBackDoc) body(m *Marker) string {
 	} else {
 		b.WriteString("This change needs a review: not every accepted field is pre-authorized, the actor's attribution is below `audit-log`, or auto-merge is off for this repository.\n\n")
 	}
+	var receipts strings.Builder
 	for _, f := range d.wb.Receipts {
-		fmt.Fprintf(&b, "<details><summary>Receipt <code>%s</code></summary>\n\n```yaml\n%s```\n\n</details>\n\n", htmlEscape(f.Path), fence(string(f.Data)))
+		fmt.Fprintf(&receipts, "<details><summary>Receipt <code>%s</code></summary>\n\n```yaml\n%s```\n\n</details>\n\n", htmlEscape(f.Path), fence(string(f.Data)))
 	}
-	b.WriteString(m.Encode())
-	b.WriteString("\n")
+	marker := m.Encode() + "\n"
+	if b.Len()+receipts.Len()+len(marker) > maxBody {
+		// Too long for GitHub: the receipts are in the commit; name them.
+		receipts.Reset()
+		receipts.WriteString("The receipts are too long to show here; they are in this pull request's commit:\n\n")
+		for _, f := range d.wb.Receipts {
+			fmt.Fprintf(&receipts, "- `%s`\n", cell(f.Path))
+		}
+		receipts.WriteString("\n")
+	}
+	b.WriteString(receipts.String())
+	b.WriteString(marker)
 	return b.String()
 }
 
