@@ -62,6 +62,10 @@ type Deps struct {
 	Clock Clock
 	// Jitter draws the scheduling jitter; nil is RandomJitter.
 	Jitter JitterFunc
+	// Handlers are more routes, by ServeMux pattern ("POST /audit"),
+	// mounted as they are: each authenticates and caps its own requests,
+	// and may start cycles with Request or RequestAll.
+	Handlers map[string]http.Handler
 }
 
 // Server is backflow's long-running process: schedule, webhooks, pushed
@@ -85,6 +89,7 @@ type Server struct {
 	mu    sync.RWMutex
 	repos map[string]bool
 
+	handlers  map[string]http.Handler
 	refreshCh chan struct{} // capacity 1: refresh requests coalesce
 	started   atomic.Bool
 	readyOnce sync.Once
@@ -107,6 +112,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		metrics: deps.Metrics, log: deps.Logger, clock: deps.Clock, jitter: deps.Jitter,
 		deliveries: newDeliveries(cfg.DeliveryMemory, cfg.DeliveryTTL),
 		repos:      map[string]bool{},
+		handlers:   deps.Handlers,
 		refreshCh:  make(chan struct{}, 1),
 		readyC:     make(chan struct{}),
 	}
@@ -158,7 +164,24 @@ func (s *Server) Handler() http.Handler {
 	if s.sink != nil {
 		mux.HandleFunc("POST /observations", s.handleObservations)
 	}
+	for pattern, h := range s.handlers {
+		mux.Handle(pattern, h)
+	}
 	return mux
+}
+
+// Request queues a cycle of repo for t, as a webhook does. It never waits
+// for the cycle, and returns false once the server is shutting down.
+func (s *Server) Request(repo string, t Trigger) bool { return s.queue.enqueue(repo, t) }
+
+// RequestAll queues a cycle of every repository of the current list.
+func (s *Server) RequestAll(t Trigger) bool {
+	for _, r := range s.Repositories() {
+		if !s.queue.enqueue(r, t) {
+			return false
+		}
+	}
+	return true
 }
 
 // Run serves on ln and runs the schedule until ctx ends (SIGTERM, SIGINT in

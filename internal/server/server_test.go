@@ -728,3 +728,31 @@ func TestRunShutdownTimeoutCancelsCycles(t *testing.T) {
 		t.Errorf("cancelled cycle counted %v times as an error, want 1", got)
 	}
 }
+
+func TestExtraHandlersCanRequestCycles(t *testing.T) {
+	c := newFakeCycler("acme/a", "acme/b")
+	var s *Server
+	extra := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		s.RequestAll(Trigger{Kind: TriggerObservation})
+		w.WriteHeader(http.StatusAccepted)
+	})
+	s, err := New(testConfig(), Deps{Cycler: c, Handlers: map[string]http.Handler{"POST /audit": extra}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.setRepos(c.repos)
+	if w := serve(s, httptest.NewRequest(http.MethodPost, "/audit", nil)); w.Code != http.StatusAccepted {
+		t.Fatalf("extra route answered %d", w.Code)
+	}
+	if !s.Request("acme/a", Trigger{Kind: TriggerPush}) {
+		t.Fatal("Request refused before shutdown")
+	}
+	settle(t, s)
+	if len(c.callsFor("acme/a")) == 0 || len(c.callsFor("acme/b")) != 1 {
+		t.Errorf("cycles %+v, want both repositories", c.allCalls())
+	}
+	s.queue.close()
+	if s.Request("acme/a", Trigger{Kind: TriggerPush}) || s.RequestAll(Trigger{Kind: TriggerPush}) {
+		t.Error("requests accepted after shutdown began")
+	}
+}
