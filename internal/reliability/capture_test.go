@@ -71,10 +71,17 @@ func canaryForms(v string) []string {
 func scanCapture(extra ...[]byte) (found map[string]int, canaries, scanned int) {
 	capture.mu.Lock()
 	defer capture.mu.Unlock()
-	found = map[string]int{}
-	hay := [][]byte{capture.buf.Bytes()}
-	hay = append(hay, extra...)
-	for v, what := range capture.canaries {
+	hay := append([][]byte{capture.buf.Bytes()}, extra...)
+	for _, h := range hay {
+		scanned += len(h)
+	}
+	return countCanaries(hay, capture.canaries), len(capture.canaries), scanned
+}
+
+// countCanaries counts every form of every canary in hay, by what it is.
+func countCanaries(hay [][]byte, canaries map[string]string) map[string]int {
+	found := map[string]int{}
+	for v, what := range canaries {
 		for _, form := range canaryForms(v) {
 			for _, h := range hay {
 				if n := bytes.Count(h, []byte(form)); n > 0 {
@@ -83,10 +90,7 @@ func scanCapture(extra ...[]byte) (found map[string]int, canaries, scanned int) 
 			}
 		}
 	}
-	for _, h := range hay {
-		scanned += len(h)
-	}
-	return found, len(capture.canaries), scanned
+	return found
 }
 
 // randomHex returns n random bytes in hex, for canaries that differ per run.
