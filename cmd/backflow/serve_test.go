@@ -161,9 +161,10 @@ func waitMsg(t *testing.T, msgs <-chan string, msg string, logs *syncBuffer) {
 }
 
 // TestServeObservationBecomesPullRequest runs serve's wiring in-process
-// against the local hub: the App's webhooks go to serve, and an observation
+// against the local hub: the App's webhooks go to serve, an observation
 // pushed to /observations becomes an auto-merged pull request without
-// waiting for the schedule.
+// waiting for the schedule, and an observation of the forward apply after
+// the merge proves its receipt.
 func TestServeObservationBecomesPullRequest(t *testing.T) {
 	hub, err := localhub.Listen("127.0.0.1:0", localhub.Options{})
 	if err != nil {
@@ -271,18 +272,44 @@ spec:
 	// is created: wait for that delivery.
 	wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
 	defer wcancel()
-	var opened time.Duration
-	for n := 1; opened == 0; n++ {
-		ds, err := hub.Webhooks().Wait(wctx, n)
-		if err != nil {
-			t.Fatalf("no pull request opened: %v\nlogs:\n%s", err, logs.String())
-		}
-		if d := ds[n-1]; d.Event == "pull_request" && d.Action == "opened" {
-			opened = time.Since(pushedAt)
+	seen := 0
+	waitDelivery := func(what string, match func(localhub.Delivery) bool) {
+		t.Helper()
+		for {
+			seen++
+			ds, err := hub.Webhooks().Wait(wctx, seen)
+			if err != nil {
+				t.Fatalf("no delivery %s: %v\nlogs:\n%s", what, err, logs.String())
+			}
+			if match(ds[seen-1]) {
+				return
+			}
 		}
 	}
+	waitDelivery("of the pull request opened", func(d localhub.Delivery) bool { return d.Event == "pull_request" && d.Action == "opened" })
+	opened := time.Since(pushedAt)
 	t.Logf("observation push answered in %s; pull request opened %s after the push", answered, opened)
 	waitMsg(t, msgs, "cycle done", &logs)
+
+	// Pre-authorized: it merges. Then the forward apply writes the accepted
+	// value (field manager kustomize-controller), an observation of that is
+	// pushed, and the follow-up proves the receipt at once.
+	waitDelivery("of the merge", func(d localhub.Delivery) bool { return d.Event == "pull_request" && d.Action == "closed" })
+	after := time.Now().UTC()
+	applied := strings.NewReplacer("live: 4\n      desired: 3\n      manager: kubectl", "live: 4\n      desired: 4\n      manager: kustomize-controller").
+		Replace(strings.Replace(doc, now.Format(time.RFC3339), after.Format(time.RFC3339Nano), 1))
+	req, _ = http.NewRequest(http.MethodPost, base+"/observations", strings.NewReader(applied))
+	req.Header.Set("Authorization", "Bearer push-token-canary-33")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("second push: %v", err)
+	}
+	waitDelivery("of the proven label", func(d localhub.Delivery) bool {
+		return d.Event == "pull_request" && d.Action == "labeled" && strings.Contains(string(d.Payload), "reverse-reconcile:proven")
+	})
+	// The cycle that proved it records its metrics before it logs its end.
+	for !strings.Contains(get(t, base+"/metrics"), `backflow_fixes_total{result="proven"} 1`) {
+		waitMsg(t, msgs, "cycle done", &logs)
+	}
 
 	// Every delivery the hub signed was accepted by serve's strict check.
 	for _, d := range hub.Webhooks().All() {
@@ -304,7 +331,8 @@ spec:
 		`backflow_pull_requests_total{action="opened"} 1`,
 		`backflow_decisions_total{outcome="allow"} 1`,
 		`backflow_webhook_deliveries_total{event="push",result="unauthorized"} 1`,
-		`backflow_observation_pushes_total{result="queued"} 1`,
+		`backflow_observation_pushes_total{result="queued"} 2`,
+		`backflow_fixes_total{result="proven"} 1`,
 		`backflow_github_rate_limit_remaining`,
 	} {
 		if !strings.Contains(metrics, want) {
