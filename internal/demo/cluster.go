@@ -210,7 +210,7 @@ func (c *Cluster) ForwardApply(mappings []Mapping, vals map[string]any) []Applie
 	for _, o := range c.objects {
 		key := o.key.String()
 		for _, m := range mappings {
-			if !matchesAny(m.Objects, key, repoconfig.MatchObject) || !matchesAny(m.Environments, c.Environment, envMatch) {
+			if !matchesAny(m.Objects, key, policy.MatchKey) || !matchesAny(m.Environments, c.Environment, envMatch) {
 				continue
 			}
 			if f := o.field(m.Field); f != nil {

@@ -218,13 +218,13 @@ func (p *planner) mapField(object, env, field string, held []string) (string, st
 }
 
 func listsObject(patterns []string, object string) bool {
-	return slices.ContainsFunc(patterns, func(p string) bool { return repoconfig.MatchObject(p, object) })
+	return slices.ContainsFunc(patterns, func(p string) bool { return policy.MatchKey(p, object) })
 }
 
 func listsEnvironment(patterns []string, env string) bool {
 	// An environment name has no `|`, so it is one segment of an object
 	// glob: `*` matches any run of characters.
-	return slices.ContainsFunc(patterns, func(p string) bool { return repoconfig.MatchObject(p, env) })
+	return slices.ContainsFunc(patterns, func(p string) bool { return policy.MatchKey(p, env) })
 }
 
 // staleReasons lists the fields whose observer compared against a desired

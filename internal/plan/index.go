@@ -111,7 +111,7 @@ func (p *planner) unitFor(env, object string) *repoconfig.Unit {
 		if found && g.order >= best.order {
 			break
 		}
-		if repoconfig.MatchObject(g.pattern, object) {
+		if policy.MatchKey(g.pattern, object) {
 			return g.unit
 		}
 	}

@@ -335,7 +335,7 @@ func (l *loader) accept(n *yaml.Node, path string) Accept {
 		case "objects":
 			a.Objects = l.strList(v, path)
 			for i, o := range a.Objects {
-				if msg := objectPatternError(o); msg != "" {
+				if msg := ObjectPatternError(o); msg != "" {
 					l.fail(index(path, i), "%s", msg)
 				}
 			}

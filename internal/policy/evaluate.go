@@ -173,10 +173,10 @@ func (a *Accept) check(req Request, role string, ri, ai int) []Reason {
 		out = append(out, Reason{Kind: kind, Role: role, Rule: ri, Accept: ai,
 			Message: entryPath(ri, ai) + " (role " + role + "): " + fmt.Sprintf(format, args...)})
 	}
-	if !slices.ContainsFunc(a.Objects, func(p string) bool { return matchKey(p, req.Object) }) {
+	if !slices.ContainsFunc(a.Objects, func(p string) bool { return MatchKey(p, req.Object) }) {
 		deny(ObjectNotListed, "object %q is not listed in objects [%s]", req.Object, strings.Join(a.Objects, ", "))
 	}
-	if !slices.ContainsFunc(a.Environments, func(p string) bool { return matchKey(p, req.Environment) }) {
+	if !slices.ContainsFunc(a.Environments, func(p string) bool { return MatchKey(p, req.Environment) }) {
 		deny(EnvironmentNotListed, "environment %q is not listed in environments [%s]", req.Environment, strings.Join(a.Environments, ", "))
 	}
 	if !a.hasBounds() {

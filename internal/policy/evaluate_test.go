@@ -166,8 +166,8 @@ func TestGlob(t *testing.T) {
 		{"prod", "prod-us", false, "no star is not a prefix match"},
 		{"", "", true, "empty matches empty"},
 	} {
-		if got := glob(tc.pattern, tc.name); got != tc.want {
-			t.Errorf("glob(%q, %q) = %v, want %v (%s)", tc.pattern, tc.name, got, tc.want, tc.why)
+		if got := Glob(tc.pattern, tc.name); got != tc.want {
+			t.Errorf("Glob(%q, %q) = %v, want %v (%s)", tc.pattern, tc.name, got, tc.want, tc.why)
 		}
 	}
 	for _, tc := range []struct {
@@ -181,8 +181,8 @@ func TestGlob(t *testing.T) {
 		{"v1|Namespace||*", "v1|Namespace||kube-system", true, "an empty namespace segment"},
 		{"apps/v1|StatefulSet|redis|redis-replicas", "apps/v1|StatefulSet|redis|redis-replicas", true, "an exact key"},
 	} {
-		if got := matchKey(tc.pattern, tc.name); got != tc.want {
-			t.Errorf("matchKey(%q, %q) = %v, want %v (%s)", tc.pattern, tc.name, got, tc.want, tc.why)
+		if got := MatchKey(tc.pattern, tc.name); got != tc.want {
+			t.Errorf("MatchKey(%q, %q) = %v, want %v (%s)", tc.pattern, tc.name, got, tc.want, tc.why)
 		}
 	}
 }

@@ -23,8 +23,9 @@ func globError(p string) string {
 	return ""
 }
 
-// objectPatternError says why p is not a usable object pattern, or returns "".
-func objectPatternError(p string) string {
+// ObjectPatternError says why p is not a usable object-key pattern
+// (apiVersion|kind|namespace|name, each segment a glob), or returns "".
+func ObjectPatternError(p string) string {
 	if msg := globError(p); msg != "" {
 		return msg
 	}
@@ -34,52 +35,48 @@ func objectPatternError(p string) string {
 	return ""
 }
 
-// matchKey reports whether name matches the pattern segment by segment: both
+// MatchKey reports whether name matches the pattern segment by segment: both
 // are split at `|`, must have as many segments, and each pattern segment is a
-// glob for its segment, so a `*` never crosses a `|`.
-func matchKey(pattern, name string) bool {
-	if !strings.Contains(pattern, "*") {
-		return pattern == name
+// glob for its segment, so a `*` never crosses a `|`. Environments are keys of
+// one segment. It does not allocate: the planner asks it for every observed
+// object.
+func MatchKey(pattern, name string) bool {
+	for {
+		ps, prest, pmore := strings.Cut(pattern, "|")
+		ns, nrest, nmore := strings.Cut(name, "|")
+		if pmore != nmore || !Glob(ps, ns) {
+			return false
+		}
+		if !pmore {
+			return true
+		}
+		pattern, name = prest, nrest
 	}
-	ps, ns := strings.Split(pattern, "|"), strings.Split(name, "|")
-	if len(ps) != len(ns) {
-		return false
-	}
-	for i := range ps {
-		if !glob(ps[i], ns[i]) {
+}
+
+// Glob reports whether name matches pattern, where `*` matches any run of
+// characters (possibly none) and every other character itself. It backtracks
+// only to the last star, so it is linear in practice and never worse than
+// len(pattern)*len(name), with no recursion.
+func Glob(pattern, name string) bool {
+	px, nx, starPx, starNx := 0, 0, -1, 0
+	for nx < len(name) {
+		switch {
+		case px < len(pattern) && pattern[px] == '*':
+			starPx, starNx = px, nx
+			px++
+		case px < len(pattern) && pattern[px] == name[nx]:
+			px++
+			nx++
+		case starPx >= 0:
+			starNx++
+			px, nx = starPx+1, starNx
+		default:
 			return false
 		}
 	}
-	return true
-}
-
-// glob reports whether name matches pattern, where `*` matches any run of
-// characters (possibly none) and every other character itself. It runs in
-// O(len(pattern)*len(name)) at worst, with no recursion.
-func glob(pattern, name string) bool {
-	px, nx := 0, 0
-	nextPx, nextNx := 0, 0
-	for px < len(pattern) || nx < len(name) {
-		if px < len(pattern) {
-			c := pattern[px]
-			if c == '*' {
-				// Try matching nothing first; on mismatch, come back and let
-				// the star swallow one more character of name.
-				nextPx, nextNx = px, nx+1
-				px++
-				continue
-			}
-			if nx < len(name) && name[nx] == c {
-				px++
-				nx++
-				continue
-			}
-		}
-		if 0 < nextNx && nextNx <= len(name) {
-			px, nx = nextPx, nextNx
-			continue
-		}
-		return false
+	for px < len(pattern) && pattern[px] == '*' {
+		px++
 	}
-	return true
+	return px == len(pattern)
 }

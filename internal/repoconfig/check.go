@@ -114,7 +114,7 @@ func crossCheck(cfg *Config, p *policy.Policy, unitValues [][]map[string]any) []
 func accepts(a policy.Accept, u Unit) bool {
 	envOK := false
 	for _, e := range a.Environments {
-		if matchEnvironment(e, u.Environment) {
+		if policy.Glob(e, u.Environment) {
 			envOK = true
 			break
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -102,7 +103,7 @@ func TestValidationErrors(t *testing.T) {
 		{"a values file listed twice", strings.Replace(base, "[envs/prod/values.yaml]", "[envs/prod/values.yaml, envs/prod/values.yaml]", 1), "units[0].valuesFiles[1]: envs/prod/values.yaml is listed twice"},
 		{"unit environments must exist", strings.Replace(base, "environment: prod", "environment: staging", 1), "units[0].environment: \"staging\" is not in environments"},
 		{"a unit needs objects", strings.Replace(base, "    objects: [\"apps/v1|StatefulSet|redis|*\"]\n", "", 1), "units[0].objects: required"},
-		{"object globs have four segments", strings.Replace(base, "apps/v1|StatefulSet|redis|*", "StatefulSet|redis|*", 1), "units[0].objects[0]: want apiVersion|Kind|namespace|name"},
+		{"object globs have four segments", strings.Replace(base, "apps/v1|StatefulSet|redis|*", "StatefulSet|redis|*", 1), "units[0].objects[0]: must be an object key apiVersion|kind|namespace|name"},
 		{"** is not an object glob", strings.Replace(base, "redis|*", "redis|**", 1), "`**` is not a glob here"},
 		{"two units may not claim the same object in one environment", unit("    objects: [\"apps/v1|*|redis|redis-*\"]\n"), `units[1].objects[0]: "apps/v1|*|redis|redis-*" overlaps "apps/v1|StatefulSet|redis|*" of units[0] (redis) in environment prod`},
 		{"unit names are unique within an environment", unit("    objects: [\"v1|Service|x|y\"]\n  - name: other\n    environment: prod\n    valuesFiles: [e.yaml]\n    objects: [\"v1|Service|x|z\"]\n"), "units[2].name: unit other is already defined in environment prod by units[1]"},
@@ -338,8 +339,8 @@ func TestObjectGlobs(t *testing.T) {
 		{"v1|Namespace|*|redis", "v1|Namespace||redis", true, "* matches the empty namespace"},
 	}
 	for _, tt := range tests {
-		if got := MatchObject(tt.pattern, tt.key); got != tt.want {
-			t.Errorf("%s: MatchObject(%q, %q) = %v", tt.why, tt.pattern, tt.key, got)
+		if got := policy.MatchKey(tt.pattern, tt.key); got != tt.want {
+			t.Errorf("%s: policy.MatchKey(%q, %q) = %v", tt.why, tt.pattern, tt.key, got)
 		}
 	}
 	overlaps := []struct {
@@ -394,7 +395,7 @@ func TestGlobsIntersectExhaustive(t *testing.T) {
 		for _, b := range globs {
 			brute := false
 			for _, w := range words {
-				if glob(a, w) && glob(b, w) {
+				if policy.Glob(a, w) && policy.Glob(b, w) {
 					brute = true
 					break
 				}

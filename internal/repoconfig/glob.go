@@ -1,76 +1,25 @@
 package repoconfig
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/values"
 )
 
-// Object-key globs use the policy's semantics: a key is split at `|` into
-// apiVersion|Kind|namespace|name, and in each pattern segment `*` matches
-// any run of characters (possibly none) within that segment, never a `|`.
-
-const objectSegments = 4
+// Object-key globs are the policy's (policy.MatchKey): a key is split at `|`
+// into apiVersion|Kind|namespace|name, and in each pattern segment `*`
+// matches any run of characters within that segment, never a `|`.
 
 // checkObjectPattern says why p cannot be an object-key glob.
 func checkObjectPattern(p string) error {
-	switch {
-	case p == "":
-		return fmt.Errorf("must not be empty")
-	case strings.TrimSpace(p) != p:
-		return fmt.Errorf("must not begin or end with white space")
-	case strings.Contains(p, "**"):
-		return fmt.Errorf("`**` is not a glob here: `*` matches any run of characters within one segment")
-	}
-	if n := len(strings.Split(p, "|")); n != objectSegments {
-		return fmt.Errorf("want apiVersion|Kind|namespace|name (4 segments separated by |), got %d segment(s)", n)
+	if msg := policy.ObjectPatternError(p); msg != "" {
+		return errors.New(msg)
 	}
 	return nil
-}
-
-// MatchObject reports whether the object key matches the pattern, segment
-// by segment. It does not allocate: the planner asks it for every observed
-// object.
-func MatchObject(pattern, key string) bool {
-	for {
-		ps, prest, pmore := strings.Cut(pattern, "|")
-		ks, krest, kmore := strings.Cut(key, "|")
-		if pmore != kmore || !glob(ps, ks) {
-			return false
-		}
-		if !pmore {
-			return true
-		}
-		pattern, key = prest, krest
-	}
-}
-
-// glob reports whether name matches pattern, where `*` matches any run of
-// characters. It backtracks only to the last star, so it is linear in
-// practice and never worse than len(pattern)*len(name).
-func glob(pattern, name string) bool {
-	px, nx, starPx, starNx := 0, 0, -1, 0
-	for nx < len(name) {
-		switch {
-		case px < len(pattern) && pattern[px] == '*':
-			starPx, starNx = px, nx
-			px++
-		case px < len(pattern) && pattern[px] == name[nx]:
-			px++
-			nx++
-		case starPx >= 0:
-			starNx++
-			px, nx = starPx+1, starNx
-		default:
-			return false
-		}
-	}
-	for px < len(pattern) && pattern[px] == '*' {
-		px++
-	}
-	return px == len(pattern)
 }
 
 // objectsOverlap reports whether some object key matches both patterns.
@@ -105,9 +54,9 @@ func globsIntersect(a, b string) bool {
 	case aStar < 0 && bStar < 0:
 		return a == b
 	case aStar < 0:
-		return glob(b, a)
+		return policy.Glob(b, a)
 	case bStar < 0:
-		return glob(a, b)
+		return policy.Glob(a, b)
 	}
 	if n := min(aStar, bStar); a[:n] != b[:n] {
 		return false
@@ -147,9 +96,6 @@ func globsIntersect(a, b string) bool {
 	}
 	return f(0, 0)
 }
-
-// matchEnvironment reports whether an environment name matches a glob.
-func matchEnvironment(pattern, env string) bool { return glob(pattern, env) }
 
 // FieldPattern is a compiled ignoreFields glob over Kubernetes field paths
 // (Helm's --set syntax): `*` is one whole segment (a key or a list index),

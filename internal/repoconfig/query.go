@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/values"
 )
 
@@ -66,7 +67,7 @@ func (c *Config) UnitFor(env, object string) (*Unit, bool) {
 
 func (u *Unit) claims(object string) bool {
 	for _, p := range u.Objects {
-		if MatchObject(p, object) {
+		if policy.MatchKey(p, object) {
 			return true
 		}
 	}
