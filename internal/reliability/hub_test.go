@@ -61,6 +61,12 @@ func theAppKey(t *testing.T) *rsa.PrivateKey {
 // gitopsFiles is the test GitOps repository, by path.
 func gitopsFiles(t *testing.T) map[string]string {
 	t.Helper()
+	return gitopsFilesFrom(t)
+}
+
+// gitopsFilesFrom reads the test GitOps repository for a test or a fuzz target.
+func gitopsFilesFrom(t testing.TB) map[string]string {
+	t.Helper()
 	out := map[string]string{}
 	root := filepath.Join("testdata", "gitops")
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {

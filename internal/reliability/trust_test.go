@@ -291,3 +291,51 @@ func TestCase07bTrustCeilings(t *testing.T) {
 	report(t, "7b", "trust-ceilings", "auto_merges_from_under_trusted_sources", autoMerges, "allowed_beyond_ceiling", beyond,
 		"decisions", evaluated, "documents_naming_a_role_refused", refusedDocs, "pull_requests_for_review", len(prs))
 }
+
+// FuzzPlanFailClosed feeds arbitrary observation documents, read at the
+// trust ceiling of a file, URL or push (asserted), to the planner with the
+// test repository's config and policy: whatever a document claims, the
+// strict config (platform-sre only on audit-log evidence) allows nothing,
+// and the lenient one never auto-merges. A failure is a fail-open result.
+func FuzzPlanFailClosed(f *testing.F) {
+	at := time.Date(2026, 6, 18, 12, 0, 0, 0, time.UTC)
+	f.Add([]byte(claimDoc(at, "alice", "[sre]", "")))
+	f.Add([]byte(claimDoc(at, "platform-sre", "[platform-sre]", "")))
+	f.Add([]byte(claimDoc(at, "alice", "[sre]", "") + "---\n" + claimDoc(at.Add(time.Minute), "bob", "[sre, admin]", "")))
+	files := map[string]string{}
+	for k, v := range gitopsFilesFrom(f) {
+		files[k] = v
+	}
+	strictCfg, err := repoconfig.Parse(repoconfig.Path, []byte(files[configPath]))
+	if err != nil {
+		f.Fatal(err)
+	}
+	lenient(files)
+	lenientCfg, err := repoconfig.Parse(repoconfig.Path, []byte(files[configPath]))
+	if err != nil {
+		f.Fatal(err)
+	}
+	pol, err := policy.Parse(policyPath, []byte(files[policyPath]))
+	if err != nil {
+		f.Fatal(err)
+	}
+	values := map[string][]byte{valuesEast: []byte(files[valuesEast])}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		res := observe.ParseBytes(data, observe.Options{Name: "fuzz", Ceiling: observe.AttributionAsserted})
+		for _, o := range res.Observations {
+			if o.Change.Attribution.Rank() > observe.AttributionAsserted.Rank() {
+				t.Fatalf("believed at %s above the ceiling", o.Change.Attribution)
+			}
+		}
+		for _, d := range plan.Plan(res.Observations, res.Triggers, plan.Snapshot{Config: strictCfg, Policy: pol, PolicyPath: policyPath, Files: values}, at).Decisions {
+			if d.Outcome == plan.Allow {
+				t.Fatalf("fail-open: the strict config allowed %s %+v", d.Object, d.Changes)
+			}
+		}
+		for _, d := range plan.Plan(res.Observations, res.Triggers, plan.Snapshot{Config: lenientCfg, Policy: pol, PolicyPath: policyPath, Files: values}, at).Decisions {
+			if d.AutoMerge {
+				t.Fatalf("fail-open: an asserted claim qualifies for auto-merge: %s %+v", d.Object, d.Changes)
+			}
+		}
+	})
+}
