@@ -3,8 +3,6 @@ package values
 import (
 	"bytes"
 	"fmt"
-
-	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // Get returns the value at path in document opts.Document of data, typed as
@@ -18,7 +16,7 @@ func Get(data []byte, path string, opts Options) (any, error) {
 	return f.Get(path)
 }
 
-// helmRead reads document index as Helm does, with sigs.k8s.io/yaml.
+// helmRead reads document index as Helm does, as sigs.k8s.io/yaml would.
 // Numbers are json.Number so that large integers stay exact.
 func helmRead(src *source, index int) (any, error) {
 	if len(src.docs) == 0 {
@@ -29,8 +27,8 @@ func helmRead(src *source, index int) (any, error) {
 	if len(bytes.TrimSpace(doc)) == 0 {
 		return nil, nil
 	}
-	var v any
-	if err := sigsyaml.Unmarshal(doc, &v, useNumber); err != nil {
+	v, err := helmUnmarshal(doc)
+	if err != nil {
 		return nil, fmt.Errorf("document %d (line %d): %v: %w", index, sp.line, err, ErrParse)
 	}
 	return v, nil
