@@ -41,9 +41,27 @@ bench: ## Run the benchmarks
 tidy-check: ## Fail when go.mod or go.sum is not tidy
 	$(GO) mod tidy -diff
 
+.PHONY: e2e
+e2e: ## Live round trip on a real kube-apiserver and etcd on loopback (installs etcd-server; caches kube-apiserver in ~/.cache/backflow)
+	./testdata/e2e/run.sh
+
 .PHONY: corpus
 corpus: ## Edit every scalar leaf of every corpus values file (no -race; slow)
 	$(GO) test -count=1 -v -timeout 30m -run '^TestCorpus$$' ./internal/values/ -args -corpus
+
+FUZZTIME ?= 30s
+
+.PHONY: fuzz
+fuzz: ## Run every Go fuzz target for FUZZTIME each (seeds from testdata/); print executions and crashes
+	@mkdir -p bin
+	GO=$(GO) ./internal/reliability/fuzz.sh $(FUZZTIME) bin/fuzz-figures.md
+
+.PHONY: reliability
+reliability: ## Run the reliability and security suite in full (no -race, larger counts); print its figures
+	@mkdir -p bin
+	set -o pipefail; $(GO) test -count=1 -timeout 30m -v ./internal/reliability/ -args -full -figures $(CURDIR)/bin/reliability-figures.md \
+		| grep -E '^(--- |ok|FAIL|PASS)|FIGURE'
+	@cat bin/reliability-figures.md
 
 YQ_VERSION := v4.54.3
 TOOLS_DIR ?= $(HOME)/.cache/backflow/tools
