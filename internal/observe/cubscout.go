@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // cub-scout's outputs are another project's formats: keys backflow does not
@@ -67,11 +69,11 @@ func decodeTraceDiff(m *mapping) (Observation, error) {
 		return o, err
 	}
 	diffs, has := m.vals["differences"]
-	if has && !isNull(diffs) && diffs.Kind != yaml.SequenceNode {
+	if has && !yamlnode.IsNull(diffs) && diffs.Kind != yaml.SequenceNode {
 		return o, errAt(diffs, "differences", "want a list")
 	}
 	var items []*yaml.Node
-	if has && !isNull(diffs) {
+	if has && !yamlnode.IsNull(diffs) {
 		items = diffs.Content
 	}
 	switch {
@@ -129,7 +131,7 @@ func scalarValue(n *yaml.Node, path string) (any, error) {
 	if n.Kind != yaml.ScalarNode {
 		return nil, errAt(n, path, "want a string")
 	}
-	if isNull(n) {
+	if yamlnode.IsNull(n) {
 		return nil, nil
 	}
 	return n.Value, nil

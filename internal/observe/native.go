@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // decodeNative reads an ObjectStateObserved document strictly: unknown keys
@@ -123,7 +125,7 @@ func decodeChange(spec *mapping, ceiling Attribution) (Change, error) {
 
 func decodeFields(spec *mapping) ([]Field, error) {
 	n := spec.vals["fields"]
-	if isNull(n) {
+	if yamlnode.IsNull(n) {
 		return nil, errAt(n, "spec.fields", "want a list (an empty list says the object matched desired)")
 	}
 	if n.Kind != yaml.SequenceNode {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // placeError is a problem at a place inside one document.
@@ -28,13 +30,6 @@ func errAt(n *yaml.Node, path, format string, a ...any) error {
 		line = n.Line
 	}
 	return &placeError{line: line, path: path, msg: fmt.Sprintf(format, a...)}
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
 }
 
 // mapping is a YAML mapping node read as keys to value nodes.
@@ -60,9 +55,9 @@ func asMapping(n *yaml.Node, path string) (*mapping, error) {
 			return nil, errAt(k, path, "keys must be strings")
 		}
 		if _, dup := m.vals[k.Value]; dup {
-			return nil, errAt(k, join(path, k.Value), "duplicate key")
+			return nil, errAt(k, yamlnode.Join(path, k.Value), "duplicate key")
 		}
-		if err := refuseAliases(v, join(path, k.Value)); err != nil {
+		if err := refuseAliases(v, yamlnode.Join(path, k.Value)); err != nil {
 			return nil, err
 		}
 		m.keys = append(m.keys, k.Value)
@@ -95,7 +90,7 @@ func (m *mapping) strict(known ...string) error {
 			}
 		}
 		if !ok {
-			return errAt(m.knot[k], join(m.path, k), "unknown key")
+			return errAt(m.knot[k], yamlnode.Join(m.path, k), "unknown key")
 		}
 	}
 	return nil
@@ -107,33 +102,33 @@ func (m *mapping) has(key string) bool { _, ok := m.vals[key]; return ok }
 // error when required).
 func (m *mapping) str(key string, required bool) (string, error) {
 	n, ok := m.vals[key]
-	if !ok || isNull(n) {
+	if !ok || yamlnode.IsNull(n) {
 		if required {
-			return "", errAt(m.node, join(m.path, key), "required")
+			return "", errAt(m.node, yamlnode.Join(m.path, key), "required")
 		}
 		return "", nil
 	}
 	if n.Kind != yaml.ScalarNode {
-		return "", errAt(n, join(m.path, key), "want a string")
+		return "", errAt(n, yamlnode.Join(m.path, key), "want a string")
 	}
 	if required && strings.TrimSpace(n.Value) == "" {
-		return "", errAt(n, join(m.path, key), "required")
+		return "", errAt(n, yamlnode.Join(m.path, key), "required")
 	}
 	return n.Value, nil
 }
 
 func (m *mapping) strs(key string) ([]string, error) {
 	n, ok := m.vals[key]
-	if !ok || isNull(n) {
+	if !ok || yamlnode.IsNull(n) {
 		return nil, nil
 	}
 	if n.Kind != yaml.SequenceNode {
-		return nil, errAt(n, join(m.path, key), "want a list of strings")
+		return nil, errAt(n, yamlnode.Join(m.path, key), "want a list of strings")
 	}
 	out := make([]string, 0, len(n.Content))
 	for i, c := range n.Content {
-		if c.Kind != yaml.ScalarNode || isNull(c) {
-			return nil, errAt(c, fmt.Sprintf("%s[%d]", join(m.path, key), i), "want a string")
+		if c.Kind != yaml.ScalarNode || yamlnode.IsNull(c) {
+			return nil, errAt(c, yamlnode.Index(yamlnode.Join(m.path, key), i), "want a string")
 		}
 		out = append(out, c.Value)
 	}
@@ -142,12 +137,12 @@ func (m *mapping) strs(key string) ([]string, error) {
 
 func (m *mapping) boolean(key string) (bool, bool, error) {
 	n, ok := m.vals[key]
-	if !ok || isNull(n) {
+	if !ok || yamlnode.IsNull(n) {
 		return false, false, nil
 	}
 	var b bool
 	if n.Kind != yaml.ScalarNode || n.Decode(&b) != nil {
-		return false, true, errAt(n, join(m.path, key), "want true or false")
+		return false, true, errAt(n, yamlnode.Join(m.path, key), "want true or false")
 	}
 	return b, true, nil
 }
@@ -159,20 +154,20 @@ func (m *mapping) time(key string, required bool) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, errAt(m.vals[key], join(m.path, key), "want an RFC 3339 time such as 2026-06-18T12:00:00Z")
+		return time.Time{}, errAt(m.vals[key], yamlnode.Join(m.path, key), "want an RFC 3339 time such as 2026-06-18T12:00:00Z")
 	}
 	return t, nil
 }
 
 func (m *mapping) sub(key string, required bool) (*mapping, error) {
 	n, ok := m.vals[key]
-	if !ok || isNull(n) {
+	if !ok || yamlnode.IsNull(n) {
 		if required {
-			return nil, errAt(m.node, join(m.path, key), "required")
+			return nil, errAt(m.node, yamlnode.Join(m.path, key), "required")
 		}
 		return nil, nil
 	}
-	return asMapping(n, join(m.path, key))
+	return asMapping(n, yamlnode.Join(m.path, key))
 }
 
 // anyValue decodes a value node as YAML reads it (JSON-built nodes carry
@@ -183,8 +178,4 @@ func anyValue(n *yaml.Node, path string) (any, error) {
 		return nil, errAt(n, path, "unreadable value")
 	}
 	return v, nil
-}
-
-func isNull(n *yaml.Node) bool {
-	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
 }

@@ -3,108 +3,34 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"regexp"
-	"strconv"
-	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/backflow-dev/backflow/internal/values"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // maxNodes bounds the nodes the loader visits, counting every expansion of
-// an alias, so that a small document whose aliases nest (an "alias bomb")
-// cannot make loading exponential.
+// an alias.
 const maxNodes = 100_000
-
-var errTooManyNodes = errors.New("document contains excessive aliasing or too many nodes")
-
-// parseDocument parses data as exactly one YAML document whose root is a
-// mapping. yaml.v3 keeps aliases as pointers in the node tree, so parsing is
-// linear in the input; the loader bounds their expansion.
-func parseDocument(data []byte) (root *yaml.Node, err error) {
-	// The YAML library is third-party code fed untrusted input: a panic in it
-	// must surface as a parse error, not bring the process down.
-	defer func() {
-		if r := recover(); r != nil {
-			root, err = nil, fmt.Errorf("invalid YAML: %v", r)
-		}
-	}()
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, errors.New("empty document")
-		}
-		return nil, err
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		if err != nil {
-			return nil, err
-		}
-		return nil, errors.New("more than one YAML document")
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-		return nil, errors.New("empty document")
-	}
-	root = doc.Content[0]
-	if root.Kind == yaml.AliasNode {
-		root = root.Alias
-	}
-	if root == nil || root.Kind != yaml.MappingNode {
-		return nil, errors.New("not a YAML mapping")
-	}
-	return root, nil
-}
 
 // loader walks a policy's node tree, collecting every error with its place.
 type loader struct {
-	errs      []FieldError
-	budget    int
-	exhausted bool
+	yamlnode.Budget
+	errs []FieldError
 }
 
 func (l *loader) fail(path, format string, a ...any) {
 	l.errs = append(l.errs, FieldError{Path: path, Message: fmt.Sprintf(format, a...)})
 }
 
-// resolve follows aliases and charges the visit to the node budget. It
-// returns nil once the budget is spent; callers then stop descending.
-func (l *loader) resolve(n *yaml.Node) *yaml.Node {
-	for depth := 0; n != nil && n.Kind == yaml.AliasNode; depth++ {
-		if depth > 100 {
-			l.exhausted = true
-			return nil
-		}
-		n = n.Alias
-	}
-	l.budget--
-	if l.budget < 0 || n == nil {
-		l.exhausted = true
-		return nil
-	}
-	return n
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-func index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
-
-func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
-
 // mapping calls each for every key of the mapping n, in document order.
 // Non-string keys, merge keys and duplicate keys are errors; so is a node
 // that is not a mapping (null counts as an empty mapping).
 func (l *loader) mapping(n *yaml.Node, path string, each func(key string, val *yaml.Node, path string)) {
-	if n = l.resolve(n); n == nil || isNull(n) {
+	if n = l.Resolve(n); n == nil || yamlnode.IsNull(n) {
 		return
 	}
 	if n.Kind != yaml.MappingNode {
@@ -113,7 +39,7 @@ func (l *loader) mapping(n *yaml.Node, path string, each func(key string, val *y
 	}
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := l.resolve(n.Content[i])
+		k := l.Resolve(n.Content[i])
 		if k == nil {
 			return
 		}
@@ -122,21 +48,21 @@ func (l *loader) mapping(n *yaml.Node, path string, each func(key string, val *y
 			continue
 		}
 		if k.ShortTag() == "!!merge" {
-			l.fail(join(path, k.Value), "merge keys are not supported")
+			l.fail(yamlnode.Join(path, k.Value), "merge keys are not supported")
 			continue
 		}
 		if seen[k.Value] {
-			l.fail(join(path, k.Value), "duplicate key")
+			l.fail(yamlnode.Join(path, k.Value), "duplicate key")
 			continue
 		}
 		seen[k.Value] = true
-		each(k.Value, n.Content[i+1], join(path, k.Value))
+		each(k.Value, n.Content[i+1], yamlnode.Join(path, k.Value))
 	}
 }
 
 // sequence calls each for every item of the list n; null is an empty list.
 func (l *loader) sequence(n *yaml.Node, path string, each func(i int, item *yaml.Node, path string)) {
-	if n = l.resolve(n); n == nil || isNull(n) {
+	if n = l.Resolve(n); n == nil || yamlnode.IsNull(n) {
 		return
 	}
 	if n.Kind != yaml.SequenceNode {
@@ -144,14 +70,14 @@ func (l *loader) sequence(n *yaml.Node, path string, each func(i int, item *yaml
 		return
 	}
 	for i, item := range n.Content {
-		each(i, item, index(path, i))
+		each(i, item, yamlnode.Index(path, i))
 	}
 }
 
 // str reads a scalar as a string, as yaml.v3 does for string fields; null
 // reads as empty, so that required checks report it.
 func (l *loader) str(n *yaml.Node, path string) string {
-	if n = l.resolve(n); n == nil || isNull(n) {
+	if n = l.Resolve(n); n == nil || yamlnode.IsNull(n) {
 		return ""
 	}
 	if n.Kind != yaml.ScalarNode {
@@ -170,7 +96,7 @@ func (l *loader) strList(n *yaml.Node, path string) []string {
 }
 
 func (l *loader) boolean(n *yaml.Node, path string) bool {
-	if n = l.resolve(n); n == nil {
+	if n = l.Resolve(n); n == nil {
 		return false
 	}
 	var b bool
@@ -182,7 +108,7 @@ func (l *loader) boolean(n *yaml.Node, path string) bool {
 }
 
 func (l *loader) number(n *yaml.Node, path string) *float64 {
-	if n = l.resolve(n); n == nil {
+	if n = l.Resolve(n); n == nil {
 		return nil
 	}
 	var v any
@@ -200,7 +126,7 @@ func (l *loader) number(n *yaml.Node, path string) *float64 {
 
 // scalarValue decodes a scalar as the typing table reads receipt values.
 func (l *loader) scalarValue(n *yaml.Node, path string) (any, bool) {
-	if n = l.resolve(n); n == nil {
+	if n = l.Resolve(n); n == nil {
 		return nil, false
 	}
 	var v any
@@ -291,13 +217,13 @@ func (l *loader) spec(p *Policy, n *yaml.Node, path string) {
 		}
 	})
 	if !hasDefault {
-		l.fail(join(path, "default"), `required: must be "deny"`)
+		l.fail(yamlnode.Join(path, "default"), `required: must be "deny"`)
 	}
 }
 
 func (l *loader) rule(n *yaml.Node, path string) Rule {
 	var r Rule
-	if rn := l.resolve(n); rn == nil || rn.Kind != yaml.MappingNode {
+	if rn := l.Resolve(n); rn == nil || rn.Kind != yaml.MappingNode {
 		l.fail(path, "must be a mapping")
 		return r
 	}
@@ -315,13 +241,13 @@ func (l *loader) rule(n *yaml.Node, path string) Rule {
 			l.fail(path, "unknown key")
 		}
 	})
-	l.required(r.Role, join(path, "role"))
+	l.required(r.Role, yamlnode.Join(path, "role"))
 	return r
 }
 
 func (l *loader) accept(n *yaml.Node, path string) Accept {
 	var a Accept
-	if an := l.resolve(n); an == nil || an.Kind != yaml.MappingNode {
+	if an := l.Resolve(n); an == nil || an.Kind != yaml.MappingNode {
 		l.fail(path, "must be a mapping")
 		return a
 	}
@@ -336,14 +262,14 @@ func (l *loader) accept(n *yaml.Node, path string) Accept {
 			a.Objects = l.strList(v, path)
 			for i, o := range a.Objects {
 				if msg := ObjectPatternError(o); msg != "" {
-					l.fail(index(path, i), "%s", msg)
+					l.fail(yamlnode.Index(path, i), "%s", msg)
 				}
 			}
 		case "environments":
 			a.Environments = l.strList(v, path)
 			for i, e := range a.Environments {
 				if msg := globError(e); msg != "" {
-					l.fail(index(path, i), "%s", msg)
+					l.fail(yamlnode.Index(path, i), "%s", msg)
 				}
 			}
 		case "autoMerge":
@@ -371,24 +297,24 @@ func (l *loader) accept(n *yaml.Node, path string) Accept {
 			l.fail(path, "unknown key")
 		}
 	})
-	l.required(a.ValuePath, join(path, "valuePath"))
-	l.required(a.Field, join(path, "field"))
+	l.required(a.ValuePath, yamlnode.Join(path, "valuePath"))
+	l.required(a.Field, yamlnode.Join(path, "field"))
 	if len(a.Objects) == 0 {
-		l.fail(join(path, "objects"), "required: list at least one object")
+		l.fail(yamlnode.Join(path, "objects"), "required: list at least one object")
 	}
 	if len(a.Environments) == 0 {
-		l.fail(join(path, "environments"), "required: list at least one environment")
+		l.fail(yamlnode.Join(path, "environments"), "required: list at least one environment")
 	}
 	if hasOneOf && len(a.OneOf) == 0 {
-		l.fail(join(path, "oneOf"), "must list at least one value")
+		l.fail(yamlnode.Join(path, "oneOf"), "must list at least one value")
 	}
 	if a.Minimum != nil && a.Maximum != nil && *a.Minimum > *a.Maximum {
-		l.fail(join(path, "minimum"), "is greater than maximum (%s > %s)", values.Format(*a.Minimum), values.Format(*a.Maximum))
+		l.fail(yamlnode.Join(path, "minimum"), "is greater than maximum (%s > %s)", values.Format(*a.Minimum), values.Format(*a.Maximum))
 	}
 	if a.Pattern != "" && (a.Minimum != nil || a.Maximum != nil) {
 		// pattern applies to strings and minimum/maximum to numbers: no value
 		// could satisfy both, so the entry would silently authorize nothing.
-		l.fail(join(path, "pattern"), "cannot be combined with minimum or maximum")
+		l.fail(yamlnode.Join(path, "pattern"), "cannot be combined with minimum or maximum")
 	}
 	return a
 }

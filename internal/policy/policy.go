@@ -7,6 +7,8 @@ import (
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // API versions a policy may declare: the seed's and backflow's own.
@@ -134,14 +136,14 @@ func Parse(file string, data []byte) (*Policy, error) {
 	if len(data) > MaxSize {
 		return nil, fmt.Errorf("%w: %s: larger than %d bytes", ErrUnparseable, file, MaxSize)
 	}
-	root, err := parseDocument(data)
+	root, err := yamlnode.ParseMapping(data)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrUnparseable, file, err)
 	}
-	l := &loader{budget: maxNodes}
+	l := &loader{Budget: yamlnode.NewBudget(maxNodes)}
 	p := l.policy(root)
-	if l.exhausted {
-		return nil, fmt.Errorf("%w: %s: %w", ErrUnparseable, file, errTooManyNodes)
+	if l.Exhausted() {
+		return nil, fmt.Errorf("%w: %s: %w", ErrUnparseable, file, yamlnode.ErrTooManyNodes)
 	}
 	if len(l.errs) > 0 {
 		p.invalid = true

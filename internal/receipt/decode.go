@@ -3,12 +3,12 @@ package receipt
 import (
 	"errors"
 	"fmt"
-	"io"
 	"reflect"
-	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // ErrUnparseable marks a file that is not one YAML mapping (or is too large,
@@ -26,65 +26,26 @@ func Parse(file string, data []byte) (*Receipt, []Violation, error) {
 	if len(data) > MaxSize {
 		return nil, nil, fmt.Errorf("%w: %s: larger than %d bytes", ErrUnparseable, file, MaxSize)
 	}
-	root, err := parseDocument(data)
+	root, err := yamlnode.ParseMapping(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %s: %w", ErrUnparseable, file, err)
 	}
-	d := &decoder{budget: maxNodes}
+	d := &decoder{Budget: yamlnode.NewBudget(maxNodes)}
 	r := &Receipt{}
 	d.decode(root, reflect.ValueOf(r).Elem(), "")
-	if d.exhausted {
-		return nil, nil, fmt.Errorf("%w: %s: document contains excessive aliasing or too many nodes", ErrUnparseable, file)
+	if d.Exhausted() {
+		return nil, nil, fmt.Errorf("%w: %s: %w", ErrUnparseable, file, yamlnode.ErrTooManyNodes)
 	}
 	r.decodeErrors = d.errs
 	return r, d.warnings, nil
 }
 
-// parseDocument parses data as exactly one YAML document whose root is a
-// mapping.
-func parseDocument(data []byte) (root *yaml.Node, err error) {
-	// The YAML library is third-party code fed untrusted input: a panic in it
-	// must surface as a parse error, not bring the process down.
-	defer func() {
-		if r := recover(); r != nil {
-			root, err = nil, fmt.Errorf("invalid YAML: %v", r)
-		}
-	}()
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, errors.New("empty document")
-		}
-		return nil, err
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		if err != nil {
-			return nil, err
-		}
-		return nil, errors.New("more than one YAML document")
-	}
-	if len(doc.Content) != 1 {
-		return nil, errors.New("empty document")
-	}
-	root = doc.Content[0]
-	if root.Kind == yaml.AliasNode {
-		root = root.Alias
-	}
-	if root == nil || root.Kind != yaml.MappingNode {
-		return nil, errors.New("not a YAML mapping")
-	}
-	return root, nil
-}
-
 // decoder fills the receipt model from a node tree by reflection over the
 // yaml tags, recording each place's problem instead of stopping at the first.
 type decoder struct {
-	warnings  []Violation
-	errs      []Violation
-	budget    int
-	exhausted bool
+	yamlnode.Budget
+	warnings []Violation
+	errs     []Violation
 }
 
 var valueType = reflect.TypeFor[Value]()
@@ -103,26 +64,8 @@ func (d *decoder) fail(path, format string, a ...any) {
 	d.errs = append(d.errs, Violation{Path: path, Message: fmt.Sprintf(format, a...)})
 }
 
-func (d *decoder) resolve(n *yaml.Node) *yaml.Node {
-	for depth := 0; n != nil && n.Kind == yaml.AliasNode; depth++ {
-		if depth > 100 {
-			d.exhausted = true
-			return nil
-		}
-		n = n.Alias
-	}
-	d.budget--
-	if d.budget < 0 || n == nil {
-		d.exhausted = true
-		return nil
-	}
-	return n
-}
-
-func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
-
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
-	if n = d.resolve(n); n == nil {
+	if n = d.Resolve(n); n == nil {
 		return
 	}
 	if v.Type() == valueType {
@@ -138,7 +81,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	switch v.Kind() {
 	case reflect.String:
 		switch {
-		case isNull(n):
+		case yamlnode.IsNull(n):
 		case n.Kind == yaml.ScalarNode:
 			v.SetString(n.Value)
 		default:
@@ -147,7 +90,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	case reflect.Pointer: // *bool: nil tells a missing key from false
 		var b bool
 		switch {
-		case isNull(n):
+		case yamlnode.IsNull(n):
 		case n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool" && n.Decode(&b) == nil:
 			v.Set(reflect.ValueOf(&b))
 		default:
@@ -164,11 +107,11 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		}
 	case reflect.Slice:
 		switch {
-		case isNull(n):
+		case yamlnode.IsNull(n):
 		case n.Kind == yaml.SequenceNode:
 			s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
 			for i, item := range n.Content {
-				d.decode(item, s.Index(i), path+"["+strconv.Itoa(i)+"]")
+				d.decode(item, s.Index(i), yamlnode.Index(path, i))
 			}
 			v.Set(s)
 		default:
@@ -176,7 +119,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		}
 	case reflect.Struct:
 		switch {
-		case isNull(n):
+		case yamlnode.IsNull(n):
 		case n.Kind == yaml.MappingNode:
 			d.decodeStruct(n, v, path)
 		default:
@@ -194,7 +137,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 	}
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := d.resolve(n.Content[i])
+		k := d.Resolve(n.Content[i])
 		if k == nil {
 			return
 		}
