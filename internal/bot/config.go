@@ -12,14 +12,14 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
-	"strconv"
 	"strings"
-	"time"
 
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // ConfigVersion is the only bot config version.
@@ -152,8 +152,9 @@ type Pacing struct {
 	Backoff Duration `yaml:"backoff"`
 }
 
-// Duration is a Go duration string (30s, 10m, 1h).
-type Duration struct{ time.Duration }
+// Duration is a Go duration string (30s, 10m, 1h), read as a repository
+// config's durations are.
+type Duration = repoconfig.Duration
 
 // LoadConfig reads and validates the bot config at path. Relative paths in
 // it (the private key file, observation paths) are made absolute against
@@ -202,13 +203,18 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 		return nil, fmt.Errorf("%s: want one YAML document: %w", file, ErrInvalidConfig)
 	}
 	c := &Config{dir: "."}
-	d := &strictDecoder{budget: maxConfigNodes}
+	var errs []string
 	if len(root.Content) == 1 {
-		d.decode(root.Content[0], reflect.ValueOf(c).Elem(), "")
+		for _, e := range yamlnode.Decode(root.Content[0], c, yamlnode.Options{MaxNodes: maxConfigNodes}) {
+			if e.Path == "" {
+				e.Path = "(top)"
+			}
+			errs = append(errs, fmt.Sprintf("%s: line %d: %s", e.Path, e.Line, e.Message))
+		}
 	}
-	d.errs = append(d.errs, c.validate()...)
-	if len(d.errs) > 0 {
-		return nil, fmt.Errorf("%s: %s: %w", file, strings.Join(d.errs, "; "), ErrInvalidConfig)
+	errs = append(errs, c.validate()...)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s: %s: %w", file, strings.Join(errs, "; "), ErrInvalidConfig)
 	}
 	return c, nil
 }
@@ -387,144 +393,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// strictDecoder decodes a YAML node into a struct, refusing unknown keys
-// and values of the wrong type, each error named by its path.
-type strictDecoder struct {
-	errs   []string
-	budget int
-}
-
-func (d *strictDecoder) fail(n *yaml.Node, path, format string, a ...any) {
-	if path == "" {
-		path = "(top)"
-	}
-	d.errs = append(d.errs, fmt.Sprintf("%s: line %d: %s", path, n.Line, fmt.Sprintf(format, a...)))
-}
-
-func joinPath(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-var (
-	durationType = reflect.TypeOf(Duration{})
-	nodeType     = reflect.TypeOf(yaml.Node{})
-)
-
-func (d *strictDecoder) decode(n *yaml.Node, v reflect.Value, path string) {
-	if d.budget--; d.budget < 0 {
-		if d.budget == -1 {
-			d.fail(n, path, "too many nodes (alias expansion?)")
-		}
-		return
-	}
-	if n.Kind == yaml.AliasNode {
-		d.fail(n, path, "aliases are not allowed")
-		return
-	}
-	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
-		return
-	}
-	if v.Type() == nodeType {
-		v.Set(reflect.ValueOf(*n))
-		return
-	}
-	if v.Type() == durationType {
-		dur, err := time.ParseDuration(n.Value)
-		if n.Kind != yaml.ScalarNode || err != nil {
-			d.fail(n, path, "want a duration such as 30s, 10m or 1h")
-			return
-		}
-		v.Set(reflect.ValueOf(Duration{dur}))
-		return
-	}
-	switch v.Kind() {
-	case reflect.Struct:
-		if n.Kind != yaml.MappingNode {
-			d.fail(n, path, "want a mapping")
-			return
-		}
-		fields := map[string]int{}
-		for i := 0; i < v.NumField(); i++ {
-			if name := v.Type().Field(i).Tag.Get("yaml"); name != "" {
-				fields[name] = i
-			}
-		}
-		d.mapping(n, path, func(key string, kn, vn *yaml.Node) {
-			i, ok := fields[key]
-			if !ok {
-				d.fail(kn, joinPath(path, key), "unknown key")
-				return
-			}
-			d.decode(vn, v.Field(i), joinPath(path, key))
-		})
-	case reflect.Map:
-		if n.Kind != yaml.MappingNode {
-			d.fail(n, path, "want a mapping")
-			return
-		}
-		if v.IsNil() {
-			v.Set(reflect.MakeMap(v.Type()))
-		}
-		d.mapping(n, path, func(key string, _, vn *yaml.Node) {
-			e := reflect.New(v.Type().Elem()).Elem()
-			d.decode(vn, e, joinPath(path, key))
-			v.SetMapIndex(reflect.ValueOf(key), e)
-		})
-	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			d.fail(n, path, "want a list")
-			return
-		}
-		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
-		for i, item := range n.Content {
-			d.decode(item, s.Index(i), fmt.Sprintf("%s[%d]", path, i))
-		}
-		v.Set(s)
-	case reflect.String:
-		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
-			d.fail(n, path, "want a string")
-			return
-		}
-		v.SetString(n.Value)
-	case reflect.Bool:
-		b, err := strconv.ParseBool(n.Value)
-		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || err != nil {
-			d.fail(n, path, "want true or false")
-			return
-		}
-		v.SetBool(b)
-	case reflect.Int, reflect.Int64:
-		i, err := strconv.ParseInt(n.Value, 10, 64)
-		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || err != nil {
-			d.fail(n, path, "want an integer")
-			return
-		}
-		v.SetInt(i)
-	default:
-		d.fail(n, path, "unsupported value")
-	}
-}
-
-func (d *strictDecoder) mapping(n *yaml.Node, path string, each func(key string, kn, vn *yaml.Node)) {
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		kn, vn := n.Content[i], n.Content[i+1]
-		if kn.Kind != yaml.ScalarNode {
-			d.fail(kn, path, "keys must be strings")
-			continue
-		}
-		if seen[kn.Value] {
-			d.fail(kn, joinPath(path, kn.Value), "duplicate key")
-			continue
-		}
-		seen[kn.Value] = true
-		each(kn.Value, kn, vn)
-	}
 }
 
 // PrivateKey reads the App's key from the file or the environment variable

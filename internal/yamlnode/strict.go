@@ -1,0 +1,208 @@
+package yamlnode
+
+import (
+	"encoding"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// FieldError is one wrong place of a document.
+type FieldError struct {
+	// Path is the dotted place with list indexes (units[0].valuesFiles[1]);
+	// empty for the document as a whole.
+	Path string
+	// Line is the 1-based line of the place, 0 when unknown.
+	Line int
+	// Message says what is wrong there.
+	Message string
+}
+
+// Options tunes Decode for the file it reads.
+type Options struct {
+	// MaxNodes bounds the nodes visited, keys and alias expansions included.
+	MaxNodes int
+	// Aliases follows aliases; without it an alias is an error at its place,
+	// which is what keeps an alias bomb from expanding at all.
+	Aliases bool
+	// MaxErrors bounds the errors listed (zero: no bound); past it one error
+	// says that more follow.
+	MaxErrors int
+}
+
+// Decode fills the value out points to from the node tree n, strictly: an
+// unknown key, a duplicate key or a value of the wrong type is an error
+// named by its dotted path and line, and decoding goes on so that every
+// wrong place is listed. A null leaves the Go value as it was.
+//
+// Struct fields are named by their yaml tag; a yaml.Node field keeps its
+// section as written; a type with UnmarshalText reads a scalar's text.
+func Decode(n *yaml.Node, out any, opts Options) []FieldError {
+	d := &decoder{opts: opts, budget: opts.MaxNodes}
+	d.decode(n, reflect.ValueOf(out).Elem(), "")
+	return d.errs
+}
+
+type decoder struct {
+	opts      Options
+	errs      []FieldError
+	budget    int
+	exhausted bool
+}
+
+func (d *decoder) fail(n *yaml.Node, path, format string, a ...any) {
+	switch max := d.opts.MaxErrors; {
+	case max == 0 || len(d.errs) < max:
+		d.errs = append(d.errs, FieldError{Path: path, Line: n.Line, Message: fmt.Sprintf(format, a...)})
+	case len(d.errs) == max:
+		d.errs = append(d.errs, FieldError{Message: "more errors follow; fix these first"})
+	}
+}
+
+// charge spends one node of the budget; false once it is spent, after
+// saying so once.
+func (d *decoder) charge(n *yaml.Node, path string) bool {
+	if d.exhausted {
+		return false
+	}
+	if d.budget--; d.budget < 0 {
+		d.exhausted = true
+		// Listed past MaxErrors too: it explains why decoding stopped.
+		d.errs = append(d.errs, FieldError{Path: path, Line: n.Line, Message: fmt.Sprintf("too many nodes (alias expansion?): more than %d", d.opts.MaxNodes)})
+		return false
+	}
+	return true
+}
+
+var (
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+	nodeType        = reflect.TypeFor[yaml.Node]()
+)
+
+func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
+	if !d.charge(n, path) {
+		return
+	}
+	if n.Kind == yaml.AliasNode {
+		if !d.opts.Aliases {
+			d.fail(n, path, "aliases are not allowed")
+			return
+		}
+		d.decode(n.Alias, v, path)
+		return
+	}
+	if IsNull(n) {
+		return // an empty value leaves the default
+	}
+	if v.Type() == nodeType {
+		v.Set(reflect.ValueOf(*n))
+		return
+	}
+	if v.Kind() != reflect.Pointer && reflect.PointerTo(v.Type()).Implements(textUnmarshaler) {
+		if n.Kind != yaml.ScalarNode {
+			d.fail(n, path, "want a string")
+			return
+		}
+		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(n.Value)); err != nil {
+			d.fail(n, path, "%v", err)
+		}
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		p := reflect.New(v.Type().Elem())
+		d.decode(n, p.Elem(), path)
+		v.Set(p)
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			d.fail(n, path, "want a mapping")
+			return
+		}
+		fields := map[string]int{}
+		for i := 0; i < v.NumField(); i++ {
+			name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
+			if name != "" && name != "-" {
+				fields[name] = i
+			}
+		}
+		d.mapping(n, path, func(key string, kn, vn *yaml.Node) {
+			i, ok := fields[key]
+			if !ok {
+				d.fail(kn, Join(path, key), "unknown key")
+				return
+			}
+			d.decode(vn, v.Field(i), Join(path, key))
+		})
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			d.fail(n, path, "want a mapping")
+			return
+		}
+		if v.IsNil() {
+			v.Set(reflect.MakeMap(v.Type()))
+		}
+		d.mapping(n, path, func(key string, _, vn *yaml.Node) {
+			e := reflect.New(v.Type().Elem()).Elem()
+			d.decode(vn, e, Join(path, key))
+			v.SetMapIndex(reflect.ValueOf(key).Convert(v.Type().Key()), e)
+		})
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			d.fail(n, path, "want a list")
+			return
+		}
+		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+		for i, item := range n.Content {
+			d.decode(item, s.Index(i), Index(path, i))
+		}
+		v.Set(s)
+	case reflect.String:
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
+			d.fail(n, path, "want a string")
+			return
+		}
+		v.SetString(n.Value)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(n.Value)
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || err != nil {
+			d.fail(n, path, "want true or false")
+			return
+		}
+		v.SetBool(b)
+	case reflect.Int, reflect.Int64:
+		// Base 0 reads the integers YAML tags !!int (0x1F, 0o17) as it does.
+		i, err := strconv.ParseInt(n.Value, 0, 64)
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || err != nil {
+			d.fail(n, path, "want an integer")
+			return
+		}
+		v.SetInt(i)
+	default:
+		d.fail(n, path, "cannot be decoded")
+	}
+}
+
+// mapping calls each for every key of n in document order, refusing
+// duplicate and non-scalar keys.
+func (d *decoder) mapping(n *yaml.Node, path string, each func(key string, kn, vn *yaml.Node)) {
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		kn, vn := n.Content[i], n.Content[i+1]
+		if !d.charge(kn, path) {
+			return
+		}
+		if kn.Kind != yaml.ScalarNode {
+			d.fail(kn, path, "keys must be strings")
+			continue
+		}
+		if seen[kn.Value] {
+			d.fail(kn, Join(path, kn.Value), "duplicate key")
+			continue
+		}
+		seen[kn.Value] = true
+		each(kn.Value, kn, vn)
+	}
+}
