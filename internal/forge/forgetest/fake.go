@@ -225,6 +225,15 @@ func (f *Fake) begin(op string, write bool) error {
 	return nil
 }
 
+// beginIn counts a call on one repository, as begin does, and finds that
+// repository: most calls open with both.
+func (f *Fake) beginIn(op string, write bool, rp forge.Repo) (*repo, error) {
+	if err := f.begin(op, write); err != nil {
+		return nil, err
+	}
+	return f.repo(rp)
+}
+
 func (f *Fake) record(format string, args ...any) {
 	f.effects = append(f.effects, fmt.Sprintf(format, args...))
 }

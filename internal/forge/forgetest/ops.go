@@ -52,10 +52,7 @@ func (f *Fake) Repositories(ctx context.Context) ([]forge.Repo, error) {
 func (f *Fake) GetRepo(ctx context.Context, owner, name string) (forge.Repo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("GetRepo", false); err != nil {
-		return forge.Repo{}, err
-	}
-	r, err := f.repo(forge.Repo{Owner: owner, Name: name})
+	r, err := f.beginIn("GetRepo", false, forge.Repo{Owner: owner, Name: name})
 	if err != nil {
 		return forge.Repo{}, err
 	}
@@ -74,10 +71,7 @@ func (f *Fake) commitAt(r *repo, sha string) (*commit, error) {
 func (f *Fake) ReadFile(ctx context.Context, rp forge.Repo, sha, p string) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("ReadFile", false); err != nil {
-		return nil, err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("ReadFile", false, rp)
 	if err != nil {
 		return nil, err
 	}
@@ -101,10 +95,7 @@ func (f *Fake) ReadFile(ctx context.Context, rp forge.Repo, sha, p string) ([]by
 func (f *Fake) ListFiles(ctx context.Context, rp forge.Repo, sha, dir string) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("ListFiles", false); err != nil {
-		return nil, err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("ListFiles", false, rp)
 	if err != nil {
 		return nil, err
 	}
@@ -130,10 +121,7 @@ func (f *Fake) ListFiles(ctx context.Context, rp forge.Repo, sha, dir string) ([
 func (f *Fake) BranchHead(ctx context.Context, rp forge.Repo, branch string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("BranchHead", false); err != nil {
-		return "", err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("BranchHead", false, rp)
 	if err != nil {
 		return "", err
 	}
@@ -148,10 +136,7 @@ func (f *Fake) BranchHead(ctx context.Context, rp forge.Repo, branch string) (st
 func (f *Fake) CreateBranch(ctx context.Context, rp forge.Repo, branch, sha string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("CreateBranch", true); err != nil {
-		return err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("CreateBranch", true, rp)
 	if err != nil {
 		return err
 	}
@@ -184,10 +169,7 @@ func (f *Fake) casBranch(r *repo, branch, expectedOld, newSHA string, force bool
 func (f *Fake) UpdateBranch(ctx context.Context, rp forge.Repo, branch, expectedOld, newSHA string, force bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("UpdateBranch", true); err != nil {
-		return err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("UpdateBranch", true, rp)
 	if err != nil {
 		return err
 	}
@@ -213,10 +195,7 @@ func forceTag(force bool) string {
 func (f *Fake) DeleteBranch(ctx context.Context, rp forge.Repo, branch, expectedSHA string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("DeleteBranch", true); err != nil {
-		return err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("DeleteBranch", true, rp)
 	if err != nil {
 		return err
 	}
@@ -240,10 +219,7 @@ func (f *Fake) DeleteBranch(ctx context.Context, rp forge.Repo, branch, expected
 func (f *Fake) Commit(ctx context.Context, req forge.CommitRequest) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("Commit", true); err != nil {
-		return "", err
-	}
-	r, err := f.repo(req.Repo)
+	r, err := f.beginIn("Commit", true, req.Repo)
 	if err != nil {
 		return "", err
 	}
@@ -290,10 +266,7 @@ func (f *Fake) Commit(ctx context.Context, req forge.CommitRequest) (string, err
 func (f *Fake) CommitsSince(ctx context.Context, rp forge.Repo, base, head string) ([]forge.Commit, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("CommitsSince", false); err != nil {
-		return nil, err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("CommitsSince", false, rp)
 	if err != nil {
 		return nil, err
 	}
@@ -334,10 +307,7 @@ func (f *Fake) CommitsSince(ctx context.Context, rp forge.Repo, base, head strin
 func (f *Fake) GetPullRequest(ctx context.Context, rp forge.Repo, number int) (forge.PullRequest, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("GetPullRequest", false); err != nil {
-		return forge.PullRequest{}, err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("GetPullRequest", false, rp)
 	if err != nil {
 		return forge.PullRequest{}, err
 	}
@@ -399,10 +369,7 @@ func (f *Fake) FindOpenPullRequest(ctx context.Context, rp forge.Repo, head stri
 func (f *Fake) CreatePullRequest(ctx context.Context, rp forge.Repo, np forge.NewPullRequest) (forge.PullRequest, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("CreatePullRequest", true); err != nil {
-		return forge.PullRequest{}, err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("CreatePullRequest", true, rp)
 	if err != nil {
 		return forge.PullRequest{}, err
 	}
@@ -439,10 +406,7 @@ func (f *Fake) CreatePullRequest(ctx context.Context, rp forge.Repo, np forge.Ne
 func (f *Fake) UpdatePullRequest(ctx context.Context, rp forge.Repo, number int, upd forge.PullRequestUpdate) (forge.PullRequest, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("UpdatePullRequest", true); err != nil {
-		return forge.PullRequest{}, err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("UpdatePullRequest", true, rp)
 	if err != nil {
 		return forge.PullRequest{}, err
 	}
@@ -467,10 +431,7 @@ func (f *Fake) UpdatePullRequest(ctx context.Context, rp forge.Repo, number int,
 func (f *Fake) ClosePullRequest(ctx context.Context, rp forge.Repo, number int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("ClosePullRequest", true); err != nil {
-		return err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("ClosePullRequest", true, rp)
 	if err != nil {
 		return err
 	}
@@ -496,10 +457,7 @@ func (f *Fake) hasNumber(r *repo, number int) bool {
 func (f *Fake) ListComments(ctx context.Context, rp forge.Repo, number int) ([]forge.Comment, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("ListComments", false); err != nil {
-		return nil, err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("ListComments", false, rp)
 	if err != nil {
 		return nil, err
 	}
@@ -519,10 +477,7 @@ func (f *Fake) ListComments(ctx context.Context, rp forge.Repo, number int) ([]f
 func (f *Fake) CreateComment(ctx context.Context, rp forge.Repo, number int, body string) (forge.Comment, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("CreateComment", true); err != nil {
-		return forge.Comment{}, err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("CreateComment", true, rp)
 	if err != nil {
 		return forge.Comment{}, err
 	}
@@ -541,10 +496,7 @@ func (f *Fake) CreateComment(ctx context.Context, rp forge.Repo, number int, bod
 func (f *Fake) UpdateComment(ctx context.Context, rp forge.Repo, id int64, body string) (forge.Comment, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("UpdateComment", true); err != nil {
-		return forge.Comment{}, err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("UpdateComment", true, rp)
 	if err != nil {
 		return forge.Comment{}, err
 	}
@@ -565,10 +517,7 @@ func (f *Fake) UpdateComment(ctx context.Context, rp forge.Repo, id int64, body 
 func (f *Fake) AddLabels(ctx context.Context, rp forge.Repo, number int, labels ...string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("AddLabels", true); err != nil {
-		return err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("AddLabels", true, rp)
 	if err != nil {
 		return err
 	}
@@ -590,10 +539,7 @@ func (f *Fake) AddLabels(ctx context.Context, rp forge.Repo, number int, labels 
 func (f *Fake) RemoveLabel(ctx context.Context, rp forge.Repo, number int, label string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("RemoveLabel", true); err != nil {
-		return err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("RemoveLabel", true, rp)
 	if err != nil {
 		return err
 	}
@@ -612,10 +558,7 @@ func (f *Fake) RemoveLabel(ctx context.Context, rp forge.Repo, number int, label
 func (f *Fake) RequestReviewers(ctx context.Context, rp forge.Repo, number int, users, teams []string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("RequestReviewers", true); err != nil {
-		return err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("RequestReviewers", true, rp)
 	if err != nil {
 		return err
 	}
@@ -651,10 +594,7 @@ func normalizeRun(run *forge.CheckRun) {
 func (f *Fake) CreateCheckRun(ctx context.Context, rp forge.Repo, run forge.CheckRun) (forge.CheckRun, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("CreateCheckRun", true); err != nil {
-		return forge.CheckRun{}, err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("CreateCheckRun", true, rp)
 	if err != nil {
 		return forge.CheckRun{}, err
 	}
@@ -675,10 +615,7 @@ func (f *Fake) CreateCheckRun(ctx context.Context, rp forge.Repo, run forge.Chec
 func (f *Fake) UpdateCheckRun(ctx context.Context, rp forge.Repo, id int64, run forge.CheckRun) (forge.CheckRun, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("UpdateCheckRun", true); err != nil {
-		return forge.CheckRun{}, err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("UpdateCheckRun", true, rp)
 	if err != nil {
 		return forge.CheckRun{}, err
 	}
@@ -703,10 +640,7 @@ func (f *Fake) UpdateCheckRun(ctx context.Context, rp forge.Repo, id int64, run 
 func (f *Fake) ListCheckRuns(ctx context.Context, rp forge.Repo, sha, name string) ([]forge.CheckRun, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("ListCheckRuns", false); err != nil {
-		return nil, err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("ListCheckRuns", false, rp)
 	if err != nil {
 		return nil, err
 	}
@@ -726,10 +660,7 @@ func (f *Fake) ListCheckRuns(ctx context.Context, rp forge.Repo, sha, name strin
 func (f *Fake) EnableAutoMerge(ctx context.Context, rp forge.Repo, pr forge.PullRequest, expectedHead string, method forge.MergeMethod) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("EnableAutoMerge", true); err != nil {
-		return err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("EnableAutoMerge", true, rp)
 	if err != nil {
 		return err
 	}
@@ -765,10 +696,7 @@ func (f *Fake) EnableAutoMerge(ctx context.Context, rp forge.Repo, pr forge.Pull
 func (f *Fake) Merge(ctx context.Context, rp forge.Repo, number int, headSHA string, method forge.MergeMethod) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("Merge", true); err != nil {
-		return "", err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("Merge", true, rp)
 	if err != nil {
 		return "", err
 	}
@@ -794,10 +722,7 @@ func (f *Fake) Merge(ctx context.Context, rp forge.Repo, number int, headSHA str
 func (f *Fake) ListIssues(ctx context.Context, rp forge.Repo, label string, state forge.PRState) ([]forge.Issue, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("ListIssues", false); err != nil {
-		return nil, err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("ListIssues", false, rp)
 	if err != nil {
 		return nil, err
 	}
@@ -820,10 +745,7 @@ func (f *Fake) ListIssues(ctx context.Context, rp forge.Repo, label string, stat
 func (f *Fake) CreateIssue(ctx context.Context, rp forge.Repo, ni forge.NewIssue) (forge.Issue, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("CreateIssue", true); err != nil {
-		return forge.Issue{}, err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("CreateIssue", true, rp)
 	if err != nil {
 		return forge.Issue{}, err
 	}
@@ -845,10 +767,7 @@ func (f *Fake) CreateIssue(ctx context.Context, rp forge.Repo, ni forge.NewIssue
 func (f *Fake) UpdateIssue(ctx context.Context, rp forge.Repo, number int, upd forge.IssueUpdate) (forge.Issue, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.begin("UpdateIssue", true); err != nil {
-		return forge.Issue{}, err
-	}
-	r, err := f.repo(rp)
+	r, err := f.beginIn("UpdateIssue", true, rp)
 	if err != nil {
 		return forge.Issue{}, err
 	}
