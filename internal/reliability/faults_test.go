@@ -139,7 +139,7 @@ func TestCase09ForgeFaults(t *testing.T) {
 			ids = append(ids, e.hub.Faults().Add(f))
 		}
 		e.hub.Requests().Reset()
-		for range count(3, 6) {
+		for range count(2, 6) {
 			e.cycle(b)
 		}
 		for _, req := range e.hub.Requests().All() {

@@ -44,4 +44,8 @@ if [ -n "$out" ]; then
   printf '%s\n' "$table" >"$out"
 fi
 echo "FIGURE case=5 name=fuzzing targets=$targets executions=$total_execs crashes=$total_crashes" >&2
+if [ "$targets" -eq 0 ]; then
+  echo "no fuzz target found: does the module build?" >&2
+  exit 1
+fi
 [ "$total_crashes" -eq 0 ]

@@ -84,6 +84,9 @@ func TestCase07Paths(t *testing.T) {
 	// cycle goes through.
 	var repos []forge.Repo
 	for i, bp := range badPaths {
+		if !*fullRun && i%3 != 0 {
+			continue // the short form cycles through a third of them
+		}
 		f := gitopsFiles(t)
 		f[configPath] = badConfig(base, bp.valuesFile, bp.receiptsDir)
 		repos = append(repos, e.createRepo(fmt.Sprintf("paths-%02d", i), f))
