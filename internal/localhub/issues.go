@@ -344,28 +344,38 @@ func (h *Hub) createComment(c *call) {
 	if is == nil {
 		return
 	}
-	var body struct {
-		Body *string `json:"body"`
-	}
-	if !c.decode(&body) {
-		return
-	}
-	if body.Body == nil || *body.Body == "" {
-		c.invalid("Validation Failed", obj{"resource": "IssueComment", "field": "body", "code": "missing_field"})
+	text, ok := c.decodeCommentBody()
+	if !ok {
 		return
 	}
 	// GitHub's limit on a comment body.
-	if len([]rune(*body.Body)) > 65536 {
+	if len([]rune(text)) > 65536 {
 		c.invalid("Validation Failed", obj{"resource": "IssueComment", "field": "body", "code": "custom", "message": "body is too long (maximum is 65536 characters)"})
 		return
 	}
 	now := h.now()
-	cm := &comment{ID: h.st.newID(), Issue: is.Number, Body: *body.Body, User: c.actor(), Created: now, Updated: now}
+	cm := &comment{ID: h.st.newID(), Issue: is.Number, Body: text, User: c.actor(), Created: now, Updated: now}
 	c.repo.Comments = append(c.repo.Comments, cm)
 	p := h.payload(c.repo, c.actor())
 	p["issue"], p["comment"] = h.renderIssue(c.repo, is), h.renderComment(c.repo, cm)
 	h.hooks.enqueue("issue_comment", "created", p)
 	c.json(http.StatusCreated, h.renderComment(c.repo, cm))
+}
+
+// decodeCommentBody reads a comment's request body, whose body must be
+// given and not empty.
+func (c *call) decodeCommentBody() (string, bool) {
+	var body struct {
+		Body *string `json:"body"`
+	}
+	if !c.decode(&body) {
+		return "", false
+	}
+	if body.Body == nil || *body.Body == "" {
+		c.invalid("Validation Failed", obj{"resource": "IssueComment", "field": "body", "code": "missing_field"})
+		return "", false
+	}
+	return *body.Body, true
 }
 
 func (c *call) loadComment() *comment {
@@ -393,17 +403,11 @@ func (h *Hub) updateComment(c *call) {
 	if cm == nil {
 		return
 	}
-	var body struct {
-		Body *string `json:"body"`
-	}
-	if !c.decode(&body) {
+	text, ok := c.decodeCommentBody()
+	if !ok {
 		return
 	}
-	if body.Body == nil || *body.Body == "" {
-		c.invalid("Validation Failed", obj{"resource": "IssueComment", "field": "body", "code": "missing_field"})
-		return
-	}
-	cm.Body, cm.Updated = *body.Body, h.now()
+	cm.Body, cm.Updated = text, h.now()
 	c.json(http.StatusOK, h.renderComment(c.repo, cm))
 }
 

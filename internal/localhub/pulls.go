@@ -651,14 +651,7 @@ func (h *Hub) listPullCommits(c *call) {
 	if is == nil {
 		return
 	}
-	base := is.Pull.BaseSHA
-	if is.State == "open" {
-		if sha, err := c.git.branchSHA(is.Pull.BaseRef); err == nil {
-			base = sha
-		}
-	}
-	from, _ := c.git.mergeBase(base, is.Pull.HeadSHA)
-	list, err := c.git.revList(from, is.Pull.HeadSHA)
+	list, err := c.git.revList(pullMergeBase(c.git, is), is.Pull.HeadSHA)
 	if err != nil {
 		c.internal(err)
 		return
@@ -677,13 +670,7 @@ func (h *Hub) listPullFiles(c *call) {
 	if is == nil {
 		return
 	}
-	base := is.Pull.BaseSHA
-	if is.State == "open" {
-		if sha, err := c.git.branchSHA(is.Pull.BaseRef); err == nil {
-			base = sha
-		}
-	}
-	from, _ := c.git.mergeBase(base, is.Pull.HeadSHA)
+	from := pullMergeBase(c.git, is)
 	if from == "" {
 		from = emptyTree
 	}
@@ -693,6 +680,21 @@ func (h *Hub) listPullFiles(c *call) {
 		return
 	}
 	c.json(http.StatusOK, paginate(c, files))
+}
+
+// pullMergeBase is where a pull request's own commits start: the merge base
+// of its head with the base branch as the branch is now while the pull
+// request is open, and as it was merged into once it is closed. It is ""
+// when the two share no history.
+func pullMergeBase(g *gitRepo, is *issue) string {
+	base := is.Pull.BaseSHA
+	if is.State == "open" {
+		if sha, err := g.branchSHA(is.Pull.BaseRef); err == nil {
+			base = sha
+		}
+	}
+	from, _ := g.mergeBase(base, is.Pull.HeadSHA)
+	return from
 }
 
 func validLogin(s string) bool {
