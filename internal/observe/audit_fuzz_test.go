@@ -40,7 +40,7 @@ func BenchmarkAttribute(b *testing.B) {
 	for i := 0; i < 10_000; i++ {
 		events = append(events, AuditEvent{
 			AuditID: string(rune(i)), Time: t0.Add(time.Duration(i) * time.Second), Verb: "patch", User: "u", Manager: "kubectl",
-			Object: AuditObject{Group: "apps", Version: "v1", Resource: "statefulsets", Subresource: "scale", Namespace: "redis", Name: "redis-replicas"},
+			Object:  AuditObject{Group: "apps", Version: "v1", Resource: "statefulsets", Subresource: "scale", Namespace: "redis", Name: "redis-replicas"},
 			HasBody: true, Sets: []string{"spec.replicas"}, sets: [][]pathSeg{{{key: "spec"}, {key: "replicas"}}},
 		})
 	}
