@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"sync"
 )
 
 // Edit sets the value at Path (Helm's --set syntax) to Value: nil, a bool,
@@ -42,8 +43,17 @@ type File struct {
 	index int
 	doc   *document
 	helm  any
-	v3    any
-	v3ok  bool
+	// v3 is the document decoded by yaml.v3, made once, when the first
+	// edit needs it.
+	v3     any
+	v3Err  error
+	v3Once sync.Once
+}
+
+// decodedV3 is the original document as yaml.v3 decodes it.
+func (f *File) decodedV3() (any, error) {
+	f.v3Once.Do(func() { f.v3, f.v3Err = f.doc.decode() })
+	return f.v3, f.v3Err
 }
 
 // Parse reads data and chooses document opts.Document. A file that does not
@@ -138,12 +148,6 @@ func (f *File) Set(edits []Edit) ([]byte, []Change, error) {
 	}
 	if bytes.Equal(out, data) {
 		return data, nil, nil
-	}
-	if !f.v3ok {
-		if f.v3, err = f.doc.decode(); err != nil {
-			return nil, nil, fmt.Errorf("decoding the original: %v: %w", err, ErrParse)
-		}
-		f.v3ok = true
 	}
 	after, err := verify(f, out, edits, paths)
 	if err != nil {

@@ -33,44 +33,83 @@ func verify(f *File, out []byte, edits []Edit, paths [][]Segment) (*document, er
 			return fail("bytes outside the edited document changed")
 		}
 	}
-	after, helmAfter, err := readBoth(osrc, index)
-	var v3After any
-	if err == nil {
-		v3After, err = after.decode()
-	}
-	if err != nil {
-		return fail("the edited file does not read back: %v", err)
-	}
 	// The last edit of a path wins.
 	final := map[string]int{}
 	for i, p := range paths {
 		final[FormatPath(p)] = i
-	}
-	if err := diffExcept(f.v3, v3After, nil, paths); err != nil {
-		return fail("yaml.v3 reads a change outside the edited paths: %v", err)
-	}
-	if err := diffExcept(f.helm, helmAfter, nil, paths); err != nil {
-		return fail("Helm reads a change outside the edited paths: %v", err)
 	}
 	keys := make([]string, 0, len(final))
 	for k := range final {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	// Each reader's side (parse the result, compare with the original,
+	// read the edited paths back) runs on its own goroutine: they share
+	// nothing but the original's trees, which nobody changes.
+	var helmSide readerCheck
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		helmSide.tree, helmSide.readErr = helmRead(osrc, index)
+		if helmSide.readErr == nil {
+			helmSide.diffErr = diffExcept(f.helm, helmSide.tree, make([]Segment, 0, 32), paths)
+			helmSide.pathErr = readsBackAll("Helm", helmSide.tree, edits, paths, final, keys)
+		}
+	}()
+	var v3Side readerCheck
+	after, err := parseDocument(osrc, index)
+	if err == nil {
+		v3Side.tree, err = after.decode()
+	}
+	v3Side.readErr = err
+	if err == nil {
+		var before any
+		if before, err = f.decodedV3(); err != nil {
+			<-done
+			return nil, fmt.Errorf("decoding the original: %v: %w", err, ErrParse)
+		}
+		v3Side.diffErr = diffExcept(before, v3Side.tree, make([]Segment, 0, 32), paths)
+		v3Side.pathErr = readsBackAll("yaml.v3", v3Side.tree, edits, paths, final, keys)
+	}
+	<-done
+	switch {
+	case v3Side.readErr != nil:
+		return fail("the edited file does not read back: %v", v3Side.readErr)
+	case helmSide.readErr != nil:
+		return fail("the edited file does not read back: %v", helmSide.readErr)
+	case v3Side.diffErr != nil:
+		return fail("yaml.v3 reads a change outside the edited paths: %v", v3Side.diffErr)
+	case helmSide.diffErr != nil:
+		return fail("Helm reads a change outside the edited paths: %v", helmSide.diffErr)
+	case v3Side.pathErr != nil:
+		return fail("%v", v3Side.pathErr)
+	case helmSide.pathErr != nil:
+		return fail("%v", helmSide.pathErr)
+	}
+	return after, nil
+}
+
+// readerCheck is one reader's verdict on an edited file.
+type readerCheck struct {
+	tree                      any
+	readErr, diffErr, pathErr error
+}
+
+// readsBackAll checks that each edited path (the last edit of each, in
+// key order) reads back in tree as the requested value and type.
+func readsBackAll(reader string, tree any, edits []Edit, paths [][]Segment, final map[string]int, keys []string) error {
 	for _, k := range keys {
 		i := final[k]
 		want := edits[i].Value
-		for reader, tree := range map[string]any{"yaml.v3": v3After, "Helm": helmAfter} {
-			got, ok := lookupValue(tree, paths[i])
-			if !ok {
-				return fail("%s: %s finds nothing at the edited path", edits[i].Path, reader)
-			}
-			if !sameValue(got, want) {
-				return fail("%s: %s reads %s (%s), want %s (%s)", edits[i].Path, reader, Format(got), kindOf(normalize(got)), Format(want), kindOf(want))
-			}
+		got, ok := lookupValue(tree, paths[i])
+		if !ok {
+			return fmt.Errorf("%s: %s finds nothing at the edited path", edits[i].Path, reader)
+		}
+		if !sameValue(got, want) {
+			return fmt.Errorf("%s: %s reads %s (%s), want %s (%s)", edits[i].Path, reader, Format(got), kindOf(normalize(got)), Format(want), kindOf(want))
 		}
 	}
-	return after, nil
+	return nil
 }
 
 // decode reads the document's node tree into plain values (YAML 1.2 types).
@@ -87,7 +126,8 @@ func (d *document) decode() (any, error) {
 
 // diffExcept reports the first difference between a and b outside the
 // edited paths. It appends to at in place (the callee never keeps it), so
-// the walk does not copy a path per node. A key may be new in b only on the way to an edited path, and
+// the walk does not copy a path per node; given spare capacity, it does not
+// allocate one either. A key may be new in b only on the way to an edited path, and
 // an empty mapping or null there may become a mapping.
 func diffExcept(a, b any, at []Segment, edited [][]Segment) error {
 	onWay := false
@@ -127,6 +167,9 @@ func diffExcept(a, b any, at []Segment, edited [][]Segment) error {
 			if err := diffExcept(v, w, append(at, Segment{Key: k}), edited); err != nil {
 				return err
 			}
+		}
+		if len(y) == len(x) {
+			return nil // every key of x is in y: none appeared
 		}
 		for k := range y {
 			if _, ok := x[k]; !ok {
