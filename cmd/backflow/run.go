@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/backflow-dev/backflow/internal/bot"
+	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/forge/github"
 )
 
@@ -55,23 +56,13 @@ start (the App's identity or its repositories could not be read).`,
 				level = slog.LevelInfo
 			}
 			logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
-			fg, err := github.New(github.Config{
-				AppID: cfg.GitHub.AppID, PrivateKey: key,
-				BaseURL: cfg.GitHub.BaseURL, GraphQLURL: cfg.GitHub.GraphQLURL, GitURL: cfg.GitHub.GitURL,
-				Allowlist:       cfg.Repositories,
-				WritesPerMinute: cfg.Pacing.WritesPerMinute, MaxWait: cfg.Pacing.MaxWait.Duration,
-				Attempts: cfg.Pacing.Attempts, RequestTimeout: cfg.Pacing.RequestTimeout.Duration, Backoff: cfg.Pacing.Backoff.Duration,
-				Logger: logger,
-			})
+			fg, err := github.New(forgeConfig(cfg, key, logger))
 			if err != nil {
 				return usageError("run: %v", err)
 			}
-			b, err := bot.New(bot.Options{
-				Forge: fg, Sources: cfg.Sources(), Logger: logger,
-				AppSlug: cfg.GitHub.AppSlug, BotUserID: cfg.GitHub.BotUserID,
-				CommitMethod: cfg.Method(), Repositories: cfg.Repositories, GitOpsManagers: cfg.Managers(),
-				CommitKey: bot.CommitKey(key), DryRun: dryRun,
-			})
+			opts := botOptions(cfg, key, fg, cfg.Sources(), logger)
+			opts.DryRun = dryRun
+			b, err := bot.New(opts)
 			if err != nil {
 				return usageError("run: %v", err)
 			}
@@ -103,4 +94,29 @@ start (the App's identity or its repositories could not be read).`,
 	cmd.Flags().StringVar(&format, "format", "text", "summary format: text or json")
 	cmd.Flags().BoolVar(&verbose, "verbose", false, "log every decision and effect to stderr")
 	return cmd
+}
+
+// forgeConfig is the GitHub adapter's config as the bot config says it,
+// for every command that acts as the App.
+func forgeConfig(c *bot.Config, key []byte, logger *slog.Logger) github.Config {
+	return github.Config{
+		AppID: c.GitHub.AppID, PrivateKey: key,
+		BaseURL: c.GitHub.BaseURL, GraphQLURL: c.GitHub.GraphQLURL, GitURL: c.GitHub.GitURL,
+		Allowlist:       c.Repositories,
+		WritesPerMinute: c.Pacing.WritesPerMinute, MaxWait: c.Pacing.MaxWait.Duration,
+		Attempts: c.Pacing.Attempts, RequestTimeout: c.Pacing.RequestTimeout.Duration, Backoff: c.Pacing.Backoff.Duration,
+		Logger: logger,
+	}
+}
+
+// botOptions is the bot as the bot config says it, acting through fg on
+// the observations of sources. The commit key comes from the App's key, so
+// that every process acting as the App recognises the others' commits.
+func botOptions(c *bot.Config, key []byte, fg forge.Forge, sources []bot.Source, logger *slog.Logger) bot.Options {
+	return bot.Options{
+		Forge: fg, Sources: sources, Logger: logger,
+		AppSlug: c.GitHub.AppSlug, BotUserID: c.GitHub.BotUserID,
+		CommitMethod: c.Method(), Repositories: c.Repositories, GitOpsManagers: c.Managers(),
+		CommitKey: bot.CommitKey(key),
+	}
 }

@@ -77,12 +77,7 @@ func runServe(ctx context.Context, configPath string, logger *slog.Logger, liste
 		sources = append(sources, ps)
 		sink = ps
 	}
-	cycler.bot, err = bot.New(bot.Options{
-		Forge: fg, Sources: sources, Logger: logger,
-		AppSlug: cfg.bot.GitHub.AppSlug, BotUserID: cfg.bot.GitHub.BotUserID,
-		CommitMethod: cfg.bot.Method(), Repositories: cfg.bot.Repositories, GitOpsManagers: cfg.bot.Managers(),
-		CommitKey: bot.CommitKey(cfg.privateKey),
-	})
+	cycler.bot, err = bot.New(botOptions(cfg.bot, cfg.privateKey, fg, sources, logger))
 	if err != nil {
 		return usageError("serve: %v", err)
 	}
@@ -106,17 +101,10 @@ func runServe(ctx context.Context, configPath string, logger *slog.Logger, liste
 // serveForgeConfig is the GitHub adapter's config from the bot config, with
 // every request counted in the metrics.
 func serveForgeConfig(cfg *serveConfig, m *server.Metrics, logger *slog.Logger) github.Config {
-	c := cfg.bot
-	return github.Config{
-		AppID: c.GitHub.AppID, PrivateKey: cfg.privateKey,
-		BaseURL: c.GitHub.BaseURL, GraphQLURL: c.GitHub.GraphQLURL, GitURL: c.GitHub.GitURL,
-		Allowlist:       c.Repositories,
-		WritesPerMinute: c.Pacing.WritesPerMinute, MaxWait: c.Pacing.MaxWait.Duration,
-		Attempts: c.Pacing.Attempts, RequestTimeout: c.Pacing.RequestTimeout.Duration, Backoff: c.Pacing.Backoff.Duration,
-		Transport: rateLimitGauge{next: http.DefaultTransport, metrics: m},
-		Observer:  func(ev forge.RequestEvent) { m.GitHubRequest(ev.Status) },
-		Logger:    logger,
-	}
+	c := forgeConfig(cfg.bot, cfg.privateKey, logger)
+	c.Transport = rateLimitGauge{next: http.DefaultTransport, metrics: m}
+	c.Observer = func(ev forge.RequestEvent) { m.GitHubRequest(ev.Status) }
+	return c
 }
 
 // rateLimitGauge reports GitHub's X-RateLimit-Remaining to the metrics.
