@@ -304,6 +304,7 @@ func (s *KubeSource) Read(ctx context.Context) Result {
 	defer s.mu.Unlock()
 	var res Result
 	res.Errors = errs
+	present := map[string]bool{}
 	for _, w := range s.watches {
 		items := w.informer.GetStore().List()
 		sort.Slice(items, func(i, j int) bool {
@@ -315,12 +316,19 @@ func (s *KubeSource) Read(ctx context.Context) Result {
 			if !matchAny(w.patterns, k) {
 				continue
 			}
+			present[string(u.GetUID())] = true
 			o, err := s.observe(u, now().UTC())
 			if err != nil {
 				res.Errors = append(res.Errors, fmt.Errorf("cluster %s: %s: %w", s.Cluster, k, err))
 				continue
 			}
 			res.Observations = append(res.Observations, o)
+		}
+	}
+	// Deleted objects take what was remembered of them along.
+	for uid := range s.applied {
+		if !present[uid] {
+			delete(s.applied, uid)
 		}
 	}
 	return res

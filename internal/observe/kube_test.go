@@ -235,6 +235,18 @@ func TestKubeSource(t *testing.T) {
 	if o = s.Read(ctx).Observations[0]; len(o.Fields) != 0 {
 		t.Fatalf("why: later the object has simply converged; got %+v", o.Fields)
 	}
+
+	// An object gone from the cluster takes its memory along.
+	s.mu.Lock()
+	s.applied["gone"] = map[string]time.Time{"spec.replicas": now}
+	s.mu.Unlock()
+	s.Read(ctx)
+	s.mu.Lock()
+	_, kept := s.applied["gone"]
+	s.mu.Unlock()
+	if kept {
+		t.Error("why: what is remembered of a deleted object is dropped")
+	}
 }
 
 func TestKubeSourceAuditJoin(t *testing.T) {
