@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -430,7 +431,7 @@ func (rc *repoCycle) index(prs []forge.PullRequest) []*unitState {
 		}
 	}
 	out := make([]*unitState, 0, len(by))
-	for _, k := range sortedKeys(by) {
+	for _, k := range slices.Sorted(maps.Keys(by)) {
 		out = append(out, by[k])
 	}
 	return out

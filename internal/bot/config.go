@@ -7,11 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -266,7 +267,7 @@ func (c *Config) validate() []string {
 	default:
 		fail("commitMethod", "want git or api, got %q", c.CommitMethod)
 	}
-	for _, cluster := range sortedKeys(c.Observations) {
+	for _, cluster := range slices.Sorted(maps.Keys(c.Observations)) {
 		if cluster == "" {
 			fail("observations", "a cluster name is empty")
 		}
@@ -361,7 +362,7 @@ func (c *Config) Sources() []Source {
 		}
 	}
 	var out []Source
-	for _, cluster := range sortedKeys(c.Observations) {
+	for _, cluster := range slices.Sorted(maps.Keys(c.Observations)) {
 		for _, s := range c.Observations[cluster] {
 			ceiling := observe.Attribution(s.Trust)
 			var src Source
@@ -384,15 +385,6 @@ func (c *Config) Sources() []Source {
 		}
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // PrivateKey reads the App's key from the file or the environment variable

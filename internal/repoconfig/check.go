@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 
 	"github.com/backflow-dev/backflow/internal/policy"
@@ -100,7 +102,7 @@ func crossCheck(cfg *Config, p *policy.Policy, unitValues [][]map[string]any) []
 			}
 		}
 	}
-	for _, name := range sortedKeys(cfg.Roles) {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Roles)) {
 		if !ruleRoles[name] {
 			warnings = append(warnings, fmt.Sprintf("%s: roles.%s: no rule of %s names this role", Path, name, cfg.Policy))
 		}

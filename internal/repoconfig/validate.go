@@ -2,9 +2,10 @@ package repoconfig
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/backflow-dev/backflow/internal/observe"
@@ -87,7 +88,7 @@ func (c *Config) validate() []FieldError {
 	c.validateEnvironments(k)
 	c.validateUnits(k, receipts)
 	c.validateRoles(k)
-	for _, actor := range sortedKeys(c.Identities) {
+	for _, actor := range slices.Sorted(maps.Keys(c.Identities)) {
 		login := c.Identities[actor]
 		if actor == "" {
 			k.addf("identities", "an actor name is empty")
@@ -143,7 +144,7 @@ func (c *Config) validate() []FieldError {
 
 func (c *Config) validateEnvironments(k *checker) {
 	owner := map[string]string{}
-	for _, env := range sortedKeys(c.Environments) {
+	for _, env := range slices.Sorted(maps.Keys(c.Environments)) {
 		p := "environments." + env
 		k.add(p, checkName(env))
 		e := c.Environments[env]
@@ -249,7 +250,7 @@ func (c *Config) validateUnits(k *checker, receipts string) {
 }
 
 func (c *Config) validateRoles(k *checker) {
-	for _, name := range sortedKeys(c.Roles) {
+	for _, name := range slices.Sorted(maps.Keys(c.Roles)) {
 		p := "roles." + name
 		if strings.TrimSpace(name) == "" {
 			k.addf("roles", "a role name is empty")
@@ -358,15 +359,6 @@ func checkBranchPrefix(p string) error {
 		}
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func (c *Config) applyDefaults() {
