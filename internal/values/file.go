@@ -47,7 +47,7 @@ func newSource(data []byte) *source {
 	if bytes.Contains(data, []byte("\r\n")) {
 		s.nl = "\r\n"
 	}
-	s.lineStarts = append(s.lineStarts, 0)
+	s.lineStarts = make([]int, 1, bytes.Count(data, []byte("\n"))+1)
 	for i, c := range data {
 		if c == '\n' {
 			s.lineStarts = append(s.lineStarts, i+1)
@@ -233,7 +233,8 @@ func shiftLines(err error, firstLine int) string {
 // checkAliases records which anchors aliases reuse and refuses documents
 // whose aliases expand to more nodes than maxExpandedNodes.
 func (d *document) checkAliases() error {
-	if d.root == nil {
+	if d.root == nil || !hasAlias(d.root) {
+		// Without aliases nothing expands and no anchor is reused.
 		return nil
 	}
 	memo := map[*yaml.Node]int{}
@@ -272,4 +273,18 @@ func (d *document) checkAliases() error {
 	}
 	_, err := size(d.root)
 	return err
+}
+
+// hasAlias says whether an alias occurs under n: most values files have
+// none, and then checkAliases has nothing to count.
+func hasAlias(n *yaml.Node) bool {
+	if n.Kind == yaml.AliasNode {
+		return true
+	}
+	for _, c := range n.Content {
+		if hasAlias(c) {
+			return true
+		}
+	}
+	return false
 }

@@ -55,6 +55,9 @@ func verify(f *File, out []byte, edits []Edit, paths [][]Segment) (*document, er
 			helmSide.diffErr = diffExcept(f.helm, helmSide.tree, make([]Segment, 0, 32), paths)
 			helmSide.pathErr = readsBackAll("Helm", helmSide.tree, edits, paths, final, keys)
 		}
+		// The Helm side is the shorter: it also decodes the original for
+		// the yaml.v3 side, when no earlier edit of this File has.
+		_, _ = f.decodedV3()
 	}()
 	var v3Side readerCheck
 	after, err := parseDocument(osrc, index)
