@@ -26,22 +26,10 @@ var ErrInvalid = errors.New("invalid repo config")
 // unreadable, a symlink, too large): a different failure from an invalid one.
 var ErrUnreadable = errors.New("unreadable repo config")
 
-// FieldError is one invalid place in the config file.
-type FieldError struct {
-	// Path is the dotted place with list indexes (units[0].valuesFiles[1]);
-	// empty for the file as a whole.
-	Path string
-	// Line is the 1-based line of the place, 0 when unknown.
-	Line    int
-	Message string
-}
-
-func (e FieldError) Error() string {
-	if e.Path == "" {
-		return e.Message
-	}
-	return e.Path + ": " + e.Message
-}
+// FieldError is one invalid place in the config file: its dotted path with
+// list indexes (units[0].valuesFiles[1]), empty for the file as a whole,
+// its line when known, and what is wrong there.
+type FieldError = yamlnode.FieldError
 
 // Error lists every invalid place of a config file, one per line, each
 // prefixed with the file name.
@@ -80,11 +68,7 @@ func decodeFile(data []byte, c *Config) []FieldError {
 	if len(root.Content) != 1 {
 		return []FieldError{{Message: "empty file"}}
 	}
-	var errs []FieldError
-	for _, e := range yamlnode.Decode(root.Content[0], c, yamlnode.Options{MaxNodes: maxNodes, Aliases: true, MaxErrors: maxErrors}) {
-		errs = append(errs, FieldError(e))
-	}
-	return errs
+	return yamlnode.Decode(root.Content[0], c, yamlnode.Options{MaxNodes: maxNodes, Aliases: true, MaxErrors: maxErrors})
 }
 
 // maxErrors bounds the errors listed: past it, the rest is one line.

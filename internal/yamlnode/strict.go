@@ -21,6 +21,15 @@ type FieldError struct {
 	Message string
 }
 
+// Error writes "<place>: <message>", or the message alone for the whole
+// document.
+func (e FieldError) Error() string {
+	if e.Path == "" {
+		return e.Message
+	}
+	return e.Path + ": " + e.Message
+}
+
 // Options tunes Decode for the file it reads.
 type Options struct {
 	// MaxNodes bounds the nodes visited, keys and alias expansions included.

@@ -117,3 +117,19 @@ func TestDecodeNullKeepsDefault(t *testing.T) {
 		t.Errorf("got name %q count %d; a null must leave the defaults (default, 3)", s.Name, s.Count)
 	}
 }
+
+func TestFieldErrorText(t *testing.T) {
+	cases := []struct {
+		why  string
+		err  FieldError
+		want string
+	}{
+		{"a place is named before its problem", FieldError{Path: "units[0].name", Line: 3, Message: "required"}, "units[0].name: required"},
+		{"the document as a whole has no place to name", FieldError{Message: "empty file"}, "empty file"},
+	}
+	for _, c := range cases {
+		if got := c.err.Error(); got != c.want {
+			t.Errorf("%s: got %q, want %q", c.why, got, c.want)
+		}
+	}
+}
