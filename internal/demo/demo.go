@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/bot"
@@ -180,26 +179,6 @@ type Cycle struct {
 	Actions  []bot.Action `json:"actions"`
 }
 
-// clock is the simulated clock of the clusters and the bot.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
-
-func (c *clock) advance(d time.Duration) { c.set(c.Now().Add(d)) }
-
 // run is one demo's state.
 type run struct {
 	ctx   context.Context
@@ -207,7 +186,7 @@ type run struct {
 	out   io.Writer
 	wall  func() time.Time
 	sum   *Summary
-	clock *clock
+	clock *localhub.FakeClock // the simulated clock of the clusters and the bot
 
 	hub      *localhub.Server
 	inst     int64
@@ -328,7 +307,7 @@ func (f clockFunc) Now() time.Time { return f() }
 // startClusters builds one simulated cluster per environment and applies
 // the default branch's values to them.
 func (r *run) startClusters() error {
-	r.clock = &clock{now: r.wall().UTC().Truncate(time.Second).Add(-15 * time.Minute)}
+	r.clock = localhub.NewFakeClock(r.wall().UTC().Truncate(time.Second).Add(-15 * time.Minute))
 	files, err := SampleFiles()
 	if err != nil {
 		return err
@@ -408,13 +387,13 @@ func (r *run) liveChanges() error {
 		return err
 	}
 	r.say("   %s  alice (group sre) scales redis-replicas 3 -> 4 in %s: %q", r.clock.Now().Format(time.TimeOnly), east.Name, incident)
-	r.clock.advance(time.Minute)
+	r.clock.Advance(time.Minute)
 	bob := Person{Actor: "bob", Groups: []string{"developers"}, Intent: "debugging a slow master"}
 	if err := east.Set(masterKey, imageField, debugImage, bob); err != nil {
 		return err
 	}
 	r.say("   %s  bob (group developers) sets redis-master %s to %s in %s", r.clock.Now().Format(time.TimeOnly), imageField, debugImage, east.Name)
-	r.clock.advance(time.Minute)
+	r.clock.Advance(time.Minute)
 	return r.observe()
 }
 
@@ -686,7 +665,7 @@ func (r *run) pullFiles(number int) ([]pullFile, error) {
 // forwardApply is the GitOps controller applying main after the merge:
 // the accepted value stays, the unauthorized one is reverted.
 func (r *run) forwardApply() error {
-	r.clock.set(maxTime(r.clock.Now(), r.wall().UTC().Truncate(time.Second)).Add(time.Minute))
+	r.clock.Set(maxTime(r.clock.Now(), r.wall().UTC().Truncate(time.Second)).Add(time.Minute))
 	head, err := r.adapter.BranchHead(r.ctx, r.repo, "main")
 	if err != nil {
 		return err
@@ -750,7 +729,7 @@ func maxTime(a, b time.Time) time.Time {
 // followUpCycle re-observes after the grace period and runs the cycle that
 // proves the receipt.
 func (r *run) followUpCycle() error {
-	r.clock.advance(r.grace)
+	r.clock.Advance(r.grace)
 	r.step(6, fmt.Sprintf("Follow-up: %s later (followUp.gracePeriod), the observer reports again and a cycle runs", r.grace))
 	if err := r.observe(); err != nil {
 		return err
@@ -863,7 +842,7 @@ func (r *run) provenReceipts(pr forge.PullRequest) error {
 
 // idleCycle is a cycle with nothing new: it must write nothing.
 func (r *run) idleCycle() error {
-	r.clock.advance(5 * time.Minute)
+	r.clock.Advance(5 * time.Minute)
 	r.step(7, "An idle cycle: nothing new to do")
 	_, c, d, err := r.cycle("idle")
 	if err != nil {
