@@ -13,6 +13,7 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/forge/forgetest"
+	"github.com/backflow-dev/backflow/internal/localhub"
 	"github.com/backflow-dev/backflow/internal/observe"
 )
 
@@ -50,24 +51,6 @@ func gitopsFiles(t *testing.T) map[string]string {
 	return out
 }
 
-// clock is a settable test clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // readLog wraps a Forge and records the commit of every file read, so a
 // test can assert that configuration is read from the default branch only.
 type readLog struct {
@@ -88,7 +71,7 @@ func (r *readLog) ReadFile(ctx context.Context, repo forge.Repo, sha, p string) 
 type fixture struct {
 	t     *testing.T
 	fake  *forgetest.Fake
-	clock *clock
+	clock *localhub.FakeClock
 	src   *StaticSource
 	bot   *Bot
 	reads *readLog
@@ -101,7 +84,7 @@ func newFixture(t *testing.T, mutate func(files map[string]string), opts ...func
 	if mutate != nil {
 		mutate(files)
 	}
-	c := &clock{now: t0.Add(5 * time.Minute)}
+	c := localhub.NewFakeClock(t0.Add(5 * time.Minute))
 	fake := forgetest.New(forge.App{ID: 42, Slug: "backflow"}, c.Now)
 	repo := fake.AddRepo(testRepo, files)
 	fx := &fixture{t: t, fake: fake, clock: c, src: &StaticSource{Label: "test"}, repo: repo}
