@@ -3,7 +3,9 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -139,5 +141,41 @@ func TestValuesSetInPlace(t *testing.T) {
 	}
 	if again, _ := os.ReadFile(f); string(again) != string(got) {
 		t.Errorf("a refused edit changed the file: %q", again)
+	}
+}
+
+// TestValuesGCRestored: values commands run side by side in one process turn
+// the collector off and, when the last returns, give back exactly the
+// settings they found.
+func TestValuesGCRestored(t *testing.T) {
+	f := writeValues(t, "a: 1\n", 0o644)
+	const percent, limit = 77, int64(3 << 30)
+	oldPercent := debug.SetGCPercent(percent)
+	oldLimit := debug.SetMemoryLimit(limit)
+	defer func() {
+		debug.SetGCPercent(oldPercent)
+		debug.SetMemoryLimit(oldLimit)
+	}()
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			args := []string{"values", "get", "--file", f, "--path", "a"}
+			if i%2 == 1 {
+				args = []string{"values", "set", "--file", f, "--path", "a", "--value", "2"}
+			}
+			var out, errOut strings.Builder
+			if code := run(args, &out, &errOut); code != 0 {
+				t.Errorf("%v: exit %d: %s", args, code, errOut.String())
+			}
+		}()
+	}
+	wg.Wait()
+	if got := debug.SetGCPercent(percent); got != percent {
+		t.Errorf("GC percent after the commands: %d, want %d", got, percent)
+	}
+	if got := debug.SetMemoryLimit(-1); got != limit {
+		t.Errorf("memory limit after the commands: %d, want %d", got, limit)
 	}
 }
