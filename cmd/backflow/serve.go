@@ -81,10 +81,15 @@ func runServe(ctx context.Context, configPath string, logger *slog.Logger, liste
 	if err != nil {
 		return usageError("serve: %v", err)
 	}
-	srv, err := server.New(cfg.server, server.Deps{Cycler: cycler, Sink: sink, Metrics: metrics, Logger: logger})
+	routes, attach, err := serveLive(cfg.bot, sources, logger)
 	if err != nil {
 		return usageError("serve: %v", err)
 	}
+	srv, err := server.New(cfg.server, server.Deps{Cycler: cycler, Sink: sink, Metrics: metrics, Logger: logger, Handlers: routes})
+	if err != nil {
+		return usageError("serve: %v", err)
+	}
+	attach(srv)
 	ln, err := net.Listen("tcp", cfg.server.Listen)
 	if err != nil {
 		return usageError("serve: %v", err)

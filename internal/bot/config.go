@@ -71,6 +71,8 @@ type Config struct {
 
 	// dir is the folder relative paths are read from.
 	dir string
+	// audit is the audit event store, built by AuditLog.
+	audit *observe.AuditLog
 }
 
 // GitHub says how to authenticate as the App and where its API is.
@@ -136,7 +138,25 @@ type KubeConfig struct {
 type AuditConfig struct {
 	// LogFiles are audit log files (JSON lines), read as they grow.
 	LogFiles []string `yaml:"logFiles"`
+	// Webhook enables POST /audit on backflow serve, for the API server's
+	// audit webhook backend.
+	Webhook AuditWebhook `yaml:"webhook"`
 }
+
+// AuditWebhook is the credential of POST /audit: a bearer token (what the
+// webhook backend's kubeconfig sends), an HMAC secret, or both; each named
+// by a file or an environment variable, never inline.
+type AuditWebhook struct {
+	TokenFile  string `yaml:"tokenFile"`
+	TokenEnv   string `yaml:"tokenEnv"`
+	SecretFile string `yaml:"secretFile"`
+	SecretEnv  string `yaml:"secretEnv"`
+	// MaxBytes caps one batch; zero means 16 MiB.
+	MaxBytes int64 `yaml:"maxBytes"`
+}
+
+// Enabled reports whether the webhook is configured.
+func (w AuditWebhook) Enabled() bool { return w != AuditWebhook{} }
 
 // Pacing tunes how the forge adapter spends GitHub's request budget.
 type Pacing struct {
@@ -304,6 +324,18 @@ func (c *Config) validate() []string {
 			}
 		}
 	}
+	if w := c.Audit.Webhook; w.Enabled() {
+		switch {
+		case w.TokenFile != "" && w.TokenEnv != "":
+			fail("audit.webhook", "tokenFile and tokenEnv are exclusive")
+		case w.SecretFile != "" && w.SecretEnv != "":
+			fail("audit.webhook", "secretFile and secretEnv are exclusive")
+		case w.TokenFile == "" && w.TokenEnv == "" && w.SecretFile == "" && w.SecretEnv == "":
+			fail("audit.webhook", "a bearer token (tokenFile or tokenEnv) or a secret (secretFile or secretEnv) is required")
+		case w.MaxBytes < 0:
+			fail("audit.webhook.maxBytes", "must be positive")
+		}
+	}
 	for i, m := range c.GitOpsManagers {
 		if strings.TrimSpace(m) == "" {
 			fail(fmt.Sprintf("gitopsManagers[%d]", i), "empty")
@@ -350,17 +382,27 @@ func (c *Config) Resolve(p string) string {
 	return filepath.Join(c.dir, p)
 }
 
-// Sources builds the observation sources the config lists, in cluster
-// order. With audit logs configured, every source's observations are
-// attributed from them.
-func (c *Config) Sources() []Source {
-	var audit *observe.AuditLog
-	if len(c.Audit.LogFiles) > 0 {
-		audit = &observe.AuditLog{}
+// AuditLog is the store of audit events every source is joined with: the
+// tailed log files and what the webhook receives. It is built once; nil
+// when neither is configured.
+func (c *Config) AuditLog() *observe.AuditLog {
+	if len(c.Audit.LogFiles) == 0 && !c.Audit.Webhook.Enabled() {
+		return nil
+	}
+	if c.audit == nil {
+		c.audit = &observe.AuditLog{}
 		for _, f := range c.Audit.LogFiles {
-			audit.Tail(c.Resolve(f))
+			c.audit.Tail(c.Resolve(f))
 		}
 	}
+	return c.audit
+}
+
+// Sources builds the observation sources the config lists, in cluster
+// order. With audit events configured, every source's observations are
+// attributed from them.
+func (c *Config) Sources() []Source {
+	audit := c.AuditLog()
 	var out []Source
 	for _, cluster := range slices.Sorted(maps.Keys(c.Observations)) {
 		for _, s := range c.Observations[cluster] {

@@ -14,6 +14,8 @@ func TestParseConfigKube(t *testing.T) {
 		{why: "in-cluster config is a boolean", yaml: minimalConfig + "observations:\n  c1:\n    - kube:\n        inCluster: yes-please\n        objects: [x]\n", want: "observations.c1[0].kube.inCluster: line 8: want true or false"},
 		{why: "the objects to watch are required", yaml: minimalConfig + "observations:\n  c1:\n    - kube:\n        context: prod\n", want: "observations.c1[0].kube.objects: required"},
 		{why: "a kube source has no trust ceiling: its attribution is computed, not claimed", yaml: kube + "      trust: audit-log\n", want: "kube excludes path, url and trust"},
+		{why: "the audit webhook needs a credential", yaml: kube + "audit:\n  webhook:\n    maxBytes: 100\n", want: "audit.webhook: a bearer token"},
+		{why: "a credential is named by a file or a variable, not both", yaml: kube + "audit:\n  webhook:\n    tokenFile: t\n    tokenEnv: T\n", want: "tokenFile and tokenEnv are exclusive"},
 		{why: "in-cluster and a kubeconfig are exclusive", yaml: minimalConfig + "observations:\n  c1:\n    - kube:\n        inCluster: true\n        context: prod\n        objects: [x]\n", want: "inCluster excludes kubeconfig and context"},
 	}
 	for _, tc := range cases {
@@ -35,6 +37,9 @@ func TestParseConfigKube(t *testing.T) {
 			}
 			if ks.Cluster != "prod-us-east-1" || ks.Config.Context != "prod" || ks.Resync.Minutes() != 1 || ks.Audit == nil || len(ks.GitOpsManagers) == 0 {
 				t.Errorf("kube source %+v", ks)
+			}
+			if ks.Audit != c.AuditLog() {
+				t.Error("the sources and the audit webhook must share one event store")
 			}
 		})
 	}
