@@ -18,14 +18,24 @@ func (h *Hub) renderRef(rs *repoState, g *gitRepo, ref, sha string) obj {
 		"object": obj{"type": typ, "sha": sha, "url": h.repoURL(rs) + "/git/" + typ + "s/" + sha}}
 }
 
-func (h *Hub) getRef(c *call) {
+// pathRefs is the ref the request path names ("refs/" + {ref}: a ref, or a
+// prefix of refs) and the repository's refs; false once an error response
+// is written.
+func (c *call) pathRefs() (ref string, refs map[string]string, ok bool) {
 	if !c.loadRepo() {
-		return
+		return "", nil, false
 	}
-	ref := "refs/" + c.p["ref"]
 	refs, err := c.git.refs()
 	if err != nil {
 		c.internal(err)
+		return "", nil, false
+	}
+	return "refs/" + c.p["ref"], refs, true
+}
+
+func (h *Hub) getRef(c *call) {
+	ref, refs, ok := c.pathRefs()
+	if !ok {
 		return
 	}
 	sha, ok := refs[ref]
@@ -38,13 +48,8 @@ func (h *Hub) getRef(c *call) {
 
 // listMatchingRefs serves git/matching-refs/{prefix} and git/refs[/{prefix}].
 func (h *Hub) listMatchingRefs(c *call) {
-	if !c.loadRepo() {
-		return
-	}
-	prefix := "refs/" + c.p["ref"]
-	refs, err := c.git.refs()
-	if err != nil {
-		c.internal(err)
+	prefix, refs, ok := c.pathRefs()
+	if !ok {
 		return
 	}
 	var names []string
@@ -154,13 +159,8 @@ func (h *Hub) updateRef(c *call) {
 }
 
 func (h *Hub) deleteRef(c *call) {
-	if !c.loadRepo() {
-		return
-	}
-	ref := "refs/" + c.p["ref"]
-	refs, err := c.git.refs()
-	if err != nil {
-		c.internal(err)
+	ref, refs, ok := c.pathRefs()
+	if !ok {
 		return
 	}
 	old, ok := refs[ref]
