@@ -184,7 +184,8 @@ func transient(err error) bool {
 
 // create runs a non-idempotent write. When it fails in a way that leaves its
 // effect unknown (5xx, reset, timeout), check looks for the effect before
-// trying again, so a lost response never produces a duplicate.
+// trying again, so a lost response never produces a duplicate. A timed-out
+// write is not sent again: it may be processed after the check.
 func (a *Adapter) create(ctx context.Context, do func(context.Context) error, check func(context.Context) (bool, error)) error {
 	bo := newBackoff(&a.cfg)
 	var err error
@@ -195,6 +196,12 @@ func (a *Adapter) create(ctx context.Context, do func(context.Context) error, ch
 		done, cerr := check(ctx)
 		if cerr == nil && done {
 			return nil
+		}
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			// The attempt timed out: the request may still be in flight at
+			// the forge and land after the check, so sending it again could
+			// write it twice. The caller's next try checks again.
+			return err
 		}
 		if attempt == a.cfg.Attempts {
 			break
