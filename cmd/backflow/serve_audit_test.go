@@ -11,8 +11,8 @@ import (
 )
 
 // auditBatch is one EventList as the API server's audit webhook posts it:
-// alice's scale of redis-replicas.
-const auditBatch = `{"kind":"EventList","apiVersion":"audit.k8s.io/v1","metadata":{},"items":[{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Request","auditID":"a1","stage":"ResponseComplete","requestURI":"/apis/apps/v1/namespaces/redis/statefulsets/redis-replicas/scale","verb":"patch","user":{"username":"alice","groups":["sre"]},"userAgent":"kubectl/v1.34.4","objectRef":{"resource":"statefulsets","namespace":"redis","name":"redis-replicas","apiGroup":"apps","apiVersion":"v1","subresource":"scale"},"responseStatus":{"code":200},"requestObject":{"spec":{"replicas":4}},"requestReceivedTimestamp":"2026-11-29T10:00:00.000000Z","stageTimestamp":"2026-11-29T10:00:00.010000Z"}]}`
+// alice's scale of redis-replicas (items carry no kind of their own).
+const auditBatch = `{"kind":"EventList","apiVersion":"audit.k8s.io/v1","metadata":{},"items":[{"level":"Request","auditID":"a1","stage":"ResponseComplete","requestURI":"/apis/apps/v1/namespaces/redis/statefulsets/redis-replicas/scale","verb":"patch","user":{"username":"alice","groups":["sre"]},"userAgent":"kubectl/v1.34.4","objectRef":{"resource":"statefulsets","namespace":"redis","name":"redis-replicas","apiGroup":"apps","apiVersion":"v1","subresource":"scale"},"responseStatus":{"code":200},"requestObject":{"spec":{"replicas":4}},"requestReceivedTimestamp":"2026-11-29T10:00:00.000000Z","stageTimestamp":"2026-11-29T10:00:00.010000Z"}]}`
 
 func TestServeLive(t *testing.T) {
 	dir := t.TempDir()

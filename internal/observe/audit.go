@@ -169,7 +169,8 @@ func ParseAuditEvents(data []byte, name string) AuditResult {
 			return res
 		}
 		for i, item := range list.Items {
-			res.add(item, fmt.Sprintf("%s: items[%d]", name, i))
+			// Items of a list carry no kind and apiVersion of their own.
+			res.add(item, fmt.Sprintf("%s: items[%d]", name, i), true)
 		}
 		return res
 	}
@@ -185,13 +186,13 @@ func ParseAuditEvents(data []byte, name string) AuditResult {
 		if len(bytes.TrimSpace(l)) == 0 {
 			continue
 		}
-		res.add(l, fmt.Sprintf("%s:%d", name, line))
+		res.add(l, fmt.Sprintf("%s:%d", name, line), false)
 	}
 	return res
 }
 
-func (r *AuditResult) add(raw []byte, origin string) {
-	ev, keep, err := decodeAuditEvent(raw, origin)
+func (r *AuditResult) add(raw []byte, origin string, listItem bool) {
+	ev, keep, err := decodeAuditEvent(raw, origin, listItem)
 	switch {
 	case err != nil:
 		r.Errors = append(r.Errors, fmt.Errorf("%s: %w", origin, err))
@@ -206,13 +207,17 @@ func (r *AuditResult) add(raw []byte, origin string) {
 var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true}
 
 // decodeAuditEvent reads one Event; keep is false for events that are not
-// successful writes of a named object.
-func decodeAuditEvent(data []byte, origin string) (AuditEvent, bool, error) {
+// successful writes of a named object. An item of an EventList may leave
+// its kind and apiVersion to the list.
+func decodeAuditEvent(data []byte, origin string, listItem bool) (AuditEvent, bool, error) {
 	var raw rawAuditEvent
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&raw); err != nil {
 		return AuditEvent{}, false, fmt.Errorf("audit event: %w", err)
+	}
+	if listItem && raw.Kind == "" && raw.APIVersion == "" {
+		raw.Kind, raw.APIVersion = "Event", auditAPIVersion
 	}
 	if raw.Kind != "Event" || raw.APIVersion != auditAPIVersion {
 		return AuditEvent{}, false, fmt.Errorf("audit event: kind %q apiVersion %q: want Event %s", raw.Kind, raw.APIVersion, auditAPIVersion)

@@ -165,6 +165,10 @@ func TestParseAuditEvents(t *testing.T) {
 
 func TestParseAuditEventsInputs(t *testing.T) {
 	good := ev{id: "a", user: "alice", sub: "scale", body: scaleBody(4)}.json(t)
+	untyped := strings.NewReplacer(`"apiVersion":"audit.k8s.io/v1",`, "", `"kind":"Event",`, "").Replace(good)
+	if untyped == good {
+		t.Fatal("the fixture lost its kind and apiVersion keys")
+	}
 	cases := []struct {
 		why    string
 		input  string
@@ -173,6 +177,10 @@ func TestParseAuditEventsInputs(t *testing.T) {
 	}{
 		{why: "the webhook backend posts an EventList",
 			input: `{"kind":"EventList","apiVersion":"audit.k8s.io/v1","metadata":{},"items":[` + good + `]}`, events: 1},
+		{why: "the items of the webhook backend's list carry no kind and apiVersion of their own",
+			input: `{"kind":"EventList","apiVersion":"audit.k8s.io/v1","metadata":{},"items":[` + untyped + `]}`, events: 1},
+		{why: "a line of the log must say what it is",
+			input: untyped, errs: []string{"audit.log:1: audit event: kind"}},
 		{why: "a bad line is named by its line number and the others are kept",
 			input: good + "\n\n{not json\n" + strings.Replace(good, `"a"`, `"b"`, 1) + "\n", events: 2, errs: []string{"audit.log:3: "}},
 		{why: "another API version is refused, not guessed at",

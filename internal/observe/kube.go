@@ -36,6 +36,9 @@ import (
 // DefaultKubeResync is how often the informers re-list their objects.
 const DefaultKubeResync = 10 * time.Minute
 
+// DefaultAuditSettle is how long a fresh change waits for its audit event.
+const DefaultAuditSettle = 3 * time.Second
+
 // ForwardApplyMemory is how long a live change that a GitOps controller's
 // forward apply then wrote over is still reported, as the controller's
 // write: long enough for the cycles that follow up on it.
@@ -90,6 +93,12 @@ type KubeSource struct {
 	// key of a watched object that was added or changed, so a cycle can
 	// start at once rather than at the next schedule.
 	OnChange func(ObjectKey)
+	// AuditSettle is how long, with Audit set, a fresh change that no audit
+	// event attributes yet is held back before it is reported below
+	// audit-log: the event usually arrives a moment after the watch shows
+	// the change. OnChange is called again when it has passed. Zero means
+	// DefaultAuditSettle.
+	AuditSettle time.Duration
 
 	// Config, when Client is nil, is what Start builds the client and the
 	// mapper from (so a source can be configured before its cluster is
@@ -104,6 +113,9 @@ type KubeSource struct {
 	// since when a GitOps controller has written them (zero while a person
 	// still owns them).
 	applied map[string]map[string]time.Time
+
+	cmu       sync.Mutex
+	changedAt map[string]time.Time // object uid -> when the watch last saw it change
 }
 
 type kubeWatch struct {
@@ -232,12 +244,10 @@ func (s *KubeSource) startLocked() ([]*kubeWatch, context.CancelFunc, error) {
 		}
 		factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(s.Client, resync, ns, nil)
 		w.informer = factory.ForResource(mapping.Resource).Informer()
-		if s.OnChange != nil {
-			_, _ = w.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-				AddFunc:    func(obj any) { s.changed(w, obj) },
-				UpdateFunc: func(_, obj any) { s.changed(w, obj) },
-			})
-		}
+		_, _ = w.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { s.changed(w, nil, obj) },
+			UpdateFunc: func(old, obj any) { s.changed(w, old, obj) },
+		})
 		factory.Start(run.Done())
 	}
 	return watches, cancel, nil
@@ -252,15 +262,52 @@ func (s *KubeSource) Close() {
 	}
 }
 
-func (s *KubeSource) changed(w *kubeWatch, obj any) {
+// changed records when a watched object last changed (a re-list that
+// delivers the same resourceVersion is not a change) and tells OnChange.
+func (s *KubeSource) changed(w *kubeWatch, old, obj any) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return
 	}
+	if o, ok := old.(*unstructured.Unstructured); ok && o.GetResourceVersion() == u.GetResourceVersion() {
+		return
+	}
 	k := unstructuredKey(u)
-	if matchAny(w.patterns, k) {
+	if !matchAny(w.patterns, k) {
+		return
+	}
+	s.cmu.Lock()
+	if s.changedAt == nil {
+		s.changedAt = map[string]time.Time{}
+	}
+	s.changedAt[string(u.GetUID())] = s.now()
+	s.cmu.Unlock()
+	if s.OnChange != nil {
 		s.OnChange(k)
 	}
+}
+
+func (s *KubeSource) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// unsettled says how much longer a change seen at changedAt waits for its
+// audit event; zero when it need not wait.
+func (s *KubeSource) unsettled(uid string, now time.Time) time.Duration {
+	settle := s.AuditSettle
+	if settle <= 0 {
+		settle = DefaultAuditSettle
+	}
+	s.cmu.Lock()
+	at, ok := s.changedAt[uid]
+	s.cmu.Unlock()
+	if !ok || now.Sub(at) >= settle {
+		return 0
+	}
+	return settle - now.Sub(at)
 }
 
 // plan groups the object globs by kind.
@@ -292,10 +339,7 @@ func (s *KubeSource) Read(ctx context.Context) Result {
 	if err := s.Start(ctx); err != nil {
 		return Result{Errors: []error{err}}
 	}
-	now := time.Now
-	if s.Now != nil {
-		now = s.Now
-	}
+	now := s.now
 	var errs []error
 	if s.Audit != nil {
 		errs = s.Audit.Refresh()
@@ -317,9 +361,19 @@ func (s *KubeSource) Read(ctx context.Context) Result {
 				continue
 			}
 			present[string(u.GetUID())] = true
-			o, err := s.observe(u, now().UTC())
+			t := now().UTC()
+			o, err := s.observe(u, t)
 			if err != nil {
 				res.Errors = append(res.Errors, fmt.Errorf("cluster %s: %s: %w", s.Cluster, k, err))
+				continue
+			}
+			if wait := s.unsettled(string(u.GetUID()), t); wait > 0 && s.Audit != nil && o.Change.Attribution != AttributionAuditLog && personChanged(o) {
+				// Reported now, the change would be judged without its
+				// author (and denied); the next cycle will have the event.
+				res.Ignored++
+				if s.OnChange != nil {
+					time.AfterFunc(wait, func() { s.OnChange(k) })
+				}
 				continue
 			}
 			res.Observations = append(res.Observations, o)
@@ -332,6 +386,17 @@ func (s *KubeSource) Read(ctx context.Context) Result {
 		}
 	}
 	return res
+}
+
+// personChanged reports whether a field of o is a live change by someone
+// other than the GitOps controller.
+func personChanged(o Observation) bool {
+	for _, f := range o.Fields {
+		if f.Cause != CauseForwardApply {
+			return true
+		}
+	}
+	return false
 }
 
 // observe builds the observation of one live object. s.mu is held.
@@ -371,7 +436,11 @@ func (s *KubeSource) observe(u *unstructured.Unstructured, now time.Time) (Obser
 			delete(seen, p)
 			continue
 		}
+		// What the controller applied is its desired value: the planner
+		// compares with the values files where the field is mapped, and
+		// sees an unmapped one unchanged rather than as someone's drift.
 		f.Cause = CauseForwardApply
+		f.Desired, f.HasDesired = f.Live, true
 		fields = append(fields, f)
 	}
 	if len(seen) == 0 {

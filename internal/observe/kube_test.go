@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -215,7 +216,8 @@ func TestKubeSource(t *testing.T) {
 	}
 	waitChange(t, changed, s, "9")
 	o = s.Read(ctx).Observations[0]
-	if len(o.Fields) != 1 || o.Fields[0].Cause != CauseForwardApply || o.Fields[0].Manager != "helm-controller" || o.Fields[0].Live != int64(3) {
+	if len(o.Fields) != 1 || o.Fields[0].Cause != CauseForwardApply || o.Fields[0].Manager != "helm-controller" || o.Fields[0].Live != int64(3) ||
+		!o.Fields[0].HasDesired || o.Fields[0].Desired != int64(3) {
 		t.Fatalf("why: a live change the forward apply wrote back is reported as reverted; got %+v", o.Fields)
 	}
 
@@ -294,5 +296,54 @@ func waitChange(t *testing.T, changed chan ObjectKey, s *KubeSource, rv string) 
 		case <-timeout:
 			t.Fatalf("the watch did not deliver resourceVersion %s", rv)
 		}
+	}
+}
+
+func TestKubeSourceWaitsForTheAuditEvent(t *testing.T) {
+	at := "2026-11-29T10:00:10Z"
+	applied := statefulSet(t, 3, "redis:7", nil, managedEntry{"helm-controller", "Apply", "", at, applyAll})
+	s, client, changed := fakeKube(t, applied)
+	var mu sync.Mutex
+	now := t0.Add(time.Minute)
+	s.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	s.Audit = &AuditLog{}
+	s.AuditSettle = time.Minute
+	ctx := context.Background()
+	if res := s.Read(ctx); len(res.Observations) != 1 {
+		t.Fatalf("why: a converged object is reported at once; got %+v", res)
+	}
+	<-changed // the initial list
+
+	update := func(obj *unstructured.Unstructured, rv string) {
+		t.Helper()
+		obj.SetResourceVersion(rv)
+		if _, err := client.Resource(stsGVR).Namespace("redis").Update(ctx, obj, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		<-changed // the watch has the new version in its cache before it tells
+	}
+	update(statefulSet(t, 4, "redis:7", nil, managedEntry{"helm-controller", "Apply", "", at, applyNoReplicas},
+		managedEntry{"kubectl", "Update", "scale", "2026-11-29T10:00:50Z", scaled}), "8")
+	if res := s.Read(ctx); len(res.Observations) != 0 || res.Ignored != 1 {
+		t.Fatalf("why: a fresh change without its audit event is held back, not judged authorless; got %+v", res)
+	}
+	s.Audit.Add(parseEvents(t, ev{id: "a", user: "alice", groups: []string{"sre"}, sub: "scale", body: scaleBody(4), at: t0.Add(50 * time.Second)})...)
+	res := s.Read(ctx)
+	if len(res.Observations) != 1 || res.Observations[0].Change.Actor != "alice" || res.Observations[0].Change.Attribution != AttributionAuditLog {
+		t.Fatalf("why: once the event is there the change is reported, attributed; got %+v", res)
+	}
+
+	update(statefulSet(t, 4, "redis:8", nil, managedEntry{"helm-controller", "Apply", "", at, `{"f:spec":{"f:serviceName":{}}}`},
+		managedEntry{"kubectl", "Update", "scale", "2026-11-29T10:00:50Z", scaled},
+		managedEntry{"kubectl-set", "Update", "", "2026-11-29T10:00:55Z", `{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"redis\"}":{"f:image":{}}}}}}}`}), "9")
+	if res := s.Read(ctx); len(res.Observations) != 0 {
+		t.Fatalf("why: bob's image change has no event yet and is held back; got %+v", res.Observations)
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Minute)
+	mu.Unlock()
+	res = s.Read(ctx)
+	if len(res.Observations) != 1 || res.Observations[0].Change.Attribution != AttributionUnknown {
+		t.Fatalf("why: past the settle time the change is reported with what is known (two people: unknown); got %+v", res)
 	}
 }

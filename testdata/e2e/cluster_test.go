@@ -85,9 +85,10 @@ func startProcess(t *testing.T, dir, name string, cmd *exec.Cmd) string {
 			<-done
 		}
 		logFile.Close()
-		if t.Failed() {
+		// E2E_LOGS=1 shows the logs of a passing run too.
+		if t.Failed() || os.Getenv("E2E_LOGS") != "" {
 			data, _ := os.ReadFile(logPath)
-			if len(data) > 6000 {
+			if len(data) > 6000 && os.Getenv("E2E_LOGS") == "" {
 				data = data[len(data)-6000:]
 			}
 			t.Logf("--- tail of %s:\n%s", name, data)
@@ -121,8 +122,10 @@ func token() string {
 }
 
 // startCluster starts etcd and the kube-apiserver at apiserver, waits until
-// the API server is ready and sets up the namespace and RBAC.
-func startCluster(t *testing.T, apiserver string) *cluster {
+// the API server is ready and sets up the namespace and RBAC. The audit
+// events go to a log file and, when auditURL is set, to that webhook with
+// the bearer token auditToken, in batches of at most a second.
+func startCluster(t *testing.T, apiserver, auditURL, auditToken string) *cluster {
 	t.Helper()
 	dir := t.TempDir()
 	etcdBin, err := exec.LookPath("etcd")
@@ -172,7 +175,25 @@ rules:
 `)
 	port := freePort(t)
 	c.server = fmt.Sprintf("https://127.0.0.1:%d", port)
-	startProcess(t, dir, "kube-apiserver", exec.Command(apiserver,
+	args := []string{}
+	if auditURL != "" {
+		hook := write("audit-webhook.kubeconfig", fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+  - name: backflow
+    cluster: {server: %q, insecure-skip-tls-verify: true}
+users:
+  - name: kube-apiserver
+    user: {token: %q}
+contexts:
+  - name: audit
+    context: {cluster: backflow, user: kube-apiserver}
+current-context: audit
+`, auditURL, auditToken))
+		args = append(args, "--audit-webhook-config-file", hook, "--audit-webhook-mode", "batch",
+			"--audit-webhook-batch-max-wait", "1s", "--audit-webhook-initial-backoff", "1s")
+	}
+	startProcess(t, dir, "kube-apiserver", exec.Command(apiserver, append(args,
 		"--etcd-servers", etcdURL,
 		"--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1",
 		"--cert-dir", filepath.Join(dir, "certs"),
@@ -182,7 +203,7 @@ rules:
 		"--authorization-mode", "RBAC",
 		"--audit-policy-file", policy, "--audit-log-path", c.auditLog,
 		"--service-cluster-ip-range", "10.96.0.0/24",
-		"--enable-priority-and-fairness=false"))
+		"--enable-priority-and-fairness=false")...))
 	c.kubeconfig = write("kubeconfig", c.kubeconfigYAML())
 
 	ready := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}

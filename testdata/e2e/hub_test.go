@@ -78,9 +78,10 @@ func startHub(t *testing.T, bin, webhookURL string) endpoints {
 }
 
 // serveConfig writes backflow serve's config: the App at the local hub, the
-// cluster watched directly with the backflow identity, the audit log, and
-// a short schedule.
-func serveConfig(t *testing.T, ep endpoints, c *cluster, listen string) string {
+// cluster watched directly with the backflow identity, the audit log file
+// and webhook, and a schedule slow enough that only the watch and the
+// webhook start timely cycles.
+func serveConfig(t *testing.T, ep endpoints, c *cluster, listen, auditToken string) string {
 	t.Helper()
 	base := ep.APIURL
 	if !strings.HasSuffix(base, "/") {
@@ -104,15 +105,21 @@ observations:
         objects: ["apps/v1|StatefulSet|%s|redis-*"]
 audit:
   logFiles: [%s]
+  webhook:
+    tokenFile: audit-token
 server:
   listen: %s
-  schedule: "@every 2s"
+  schedule: "@every 30s"
   jitter: 0s
   webhook:
     secretFile: %s
 `, ep.AppID, ep.PrivateKeyPath, base, ep.GraphQLURL, ep.GitURL, repoName, gitopsManager,
 		c.kubeconfig, userBackflow, namespace, c.auditLog, listen, ep.WebhookSecretPath)
-	p := filepath.Join(t.TempDir(), "backflow.yaml")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "audit-token"), []byte(auditToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "backflow.yaml")
 	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,11 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,10 +101,15 @@ func TestLiveRoundTrip(t *testing.T) {
 	}
 	apiserver, bin := binaries(t)
 	start := time.Now()
-	c := startCluster(t, apiserver)
+	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	auditToken := token()
+	// The API server sends a webhook's token over https only; TLS in front
+	// of backflow serve is what an ingress does in a cluster.
+	tlsFront := httptest.NewTLSServer(httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: listen}))
+	t.Cleanup(tlsFront.Close)
+	c := startCluster(t, apiserver, tlsFront.URL+"/audit", auditToken)
 	clusterReady := time.Since(start)
 
-	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	ep := startHub(t, bin, "http://"+listen+"/webhook")
 	h := newHubClient(t, ep)
 
@@ -109,7 +118,7 @@ func TestLiveRoundTrip(t *testing.T) {
 	if n := replicas(t, c, "redis-replicas"); n != 3 {
 		t.Fatalf("after the first forward apply redis-replicas has %d replicas, want 3", n)
 	}
-	startServe(t, bin, serveConfig(t, ep, c, listen), listen)
+	serveLog := startServe(t, bin, serveConfig(t, ep, c, listen, auditToken), listen)
 	t.Logf("timing: harness start %s (etcd and kube-apiserver ready in %s; then localhub, the first forward apply and backflow serve)",
 		time.Since(start).Round(time.Millisecond), clusterReady.Round(time.Millisecond))
 
@@ -226,6 +235,19 @@ func TestLiveRoundTrip(t *testing.T) {
 	})
 	assertNothingWritten(t, h, len(pullsBefore), values)
 	forwardApply(t, c, h)
+	// Once the forward apply has reverted them, nothing is drift any more.
+	eventually(t, stepTimeout, "the drift issue closed after the forward apply", func() error {
+		issues, err := h.driftIssues(t)
+		if err != nil {
+			return err
+		}
+		for _, is := range issues {
+			if is.State == "open" {
+				return fmt.Errorf("drift issue #%d still open:\n%s", is.Number, is.Body)
+			}
+		}
+		return nil
+	})
 
 	// 6. alice scales redis-master, which a person must review; the forward
 	// apply reverts it before the merge, and the pull request stays open
@@ -265,6 +287,29 @@ func TestLiveRoundTrip(t *testing.T) {
 	if p := pullFor(pulls, masterKey); p.State != "open" {
 		t.Errorf("#%d is %s after the revert, want open", p.Number, p.State)
 	}
+	// The API server's audit webhook delivered its batches to POST /audit
+	// (the same events as the log file, so mostly deduplicated).
+	eventually(t, stepTimeout, "audit batches received over the webhook", func() error {
+		data, err := os.ReadFile(serveLog)
+		if err != nil {
+			return err
+		}
+		if !bytes.Contains(data, []byte(`"msg":"audit batch"`)) {
+			return errors.New("no audit batch in backflow serve's log")
+		}
+		for _, bad := range []string{`"msg":"audit batch refused"`, `"msg":"audit batch rejected"`} {
+			if bytes.Contains(data, []byte(bad)) {
+				return errors.New("backflow serve's log has " + bad)
+			}
+		}
+		// alice's changes were never judged before their audit events came.
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			if bytes.Contains(line, []byte(`"msg":"unauthorized drift`)) && bytes.Contains(line, []byte("actor-unknown")) {
+				return fmt.Errorf("a change was denied for want of its author: %s", line)
+			}
+		}
+		return nil
+	})
 	t.Logf("timing: whole round trip %s", time.Since(start).Round(time.Millisecond))
 }
 
