@@ -151,7 +151,12 @@ func restConfig(cfg KubeConfig) (*rest.Config, error) {
 		if cfg.Kubeconfig != "" || cfg.Context != "" {
 			return nil, errors.New("inCluster excludes kubeconfig and context")
 		}
-		return rest.InClusterConfig()
+		rc, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, err
+		}
+		rc.UserAgent = "backflow"
+		return rc, nil
 	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if cfg.Kubeconfig != "" {
