@@ -3,6 +3,8 @@ package observe
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -345,5 +347,41 @@ func TestKubeSourceWaitsForTheAuditEvent(t *testing.T) {
 	res = s.Read(ctx)
 	if len(res.Observations) != 1 || res.Observations[0].Change.Attribution != AttributionUnknown {
 		t.Fatalf("why: past the settle time the change is reported with what is known (two people: unknown); got %+v", res)
+	}
+}
+
+func TestNewKubeSource(t *testing.T) {
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "config")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: prod, context: {cluster: c, user: u}}]
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		why  string
+		cfg  KubeConfig
+		want string
+	}{
+		{why: "a kubeconfig and one of its contexts make a client", cfg: KubeConfig{Kubeconfig: kubeconfig, Context: "prod"}},
+		{why: "a context the kubeconfig lacks is an error naming the cluster", cfg: KubeConfig{Kubeconfig: kubeconfig, Context: "staging"}, want: "cluster prod-us-east-1: kubeconfig"},
+		{why: "in-cluster config excludes a kubeconfig", cfg: KubeConfig{InCluster: true, Kubeconfig: kubeconfig}, want: "inCluster excludes kubeconfig and context"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.why, func(t *testing.T) {
+			s, err := NewKubeSource("prod-us-east-1", tc.cfg)
+			if tc.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("err %v, want %q", err, tc.want)
+				}
+				return
+			}
+			if err != nil || s.Client == nil || s.Mapper == nil {
+				t.Fatalf("source %+v, err %v", s, err)
+			}
+		})
 	}
 }
