@@ -43,17 +43,18 @@ type File struct {
 	index int
 	doc   *document
 	helm  any
-	// v3 is the document decoded by yaml.v3, made once, when the first
-	// edit needs it.
-	v3     any
+	// v3Err says whether the original decodes with yaml.v3, found out
+	// once, when the first edit needs it.
 	v3Err  error
 	v3Once sync.Once
 }
 
-// decodedV3 is the original document as yaml.v3 decodes it.
-func (f *File) decodedV3() (any, error) {
-	f.v3Once.Do(func() { f.v3, f.v3Err = f.doc.decode() })
-	return f.v3, f.v3Err
+// decodesV3 checks the original document decodes with yaml.v3 (duplicate
+// keys, for one, do not): verification compares node trees, and trusts
+// what it does not compare to decode as the original did.
+func (f *File) decodesV3() error {
+	f.v3Once.Do(func() { _, f.v3Err = f.doc.decode() })
+	return f.v3Err
 }
 
 // Parse reads data and chooses document opts.Document. A file that does not

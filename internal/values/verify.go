@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+
+	yaml "go.yaml.in/yaml/v3"
 )
 
 // verify checks an edited file against the original before it is returned:
 // the other documents and everything outside the edited one are the same
 // bytes; the edited document parses with yaml.v3 and with Helm's reader; both
-// trees equal the originals except at the edited paths; and each edited path
-// reads back, in both, as the requested value and type.
+// trees equal the originals except at the edited paths (yaml.v3's compared
+// node by node, Helm's as decoded values); and each edited path reads back,
+// in both, as the requested value and type.
 func verify(f *File, out []byte, edits []Edit, paths [][]Segment) (*document, error) {
 	src, index := f.src, f.index
 	fail := func(format string, a ...any) (*document, error) {
@@ -55,24 +58,22 @@ func verify(f *File, out []byte, edits []Edit, paths [][]Segment) (*document, er
 			helmSide.diffErr = diffExcept(f.helm, helmSide.tree, make([]Segment, 0, 32), paths)
 			helmSide.pathErr = readsBackAll("Helm", helmSide.tree, edits, paths, final, keys)
 		}
-		// The Helm side is the shorter: it also decodes the original for
-		// the yaml.v3 side, when no earlier edit of this File has.
-		_, _ = f.decodedV3()
+		// The Helm side is the shorter: it also checks the original
+		// decodes with yaml.v3, when no earlier edit of this File has.
+		_ = f.decodesV3()
 	}()
 	var v3Side readerCheck
 	after, err := parseDocument(osrc, index)
-	if err == nil {
-		v3Side.tree, err = after.decode()
-	}
 	v3Side.readErr = err
 	if err == nil {
-		var before any
-		if before, err = f.decodedV3(); err != nil {
+		if err = f.decodesV3(); err != nil {
 			<-done
 			return nil, fmt.Errorf("decoding the original: %v: %w", err, ErrParse)
 		}
-		v3Side.diffErr = diffExcept(before, v3Side.tree, make([]Segment, 0, 32), paths)
-		v3Side.pathErr = readsBackAll("yaml.v3", v3Side.tree, edits, paths, final, keys)
+		v3Side.diffErr = diffNodes(f.doc.root, after.root, make([]Segment, 0, 32), paths, map[[2]*yaml.Node]bool{})
+		if v3Side.diffErr == nil {
+			v3Side.pathErr = nodesReadBack(after.root, edits, paths, final, keys)
+		}
 	}
 	<-done
 	switch {
@@ -96,6 +97,27 @@ func verify(f *File, out []byte, edits []Edit, paths [][]Segment) (*document, er
 type readerCheck struct {
 	tree                      any
 	readErr, diffErr, pathErr error
+}
+
+// nodesReadBack checks that each edited path (the last edit of each, in key
+// order) decodes, with yaml.v3, as the requested value and type.
+func nodesReadBack(root *yaml.Node, edits []Edit, paths [][]Segment, final map[string]int, keys []string) error {
+	for _, k := range keys {
+		i := final[k]
+		want := edits[i].Value
+		n, ok := nodeAt(root, paths[i])
+		if !ok {
+			return fmt.Errorf("%s: yaml.v3 finds nothing at the edited path", edits[i].Path)
+		}
+		var got any
+		if err := n.Decode(&got); err != nil {
+			return fmt.Errorf("%s: yaml.v3 cannot decode the new value: %v", edits[i].Path, err)
+		}
+		if !sameValue(got, want) {
+			return fmt.Errorf("%s: yaml.v3 reads %s (%s), want %s (%s)", edits[i].Path, Format(got), kindOf(normalize(got)), Format(want), kindOf(want))
+		}
+	}
+	return nil
 }
 
 // readsBackAll checks that each edited path (the last edit of each, in
