@@ -48,10 +48,13 @@ func newSource(data []byte) *source {
 		s.nl = "\r\n"
 	}
 	s.lineStarts = make([]int, 1, bytes.Count(data, []byte("\n"))+1)
-	for i, c := range data {
-		if c == '\n' {
-			s.lineStarts = append(s.lineStarts, i+1)
+	for i := 0; ; {
+		j := bytes.IndexByte(data[i:], '\n')
+		if j < 0 {
+			break
 		}
+		i += j + 1
+		s.lineStarts = append(s.lineStarts, i)
 	}
 	s.docs = splitDocuments(data, s.lineStarts)
 	return s
@@ -79,7 +82,7 @@ func splitDocuments(data []byte, lineStarts []int) []span {
 		}
 		line := data[ls:le]
 		switch {
-		case isMarker(line, "---"):
+		case len(line) > 0 && line[0] == '-' && isMarker(line, "---"):
 			if explicit || content {
 				closeAt(ls)
 				cur = span{start: ls, line: li + 1}
@@ -90,12 +93,14 @@ func splitDocuments(data []byte, lineStarts []int) []span {
 			if len(rest) > 0 && rest[0] != '#' {
 				content = true
 			}
-		case isMarker(line, "..."):
+		case len(line) > 0 && line[0] == '.' && isMarker(line, "..."):
 			if explicit || content {
 				closeAt(le)
 				explicit, content = false, false
 				cur = span{start: le, line: li + 2}
 			}
+		case content:
+			// Only markers matter until the document ends.
 		default:
 			t := bytes.TrimSpace(line)
 			if len(t) > 0 && t[0] != '#' && !(line[0] == '%' && !explicit && !content) {
