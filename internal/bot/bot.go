@@ -254,6 +254,8 @@ type repoCycle struct {
 	res       plan.Result
 	policySum string
 	rateLimit error
+	// merges are the default branch's heads this cycle's own merges made.
+	merges []string
 }
 
 // fail records an error of the repository (or of one unit) and keeps a

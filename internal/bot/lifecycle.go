@@ -165,8 +165,19 @@ func (rc *repoCycle) openNew(u *unitState) {
 		return
 	}
 	f := rc.b.opts.Forge
+	// A plan made on a default branch that someone else (another backflow
+	// process merging the same proposal, a person) has moved since is made
+	// again next cycle rather than written now.
+	if head, err := f.BranchHead(rc.ctx, rc.repo, rc.repo.DefaultBranch); err != nil {
+		rc.fail(u.branch, fmt.Errorf("error reading the head of %s: %w", rc.repo.DefaultBranch, err))
+		return
+	} else if head != rc.head && !slices.Contains(rc.merges, head) {
+		rc.act(Action{Kind: ActKeep, Branch: u.branch, Detail: rc.repo.DefaultBranch + " moved during the cycle; planned again next cycle"})
+		return
+	}
 	sha, err := f.Commit(rc.ctx, rc.commitRequest(p, files, "", false))
-	if errors.Is(err, forge.ErrConflict) {
+	recovered := errors.Is(err, forge.ErrConflict)
+	if recovered {
 		// The branch exists without an open pull request: left by a crash
 		// after the push, by another backflow process, or by a person.
 		sha, err = rc.recoverBranch(p, files)
@@ -178,9 +189,34 @@ func (rc *repoCycle) openNew(u *unitState) {
 	if sha == "" {
 		return
 	}
-	if _, err := f.CreateCheckRun(rc.ctx, rc.repo, p.doc.check.run(sha)); err != nil {
-		rc.fail(u.branch, fmt.Errorf("error creating the %s check on %s: %w", CheckName, sha, err))
-		return
+	if recovered {
+		// The branch was there already: its pull request may have been
+		// opened, and even merged, by another process since the look above.
+		if pr, done, err := rc.proposedElsewhere(u.branch, p.fingerprint, sha); err != nil {
+			rc.fail(u.branch, err)
+			return
+		} else if done {
+			rc.act(Action{Kind: ActKeep, Branch: u.branch, PR: pr.Number, URL: pr.URL, Detail: "already proposed at this commit by another process"})
+			return
+		}
+	}
+	run := p.doc.check.run(sha)
+	checked := false
+	if recovered {
+		// A reused commit may carry this check already, from the cycle
+		// that pushed it and then failed: it is not written twice.
+		runs, err := f.ListCheckRuns(rc.ctx, rc.repo, sha, CheckName)
+		if err != nil {
+			rc.fail(u.branch, fmt.Errorf("error listing the %s checks on %s: %w", CheckName, sha, err))
+			return
+		}
+		checked = slices.ContainsFunc(runs, func(r forge.CheckRun) bool { return r.Mine && r.Conclusion == run.Conclusion })
+	}
+	if !checked {
+		if _, err := f.CreateCheckRun(rc.ctx, rc.repo, run); err != nil {
+			rc.fail(u.branch, fmt.Errorf("error creating the %s check on %s: %w", CheckName, sha, err))
+			return
+		}
 	}
 	m := rc.marker(p, []string{sha})
 	pr, err := f.CreatePullRequest(rc.ctx, rc.repo, forge.NewPullRequest{Title: Title(p.wb.Environment, p.changes),
@@ -202,6 +238,31 @@ func (rc *repoCycle) openNew(u *unitState) {
 	rc.log.Info("opened", "unit", p.wb.Unit, "pr", pr.Number)
 	rc.act(Action{Kind: ActOpen, Branch: u.branch, PR: pr.Number, URL: pr.URL, Detail: pr.Title + rc.mergeNote(p)})
 	rc.finish(pr, m, p, sha, nil, true)
+}
+
+// proposedElsewhere looks again, just before opening a pull request from a
+// branch that was already there, for a pull request of this App whose head
+// is sha or that proposed the same change from the same default-branch
+// head: another process may have opened, merged and cleaned it up since
+// this cycle listed the pull requests, and one pull request per unit means
+// not opening a second one for it.
+func (rc *repoCycle) proposedElsewhere(branch, fingerprint, sha string) (forge.PullRequest, bool, error) {
+	prs, err := rc.b.opts.Forge.ListPullRequests(rc.ctx, rc.repo, forge.PullRequestFilter{Head: branch, State: forge.StateAll})
+	if err != nil {
+		return forge.PullRequest{}, false, fmt.Errorf("error listing pull requests of %s: %w", branch, err)
+	}
+	for _, pr := range prs {
+		if !pr.Mine || pr.HeadRef != branch || pr.BaseRef != rc.repo.DefaultBranch {
+			continue
+		}
+		if sha != "" && pr.HeadSHA == sha {
+			return pr, true, nil
+		}
+		if m, ok := ParseMarker(pr.Body); ok && m.Fingerprint == fingerprint && m.Base == rc.head {
+			return pr, true, nil
+		}
+	}
+	return forge.PullRequest{}, false, nil
 }
 
 // closedByPerson returns the pull request of the branch that proposed
@@ -348,6 +409,7 @@ func (rc *repoCycle) autoMerge(pr forge.PullRequest, head string) bool {
 	sha, err := f.Merge(rc.ctx, rc.repo, pr.Number, head, method)
 	switch {
 	case err == nil:
+		rc.merges = append(rc.merges, sha)
 		rc.act(Action{Kind: ActMerge, Branch: pr.HeadRef, PR: pr.Number, URL: pr.URL, Detail: fmt.Sprintf("merged %s as %s", short(head), short(sha))})
 		return true
 	case errors.Is(err, forge.ErrNotMergeable), errors.Is(err, forge.ErrConflict):
