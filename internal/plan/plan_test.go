@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -327,6 +328,20 @@ func TestReceiptContents(t *testing.T) {
 	want := strings.Replace(strings.Replace(testValues, "count: 1", "count: 2", 1), `tag: "7.2"`, `tag: "7.4"`, 1)
 	if got := string(res.WriteBacks[0].Files[0].Data); got != want {
 		t.Errorf("edited values:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestReceiptNamesAttributionEvidence: a reviewer can trace an audit-log
+// attribution back to the event it rests on.
+func TestReceiptNamesAttributionEvidence(t *testing.T) {
+	o := byAlice("euw-1", "redis-master", t0, field("spec.replicas", 2, 1))
+	o.Change.Evidence = "audit event 5c1a (audit webhook)"
+	d := only(t, Plan([]observe.Observation{o}, nil, snapshot(t, testConfig), testNow))
+	if d.Outcome != Allow {
+		t.Fatalf("got %s %q", d.Outcome, d.Reasons)
+	}
+	if !slices.ContainsFunc(d.Receipt.Spec.NotClaimed, func(s string) bool { return strings.Contains(s, "(evidence: audit event 5c1a (audit webhook))") }) {
+		t.Errorf("notClaimed does not name the evidence: %q", d.Receipt.Spec.NotClaimed)
 	}
 }
 

@@ -148,8 +148,12 @@ func (p *planner) notClaimed(o *observe.Observation, branch string) []string {
 	if ch.Claimed != "" && ch.Claimed != ch.Attribution {
 		claimed = fmt.Sprintf(", lowered from the claimed %s to its source's trust ceiling", ch.Claimed)
 	}
-	out = append(out, fmt.Sprintf("Attribution: %s is attributed at level %s%s by the %s observation from cluster %s; backflow did not authenticate the actor itself.",
-		ch.Actor, ch.Attribution, claimed, sourceName(o), o.Cluster))
+	evidence := ""
+	if ch.Evidence != "" {
+		evidence = " (evidence: " + ch.Evidence + ")"
+	}
+	out = append(out, fmt.Sprintf("Attribution: %s is attributed at level %s%s by the %s observation from cluster %s%s; backflow did not authenticate the actor itself.",
+		ch.Actor, ch.Attribution, claimed, sourceName(o), o.Cluster, evidence))
 	where := "the working tree the repository was read from"
 	if p.snap.Commit != "" {
 		where = "commit " + p.snap.Commit
