@@ -16,7 +16,8 @@ type SystemClock struct{}
 // Now returns the current wall-clock time.
 func (SystemClock) Now() time.Time { return time.Now() }
 
-// FakeClock is a settable clock for tests; its zero value starts at the Unix epoch.
+// FakeClock is a settable clock for tests and simulations (the demo runs on
+// one); its zero value starts at the Unix epoch.
 type FakeClock struct {
 	mu  sync.Mutex
 	now time.Time
