@@ -2,8 +2,6 @@ package bot
 
 import (
 	"context"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,24 +29,7 @@ var t0 = time.Date(2026, 6, 18, 12, 0, 0, 0, time.UTC)
 // gitopsFiles is the test GitOps repository, by path.
 func gitopsFiles(t *testing.T) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	root := filepath.Join("testdata", "gitops")
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		out[filepath.ToSlash(rel)] = string(data)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return forgetest.ReadFiles(t, filepath.Join("testdata", "gitops"))
 }
 
 // readLog wraps a Forge and records the commit of every file read, so a

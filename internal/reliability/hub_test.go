@@ -5,11 +5,9 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/base64"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/bot"
 	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/forge/forgetest"
 	ghforge "github.com/backflow-dev/backflow/internal/forge/github"
 	"github.com/backflow-dev/backflow/internal/localhub"
 	"github.com/backflow-dev/backflow/internal/observe"
@@ -59,32 +58,9 @@ func theAppKey(t *testing.T) *rsa.PrivateKey {
 }
 
 // gitopsFiles is the test GitOps repository, by path.
-func gitopsFiles(t *testing.T) map[string]string {
+func gitopsFiles(t testing.TB) map[string]string {
 	t.Helper()
-	return gitopsFilesFrom(t)
-}
-
-// gitopsFilesFrom reads the test GitOps repository for a test or a fuzz target.
-func gitopsFilesFrom(t testing.TB) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	root := filepath.Join("testdata", "gitops")
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		out[filepath.ToSlash(rel)] = string(data)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return forgetest.ReadFiles(t, filepath.Join("testdata", "gitops"))
 }
 
 // reviewOnly turns auto-merge off in the repo config.

@@ -3,7 +3,6 @@ package reliability
 import (
 	"context"
 	"fmt"
-	gh "github.com/google/go-github/v62/github"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	gh "github.com/google/go-github/v62/github"
 
 	"github.com/backflow-dev/backflow/internal/bot"
 	"github.com/backflow-dev/backflow/internal/forge"
@@ -303,7 +304,7 @@ func FuzzPlanFailClosed(f *testing.F) {
 	f.Add([]byte(claimDoc(at, "platform-sre", "[platform-sre]", "")))
 	f.Add([]byte(claimDoc(at, "alice", "[sre]", "") + "---\n" + claimDoc(at.Add(time.Minute), "bob", "[sre, admin]", "")))
 	files := map[string]string{}
-	for k, v := range gitopsFilesFrom(f) {
+	for k, v := range gitopsFiles(f) {
 		files[k] = v
 	}
 	strictCfg, err := repoconfig.Parse(repoconfig.Path, []byte(files[configPath]))
