@@ -440,3 +440,24 @@ func TestDeepJSONIsRefused(t *testing.T) {
 		t.Errorf("got %+v", res.Errors)
 	}
 }
+
+func TestJSONSyntaxErrorNamesItsLine(t *testing.T) {
+	tests := []struct {
+		why   string
+		input string
+		want  string
+	}{
+		{"a bad literal deep in a JSON Lines stream is named by the line it is on, not its offset in the value", jsonDoc + "\n" + jsonDoc + "\n{\"kind\": nope}\n", "S:3: document 3: line 3: invalid character"},
+		{"a missing comma in pretty-printed JSON is named by its line", jsonDoc + "\n{\n  \"kind\": \"x\"\n  \"spec\": {}\n}\n", "S:2: document 2: line 4: invalid character"},
+		{"a bad literal at the start of the input is on line 1", "{\"kind\": nope}\n", "S:1: document 1: line 1: invalid character"},
+	}
+	for _, tt := range tests {
+		res := ParseBytes([]byte(tt.input), Options{Name: "S"})
+		if len(res.Errors) != 1 {
+			t.Fatalf("%s: want one error, got %v", tt.why, res.Errors)
+		}
+		if got := res.Errors[0].Error(); !strings.HasPrefix(got, tt.want) {
+			t.Errorf("%s:\n got %q\nwant it to start with %q", tt.why, got, tt.want)
+		}
+	}
+}

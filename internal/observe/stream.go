@@ -219,7 +219,10 @@ func (b *jsonBuilder) token() (json.Token, int, error) {
 	if err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			return nil, 0, fmt.Errorf("line %d: %s", b.lineAt(b.base+int(se.Offset)), se.Error())
+			// se.Offset counts from the start of the value for a bad
+			// literal, not from the input; a JSON token holds no newline, so
+			// the line the token starts on is the line of the error.
+			return nil, 0, fmt.Errorf("line %d: %s", b.lineAt(start), se.Error())
 		}
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return nil, 0, fmt.Errorf("line %d: unexpected end of JSON input", b.lineAt(len(b.data)))
