@@ -32,6 +32,12 @@ var (
 // fit in an int64 are floats.
 func ParseScalar(s string) (any, error) {
 	if len(s) >= 2 && (s[0] == '"' && s[len(s)-1] == '"' || s[0] == '\'' && s[len(s)-1] == '\'') {
+		// The parser stops at the first closing quote and drops what
+		// follows (`'a'b'` would read as "a"), so the quote that closes
+		// the scalar must be the last byte.
+		if closingQuote(s) != len(s)-1 {
+			return nil, fmt.Errorf("invalid quoted scalar %s: text after the closing quote", s)
+		}
 		var out string
 		if err := yaml.Unmarshal([]byte(s), &out); err != nil {
 			return nil, fmt.Errorf("invalid quoted scalar %s: %w", s, err)
@@ -75,6 +81,23 @@ func ParseScalar(s string) (any, error) {
 		return math.NaN(), nil
 	}
 	return s, nil
+}
+
+// closingQuote is the offset of the quote that closes the quoted scalar
+// starting at s[0], or -1 when there is none.
+func closingQuote(s string) int {
+	q := s[0]
+	for i := 1; i < len(s); i++ {
+		switch {
+		case q == '"' && s[i] == '\\':
+			i++
+		case s[i] == q && q == '\'' && i+1 < len(s) && s[i+1] == '\'':
+			i++
+		case s[i] == q:
+			return i
+		}
+	}
+	return -1
 }
 
 // ConvertLike reads s, a value written as text by an observer (cub-scout's

@@ -49,8 +49,18 @@ func TestParseScalar(t *testing.T) {
 	if v, _ := ParseScalar(".nan"); !math.IsNaN(v.(float64)) {
 		t.Errorf(".nan: got %v", v)
 	}
-	if _, err := ParseScalar(`"unterminated\"`); err == nil {
-		t.Errorf("a broken quoted scalar must be an error")
+	broken := []struct{ in, why string }{
+		{`"unterminated\"`, "the last quote is escaped"},
+		{`'a'b'`, "text after the closing quote is not one quoted scalar"},
+		{`"a"b"`, "text after the closing quote is not one quoted scalar"},
+		{`"a" #"`, "a comment after the closing quote would drop the rest"},
+		{`'a' 'b'`, "two quoted scalars are not one"},
+		{"\"a\"\n\"b\"", "a second line after the closing quote"},
+	}
+	for _, c := range broken {
+		if v, err := ParseScalar(c.in); err == nil {
+			t.Errorf("%q (%s): got %#v, want an error", c.in, c.why, v)
+		}
 	}
 }
 
