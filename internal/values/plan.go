@@ -278,9 +278,9 @@ func (d *document) indentStep() int {
 }
 
 // renderKey writes a new key plain when both readers read it as that text,
-// double-quoted otherwise.
+// double-quoted otherwise. A plain `<<` is a merge key, not the text.
 func renderKey(k string) string {
-	if plainSafe(k, false) && plainKeyReadsAsText(k) && !strings.Contains(k, ":") {
+	if k != "<<" && plainSafe(k, false) && plainKeyReadsAsText(k) && !strings.Contains(k, ":") {
 		return k
 	}
 	return doubleQuote(k)

@@ -137,6 +137,8 @@ func TestSetKeepsLayout(t *testing.T) {
 		{"a: |-\n  x\n  y\nb: 1\n", "a", "z", "a: |-\n  z\nb: 1\n", "a one-line string keeps the block style"},
 		{"- a\n- b\n", "[1]", "c", "- a\n- c\n", "a list at the root"},
 		{"a:\n  - x\n  -\n", "a[1]", "w", "a:\n  - x\n  - w\n", "an empty list item"},
+		{"a: 1\n", "<<", int64(3), "a: 1\n\"<<\": 3\n", "a new key << is quoted: plain, it would merge"},
+		{"a: 1\n", "m.<<", "x", "a: 1\nm:\n  \"<<\": x\n", "a new nested key << is quoted too"},
 	}
 	for _, c := range cases {
 		out, _, err := Set([]byte(c.in), []Edit{{c.path, c.v}}, Options{})
