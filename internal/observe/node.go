@@ -171,11 +171,23 @@ func (m *mapping) sub(key string, required bool) (*mapping, error) {
 }
 
 // anyValue decodes a value node as YAML reads it (JSON-built nodes carry
-// their JSON type as a tag).
+// their JSON type as a tag), except that a timestamp stays the string it
+// is spelt as: Kubernetes and Helm's values files hold it as that string,
+// and a time.Time would never equal it.
 func anyValue(n *yaml.Node, path string) (any, error) {
+	timestampsAsStrings(n)
 	var v any
 	if err := n.Decode(&v); err != nil {
 		return nil, errAt(n, path, "unreadable value")
 	}
 	return v, nil
+}
+
+func timestampsAsStrings(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!timestamp" {
+		n.Tag = "!!str"
+	}
+	for _, c := range n.Content {
+		timestampsAsStrings(c)
+	}
 }

@@ -461,3 +461,27 @@ func TestJSONSyntaxErrorNamesItsLine(t *testing.T) {
 		}
 	}
 }
+
+func TestDateLikeValuesStayStrings(t *testing.T) {
+	tests := []struct {
+		why  string
+		live string
+		want any
+	}{
+		{"a date is the string Kubernetes holds and a values file reads, not a time", "2026-06-19", "2026-06-19"},
+		{"a date-time keeps its own spelling, so it can equal the values file's", "2026-06-19 10:00:00", "2026-06-19 10:00:00"},
+		{"inside a list too", "[2026-06-19]", []any{"2026-06-19"}},
+		{"inside a map too", "{d: 2026-06-19}", map[string]any{"d": "2026-06-19"}},
+		{"a number stays a number", "4", 4},
+	}
+	for _, tt := range tests {
+		doc := strings.Replace(goodDoc, "live: 4", "live: "+tt.live, 1)
+		res := ParseBytes([]byte(doc), Options{Name: "S"})
+		if len(res.Errors) != 0 || len(res.Observations) != 1 {
+			t.Fatalf("%s: %v", tt.why, res.Errors)
+		}
+		if got := res.Observations[0].Fields[0].Live; !cmp.Equal(got, tt.want) {
+			t.Errorf("%s: live %#v, want %#v", tt.why, got, tt.want)
+		}
+	}
+}
