@@ -39,7 +39,7 @@ one YAML mapping.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), summary(args[0], p))
+			fmt.Fprintln(cmd.OutOrStdout(), escapeLineBreaks(summary(args[0], p)))
 			return nil
 		},
 	}
@@ -52,7 +52,9 @@ func loadPolicy(out io.Writer, path string) (*policy.Policy, error) {
 	var verr *policy.ValidationError
 	switch {
 	case errors.As(err, &verr):
-		fmt.Fprintln(out, verr.Error())
+		for _, fe := range verr.Errors {
+			fmt.Fprintln(out, escapeLineBreaks(verr.File+": "+fe.Error()))
+		}
 		return nil, silentExit(1)
 	case err != nil:
 		return nil, usageError("cannot read policy: %v", err)
@@ -162,15 +164,15 @@ func explain(d policy.Decision) string {
 	var b strings.Builder
 	if d.Allowed {
 		m := d.Match
-		fmt.Fprintf(&b, "allow\nmatched: %s (role %s)\nautoMerge: %t\n", m.Path(), m.Role, m.AutoMerge)
+		fmt.Fprintf(&b, "allow\nmatched: %s (role %s)\nautoMerge: %t\n", m.Path(), escapeLineBreaks(m.Role), m.AutoMerge)
 		if m.Reason != "" {
-			fmt.Fprintf(&b, "reason: %s\n", m.Reason)
+			fmt.Fprintf(&b, "reason: %s\n", escapeLineBreaks(m.Reason))
 		}
 		return b.String()
 	}
 	b.WriteString("deny\n")
 	for _, r := range d.Reasons {
-		fmt.Fprintf(&b, "- %s\n", r)
+		fmt.Fprintf(&b, "- %s\n", escapeLineBreaks(r.String()))
 	}
 	return b.String()
 }

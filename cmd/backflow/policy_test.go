@@ -107,3 +107,43 @@ func TestPolicyExplainErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestPolicyKeepsOneLinePerMessage(t *testing.T) {
+	// why: policy check prints one error per line and explain one reason per
+	// line; a line break in a key, a role or an object pattern must not split
+	// them.
+	t.Chdir(t.TempDir())
+	const valid = "apiVersion: backflow.dev/v1alpha1\nkind: ReverseReconcilePolicy\nmetadata: {name: \"a\\nb\"}\nspec:\n  default: deny\n  rules:\n" +
+		"    - role: \"sre\\nops\"\n      mayAccept:\n        - valuePath: p\n          field: f\n" +
+		"          objects: [\"v1|ConfigMap|ns|a\\n- forged: reason\"]\n          environments: [prod]\n"
+	if err := os.WriteFile("ok.yaml", []byte(valid), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("bad.yaml", []byte(valid+"\"x\\ny\": 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	oneLinePer := func(why, out, prefix string) {
+		t.Helper()
+		for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+			if !strings.HasPrefix(line, prefix) {
+				t.Errorf("%s: line %q does not start with %q; stdout:\n%s", why, line, prefix, out)
+			}
+		}
+	}
+	code, out, _ := runCLI(t, "policy", "check", "ok.yaml")
+	if code != 0 || strings.Count(out, "\n") != 1 {
+		t.Errorf("a valid policy: exit %d, want one summary line, stdout %q", code, out)
+	}
+	code, out, _ = runCLI(t, "policy", "check", "bad.yaml")
+	if code != 1 || !strings.Contains(out, `bad.yaml: x\ny: unknown key`) {
+		t.Errorf("an invalid policy: exit %d, stdout %q", code, out)
+	}
+	oneLinePer("policy check", out, "bad.yaml: ")
+	code, out, _ = runCLI(t, "policy", "explain", "--policy", "ok.yaml", "--role", "sre\nops", "--environment", "prod",
+		"--object", "v1|ConfigMap|ns|b", "--field", "f", "--value-path", "p")
+	verdict, reasons, _ := strings.Cut(out, "\n")
+	if code != 0 || verdict != "deny" || reasons == "" {
+		t.Fatalf("explain: exit %d, stdout %q", code, out)
+	}
+	oneLinePer("policy explain", reasons, "- object-not-listed: ")
+}

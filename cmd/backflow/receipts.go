@@ -37,7 +37,7 @@ every other receipt).`,
 					continue
 				}
 				for _, w := range warnings {
-					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %s\n", path, w)
+					fmt.Fprintln(cmd.ErrOrStderr(), escapeLineBreaks("warning: "+path+": "+w.String()))
 				}
 				rows = append(rows, r)
 			}

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -54,7 +57,7 @@ func runVerify(stdout, stderr io.Writer, policyPath string, receipts []string) e
 		// violations. The invalid policy authorizes nothing, so the receipts
 		// are still checked and their fields reported as unauthorized.
 		for _, fe := range verr.Errors {
-			fmt.Fprintf(stdout, "%s: %s\n", policyPath, fe.Error())
+			fmt.Fprintln(stdout, escapeLineBreaks(policyPath+": "+fe.Error()))
 			violations++
 		}
 	case err != nil:
@@ -69,10 +72,10 @@ func runVerify(stdout, stderr io.Writer, policyPath string, receipts []string) e
 			continue
 		}
 		for _, w := range warnings {
-			fmt.Fprintf(stderr, "warning: %s: %s\n", path, w)
+			fmt.Fprintln(stderr, escapeLineBreaks("warning: "+path+": "+w.String()))
 		}
 		for _, v := range receipt.Verify(r, pol, ref) {
-			fmt.Fprintf(stdout, "%s: %s\n", path, v)
+			fmt.Fprintln(stdout, escapeLineBreaks(path+": "+v.String()))
 			violations++
 		}
 	}
@@ -84,4 +87,31 @@ func runVerify(stdout, stderr io.Writer, policyPath string, receipts []string) e
 	}
 	fmt.Fprintf(stdout, "verified %d receipt(s)\n", len(receipts))
 	return nil
+}
+
+// lineBreaks are the characters that line-oriented readers (a shell's read,
+// Python's splitlines) take for the end of a line.
+const lineBreaks = "\n\r\v\f\x1c\x1d\x1e\u0085\u2028\u2029"
+
+// escapeLineBreaks writes the line breaks in s as Go escapes (`\n`), so that
+// a violation, error or reason stays on its one output line whatever the
+// key or value it quotes: scripts read one per line, and a receipt must not
+// be able to forge a line that names another file.
+func escapeLineBreaks(s string) string {
+	if !strings.ContainsAny(s, lineBreaks) {
+		return s
+	}
+	var b strings.Builder
+	for s != "" {
+		// Other bytes, invalid UTF-8 included, are written as they are.
+		r, n := utf8.DecodeRuneInString(s)
+		if strings.ContainsRune(lineBreaks, r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		} else {
+			b.WriteString(s[:n])
+		}
+		s = s[n:]
+	}
+	return b.String()
 }

@@ -179,3 +179,28 @@ func TestVerifyUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestVerifyKeepsOneLinePerViolation(t *testing.T) {
+	// why: scripts read one violation per line, each starting with its file; a
+	// line break in a receipt's value or key must neither split a violation
+	// nor forge a line that names another file.
+	seedRepoWithEdits(t, "",
+		`      - object: "apps/v1|StatefulSet|redis|redis-replicas"`,
+		`      - object: "apps/v1|StatefulSet|redis|redis-replicas\nother.yaml: kind: forged"`,
+		"  status: design-example\n", "  status: design-example\n  \"odd\\r\\nkey\\u2028\": 1\n")
+	code, out, errOut := runCLI(t, "verify", "--policy", seedPolicy, seedReceipt)
+	if code != 1 || out == "" {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if !strings.HasPrefix(line, seedReceipt+": ") || strings.ContainsAny(line, "\r\u2028") {
+			t.Errorf("stdout line %q is not one whole violation of %s", line, seedReceipt)
+		}
+	}
+	if !strings.Contains(out, `redis-replicas\nother.yaml: kind: forged spec.replicas is not authorized`) {
+		t.Errorf("the line break should show escaped, stdout:\n%s", out)
+	}
+	if want := "warning: " + seedReceipt + `: odd\r\nkey\u2028: unknown key, ignored` + "\n"; errOut != want {
+		t.Errorf("stderr %q, want %q", errOut, want)
+	}
+}
