@@ -76,6 +76,16 @@ func TestConfigValidate(t *testing.T) {
 			stderr: ".github/backflow.yaml: units[0].valuesFile: unknown key",
 		},
 		{
+			why: "the summary counts every invalid place listed",
+			change: func(dir string) error {
+				p := filepath.Join(dir, ".github/backflow.yaml")
+				data, _ := os.ReadFile(p)
+				return os.WriteFile(p, []byte(strings.Replace(string(data), "clusters: [prod-us-east-1]", "clusters: [012, true]", 1)), 0o644)
+			},
+			code:   1,
+			stderr: "clusters[1]: want a string\nbackflow: .github/backflow.yaml: invalid (problems: 2)",
+		},
+		{
 			why:    "a missing values file exits 1",
 			change: func(dir string) error { return os.Remove(filepath.Join(dir, "envs/prod-us-east/redis/values.yaml")) },
 			code:   1,

@@ -43,7 +43,7 @@ func Check(repoDir string) (*Report, error) {
 	cfg, err := Load(repoDir)
 	switch {
 	case errors.Is(err, ErrInvalid):
-		rep.Problems = append(rep.Problems, err)
+		rep.Problems = append(rep.Problems, eachPlace(err)...)
 		return rep, nil
 	case err != nil:
 		return nil, err
@@ -52,7 +52,7 @@ func Check(repoDir string) (*Report, error) {
 	if data, err := ReadRepoFile(repoDir, cfg.Policy, policy.MaxSize); err != nil {
 		rep.Problems = append(rep.Problems, fmt.Errorf("%s: policy: %w", Path, err))
 	} else if p, err := policy.Parse(cfg.Policy, data); err != nil {
-		rep.Problems = append(rep.Problems, err)
+		rep.Problems = append(rep.Problems, eachPlace(err)...)
 	} else {
 		rep.Policy = p
 	}
@@ -79,6 +79,27 @@ func Check(repoDir string) (*Report, error) {
 		rep.Warnings = append(rep.Warnings, crossCheck(cfg, rep.Policy, unitValues)...)
 	}
 	return rep, nil
+}
+
+// eachPlace splits an error that lists several invalid places of one file
+// into one problem per place, so that problems are counted as listed.
+func eachPlace(err error) []error {
+	var out []error
+	var ce *Error
+	var pe *policy.ValidationError
+	switch {
+	case errors.As(err, &ce) && len(ce.Errors) > 1:
+		for _, fe := range ce.Errors {
+			out = append(out, &Error{File: ce.File, Errors: []FieldError{fe}})
+		}
+	case errors.As(err, &pe) && len(pe.Errors) > 1:
+		for _, fe := range pe.Errors {
+			out = append(out, &policy.ValidationError{File: pe.File, Errors: []policy.FieldError{fe}})
+		}
+	default:
+		out = append(out, err)
+	}
+	return out
 }
 
 // crossCheck warns about a policy and config that do not fit together yet.

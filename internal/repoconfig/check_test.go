@@ -228,3 +228,33 @@ func anyContains(list []string, want string) bool {
 	}
 	return false
 }
+
+func TestCheckCountsEveryProblem(t *testing.T) {
+	tests := []struct {
+		why    string
+		file   string
+		old    string
+		new    string
+		wantN  int
+		prefix string
+	}{
+		{"two invalid places in the config are two problems, each named by its file", ".github/backflow.yaml", "clusters: [prod-us-east-1]", "clusters: [012, true]", 2, Path + ": environments.prod-us-east.clusters["},
+		{"two invalid places in the policy are two problems, each named by its file", ".github/reverse-reconcile-policy.yaml", "  default: deny", "  default: maybe\n  colour: red", 2, ".github/reverse-reconcile-policy.yaml: spec."},
+	}
+	for _, tt := range tests {
+		dir := copyRepo(t)
+		replaceIn(t, filepath.Join(dir, tt.file), tt.old, tt.new)
+		rep, err := Check(dir)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.why, err)
+		}
+		if len(rep.Problems) != tt.wantN {
+			t.Errorf("%s: %d problems, want %d: %q", tt.why, len(rep.Problems), tt.wantN, errorStrings(rep.Problems))
+		}
+		for _, p := range errorStrings(rep.Problems) {
+			if !strings.HasPrefix(p, tt.prefix) || strings.Contains(p, "\n") {
+				t.Errorf("%s: problem %q: want one line starting %q", tt.why, p, tt.prefix)
+			}
+		}
+	}
+}
