@@ -97,14 +97,21 @@ func (d *document) scanScalar(n *yaml.Node, parentIndent int, flow bool) (extent
 }
 
 // scanBlock finds a block scalar's header and content lines. The content is
-// every following line that is blank or indented deeper than the parent.
+// every following line that is blank or indented as deep as the text: the
+// indentation indicator's, or else the first non-blank line's. A line less
+// indented than that (a comment between the parent's column and the text's)
+// ends the scalar, as it does for the parser.
 func (d *document) scanBlock(n *yaml.Node, e extent, parentIndent int) (extent, error) {
 	data := d.src.data
 	i := e.start + 1
 	keep := false
+	textIndent := -1
 	for i < len(data) && (data[i] == '+' || data[i] == '-' || (data[i] >= '1' && data[i] <= '9')) {
-		if data[i] == '+' {
+		switch {
+		case data[i] == '+':
 			keep = true
+		case data[i] >= '1' && data[i] <= '9':
+			textIndent = max(parentIndent, 0) + int(data[i]-'0')
 		}
 		i++
 	}
@@ -122,12 +129,15 @@ func (d *document) scanBlock(n *yaml.Node, e extent, parentIndent int) (extent, 
 			ind++
 		}
 		blank := strings.TrimSpace(string(line)) == ""
-		if !blank && ind <= parentIndent {
+		if !blank && (ind <= parentIndent || ind < textIndent) {
 			break
 		}
 		if !blank {
 			if e.contentIndent < 0 {
 				e.contentIndent = ind
+			}
+			if textIndent < 0 {
+				textIndent = ind
 			}
 			e.bodyEnd = le
 		} else if keep {
