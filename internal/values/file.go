@@ -81,6 +81,9 @@ func splitDocuments(data []byte, lineStarts []int) []span {
 			le = lineStarts[li+1]
 		}
 		line := data[ls:le]
+		if li == 0 {
+			line = bytes.TrimPrefix(line, utf8BOM)
+		}
 		switch {
 		case len(line) > 0 && line[0] == '-' && isMarker(line, "---"):
 			if explicit || content {
@@ -134,12 +137,19 @@ func (s *source) offset(d span, line, col int) int {
 		return len(s.data)
 	}
 	off := s.lineStarts[li]
+	if li == 0 && bytes.HasPrefix(s.data, utf8BOM) {
+		// The parser reads a byte-order mark as no column at all.
+		off += len(utf8BOM)
+	}
 	for c := 1; c < col && off < len(s.data); c++ {
 		_, n := utf8.DecodeRune(s.data[off:])
 		off += n
 	}
 	return off
 }
+
+// utf8BOM is the byte-order mark a file may start with.
+var utf8BOM = []byte("\ufeff")
 
 // lineOf is the 1-based line number of a byte offset.
 func (s *source) lineOf(off int) int {

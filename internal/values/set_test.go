@@ -137,6 +137,10 @@ func TestSetKeepsLayout(t *testing.T) {
 		{"a: |-\n  x\n  y\nb: 1\n", "a", "z", "a: |-\n  z\nb: 1\n", "a one-line string keeps the block style"},
 		{"- a\n- b\n", "[1]", "c", "- a\n- c\n", "a list at the root"},
 		{"a:\n  - x\n  -\n", "a[1]", "w", "a:\n  - x\n  - w\n", "an empty list item"},
+		{"\ufeffa: 1\nb: x\n", "a", int64(2), "\ufeffa: 2\nb: x\n", "a byte-order mark stays and does not shift the first line"},
+		{"\ufeffa: x\n", "a", "p\nq", "\ufeffa: |-\n  p\n  q\n", "a byte-order mark before a value that becomes a block scalar"},
+		{"\ufeff# comment\n---\na: 1\n", "a", int64(2), "\ufeff# comment\n---\na: 2\n", "a comment after a byte-order mark does not make a document of its own"},
+		{"\ufeff%YAML 1.1\n---\na: 1\n", "a", int64(2), "\ufeff%YAML 1.1\n---\na: 2\n", "nor does a directive after a byte-order mark"},
 		{"a: 1\n", "<<", int64(3), "a: 1\n\"<<\": 3\n", "a new key << is quoted: plain, it would merge"},
 		{"a: 1\n", "m.<<", "x", "a: 1\nm:\n  \"<<\": x\n", "a new nested key << is quoted too"},
 	}
