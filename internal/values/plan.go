@@ -144,7 +144,7 @@ func (d *document) insert(loc located, path []Segment, v any) ([]splice, error) 
 	}
 	eol := lineEnd(d.src.data, at)
 	if eol < len(d.src.data) || at < eol {
-		sp = append(sp, splice{start: eol, end: eol, text: lines, late: true})
+		sp = append(sp, splice{start: eol, end: eol, text: lines, late: true, indent: indent})
 		return sp, nil
 	}
 	// The end of the file: keep a missing final newline missing. An empty
@@ -152,7 +152,7 @@ func (d *document) insert(loc located, path []Segment, v any) ([]splice, error) 
 	if eol > 0 && d.src.data[eol-1] == '\n' || eol == 0 {
 		lines = strings.TrimPrefix(lines, d.src.nl) + d.src.nl
 	}
-	sp = append(sp, splice{start: eol, end: eol, text: lines, late: true})
+	sp = append(sp, splice{start: eol, end: eol, text: lines, late: true, indent: indent})
 	return sp, nil
 }
 

@@ -26,12 +26,14 @@ type Change struct {
 }
 
 // splice replaces data[start:end] with text. Where splices start at the
-// same offset, new lines (late) go after a block scalar's new content, and
-// otherwise the edits' order holds.
+// same offset, new lines (late) go after a block scalar's new content, the
+// new lines of a deeper mapping (indent) before those of the mappings that
+// end with it, and otherwise the edits' order holds.
 type splice struct {
 	start, end int
 	text       string
 	late       bool
+	indent     int
 	order      int
 }
 
@@ -222,6 +224,9 @@ func applyTogether(d *document, edits []Edit, paths [][]Segment, helm any) ([]by
 		}
 		if all[i].late != all[j].late {
 			return !all[i].late
+		}
+		if all[i].late && all[i].indent != all[j].indent {
+			return all[i].indent > all[j].indent
 		}
 		return all[i].order < all[j].order
 	})

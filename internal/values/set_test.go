@@ -84,6 +84,9 @@ func TestSetSeveralEdits(t *testing.T) {
 		{"x: 1\n", []Edit{{"a.b.c", int64(1)}, {"a.b.d", int64(2)}}, "x: 1\na:\n  b:\n    c: 1\n    d: 2\n", "two edits creating the same missing parent"},
 		{"a: {}\n", []Edit{{"a.b", "x"}, {"a.c", "z"}}, "a:\n  b: x\n  c: z\n", "two new keys under one {}"},
 		{"m:\n  a: x\n", []Edit{{"m.b", int64(1)}, {"m.a", "p\nq"}}, "m:\n  a: |-\n    p\n    q\n  b: 1\n", "a new key after a value that becomes a block scalar"},
+		{"a:\n  b:\n    c: 1\nd: 1\n", []Edit{{"a.new", int64(1)}, {"a.b.new", int64(2)}}, "a:\n  b:\n    c: 1\n    new: 2\n  new: 1\nd: 1\n", "new keys under nested mappings that end together: the deeper ones first, whatever the edits' order"},
+		{"a:\n  b:\n    c: 1\n", []Edit{{"new", int64(0)}, {"a.b.new", int64(2)}, {"a.x.y", int64(1)}}, "a:\n  b:\n    c: 1\n    new: 2\n  x:\n    \"y\": 1\nnew: 0\n", "three levels ending at the end of the file"},
+		{"a:\n  b: {}\n", []Edit{{"a.new", int64(1)}, {"a.b.x", int64(2)}}, "a:\n  b:\n    x: 2\n  new: 1\n", "a key under a rewritten {} and one after it"},
 	}
 	for _, c := range cases {
 		out, _, err := Set([]byte(c.in), c.edits, Options{})
