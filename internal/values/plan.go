@@ -105,6 +105,9 @@ func (d *document) insert(loc located, path []Segment, v any) ([]splice, error) 
 		// An empty document (or an empty file): the new keys start at
 		// column 0 at its end.
 		return d.appendToDocument(rest, v, step)
+	case p == d.root && (p.Kind == yaml.MappingNode && p.Style&yaml.FlowStyle != 0 && len(p.Content) == 0 || p.Kind == yaml.ScalarNode && p.Tag == "!!null"):
+		// A document that is only `{}` or `~`: the keys replace it.
+		return d.replaceEmptyRoot(rest, v, step)
 	case p == nil:
 		return nil, fmt.Errorf("the document root is not a mapping: %w", ErrThroughScalar)
 	case p.Kind == yaml.SequenceNode:
@@ -214,6 +217,50 @@ func (d *document) appendToDocument(rest []Segment, v any, step int) ([]splice, 
 		lines = d.src.nl + lines
 	}
 	return []splice{{start: at, end: at, text: lines}}, nil
+}
+
+// replaceEmptyRoot puts new keys at column 0 in place of a document root
+// that is `{}` or `~`. Alone on its line, the token is replaced by the new
+// lines; otherwise (after `---`, before a comment) it is removed and the new
+// lines follow that line.
+func (d *document) replaceEmptyRoot(rest []Segment, v any, step int) ([]splice, error) {
+	p := d.root
+	data := d.src.data
+	start := d.src.offset(d.sp, p.Line, p.Column)
+	var end int
+	if p.Kind == yaml.ScalarNode {
+		e, err := d.scanScalar(p, -1, false)
+		if err != nil {
+			return nil, err
+		}
+		start, end = e.propStart, e.end
+	} else {
+		fe, err := d.flowEnd(p)
+		if err != nil {
+			return nil, err
+		}
+		end = fe
+	}
+	ls := d.src.lineStarts[d.src.lineOf(start)-1]
+	le := lineEnd(data, end)
+	for start > ls && isBlank(data[start-1]) {
+		start--
+	}
+	after := end
+	for after < le && isBlank(data[after]) {
+		after++
+	}
+	lines, err := d.newKeyLines(rest, v, 0, step, le)
+	if err != nil {
+		return nil, err
+	}
+	if start == ls && after == le {
+		return []splice{{start: ls, end: le, text: strings.TrimPrefix(lines, d.src.nl)}}, nil
+	}
+	if start == ls {
+		end = after // `{} # c` keeps `# c` at column 0
+	}
+	return []splice{{start: start, end: end, text: ""}, {start: le, end: le, text: lines, late: true}}, nil
 }
 
 // emptyValueRewrite turns the line `key: {}` (or `key: ~`, `key: null`,

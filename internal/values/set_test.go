@@ -144,6 +144,13 @@ func TestSetKeepsLayout(t *testing.T) {
 		{"\ufeffa: x\n", "a", "p\nq", "\ufeffa: |-\n  p\n  q\n", "a byte-order mark before a value that becomes a block scalar"},
 		{"\ufeff# comment\n---\na: 1\n", "a", int64(2), "\ufeff# comment\n---\na: 2\n", "a comment after a byte-order mark does not make a document of its own"},
 		{"\ufeff%YAML 1.1\n---\na: 1\n", "a", int64(2), "\ufeff%YAML 1.1\n---\na: 2\n", "nor does a directive after a byte-order mark"},
+		{"{}\n", "a", "x", "a: x\n", "a document that is only {} gets its first key"},
+		{"# values\n{}\n", "a.b", int64(1), "# values\na:\n  b: 1\n", "several levels under a root {}, the comment above kept"},
+		{"~\n", "a", int64(1), "a: 1\n", "a document that is only ~"},
+		{"--- {}\n", "a", int64(1), "---\na: 1\n", "a root {} on the document marker's line"},
+		{"{}", "a", int64(1), "a: 1", "a root {} without a final newline"},
+		{"{} # c\n", "a", int64(1), "# c\na: 1\n", "a root {} before a comment"},
+		{"--- {} # c\n", "a", int64(1), "--- # c\na: 1\n", "a root {} between the document marker and a comment"},
 		{"a: 1\n", "<<", int64(3), "a: 1\n\"<<\": 3\n", "a new key << is quoted: plain, it would merge"},
 		{"a: 1\n", "m.<<", "x", "a: 1\nm:\n  \"<<\": x\n", "a new nested key << is quoted too"},
 	}
