@@ -26,7 +26,7 @@ func commitFile(t testing.TB, e *env, c *github.Client, from, branch, path, cont
 		Message: github.String(msg), Tree: tree, Parents: []*github.Commit{{SHA: github.String(base)}},
 	}, nil)
 	mustStatus(t, "create commit", resp, err, 201)
-	if _, resp, err := c.Git.GetRef(e.ctx, testOwner, testRepo, "heads/"+branch); resp != nil && resp.StatusCode == 404 {
+	if _, resp, _ := c.Git.GetRef(e.ctx, testOwner, testRepo, "heads/"+branch); resp != nil && resp.StatusCode == 404 {
 		_, resp, err = c.Git.CreateRef(e.ctx, testOwner, testRepo, &github.Reference{Ref: github.String("refs/heads/" + branch), Object: &github.GitObject{SHA: commit.SHA}})
 		mustStatus(t, "create ref", resp, err, 201)
 	} else {

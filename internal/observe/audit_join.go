@@ -265,12 +265,11 @@ type AuditLog struct {
 	// DefaultMaxAuditEvents.
 	Max int
 
-	mu     sync.Mutex
-	order  []auditRef
-	byObj  map[string][]AuditEvent
-	ids    map[string]bool
-	files  []*auditFile
-	events int
+	mu    sync.Mutex
+	order []auditRef
+	byObj map[string][]AuditEvent
+	ids   map[string]bool
+	files []*auditFile
 }
 
 type auditRef struct{ obj, id string }

@@ -180,18 +180,6 @@ func (e *hubEnv) cycle(b *bot.Bot) *bot.Report {
 	return rep
 }
 
-// writes counts the content-creating requests the hub served since its
-// log was last reset (git pushes included).
-func (e *hubEnv) writes() int {
-	n := 0
-	for _, r := range e.hub.Requests().All() {
-		if isWrite(r) {
-			n++
-		}
-	}
-	return n
-}
-
 func isWrite(r localhub.Request) bool {
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		return false

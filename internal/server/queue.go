@@ -148,14 +148,6 @@ func (q *queue) work(repo string, s *slot) {
 	}
 }
 
-// busy reports whether repo has a cycle running or waiting.
-func (q *queue) busy(repo string) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	s := q.slots[repo]
-	return s != nil && s.active
-}
-
 // close refuses new requests and drops cycles that have not started; running
 // cycles go on until they finish or abort cancels them.
 func (q *queue) close() {
