@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -177,7 +178,7 @@ made safely is refused: exit 1 and no output.`,
 // refused edit or a failed verification is a negative answer (1); a file or
 // path that does not parse means the command could not run (2).
 func valuesError(file string, err error) error {
-	var pe *values.PathError
+	var pe *yamlnode.PathError
 	switch {
 	case errors.As(err, &pe):
 		return usageError("%v", err)

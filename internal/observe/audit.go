@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/backflow-dev/backflow/internal/values"
 )
 
 // This file reads Kubernetes audit events (audit.k8s.io/v1): JSON lines as
@@ -64,7 +63,7 @@ type AuditEvent struct {
 	// Origin is where the event was read (file:line, webhook).
 	Origin string
 
-	sets [][]pathSeg
+	sets [][]yamlnode.Segment
 }
 
 // AuditObject is the object reference of an audit event.
@@ -307,39 +306,12 @@ func fieldManager(requestURI, userAgent string) string {
 	return m
 }
 
-// pathSeg is one step of a field path a write set: a key, a list index, or
-// a list item whose index is not known (any), optionally named by its
-// merge key (key=value), as a strategic merge patch names items.
-type pathSeg struct {
-	key      string
-	index    int
-	isIndex  bool
-	any      bool
-	mergeKey string
-	mergeVal string
-}
-
-func formatSegs(segs []pathSeg) string {
+// formatSegs writes the path a write set, "(whole object)" for the empty one.
+func formatSegs(segs []yamlnode.Segment) string {
 	if len(segs) == 0 {
 		return "(whole object)"
 	}
-	var b strings.Builder
-	for i, s := range segs {
-		switch {
-		case s.any && s.mergeKey != "":
-			fmt.Fprintf(&b, "[%s=%s]", s.mergeKey, s.mergeVal)
-		case s.any:
-			b.WriteString("[*]")
-		case s.isIndex:
-			b.WriteString("[" + strconv.Itoa(s.index) + "]")
-		default:
-			if i > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(values.EscapeKey(s.key))
-		}
-	}
-	return b.String()
+	return yamlnode.FormatPath(segs)
 }
 
 // maxSetPaths bounds the paths derived from one request body.
@@ -349,7 +321,7 @@ const maxSetPaths = 10_000
 // full update sets the whole object (the empty path); a patch sets what it
 // names. The scale subresource's Scale.spec.replicas is the object's
 // spec.replicas; the status subresource sets only status.
-func requestSets(verb, subresource string, body json.RawMessage) ([][]pathSeg, string, bool, error) {
+func requestSets(verb, subresource string, body json.RawMessage) ([][]yamlnode.Segment, string, bool, error) {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -394,19 +366,19 @@ func requestSets(verb, subresource string, body json.RawMessage) ([][]pathSeg, s
 
 // scaleSets maps a Scale body's paths to the scaled object: only
 // spec.replicas reaches it.
-func scaleSets(paths [][]pathSeg) [][]pathSeg {
-	replicas := []pathSeg{{key: "spec"}, {key: "replicas"}}
+func scaleSets(paths [][]yamlnode.Segment) [][]yamlnode.Segment {
+	replicas := []yamlnode.Segment{{Key: "spec"}, {Key: "replicas"}}
 	for _, p := range paths {
 		if covers(p, replicas) {
-			return [][]pathSeg{replicas}
+			return [][]yamlnode.Segment{replicas}
 		}
 	}
 	return nil
 }
 
-func underStatus(paths [][]pathSeg) [][]pathSeg {
-	status := []pathSeg{{key: "status"}}
-	var out [][]pathSeg
+func underStatus(paths [][]yamlnode.Segment) [][]yamlnode.Segment {
+	status := []yamlnode.Segment{{Key: "status"}}
+	var out [][]yamlnode.Segment
 	for _, p := range paths {
 		switch {
 		case covers(status, p):
@@ -419,7 +391,7 @@ func underStatus(paths [][]pathSeg) [][]pathSeg {
 }
 
 // covers reports whether setting prefix sets everything at and below p.
-func covers(prefix, p []pathSeg) bool {
+func covers(prefix, p []yamlnode.Segment) bool {
 	if len(prefix) > len(p) {
 		return false
 	}
@@ -431,31 +403,31 @@ func covers(prefix, p []pathSeg) bool {
 	return true
 }
 
-func segMatches(a, b pathSeg) bool {
+func segMatches(a, b yamlnode.Segment) bool {
 	switch {
-	case a.any || b.any:
-		return (a.any || a.isIndex) && (b.any || b.isIndex)
-	case a.isIndex && b.isIndex:
-		return a.index == b.index
-	case a.isIndex || b.isIndex:
+	case a.AnyIndex || b.AnyIndex:
+		return (a.AnyIndex || a.IsIndex) && (b.AnyIndex || b.IsIndex)
+	case a.IsIndex && b.IsIndex:
+		return a.Index == b.Index
+	case a.IsIndex || b.IsIndex:
 		// A JSON pointer's numeric token may be a mapping key.
-		return a.key != "" && a.key == b.key
+		return a.Key != "" && a.Key == b.Key
 	}
-	return a.key == b.key
+	return a.Key == b.Key
 }
 
 // deriver collects the paths a body sets, and the intent annotation.
 type deriver struct {
-	paths     [][]pathSeg
+	paths     [][]yamlnode.Segment
 	intent    string
 	hasIntent bool
 }
 
-func (d *deriver) add(p []pathSeg) {
+func (d *deriver) add(p []yamlnode.Segment) {
 	if len(d.paths) > maxSetPaths {
 		return
 	}
-	d.paths = append(d.paths, append([]pathSeg(nil), p...))
+	d.paths = append(d.paths, append([]yamlnode.Segment(nil), p...))
 }
 
 // fullObject only looks for the intent annotation: the whole object is set.
@@ -476,7 +448,7 @@ var mergeKeys = []string{"name", "containerPort", "mountPath", "devicePath", "ip
 // merge reads a JSON merge patch or a strategic merge patch: every leaf
 // (including null, which removes) is a path the patch sets; directives
 // ($patch, $setElementOrder/..., $retainKeys, ...) are skipped.
-func (d *deriver) merge(prefix []pathSeg, m map[string]any) {
+func (d *deriver) merge(prefix []yamlnode.Segment, m map[string]any) {
 	if len(m) == 0 {
 		d.add(prefix)
 		return
@@ -492,7 +464,7 @@ func (d *deriver) merge(prefix []pathSeg, m map[string]any) {
 			continue
 		}
 		wrote = true
-		p := append(append([]pathSeg(nil), prefix...), pathSeg{key: k})
+		p := append(append([]yamlnode.Segment(nil), prefix...), yamlnode.Segment{Key: k})
 		d.value(p, m[k])
 	}
 	if !wrote {
@@ -500,14 +472,14 @@ func (d *deriver) merge(prefix []pathSeg, m map[string]any) {
 		// itself is what changed.
 		d.add(prefix)
 	}
-	if len(prefix) == 2 && prefix[0].key == "metadata" && prefix[1].key == "annotations" {
+	if len(prefix) == 2 && prefix[0].Key == "metadata" && prefix[1].Key == "annotations" {
 		if s, ok := m[IntentAnnotation].(string); ok {
 			d.intent, d.hasIntent = s, true
 		}
 	}
 }
 
-func (d *deriver) value(p []pathSeg, v any) {
+func (d *deriver) value(p []yamlnode.Segment, v any) {
 	switch x := v.(type) {
 	case map[string]any:
 		d.merge(p, x)
@@ -519,8 +491,8 @@ func (d *deriver) value(p []pathSeg, v any) {
 		}
 		for _, item := range x {
 			im := item.(map[string]any)
-			seg := pathSeg{any: true, mergeKey: key, mergeVal: fmt.Sprint(im[key])}
-			d.merge(append(append([]pathSeg(nil), p...), seg), im)
+			seg := yamlnode.Segment{AnyIndex: true, MergeKey: key, MergeValue: fmt.Sprint(im[key])}
+			d.merge(append(append([]yamlnode.Segment(nil), p...), seg), im)
 		}
 	default:
 		d.add(p)
@@ -580,12 +552,12 @@ func (d *deriver) jsonPatch(ops []any) error {
 				return fmt.Errorf("JSON patch operation %d: %w", i, err)
 			}
 			d.add(p)
-			if name != "remove" && len(p) == 3 && p[0].key == "metadata" && p[1].key == "annotations" && p[2].key == IntentAnnotation {
+			if name != "remove" && len(p) == 3 && p[0].Key == "metadata" && p[1].Key == "annotations" && p[2].Key == IntentAnnotation {
 				if s, ok := m["value"].(string); ok {
 					d.intent, d.hasIntent = s, true
 				}
 			}
-			if name != "remove" && len(p) == 2 && p[0].key == "metadata" && p[1].key == "annotations" {
+			if name != "remove" && len(p) == 2 && p[0].Key == "metadata" && p[1].Key == "annotations" {
 				if ann, ok := m["value"].(map[string]any); ok {
 					if s, ok := ann[IntentAnnotation].(string); ok {
 						d.intent, d.hasIntent = s, true
@@ -601,40 +573,40 @@ func (d *deriver) jsonPatch(ops []any) error {
 // indexes when the patch means a list; a pointer cannot say, so a numeric
 // token matches both an index and a key of that name. "-" (the end of a
 // list) is an item of unknown index.
-func pointerSegs(ptr string) ([]pathSeg, error) {
+func pointerSegs(ptr string) ([]yamlnode.Segment, error) {
 	if ptr == "" {
 		return nil, nil
 	}
 	if !strings.HasPrefix(ptr, "/") {
 		return nil, fmt.Errorf("JSON pointer %q: must start with /", ptr)
 	}
-	var out []pathSeg
+	var out []yamlnode.Segment
 	for _, tok := range strings.Split(ptr[1:], "/") {
 		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
 		switch n, err := strconv.Atoi(tok); {
 		case tok == "-":
-			out = append(out, pathSeg{any: true})
+			out = append(out, yamlnode.Segment{AnyIndex: true})
 		case err == nil && n >= 0 && tok == strconv.Itoa(n):
-			out = append(out, pathSeg{isIndex: true, index: n, key: tok})
+			out = append(out, yamlnode.Segment{IsIndex: true, Index: n, Key: tok})
 		default:
-			out = append(out, pathSeg{key: tok})
+			out = append(out, yamlnode.Segment{Key: tok})
 		}
 	}
 	return out, nil
 }
 
 // fieldSegs reads an observation's field path into segments.
-func fieldSegs(path string) ([]pathSeg, error) {
-	segs, err := values.ParsePath(path)
+func fieldSegs(path string) ([]yamlnode.Segment, error) {
+	segs, err := yamlnode.ParsePath(path)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]pathSeg, len(segs))
+	out := make([]yamlnode.Segment, len(segs))
 	for i, s := range segs {
 		if s.IsIndex {
-			out[i] = pathSeg{isIndex: true, index: s.Index}
+			out[i] = yamlnode.Segment{IsIndex: true, Index: s.Index}
 		} else {
-			out[i] = pathSeg{key: s.Key}
+			out[i] = yamlnode.Segment{Key: s.Key}
 		}
 	}
 	return out, nil

@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"os"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ func BenchmarkAttribute(b *testing.B) {
 		events = append(events, AuditEvent{
 			AuditID: string(rune(i)), Time: t0.Add(time.Duration(i) * time.Second), Verb: "patch", User: "u", Manager: "kubectl",
 			Object:  AuditObject{Group: "apps", Version: "v1", Resource: "statefulsets", Subresource: "scale", Namespace: "redis", Name: "redis-replicas"},
-			HasBody: true, Sets: []string{"spec.replicas"}, sets: [][]pathSeg{{{key: "spec"}, {key: "replicas"}}},
+			HasBody: true, Sets: []string{"spec.replicas"}, sets: [][]yamlnode.Segment{{{Key: "spec"}, {Key: "replicas"}}},
 		})
 	}
 	o := redisObservation(Field{Path: "spec.replicas", Live: int64(4), Manager: "kubectl", Subresource: "scale"})

@@ -3,6 +3,7 @@ package observe
 import (
 	"context"
 	"fmt"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"io"
 	"os"
 	"strings"
@@ -107,7 +108,7 @@ func attributeField(f Field, observedAt time.Time, events []*AuditEvent, live ma
 }
 
 // setsField reports whether event e wrote field f.
-func setsField(e *AuditEvent, f Field, segs []pathSeg, live map[string]any) bool {
+func setsField(e *AuditEvent, f Field, segs []yamlnode.Segment, live map[string]any) bool {
 	if f.Manager != "" {
 		if e.Manager != f.Manager {
 			return false
@@ -136,36 +137,36 @@ func setsField(e *AuditEvent, f Field, segs []pathSeg, live map[string]any) bool
 // each list item a strategic merge patch named by its merge key is the
 // item at the field's index. Without the live object an item named by key
 // matches any index.
-func mergeKeysHold(p, field []pathSeg, live map[string]any) bool {
+func mergeKeysHold(p, field []yamlnode.Segment, live map[string]any) bool {
 	if live == nil {
 		return true
 	}
 	var cur any = live
 	for i := 0; i < len(p) && i < len(field); i++ {
 		s := field[i]
-		if p[i].any && p[i].mergeKey != "" && s.isIndex {
+		if p[i].AnyIndex && p[i].MergeKey != "" && s.IsIndex {
 			list, ok := cur.([]any)
-			if !ok || s.index >= len(list) {
+			if !ok || s.Index >= len(list) {
 				return false
 			}
-			item, _ := list[s.index].(map[string]any)
-			if fmt.Sprint(item[p[i].mergeKey]) != p[i].mergeVal {
+			item, _ := list[s.Index].(map[string]any)
+			if fmt.Sprint(item[p[i].MergeKey]) != p[i].MergeValue {
 				return false
 			}
 		}
 		switch {
-		case s.isIndex:
+		case s.IsIndex:
 			list, ok := cur.([]any)
-			if !ok || s.index >= len(list) {
+			if !ok || s.Index >= len(list) {
 				return true
 			}
-			cur = list[s.index]
+			cur = list[s.Index]
 		default:
 			m, ok := cur.(map[string]any)
 			if !ok {
 				return true
 			}
-			cur = m[s.key]
+			cur = m[s.Key]
 		}
 	}
 	return true

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"sort"
 	"strings"
 	"sync"
@@ -489,8 +490,8 @@ type LiveResult struct {
 // annotation says why a change was made and is not one itself, kubectl's
 // last-applied record is bookkeeping, and status is not desired state.
 var ignoredPaths = []string{
-	"metadata.annotations." + values.EscapeKey(IntentAnnotation),
-	"metadata.annotations." + values.EscapeKey("kubectl.kubernetes.io/last-applied-configuration"),
+	"metadata.annotations." + yamlnode.EscapeKey(IntentAnnotation),
+	"metadata.annotations." + yamlnode.EscapeKey("kubectl.kubernetes.io/last-applied-configuration"),
 }
 
 // LiveChanges reads an object's managedFields: which fields a manager other
@@ -589,7 +590,7 @@ const maxFieldPaths = 50_000
 // field, k:<json> a list item named by its keys, v:<json> a set item by its
 // value, i:<n> a list item by index; "." marks the node itself, which
 // counts as a leaf only when it has no children.
-func walkFieldsV1(set map[string]any, live any, prefix []values.Segment, out *[]string) error {
+func walkFieldsV1(set map[string]any, live any, prefix []yamlnode.Segment, out *[]string) error {
 	children := 0
 	for key, sub := range set {
 		if key == "." {
@@ -604,11 +605,11 @@ func walkFieldsV1(set map[string]any, live any, prefix []values.Segment, out *[]
 		if !ok {
 			return fmt.Errorf("fieldsV1 key %q: want f:, k:, v: or i:", key)
 		}
-		var seg values.Segment
+		var seg yamlnode.Segment
 		var next any
 		switch kind {
 		case "f":
-			seg = values.Segment{Key: rest}
+			seg = yamlnode.Segment{Key: rest}
 			if m, ok := live.(map[string]any); ok {
 				next = m[rest]
 			}
@@ -619,7 +620,7 @@ func walkFieldsV1(set map[string]any, live any, prefix []values.Segment, out *[]
 				// Owned but gone from the live object: nothing to read.
 				continue
 			}
-			seg, next = values.Segment{Index: idx, IsIndex: true}, list[idx]
+			seg, next = yamlnode.Segment{Index: idx, IsIndex: true}, list[idx]
 		case "i":
 			var n int
 			if _, err := fmt.Sscanf(rest, "%d", &n); err != nil {
@@ -629,13 +630,13 @@ func walkFieldsV1(set map[string]any, live any, prefix []values.Segment, out *[]
 			if n < 0 || n >= len(list) {
 				continue
 			}
-			seg, next = values.Segment{Index: n, IsIndex: true}, list[n]
+			seg, next = yamlnode.Segment{Index: n, IsIndex: true}, list[n]
 		default:
 			return fmt.Errorf("fieldsV1 key %q: want f:, k:, v: or i:", key)
 		}
-		p := append(append([]values.Segment(nil), prefix...), seg)
+		p := append(append([]yamlnode.Segment(nil), prefix...), seg)
 		if len(subSet) == 0 || (len(subSet) == 1 && subSet["."] != nil) {
-			*out = append(*out, values.FormatPath(p))
+			*out = append(*out, yamlnode.FormatPath(p))
 			continue
 		}
 		if err := walkFieldsV1(subSet, next, p, out); err != nil {
@@ -643,7 +644,7 @@ func walkFieldsV1(set map[string]any, live any, prefix []values.Segment, out *[]
 		}
 	}
 	if children == 0 && len(prefix) > 0 {
-		*out = append(*out, values.FormatPath(prefix))
+		*out = append(*out, yamlnode.FormatPath(prefix))
 	}
 	return nil
 }
@@ -680,22 +681,22 @@ func listItem(list []any, kind, raw string) int {
 	return -1
 }
 
-func lookupSegs(obj any, segs []pathSeg) (any, bool) {
+func lookupSegs(obj any, segs []yamlnode.Segment) (any, bool) {
 	cur := obj
 	for _, s := range segs {
-		if s.isIndex {
+		if s.IsIndex {
 			list, ok := cur.([]any)
-			if !ok || s.index >= len(list) {
+			if !ok || s.Index >= len(list) {
 				return nil, false
 			}
-			cur = list[s.index]
+			cur = list[s.Index]
 			continue
 		}
 		m, ok := cur.(map[string]any)
 		if !ok {
 			return nil, false
 		}
-		if cur, ok = m[s.key]; !ok {
+		if cur, ok = m[s.Key]; !ok {
 			return nil, false
 		}
 	}

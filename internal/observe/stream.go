@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"io"
 	"regexp"
 	"sort"
@@ -42,59 +43,19 @@ func splitDocuments(data []byte) []document {
 	return yamlDocuments(data)
 }
 
-// yamlDocuments splits data at document markers. A `---` or `...` line at
-// column 0 always ends a document in YAML (even inside a block or quoted
-// scalar), so splitting on them before parsing is exact, and a syntax error
-// in one document cannot hide the next one.
+// yamlDocuments splits data at document markers with the splitter every
+// reader of the project shares: a `---` or `...` line at column 0 always
+// ends a document in YAML (even inside a block or quoted scalar), so
+// splitting on them before parsing is exact, and a syntax error in one
+// document cannot hide the next one. Documents of comments only are skipped.
 func yamlDocuments(data []byte) []document {
 	var docs []document
-	start, startLine, line := 0, 1, 1
-	flush := func(end int) {
-		chunk := data[start:end]
-		if !onlyComments(chunk) {
-			docs = append(docs, parseYAMLChunk(chunk, startLine, len(docs)))
+	for _, d := range yamlnode.SplitDocuments(data) {
+		if !d.Empty {
+			docs = append(docs, parseYAMLChunk(data[d.Start:d.End], d.Line, len(docs)))
 		}
 	}
-	for off := 0; off < len(data); {
-		end := bytes.IndexByte(data[off:], '\n')
-		next := len(data)
-		if end >= 0 {
-			next = off + end + 1
-		}
-		l := data[off:next]
-		if isMarker(l, "---") {
-			flush(off)
-			start, startLine = off, line
-		} else if isMarker(l, "...") {
-			flush(off)
-			start, startLine = next, line+1
-		}
-		off = next
-		line++
-	}
-	flush(len(data))
 	return docs
-}
-
-func isMarker(line []byte, m string) bool {
-	if !bytes.HasPrefix(line, []byte(m)) {
-		return false
-	}
-	rest := line[len(m):]
-	return len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '\r' || rest[0] == '\n'
-}
-
-// onlyComments reports whether a chunk holds no content: blank lines,
-// comments and at most a bare document marker.
-func onlyComments(chunk []byte) bool {
-	for _, l := range bytes.Split(chunk, []byte("\n")) {
-		l = bytes.TrimSpace(l)
-		if len(l) == 0 || l[0] == '#' || bytes.Equal(l, []byte("---")) {
-			continue
-		}
-		return false
-	}
-	return true
 }
 
 var yamlErrLine = regexp.MustCompile(`line (\d+)`)

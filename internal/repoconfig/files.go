@@ -1,17 +1,16 @@
 package repoconfig
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/backflow-dev/backflow/internal/values"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -144,7 +143,7 @@ func Values(file string, data []byte, root *ValuesRoot) (map[string]any, error) 
 
 // Lookup follows a value path (Helm's --set syntax) through decoded values.
 func Lookup(tree any, path string) (any, bool) {
-	segs, err := values.ParsePath(path)
+	segs, err := yamlnode.ParsePath(path)
 	if err != nil {
 		return nil, false
 	}
@@ -177,43 +176,14 @@ type yamlDoc struct {
 	line int
 }
 
-// splitYAML splits a stream at `---` lines (a document marker at column 0
-// always ends a document), dropping documents with no content.
+// splitYAML splits a stream with the splitter every reader of the project
+// shares, dropping documents that hold only comments.
 func splitYAML(data []byte) []yamlDoc {
 	var docs []yamlDoc
-	var cur bytes.Buffer
-	start, line := 1, 0
-	flush := func() {
-		if hasContent(cur.Bytes()) {
-			docs = append(docs, yamlDoc{data: append([]byte(nil), cur.Bytes()...), line: start})
+	for _, d := range yamlnode.SplitDocuments(data) {
+		if !d.Empty {
+			docs = append(docs, yamlDoc{data: data[d.Start:d.End], line: d.Line})
 		}
-		cur.Reset()
 	}
-	for _, l := range bytes.SplitAfter(data, []byte("\n")) {
-		line++
-		t := bytes.TrimRight(l, "\r\n")
-		if bytes.Equal(t, []byte("---")) || bytes.HasPrefix(t, []byte("--- ")) || bytes.Equal(t, []byte("...")) {
-			flush()
-			start = line + 1
-			if rest := bytes.TrimPrefix(t, []byte("---")); len(bytes.TrimSpace(rest)) > 0 {
-				cur.Write(rest)
-				cur.WriteByte('\n')
-				start = line
-			}
-			continue
-		}
-		cur.Write(l)
-	}
-	flush()
 	return docs
-}
-
-func hasContent(b []byte) bool {
-	for _, l := range bytes.Split(b, []byte("\n")) {
-		l = bytes.TrimSpace(l)
-		if len(l) > 0 && l[0] != '#' {
-			return true
-		}
-	}
-	return false
 }

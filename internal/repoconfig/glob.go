@@ -3,11 +3,11 @@ package repoconfig
 import (
 	"errors"
 	"fmt"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"strconv"
 	"strings"
 
 	"github.com/backflow-dev/backflow/internal/policy"
-	"github.com/backflow-dev/backflow/internal/values"
 )
 
 // Object-key globs are the policy's (policy.MatchKey): a key is split at `|`
@@ -218,14 +218,14 @@ func containsEmptyMiddle(parts []string) bool {
 // Match reports whether the field path matches. A path that does not parse
 // matches nothing.
 func (p FieldPattern) Match(path string) bool {
-	segs, err := values.ParsePath(path)
+	segs, err := yamlnode.ParsePath(path)
 	if err != nil {
 		return false
 	}
 	return matchSegs(p.segs, segs)
 }
 
-func matchSegs(pat []fieldSeg, path []values.Segment) bool {
+func matchSegs(pat []fieldSeg, path []yamlnode.Segment) bool {
 	if len(pat) == 0 {
 		return len(path) == 0
 	}

@@ -1,12 +1,12 @@
 package repoconfig
 
 import (
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"sort"
 	"strings"
 
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/policy"
-	"github.com/backflow-dev/backflow/internal/values"
 )
 
 // EnvironmentOf returns the environment a cluster belongs to.
@@ -122,7 +122,7 @@ func (c *Config) Branch(u *Unit) string {
 // IgnoresField reports whether a Kubernetes field path matches ignoreFields.
 func (c *Config) IgnoresField(path string) bool {
 	if c.index != nil {
-		segs, err := values.ParsePath(path)
+		segs, err := yamlnode.ParsePath(path)
 		if err != nil {
 			return false
 		}

@@ -2,6 +2,7 @@ package repoconfig
 
 import (
 	"fmt"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"maps"
 	"path"
 	"regexp"
@@ -9,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/backflow-dev/backflow/internal/observe"
-	"github.com/backflow-dev/backflow/internal/values"
 )
 
 // Parse reads a config file's bytes; file names it in errors. The returned
@@ -212,7 +212,7 @@ func (c *Config) validateUnits(k *checker, receipts string) {
 			}
 			if r.Path == "" {
 				k.addf(p+".valuesRoot.path", "required, such as spec.values")
-			} else if _, err := values.ParsePath(r.Path); err != nil {
+			} else if _, err := yamlnode.ParsePath(r.Path); err != nil {
 				k.add(p+".valuesRoot.path", err)
 			}
 		}

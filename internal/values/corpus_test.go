@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"os"
 	"path/filepath"
 	"sort"
@@ -51,7 +52,7 @@ var otherTypes = []any{int64(42), 3.5, true, nil, int64(-7), false}
 var sameTypeStrings = []string{"edited-value", "with spaces and: colon", "line one\nline two\n", "it's", "ünïcode"}
 
 type leaf struct {
-	path []Segment
+	path []yamlnode.Segment
 	node *yaml.Node
 }
 
@@ -114,7 +115,7 @@ func runCorpusFile(t *testing.T, file string) corpusStats {
 		t.Fatalf("parse: %v", err)
 	}
 	var leaves []leaf
-	var mappings [][]Segment
+	var mappings [][]yamlnode.Segment
 	collect(f.doc.root, nil, &leaves, &mappings)
 	name := filepath.Base(file)
 	for i, l := range leaves {
@@ -132,7 +133,7 @@ func runCorpusFile(t *testing.T, file string) corpusStats {
 		if !sampled(i, len(mappings), 1) {
 			continue
 		}
-		p := appendSeg(m, Segment{Key: "backflowInserted"})
+		p := appendSeg(m, yamlnode.Segment{Key: "backflowInserted"})
 		checkCorpusEdit(t, f, name, p, fmt.Sprintf("v%d", i), true, &st)
 	}
 	return st
@@ -141,7 +142,7 @@ func runCorpusFile(t *testing.T, file string) corpusStats {
 // collect lists the scalar leaves and block mappings of a node tree,
 // skipping aliases (their target is listed where it is defined) and keys a
 // path cannot name.
-func collect(n *yaml.Node, path []Segment, leaves *[]leaf, mappings *[][]Segment) {
+func collect(n *yaml.Node, path []yamlnode.Segment, leaves *[]leaf, mappings *[][]yamlnode.Segment) {
 	if n == nil {
 		return
 	}
@@ -158,11 +159,11 @@ func collect(n *yaml.Node, path []Segment, leaves *[]leaf, mappings *[][]Segment
 			if !ok || hk == "" || k.Value == "<<" {
 				continue
 			}
-			collect(n.Content[j+1], appendSeg(path, Segment{Key: hk}), leaves, mappings)
+			collect(n.Content[j+1], appendSeg(path, yamlnode.Segment{Key: hk}), leaves, mappings)
 		}
 	case yaml.SequenceNode:
 		for j, c := range n.Content {
-			collect(c, appendSeg(path, Segment{Index: j, IsIndex: true}), leaves, mappings)
+			collect(c, appendSeg(path, yamlnode.Segment{Index: j, IsIndex: true}), leaves, mappings)
 		}
 	}
 }
@@ -196,9 +197,9 @@ func otherType(old any, i int) any {
 // through anchors that aliases reuse.
 var allowedRefusals = []error{ErrAlias}
 
-func checkCorpusEdit(t *testing.T, f *File, name string, path []Segment, v any, insert bool, st *corpusStats) {
+func checkCorpusEdit(t *testing.T, f *File, name string, path []yamlnode.Segment, v any, insert bool, st *corpusStats) {
 	t.Helper()
-	p := FormatPath(path)
+	p := yamlnode.FormatPath(path)
 	out, changes, err := f.Set([]Edit{{Path: p, Value: v}})
 	if err != nil {
 		for _, allowed := range allowedRefusals {
@@ -242,10 +243,10 @@ func checkCorpusEdit(t *testing.T, f *File, name string, path []Segment, v any, 
 // allowedLines is the range of original lines an edit may change: the old
 // token's lines, or for a new key the parent's line when it is `key: {}`
 // (0-0 when only lines are added).
-func allowedLines(t *testing.T, f *File, path []Segment, insert bool) (int, int) {
+func allowedLines(t *testing.T, f *File, path []yamlnode.Segment, insert bool) (int, int) {
 	loc, err := f.doc.locate(path)
 	if err != nil {
-		t.Fatalf("%s: %v", FormatPath(path), err)
+		t.Fatalf("%s: %v", yamlnode.FormatPath(path), err)
 	}
 	if insert {
 		if loc.parent != nil && loc.parent.Kind == yaml.MappingNode && len(loc.parent.Content) > 0 {
@@ -256,7 +257,7 @@ func allowedLines(t *testing.T, f *File, path []Segment, insert bool) (int, int)
 	}
 	e, err := f.doc.scanScalar(loc.node, loc.indent, loc.flow)
 	if err != nil {
-		t.Fatalf("%s: %v", FormatPath(path), err)
+		t.Fatalf("%s: %v", yamlnode.FormatPath(path), err)
 	}
 	return f.src.lineOf(e.propStart), f.src.lineOf(e.bodyEnd)
 }
@@ -334,7 +335,7 @@ func checkCorpusBatches(t *testing.T, f *File, name string, leaves []leaf, st *c
 		if _, ok := old.(string); ok {
 			v = fmt.Sprintf("batch-%d", i)
 		}
-		batch = append(batch, Edit{Path: FormatPath(l.path), Value: v})
+		batch = append(batch, Edit{Path: yamlnode.FormatPath(l.path), Value: v})
 		lines[f.src.lineOf(e.start)] = true
 		if len(batch) == 10 {
 			flush()

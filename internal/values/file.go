@@ -7,6 +7,7 @@ import (
 	"io"
 	"unicode/utf8"
 
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -56,77 +57,19 @@ func newSource(data []byte) *source {
 		i += j + 1
 		s.lineStarts = append(s.lineStarts, i)
 	}
-	s.docs = splitDocuments(data, s.lineStarts)
+	s.docs = splitDocuments(data)
 	return s
 }
 
-// splitDocuments finds the documents of a YAML stream. A line that starts
-// with `---` or `...` followed by a blank or the end of the line is always a
-// document marker (the YAML spec forbids such lines inside content), so the
-// split needs no parser. Directives and comments before a `---` belong to the
-// document it starts.
-func splitDocuments(data []byte, lineStarts []int) []span {
+// splitDocuments finds the documents of a YAML stream with the splitter
+// every reader of the project shares, so that the editor and the planner
+// count the same documents. An explicit document of comments only counts.
+func splitDocuments(data []byte) []span {
 	var docs []span
-	cur := span{start: 0, line: 1}
-	explicit, content := false, false
-	closeAt := func(end int) {
-		if explicit || content {
-			cur.end = end
-			docs = append(docs, cur)
-		}
+	for _, d := range yamlnode.SplitDocuments(data) {
+		docs = append(docs, span{start: d.Start, end: d.End, line: d.Line})
 	}
-	for li, ls := range lineStarts {
-		le := len(data)
-		if li+1 < len(lineStarts) {
-			le = lineStarts[li+1]
-		}
-		line := data[ls:le]
-		if li == 0 {
-			line = bytes.TrimPrefix(line, utf8BOM)
-		}
-		switch {
-		case len(line) > 0 && line[0] == '-' && isMarker(line, "---"):
-			if explicit || content {
-				closeAt(ls)
-				cur = span{start: ls, line: li + 1}
-				content = false
-			}
-			explicit = true
-			rest := bytes.TrimSpace(line[3:])
-			if len(rest) > 0 && rest[0] != '#' {
-				content = true
-			}
-		case len(line) > 0 && line[0] == '.' && isMarker(line, "..."):
-			if explicit || content {
-				closeAt(le)
-				explicit, content = false, false
-				cur = span{start: le, line: li + 2}
-			}
-		case content:
-			// Only markers matter until the document ends.
-		default:
-			t := bytes.TrimSpace(line)
-			if len(t) > 0 && t[0] != '#' && !(line[0] == '%' && !explicit && !content) {
-				content = true
-			}
-		}
-	}
-	closeAt(len(data))
 	return docs
-}
-
-func isMarker(line []byte, m string) bool {
-	if !bytes.HasPrefix(line, []byte(m)) {
-		return false
-	}
-	if len(line) == 3 {
-		return true
-	}
-	switch line[3] {
-	case ' ', '\t', '\r', '\n':
-		return true
-	}
-	return false
 }
 
 // offset converts a node position of document d (1-based line and column,

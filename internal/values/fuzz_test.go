@@ -2,6 +2,7 @@ package values
 
 import (
 	"errors"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"testing"
 )
 
@@ -32,7 +33,7 @@ func FuzzSet(f *testing.F) {
 		zero := 0
 		out, _, err := Set([]byte(data), []Edit{{Path: path, Value: v}}, Options{Document: &zero, MaxBytes: 1 << 16})
 		if err != nil {
-			var pe *PathError
+			var pe *yamlnode.PathError
 			if !errors.Is(err, ErrRefused) && !errors.Is(err, ErrParse) && !errors.Is(err, ErrVerify) && !errors.As(err, &pe) {
 				t.Fatalf("unclassified error: %v", err)
 			}
@@ -52,12 +53,12 @@ func FuzzSet(f *testing.F) {
 		if err != nil {
 			t.Fatalf("output does not parse: %v\n%s", err, out)
 		}
-		segs, _ := ParsePath(path)
+		segs, _ := yamlnode.ParsePath(path)
 		got, ok := lookupValue(after.helm, segs)
 		if !ok || !sameValue(got, v) {
 			t.Fatalf("Helm reads %#v at %s, want %#v\n%s", got, path, v, out)
 		}
-		if err := diffExcept(before.helm, after.helm, nil, [][]Segment{segs}); err != nil {
+		if err := diffExcept(before.helm, after.helm, nil, [][]yamlnode.Segment{segs}); err != nil {
 			t.Fatalf("Helm reads another change: %v\n--- before\n%s\n--- after\n%s", err, data, out)
 		}
 		b3, err1 := before.doc.decode()
@@ -65,7 +66,7 @@ func FuzzSet(f *testing.F) {
 		if err1 != nil || err2 != nil {
 			t.Fatalf("decode: %v %v", err1, err2)
 		}
-		if err := diffExcept(b3, a3, nil, [][]Segment{segs}); err != nil {
+		if err := diffExcept(b3, a3, nil, [][]yamlnode.Segment{segs}); err != nil {
 			t.Fatalf("yaml.v3 reads another change: %v\n%s", err, out)
 		}
 	})

@@ -3,6 +3,7 @@ package values
 import (
 	"bytes"
 	"fmt"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // Get returns the value at path in document opts.Document of data, typed as
@@ -35,7 +36,7 @@ func helmRead(src *source, index int) (any, error) {
 }
 
 // lookupValue follows path through a decoded tree.
-func lookupValue(tree any, path []Segment) (any, bool) {
+func lookupValue(tree any, path []yamlnode.Segment) (any, bool) {
 	cur := normalize(tree)
 	for _, s := range path {
 		switch x := cur.(type) {

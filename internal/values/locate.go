@@ -2,6 +2,7 @@ package values
 
 import (
 	"fmt"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -21,14 +22,14 @@ type located struct {
 
 // locate follows path through the document, refusing paths that go through
 // aliases or anchors that aliases reuse.
-func (d *document) locate(path []Segment) (located, error) {
+func (d *document) locate(path []yamlnode.Segment) (located, error) {
 	loc := located{parent: nil, pindent: -1}
 	cur := d.root
 	var curKey *yaml.Node
 	indent := -1
 	flow := false
 	for i, seg := range path {
-		where := FormatPath(path[:i])
+		where := yamlnode.FormatPath(path[:i])
 		if where == "" {
 			where = "the document root"
 		}
@@ -99,7 +100,7 @@ func (d *document) locate(path []Segment) (located, error) {
 		}
 	}
 	if cur != nil && (cur.Kind == yaml.AliasNode || d.aliased[cur]) {
-		return loc, fmt.Errorf("%s (line %d): %w", FormatPath(path), d.line(cur), ErrAlias)
+		return loc, fmt.Errorf("%s (line %d): %w", yamlnode.FormatPath(path), d.line(cur), ErrAlias)
 	}
 	loc.node, loc.depth, loc.flow, loc.indent = cur, len(path), flow, indent
 	return loc, nil

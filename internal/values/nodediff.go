@@ -2,6 +2,7 @@ package values
 
 import (
 	"fmt"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -16,7 +17,7 @@ import (
 // refuses duplicate keys there), and each edited value (see nodeAt).
 // Decoding errors elsewhere were the original's, and File.Set has checked
 // the original decodes. As in diffExcept, at is appended to in place.
-func diffNodes(a, b *yaml.Node, at []Segment, edited [][]Segment, seen map[[2]*yaml.Node]bool) error {
+func diffNodes(a, b *yaml.Node, at []yamlnode.Segment, edited [][]yamlnode.Segment, seen map[[2]*yaml.Node]bool) error {
 	onWay := false
 	for _, p := range edited {
 		if hasPrefix(p, at) {
@@ -30,7 +31,7 @@ func diffNodes(a, b *yaml.Node, at []Segment, edited [][]Segment, seen map[[2]*y
 		if len(at) == 0 {
 			return "the document root"
 		}
-		return FormatPath(at)
+		return yamlnode.FormatPath(at)
 	}
 	if a == nil || b == nil {
 		switch {
@@ -80,7 +81,7 @@ func diffNodes(a, b *yaml.Node, at []Segment, edited [][]Segment, seen map[[2]*y
 			return fmt.Errorf("%s: a list changed length", where())
 		}
 		for i := range a.Content {
-			if err := diffNodes(a.Content[i], b.Content[i], append(at, Segment{Index: i, IsIndex: true}), edited, seen); err != nil {
+			if err := diffNodes(a.Content[i], b.Content[i], append(at, yamlnode.Segment{Index: i, IsIndex: true}), edited, seen); err != nil {
 				return err
 			}
 		}
@@ -97,7 +98,7 @@ func diffNodes(a, b *yaml.Node, at []Segment, edited [][]Segment, seen map[[2]*y
 			if err != nil {
 				return fmt.Errorf("%s: key %q: %v", where(), ka.Value, err)
 			}
-			if err := diffNodes(a.Content[i+1], b.Content[i+1], append(at, Segment{Key: text}), edited, seen); err != nil {
+			if err := diffNodes(a.Content[i+1], b.Content[i+1], append(at, yamlnode.Segment{Key: text}), edited, seen); err != nil {
 				return err
 			}
 		}
@@ -113,7 +114,7 @@ func diffNodes(a, b *yaml.Node, at []Segment, edited [][]Segment, seen map[[2]*y
 // newKeys checks the keys b has after those of a (all of b's when a is
 // nil): each must lead to an edited path, and b must still decode (a new
 // key equal to an old one does not).
-func newKeys(a, b *yaml.Node, at []Segment, edited [][]Segment, where func() string) error {
+func newKeys(a, b *yaml.Node, at []yamlnode.Segment, edited [][]yamlnode.Segment, where func() string) error {
 	from := 0
 	if a != nil {
 		from = len(a.Content)
@@ -123,7 +124,7 @@ func newKeys(a, b *yaml.Node, at []Segment, edited [][]Segment, where func() str
 		if err != nil {
 			return fmt.Errorf("%s: new key %q: %v", where(), b.Content[i].Value, err)
 		}
-		child := append(at, Segment{Key: text})
+		child := append(at, yamlnode.Segment{Key: text})
 		allowed := false
 		for _, p := range edited {
 			if hasPrefix(p, child) {
@@ -159,7 +160,7 @@ func keyText(k *yaml.Node) (string, error) {
 
 // nodeAt follows path through a yaml.v3 node tree as lookupValue follows a
 // decoded tree.
-func nodeAt(n *yaml.Node, path []Segment) (*yaml.Node, bool) {
+func nodeAt(n *yaml.Node, path []yamlnode.Segment) (*yaml.Node, bool) {
 	for _, s := range path {
 		for n != nil && n.Kind == yaml.AliasNode {
 			n = n.Alias

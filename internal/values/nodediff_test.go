@@ -1,6 +1,7 @@
 package values
 
 import (
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"strings"
 	"testing"
 
@@ -33,11 +34,11 @@ func TestDiffNodes(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.why, func(t *testing.T) {
 			a, b := parseRoot(t, c.before), parseRoot(t, c.after)
-			p, err := ParsePath(c.path)
+			p, err := yamlnode.ParsePath(c.path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = diffNodes(a, b, nil, [][]Segment{p}, map[[2]*yaml.Node]bool{})
+			err = diffNodes(a, b, nil, [][]yamlnode.Segment{p}, map[[2]*yaml.Node]bool{})
 			switch {
 			case c.wantErr == "" && err != nil:
 				t.Fatalf("unexpected difference: %v", err)

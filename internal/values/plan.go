@@ -3,6 +3,7 @@ package values
 import (
 	"bytes"
 	"fmt"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -10,7 +11,7 @@ import (
 
 // plan computes the splices that set path to v in the document. newKey, when
 // not empty, names the first key the edit creates.
-func (d *document) plan(path []Segment, v any, helm any) ([]splice, string, error) {
+func (d *document) plan(path []yamlnode.Segment, v any, helm any) ([]splice, string, error) {
 	if old, found := lookupValue(helm, path); found && sameValue(old, v) {
 		return nil, "", nil
 	}
@@ -23,7 +24,7 @@ func (d *document) plan(path []Segment, v any, helm any) ([]splice, string, erro
 		return sp, "", err
 	}
 	sp, err := d.insert(loc, path, v)
-	return sp, FormatPath(path[:loc.depth+1]), err
+	return sp, yamlnode.FormatPath(path[:loc.depth+1]), err
 }
 
 // replace swaps the token of an existing node for v.
@@ -89,11 +90,11 @@ func (d *document) replaceEmptyFlow(loc located, v any) ([]splice, error) {
 }
 
 // insert adds the missing keys of path under loc.parent.
-func (d *document) insert(loc located, path []Segment, v any) ([]splice, error) {
+func (d *document) insert(loc located, path []yamlnode.Segment, v any) ([]splice, error) {
 	rest := path[loc.depth:]
 	for _, s := range rest {
 		if s.IsIndex {
-			return nil, fmt.Errorf("%s: %w", FormatPath(path[:loc.depth+1]), ErrListItem)
+			return nil, fmt.Errorf("%s: %w", yamlnode.FormatPath(path[:loc.depth+1]), ErrListItem)
 		}
 	}
 	p := loc.parent
@@ -111,7 +112,7 @@ func (d *document) insert(loc located, path []Segment, v any) ([]splice, error) 
 	case p == nil:
 		return nil, fmt.Errorf("the document root is not a mapping: %w", ErrThroughScalar)
 	case p.Kind == yaml.SequenceNode:
-		return nil, fmt.Errorf("%s (line %d): %w", FormatPath(path[:loc.depth+1]), d.line(p), ErrListItem)
+		return nil, fmt.Errorf("%s (line %d): %w", yamlnode.FormatPath(path[:loc.depth+1]), d.line(p), ErrListItem)
 	case p.Kind == yaml.MappingNode && p.Style&yaml.FlowStyle == 0 && len(p.Content) > 0:
 		end, err := d.nodeEnd(p, loc.pindent, false)
 		if err != nil {
@@ -119,9 +120,9 @@ func (d *document) insert(loc located, path []Segment, v any) ([]splice, error) 
 		}
 		at, indent = end, p.Content[0].Column-1
 	case loc.flow || (p.Kind == yaml.MappingNode && len(p.Content) > 0):
-		return nil, fmt.Errorf("%s (line %d): %w", FormatPath(path[:loc.depth]), d.line(p), ErrFlowInsert)
+		return nil, fmt.Errorf("%s (line %d): %w", yamlnode.FormatPath(path[:loc.depth]), d.line(p), ErrFlowInsert)
 	case loc.pkey == nil:
-		return nil, fmt.Errorf("%s (line %d): an empty value that is not a mapping value: %w", FormatPath(path[:loc.depth]), d.line(p), ErrUnsupported)
+		return nil, fmt.Errorf("%s (line %d): an empty value that is not a mapping value: %w", yamlnode.FormatPath(path[:loc.depth]), d.line(p), ErrUnsupported)
 	default:
 		// `key:`, `key: ~`, `key: null` or `key: {}`: drop the value token,
 		// keep the comment, and put the new lines under the key.
@@ -137,7 +138,7 @@ func (d *document) insert(loc located, path []Segment, v any) ([]splice, error) 
 			if k := p.Content[j]; k.Kind == yaml.ScalarNode && k.Value == rest[0].Key {
 				// `on:` is there, but Helm names it "true": a new "on" key
 				// would be a duplicate to yaml.v3.
-				return nil, fmt.Errorf("%s (line %d): a key %s exists that Helm reads as another key: %w", FormatPath(path[:loc.depth+1]), d.line(k), k.Value, ErrNonStringKey)
+				return nil, fmt.Errorf("%s (line %d): a key %s exists that Helm reads as another key: %w", yamlnode.FormatPath(path[:loc.depth+1]), d.line(k), k.Value, ErrNonStringKey)
 			}
 		}
 	}
@@ -181,7 +182,7 @@ func (d *document) deeperLinesFollow(eol, indent int) bool {
 
 // newKeyLines writes the lines for keys rest (the last one holding v),
 // each starting with a line break, the first at indent.
-func (d *document) newKeyLines(rest []Segment, v any, indent, step, after int) (string, error) {
+func (d *document) newKeyLines(rest []yamlnode.Segment, v any, indent, step, after int) (string, error) {
 	var b strings.Builder
 	for i, s := range rest {
 		ind := indent + i*step
@@ -206,7 +207,7 @@ func (d *document) newKeyLines(rest []Segment, v any, indent, step, after int) (
 }
 
 // appendToDocument adds keys at column 0 at the end of an empty document.
-func (d *document) appendToDocument(rest []Segment, v any, step int) ([]splice, error) {
+func (d *document) appendToDocument(rest []yamlnode.Segment, v any, step int) ([]splice, error) {
 	at := d.sp.end
 	lines, err := d.newKeyLines(rest, v, 0, step, len(d.src.data))
 	if err != nil {
@@ -223,7 +224,7 @@ func (d *document) appendToDocument(rest []Segment, v any, step int) ([]splice, 
 // that is `{}` or `~`. Alone on its line, the token is replaced by the new
 // lines; otherwise (after `---`, before a comment) it is removed and the new
 // lines follow that line.
-func (d *document) replaceEmptyRoot(rest []Segment, v any, step int) ([]splice, error) {
+func (d *document) replaceEmptyRoot(rest []yamlnode.Segment, v any, step int) ([]splice, error) {
 	p := d.root
 	data := d.src.data
 	start := d.src.offset(d.sp, p.Line, p.Column)

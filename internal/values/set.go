@@ -3,6 +3,7 @@ package values
 import (
 	"bytes"
 	"fmt"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"sort"
 	"sync"
 )
@@ -101,7 +102,7 @@ func readBoth(src *source, index int) (*document, any, error) {
 
 // Get returns the value at path, typed as Helm reads it.
 func (f *File) Get(path string) (any, error) {
-	segs, err := ParsePath(path)
+	segs, err := yamlnode.ParsePath(path)
 	if err != nil {
 		return nil, err
 	}
@@ -130,9 +131,9 @@ func (f *File) Set(edits []Edit) ([]byte, []Change, error) {
 	if len(edits) == 0 {
 		return nil, nil, fmt.Errorf("no edits: %w", ErrRefused)
 	}
-	paths := make([][]Segment, len(edits))
+	paths := make([][]yamlnode.Segment, len(edits))
 	for i, e := range edits {
-		p, err := ParsePath(e.Path)
+		p, err := yamlnode.ParsePath(e.Path)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -173,7 +174,7 @@ func (f *File) Set(edits []Edit) ([]byte, []Change, error) {
 
 // independent says no path is a prefix of (or equal to) another, so every
 // edit can be planned against the original file.
-func independent(paths [][]Segment) bool {
+func independent(paths [][]yamlnode.Segment) bool {
 	for i := range paths {
 		for j := range paths {
 			if i != j && hasPrefix(paths[j], paths[i]) {
@@ -184,7 +185,7 @@ func independent(paths [][]Segment) bool {
 	return true
 }
 
-func hasPrefix(p, prefix []Segment) bool {
+func hasPrefix(p, prefix []yamlnode.Segment) bool {
 	if len(prefix) > len(p) {
 		return false
 	}
@@ -199,7 +200,7 @@ func hasPrefix(p, prefix []Segment) bool {
 // applyTogether plans every edit against the original and applies the
 // splices at once; when two edits touch the same bytes (two new keys under
 // the same `key: {}`), it falls back to applying them in turn.
-func applyTogether(d *document, edits []Edit, paths [][]Segment, helm any) ([]byte, error) {
+func applyTogether(d *document, edits []Edit, paths [][]yamlnode.Segment, helm any) ([]byte, error) {
 	var all []splice
 	created := map[string]bool{}
 	for i, e := range edits {
@@ -255,7 +256,7 @@ func applySplices(data []byte, sp []splice) []byte {
 // applyInTurn applies the edits one after the other, parsing the file again
 // between them; verification then compares the last result with the
 // original.
-func applyInTurn(d *document, edits []Edit, paths [][]Segment, helm any) ([]byte, error) {
+func applyInTurn(d *document, edits []Edit, paths [][]yamlnode.Segment, helm any) ([]byte, error) {
 	index := 0
 	for i, sp := range d.src.docs {
 		if sp == d.sp {

@@ -3,6 +3,7 @@ package values
 import (
 	"bytes"
 	"fmt"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"sort"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -14,7 +15,7 @@ import (
 // trees equal the originals except at the edited paths (yaml.v3's compared
 // node by node, Helm's as decoded values); and each edited path reads back,
 // in both, as the requested value and type.
-func verify(f *File, out []byte, edits []Edit, paths [][]Segment) (*document, error) {
+func verify(f *File, out []byte, edits []Edit, paths [][]yamlnode.Segment) (*document, error) {
 	src, index := f.src, f.index
 	fail := func(format string, a ...any) (*document, error) {
 		return nil, fmt.Errorf(format+": %w", append(a, ErrVerify)...)
@@ -39,7 +40,7 @@ func verify(f *File, out []byte, edits []Edit, paths [][]Segment) (*document, er
 	// The last edit of a path wins.
 	final := map[string]int{}
 	for i, p := range paths {
-		final[FormatPath(p)] = i
+		final[yamlnode.FormatPath(p)] = i
 	}
 	keys := make([]string, 0, len(final))
 	for k := range final {
@@ -55,7 +56,7 @@ func verify(f *File, out []byte, edits []Edit, paths [][]Segment) (*document, er
 		defer close(done)
 		helmSide.tree, helmSide.readErr = helmRead(osrc, index)
 		if helmSide.readErr == nil {
-			helmSide.diffErr = diffExcept(f.helm, helmSide.tree, make([]Segment, 0, 32), paths)
+			helmSide.diffErr = diffExcept(f.helm, helmSide.tree, make([]yamlnode.Segment, 0, 32), paths)
 			helmSide.pathErr = readsBackAll("Helm", helmSide.tree, edits, paths, final, keys)
 		}
 		// The Helm side is the shorter: it also checks the original
@@ -70,7 +71,7 @@ func verify(f *File, out []byte, edits []Edit, paths [][]Segment) (*document, er
 			<-done
 			return nil, fmt.Errorf("decoding the original: %v: %w", err, ErrParse)
 		}
-		v3Side.diffErr = diffNodes(f.doc.root, after.root, make([]Segment, 0, 32), paths, map[[2]*yaml.Node]bool{})
+		v3Side.diffErr = diffNodes(f.doc.root, after.root, make([]yamlnode.Segment, 0, 32), paths, map[[2]*yaml.Node]bool{})
 		if v3Side.diffErr == nil {
 			v3Side.pathErr = nodesReadBack(after.root, edits, paths, final, keys)
 		}
@@ -101,7 +102,7 @@ type readerCheck struct {
 
 // nodesReadBack checks that each edited path (the last edit of each, in key
 // order) decodes, with yaml.v3, as the requested value and type.
-func nodesReadBack(root *yaml.Node, edits []Edit, paths [][]Segment, final map[string]int, keys []string) error {
+func nodesReadBack(root *yaml.Node, edits []Edit, paths [][]yamlnode.Segment, final map[string]int, keys []string) error {
 	for _, k := range keys {
 		i := final[k]
 		want := edits[i].Value
@@ -122,7 +123,7 @@ func nodesReadBack(root *yaml.Node, edits []Edit, paths [][]Segment, final map[s
 
 // readsBackAll checks that each edited path (the last edit of each, in
 // key order) reads back in tree as the requested value and type.
-func readsBackAll(reader string, tree any, edits []Edit, paths [][]Segment, final map[string]int, keys []string) error {
+func readsBackAll(reader string, tree any, edits []Edit, paths [][]yamlnode.Segment, final map[string]int, keys []string) error {
 	for _, k := range keys {
 		i := final[k]
 		want := edits[i].Value
@@ -154,7 +155,7 @@ func (d *document) decode() (any, error) {
 // the walk does not copy a path per node; given spare capacity, it does not
 // allocate one either. A key may be new in b only on the way to an edited path, and
 // an empty mapping or null there may become a mapping.
-func diffExcept(a, b any, at []Segment, edited [][]Segment) error {
+func diffExcept(a, b any, at []yamlnode.Segment, edited [][]yamlnode.Segment) error {
 	onWay := false
 	for _, p := range edited {
 		if hasPrefix(p, at) {
@@ -169,7 +170,7 @@ func diffExcept(a, b any, at []Segment, edited [][]Segment) error {
 		if len(at) == 0 {
 			return "the document root"
 		}
-		return FormatPath(at)
+		return yamlnode.FormatPath(at)
 	}
 	if onWay {
 		if m, ok := a.(map[string]any); a == nil || ok && len(m) == 0 {
@@ -189,7 +190,7 @@ func diffExcept(a, b any, at []Segment, edited [][]Segment) error {
 			if !ok {
 				return fmt.Errorf("%s: key %q disappeared", where(), k)
 			}
-			if err := diffExcept(v, w, append(at, Segment{Key: k}), edited); err != nil {
+			if err := diffExcept(v, w, append(at, yamlnode.Segment{Key: k}), edited); err != nil {
 				return err
 			}
 		}
@@ -198,7 +199,7 @@ func diffExcept(a, b any, at []Segment, edited [][]Segment) error {
 		}
 		for k := range y {
 			if _, ok := x[k]; !ok {
-				child := append(at, Segment{Key: k})
+				child := append(at, yamlnode.Segment{Key: k})
 				allowed := false
 				for _, p := range edited {
 					if hasPrefix(p, child) {
@@ -217,7 +218,7 @@ func diffExcept(a, b any, at []Segment, edited [][]Segment) error {
 			return fmt.Errorf("%s: a list changed length or type", where())
 		}
 		for i := range x {
-			if err := diffExcept(x[i], y[i], append(at, Segment{Index: i, IsIndex: true}), edited); err != nil {
+			if err := diffExcept(x[i], y[i], append(at, yamlnode.Segment{Index: i, IsIndex: true}), edited); err != nil {
 				return err
 			}
 		}
@@ -231,8 +232,8 @@ func diffExcept(a, b any, at []Segment, edited [][]Segment) error {
 
 // appendSeg returns p with s added, never sharing p's array: paths are kept
 // by callers.
-func appendSeg(p []Segment, s Segment) []Segment {
-	out := make([]Segment, len(p), len(p)+1)
+func appendSeg(p []yamlnode.Segment, s yamlnode.Segment) []yamlnode.Segment {
+	out := make([]yamlnode.Segment, len(p), len(p)+1)
 	copy(out, p)
 	return append(out, s)
 }

@@ -1,4 +1,4 @@
-package values
+package yamlnode
 
 import (
 	"fmt"
@@ -7,16 +7,29 @@ import (
 )
 
 // Segment is one step of a value path: a mapping key, or a list index when
-// IsIndex is set.
+// IsIndex is set. A Segment may also stand for a list item whose index is
+// not known (AnyIndex), optionally named by a merge key as a strategic merge
+// patch names items (MergeKey=MergeValue): a write set can say that much,
+// a path that ParsePath reads cannot.
 type Segment struct {
-	Key     string
-	Index   int
-	IsIndex bool
+	Key        string
+	Index      int
+	IsIndex    bool
+	AnyIndex   bool
+	MergeKey   string
+	MergeValue string
 }
 
 // String writes the segment as it appears in a path: `[N]` for an index,
-// the escaped key otherwise.
+// `[*]` for an item of unknown index, `[key=value]` for one named by its
+// merge key, the escaped key otherwise.
 func (s Segment) String() string {
+	switch {
+	case s.AnyIndex && s.MergeKey != "":
+		return "[" + s.MergeKey + "=" + s.MergeValue + "]"
+	case s.AnyIndex:
+		return "[*]"
+	}
 	if s.IsIndex {
 		return "[" + strconv.Itoa(s.Index) + "]"
 	}
@@ -139,12 +152,12 @@ func EscapeKey(key string) string {
 	return b.String()
 }
 
-// FormatPath writes segments as a path that ParsePath reads back to the
-// same segments.
+// FormatPath writes segments as a path; ParsePath reads it back to the same
+// segments unless one of them is an item of unknown index.
 func FormatPath(segs []Segment) string {
 	var b strings.Builder
 	for i, s := range segs {
-		if !s.IsIndex && i > 0 {
+		if !s.IsIndex && !s.AnyIndex && i > 0 {
 			b.WriteByte('.')
 		}
 		b.WriteString(s.String())
