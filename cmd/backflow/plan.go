@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/observe/source"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
@@ -68,7 +69,7 @@ invalid or unreadable, or an observations PATH does not exist.`,
 				if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
 					return usageError("plan: observations %s: no such file or directory", p)
 				}
-				obs.Merge(observe.LoadPath(p, observe.Options{Ceiling: ceiling}))
+				obs.Merge(source.LoadPath(p, observe.Options{Ceiling: ceiling}))
 			}
 			res := plan.Plan(obs.Observations, obs.Triggers, snap, now)
 			var errs []string

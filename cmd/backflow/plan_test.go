@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/observe/source"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/receipt"
 )
@@ -115,7 +116,7 @@ func planScenario(t *testing.T, dir string) plan.Result {
 	if i := slices.Index(args, "--trust"); i >= 0 {
 		trust = observe.Attribution(args[i+1])
 	}
-	obs := observe.LoadPath(filepath.Join(dir, "observations"), observe.Options{Ceiling: trust})
+	obs := source.LoadPath(filepath.Join(dir, "observations"), observe.Options{Ceiling: trust})
 	now, _ := time.Parse(time.RFC3339, planNow)
 	res := plan.Plan(obs.Observations, obs.Triggers, snap, now)
 	res.Errors = append(readErrs, res.Errors...)

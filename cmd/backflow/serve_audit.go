@@ -10,6 +10,7 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/bot"
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/observe/source"
 	"github.com/backflow-dev/backflow/internal/server"
 )
 
@@ -27,7 +28,7 @@ func serveLive(c *bot.Config, sources []bot.Source, logger *slog.Logger) (routes
 	}
 	attach = srv.Store
 	for _, s := range sources {
-		if ks, ok := s.(*observe.KubeSource); ok {
+		if ks, ok := s.(*source.KubeSource); ok {
 			ks.OnChange = func(observe.ObjectKey) { request() }
 		}
 	}
@@ -43,7 +44,7 @@ func serveLive(c *bot.Config, sources []bot.Source, logger *slog.Logger) (routes
 	if err != nil {
 		return nil, nil, err
 	}
-	h := &observe.AuditHandler{Log: c.AuditLog(), Token: string(token), Secret: secret, MaxBytes: w.MaxBytes,
+	h := &source.AuditHandler{Log: c.AuditLog(), Token: string(token), Secret: secret, MaxBytes: w.MaxBytes,
 		Logger: logger, Accepted: func(int) { request() }}
 	return map[string]http.Handler{"POST /audit": h}, attach, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/bot"
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/observe/source"
 )
 
 // auditBatch is one EventList as the API server's audit webhook posts it:
@@ -47,7 +48,7 @@ func TestServeLive(t *testing.T) {
 				t.Fatal(err)
 			}
 			attach(nil) // no server: a request for a cycle is dropped
-			if ks := sources[0].(*observe.KubeSource); ks.OnChange == nil {
+			if ks := sources[0].(*source.KubeSource); ks.OnChange == nil {
 				t.Error("a watched object's change does not ask for a cycle")
 			} else {
 				ks.OnChange(observe.ObjectKey{})

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/backflow-dev/backflow/internal/values"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 func newValuesCmd() *cobra.Command {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/observe/source"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
@@ -72,7 +73,7 @@ type Config struct {
 	// dir is the folder relative paths are read from.
 	dir string
 	// audit is the audit event store, built by AuditLog.
-	audit *observe.AuditLog
+	audit *source.AuditLog
 }
 
 // GitHub says how to authenticate as the App and where its API is.
@@ -116,7 +117,7 @@ type SourceConfig struct {
 }
 
 // KubeConfig is how to reach a cluster and which objects to watch in it
-// (observe.KubeConfig in the bot config's types).
+// (source.KubeConfig in the bot config's types).
 type KubeConfig struct {
 	// Kubeconfig is a kubeconfig file; empty uses $KUBECONFIG or ~/.kube/config.
 	Kubeconfig string `yaml:"kubeconfig"`
@@ -385,12 +386,12 @@ func (c *Config) Resolve(p string) string {
 // AuditLog is the store of audit events every source is joined with: the
 // tailed log files and what the webhook receives. It is built once; nil
 // when neither is configured.
-func (c *Config) AuditLog() *observe.AuditLog {
+func (c *Config) AuditLog() *source.AuditLog {
 	if len(c.Audit.LogFiles) == 0 && !c.Audit.Webhook.Enabled() {
 		return nil
 	}
 	if c.audit == nil {
-		c.audit = &observe.AuditLog{}
+		c.audit = &source.AuditLog{}
 		for _, f := range c.Audit.LogFiles {
 			c.audit.Tail(c.Resolve(f))
 		}
@@ -411,17 +412,17 @@ func (c *Config) Sources() []Source {
 			switch {
 			case !reflect.ValueOf(s.Kube).IsZero():
 				k := s.Kube
-				cfg := &observe.KubeConfig{Kubeconfig: c.Resolve(k.Kubeconfig), Context: k.Context, InCluster: k.InCluster}
-				out = append(out, &observe.KubeSource{Cluster: cluster, Config: cfg, Objects: k.Objects,
+				cfg := &source.KubeConfig{Kubeconfig: c.Resolve(k.Kubeconfig), Context: k.Context, InCluster: k.InCluster}
+				out = append(out, &source.KubeSource{Cluster: cluster, Config: cfg, Objects: k.Objects,
 					GitOpsManagers: c.Managers(), IgnoreManagers: k.IgnoreManagers, Resync: k.Resync.Duration, Audit: audit})
 				continue
 			case s.URL != "":
-				src = &HTTPSource{Cluster: cluster, Poller: &observe.HTTPSource{URL: s.URL, Timeout: s.Timeout.Duration, MaxBytes: s.MaxBytes, Ceiling: ceiling}}
+				src = &HTTPSource{Cluster: cluster, Poller: &source.HTTPSource{URL: s.URL, Timeout: s.Timeout.Duration, MaxBytes: s.MaxBytes, Ceiling: ceiling}}
 			default:
 				src = &PathSource{Cluster: cluster, Path: c.Resolve(s.Path), Ceiling: ceiling, MaxBytes: s.MaxBytes}
 			}
 			if audit != nil {
-				src = &observe.Attributing{Source: src, Log: audit}
+				src = &source.Attributing{Source: src, Log: audit}
 			}
 			out = append(out, src)
 		}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/observe/source"
 )
 
 func TestParseConfigKube(t *testing.T) {
@@ -31,7 +31,7 @@ func TestParseConfigKube(t *testing.T) {
 				t.Fatal(err)
 			}
 			srcs := c.Sources()
-			ks, ok := srcs[0].(*observe.KubeSource)
+			ks, ok := srcs[0].(*source.KubeSource)
 			if len(srcs) != 1 || !ok {
 				t.Fatalf("sources %#v", srcs)
 			}

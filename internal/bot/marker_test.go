@@ -10,6 +10,7 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/observe/source"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
@@ -103,7 +104,7 @@ func TestForeignMarkerIgnored(t *testing.T) {
 
 // A URL source is named without its password.
 func TestHTTPSourceName(t *testing.T) {
-	s := &HTTPSource{Poller: &observe.HTTPSource{URL: "https://scout:hunter2@observer.example/trace.json"}}
+	s := &HTTPSource{Poller: &source.HTTPSource{URL: "https://scout:hunter2@observer.example/trace.json"}}
 	if name := s.Name(); strings.Contains(name, "hunter2") {
 		t.Errorf("name %q shows the password", name)
 	}

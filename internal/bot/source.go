@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/observe/source"
 )
 
 // Source yields the observations of one cluster. Read never fails as a
@@ -35,7 +36,7 @@ func (s *PathSource) Name() string { return s.Path }
 
 // Read implements Source.
 func (s *PathSource) Read(ctx context.Context) observe.Result {
-	res := observe.LoadPath(s.Path, observe.Options{Ceiling: s.Ceiling, MaxBytes: s.MaxBytes})
+	res := source.LoadPath(s.Path, observe.Options{Ceiling: s.Ceiling, MaxBytes: s.MaxBytes})
 	return keyByCluster(res, s.Cluster, s.Path)
 }
 
@@ -44,7 +45,7 @@ type HTTPSource struct {
 	// Cluster is as for PathSource.
 	Cluster string
 	// Poller is the observe package's HTTP source, holding the ETag.
-	Poller *observe.HTTPSource
+	Poller *source.HTTPSource
 }
 
 // Name implements Source: the URL without any password in it.

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // This file reads Kubernetes audit events (audit.k8s.io/v1): JSON lines as

@@ -1,10 +1,11 @@
 package observe
 
 import (
-	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"os"
 	"testing"
 	"time"
+
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // FuzzParseAuditEvents: any input is read without panicking, every kept

@@ -1,17 +1,11 @@
 package observe
 
 import (
-	"context"
 	"fmt"
-	"github.com/backflow-dev/backflow/internal/yamlnode"
-	"io"
-	"os"
 	"strings"
-	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // managedFieldsSlack allows for managedFields times, which have whole
@@ -35,13 +29,13 @@ const managedFieldsSlack = time.Second
 // not a person's change and do not count. events may hold events of other
 // objects; o is not modified.
 func Attribute(o Observation, events []AuditEvent) Observation {
-	return attribute(o, events, nil)
+	return AttributeLive(o, events, nil)
 }
 
-// attribute is Attribute with the live object, when the caller has it, to
-// tell which list item a strategic merge patch's merge key names.
-func attribute(o Observation, events []AuditEvent, live map[string]any) Observation {
-	group, _ := splitAPIVersion(o.Object.APIVersion)
+// AttributeLive is Attribute with the live object, when the caller has it,
+// to tell which list item a strategic merge patch's merge key names.
+func AttributeLive(o Observation, events []AuditEvent, live map[string]any) Observation {
+	group, _ := SplitAPIVersion(o.Object.APIVersion)
 	resource := kindResource(o.Object.Kind)
 	var mine []*AuditEvent
 	for i := range events {
@@ -240,8 +234,8 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-// splitAPIVersion splits apps/v1 into apps and v1, and v1 into "" and v1.
-func splitAPIVersion(apiVersion string) (group, version string) {
+// SplitAPIVersion splits apps/v1 into apps and v1, and v1 into "" and v1.
+func SplitAPIVersion(apiVersion string) (group, version string) {
 	if g, v, ok := strings.Cut(apiVersion, "/"); ok {
 		return g, v
 	}
@@ -249,185 +243,21 @@ func splitAPIVersion(apiVersion string) (group, version string) {
 }
 
 // kindResource is the resource name the API server (and so the audit log)
-// uses for a kind: its lowercase plural, as Kubernetes itself guesses it.
+// uses for a kind: its lowercase plural, guessed by the rules Kubernetes
+// itself guesses it by (apimachinery's UnsafeGuessKindToResource; a test
+// holds the two together), so that the model links no Kubernetes library.
 func kindResource(kind string) string {
-	plural, _ := meta.UnsafeGuessKindToResource(schema.GroupVersionKind{Kind: kind})
-	return plural.Resource
-}
-
-// DefaultMaxAuditEvents bounds the events an AuditLog keeps.
-const DefaultMaxAuditEvents = 100_000
-
-// AuditLog keeps recent successful writes from audit events, deduplicated by
-// audit id (the log file and the webhook deliver the same events), for the
-// join. It is safe for concurrent use.
-type AuditLog struct {
-	// Max bounds the events kept, oldest dropped first; zero means
-	// DefaultMaxAuditEvents.
-	Max int
-
-	mu    sync.Mutex
-	order []auditRef
-	byObj map[string][]AuditEvent
-	ids   map[string]bool
-	files []*auditFile
-}
-
-type auditRef struct{ obj, id string }
-
-// auditFile is a log file read as it grows.
-type auditFile struct {
-	path    string
-	offset  int64
-	partial []byte
-}
-
-// maxAuditRead bounds what one refresh reads of a log file.
-const maxAuditRead = 64 << 20
-
-// Add keeps events and returns how many were new.
-func (l *AuditLog) Add(events ...AuditEvent) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.addLocked(events)
-}
-
-func (l *AuditLog) addLocked(events []AuditEvent) int {
-	if l.byObj == nil {
-		l.byObj, l.ids = map[string][]AuditEvent{}, map[string]bool{}
+	if kind == "" {
+		return ""
 	}
-	max := l.Max
-	if max <= 0 {
-		max = DefaultMaxAuditEvents
+	r := strings.ToLower(kind)
+	switch {
+	case strings.HasSuffix(r, "endpoints"):
+		return r
+	case strings.HasSuffix(r, "s"):
+		return r + "es"
+	case strings.HasSuffix(r, "y"):
+		return strings.TrimSuffix(r, "y") + "ies"
 	}
-	added := 0
-	for _, e := range events {
-		if e.AuditID != "" && l.ids[e.AuditID] {
-			continue
-		}
-		key := auditObjKey(e.Object.Group, e.Object.Namespace, e.Object.Name)
-		l.byObj[key] = append(l.byObj[key], e)
-		l.order = append(l.order, auditRef{key, e.AuditID})
-		if e.AuditID != "" {
-			l.ids[e.AuditID] = true
-		}
-		added++
-	}
-	for len(l.order) > max {
-		old := l.order[0]
-		l.order = l.order[1:]
-		l.byObj[old.obj] = l.byObj[old.obj][1:]
-		if len(l.byObj[old.obj]) == 0 {
-			delete(l.byObj, old.obj)
-		}
-		delete(l.ids, old.id)
-	}
-	return added
-}
-
-func auditObjKey(group, namespace, name string) string {
-	return group + "|" + namespace + "|" + name
-}
-
-// Len is the number of events kept.
-func (l *AuditLog) Len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.order)
-}
-
-// EventsOf returns the kept events of objects named like k (any resource
-// of its group: Attribute matches the resource).
-func (l *AuditLog) EventsOf(k ObjectKey) []AuditEvent {
-	group, _ := splitAPIVersion(k.APIVersion)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]AuditEvent(nil), l.byObj[auditObjKey(group, k.Namespace, k.Name)]...)
-}
-
-// Tail makes Refresh read the audit log file at path (JSON lines, as the
-// API server's log backend writes it) from its start, then as it grows.
-func (l *AuditLog) Tail(path string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.files = append(l.files, &auditFile{path: path})
-}
-
-// Refresh reads what the tailed files gained since the last refresh. A file
-// that shrank was rotated or truncated and is read again from its start.
-// It returns what could not be read; the rest is kept.
-func (l *AuditLog) Refresh() []error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var errs []error
-	for _, f := range l.files {
-		res, err := f.read()
-		if err != nil {
-			errs = append(errs, err)
-		}
-		errs = append(errs, res.Errors...)
-		l.addLocked(res.Events)
-	}
-	return errs
-}
-
-func (f *auditFile) read() (AuditResult, error) {
-	fh, err := os.Open(f.path)
-	if err != nil {
-		return AuditResult{}, fmt.Errorf("reading audit log: %w", err)
-	}
-	defer fh.Close()
-	info, err := fh.Stat()
-	if err != nil {
-		return AuditResult{}, fmt.Errorf("reading audit log: %w", err)
-	}
-	if info.Size() < f.offset {
-		f.offset, f.partial = 0, nil
-	}
-	if _, err := fh.Seek(f.offset, io.SeekStart); err != nil {
-		return AuditResult{}, fmt.Errorf("reading audit log %s: %w", f.path, err)
-	}
-	data, err := io.ReadAll(io.LimitReader(fh, maxAuditRead))
-	if err != nil {
-		return AuditResult{}, fmt.Errorf("reading audit log %s: %w", f.path, err)
-	}
-	f.offset += int64(len(data))
-	data = append(f.partial, data...)
-	// A line still being written is kept for the next refresh.
-	end := strings.LastIndexByte(string(data), '\n') + 1
-	f.partial = append([]byte(nil), data[end:]...)
-	return ParseAuditEvents(data[:end], f.path), nil
-}
-
-// Reader is what an observation source offers: the bot's sources have
-// this shape.
-type Reader interface {
-	// Name names the source in reports.
-	Name() string
-	// Read returns what the source holds now.
-	Read(ctx context.Context) Result
-}
-
-// Attributing joins every observation a source yields with the audit
-// events (see Attribute), so observations from any source (cub-scout's,
-// files, pushes, Kubernetes) can reach attribution audit-log.
-type Attributing struct {
-	// Source yields the observations.
-	Source Reader
-	// Log holds the audit events; its tailed files are refreshed first.
-	Log *AuditLog
-}
-
-// Name implements Reader.
-func (a *Attributing) Name() string { return a.Source.Name() }
-
-// Read implements Reader.
-func (a *Attributing) Read(ctx context.Context) Result {
-	errs := a.Log.Refresh()
-	res := a.Source.Read(ctx)
-	res.Errors = append(res.Errors, errs...)
-	for i, o := range res.Observations {
-		res.Observations[i] = Attribute(o, a.Log.EventsOf(o.Object))
-	}
-	return res
+	return r + "s"
 }

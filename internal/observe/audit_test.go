@@ -341,30 +341,8 @@ func TestAttributeResolvesMergeKeysAgainstLive(t *testing.T) {
 	events := parseEvents(t, ev{id: "b", user: "bob", body: map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
 		"containers": []any{map[string]any{"name": "redis", "image": "redis:8"}}}}}}})
 	o := redisObservation(Field{Path: "spec.template.spec.containers[0].image", Live: "redis:8"}, Field{Path: "spec.template.spec.containers[1].image", Live: "busybox:2"})
-	got := attribute(o, events, live)
+	got := AttributeLive(o, events, live)
 	if got.Fields[0].By.Actor != "bob" || got.Fields[1].By.Actor != "" {
 		t.Errorf("actors %q, %q; want bob, unknown", got.Fields[0].By.Actor, got.Fields[1].By.Actor)
-	}
-}
-
-func TestAuditLog(t *testing.T) {
-	evs := parseEvents(t,
-		ev{id: "1", user: "alice", sub: "scale", body: scaleBody(4)},
-		ev{id: "2", user: "bob", sub: "scale", body: scaleBody(5)},
-		ev{id: "3", user: "carol", sub: "scale", body: scaleBody(6)})
-	l := &AuditLog{Max: 2}
-	if n := l.Add(evs[0], evs[0]); n != 1 {
-		t.Errorf("why: the same audit id twice is one event; added %d", n)
-	}
-	l.Add(evs[1:]...)
-	if l.Len() != 2 {
-		t.Errorf("why: the oldest events are dropped past Max; len %d", l.Len())
-	}
-	got := l.EventsOf(ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"})
-	if len(got) != 2 || got[0].User != "bob" || got[1].User != "carol" {
-		t.Errorf("events %+v", got)
-	}
-	if n := l.Add(evs[0]); n != 1 {
-		t.Errorf("why: a dropped id may come back; added %d", n)
 	}
 }

@@ -1,13 +1,15 @@
-// Package observe turns what observers saw in live clusters into backflow's
-// field-level observation model (an ObjectStateObserved document per object)
-// and into triggers to look at an object again. It reads backflow's own
-// documents, cub-scout's trace-diff and watch outputs, files, directories,
-// polled URLs and live Kubernetes objects (watched with client-go, changes
-// read from managedFields), and lowers every claimed attribution to the trust
-// ceiling of the source it came from. Kubernetes audit events (a log file or
-// the audit webhook) attribute each changed field to the authenticated user
-// who set it.
+// Package observe is backflow's field-level observation model (an
+// ObjectStateObserved document per object, and triggers to look at an
+// object again) and the pure readers that build it from bytes: backflow's
+// own documents, cub-scout's trace-diff and watch outputs, Kubernetes audit
+// events and an object's managedFields. It lowers every claimed attribution
+// to the trust ceiling of the source it came from, and joins audit events
+// to observations so that each changed field is attributed to the
+// authenticated user who set it.
 //
-// It decides nothing: it must not know about policies, repository
-// configuration, values files, GitHub or git.
+// It decides nothing and does no I/O: it must not know about policies,
+// repository configuration, GitHub or git, and must not import client-go,
+// net/http or the file system. The sources that fetch what it reads (the
+// Kubernetes watch, audit-log tailing, the audit webhook, HTTP polling,
+// files) live in observe/source.
 package observe

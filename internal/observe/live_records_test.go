@@ -3,6 +3,7 @@ package observe
 import (
 	"encoding/json"
 	"os"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func TestRealAPIServerRecords(t *testing.T) {
 	for _, f := range live.Fields {
 		fields = append(fields, f.Path+" by "+f.Manager+"/"+f.Subresource)
 	}
-	sortStrings(fields)
+	sort.Strings(fields)
 	wantFields := []string{"spec.replicas by kubectl/scale", "spec.template.spec.containers[0].image by kubectl/"}
 	if d := cmp.Diff(wantFields, fields); d != "" {
 		t.Fatalf("why: the scale and the image are the live changes, the rest is the forward apply's (-want +got):\n%s", d)
@@ -69,7 +70,7 @@ func TestRealAPIServerRecords(t *testing.T) {
 	o := Observation{Source: SourceKubernetes, Cluster: "e2e", ObservedAt: time.Date(2026, 11, 29, 16, 18, 0, 0, time.UTC),
 		Object: ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"},
 		Change: Change{Attribution: AttributionUnknown, Claimed: AttributionUnknown}, Fields: live.Fields}
-	o = attribute(o, res.Events, obj)
+	o = AttributeLive(o, res.Events, obj)
 	byField := map[string]string{}
 	for _, f := range o.Fields {
 		byField[f.Path] = f.By.Actor + "@" + string(f.By.Attribution)

@@ -81,7 +81,7 @@ func (e *DocumentError) Unwrap() error { return e.Err }
 // (traceDiffObservation) or a cub-scout watch event. An input that cannot be
 // read, or is larger than the cap, yields one error and nothing else.
 func Parse(r io.Reader, opts Options) Result {
-	data, err := readCapped(r, opts.maxBytes())
+	data, err := ReadCapped(r, opts.maxBytes())
 	if err != nil {
 		return Result{Errors: []error{fmt.Errorf("%s: %w", opts.name(), err)}}
 	}
@@ -104,7 +104,7 @@ func ParseBytes(data []byte, opts Options) Result {
 // `cub-scout watch --output-file` writes them, or the single event of a
 // `--webhook` delivery body. Documents of other formats are errors.
 func ParseWatchEvents(r io.Reader, opts Options) Result {
-	data, err := readCapped(r, opts.maxBytes())
+	data, err := ReadCapped(r, opts.maxBytes())
 	if err != nil {
 		return Result{Errors: []error{fmt.Errorf("%s: %w", opts.name(), err)}}
 	}
@@ -115,7 +115,8 @@ func ParseWatchEvents(r io.Reader, opts Options) Result {
 	return p.res
 }
 
-func readCapped(r io.Reader, max int64) ([]byte, error) {
+// ReadCapped reads r up to max bytes; more is ErrTooLarge.
+func ReadCapped(r io.Reader, max int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		return nil, err

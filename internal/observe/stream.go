@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"io"
 	"regexp"
 	"sort"
 	"strconv"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // This file splits an input into documents: a YAML stream (documents

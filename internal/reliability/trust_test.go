@@ -18,6 +18,7 @@ import (
 	"github.com/backflow-dev/backflow/internal/bot"
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/observe/source"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
@@ -270,7 +271,7 @@ func TestCase07bTrustCeilings(t *testing.T) {
 	a := e.adapter(nil)
 	b, err := bot.New(bot.Options{Forge: a, Now: e.clock.Now, Logger: e.log, CommitKey: []byte("k"), Sources: []bot.Source{
 		&bot.PathSource{Cluster: usEastNode, Path: dir, Ceiling: observe.DefaultCeiling},
-		&bot.HTTPSource{Cluster: usEastNode, Poller: &observe.HTTPSource{URL: web.URL, Ceiling: observe.AttributionAsserted}},
+		&bot.HTTPSource{Cluster: usEastNode, Poller: &source.HTTPSource{URL: web.URL, Ceiling: observe.AttributionAsserted}},
 	}})
 	if err != nil {
 		t.Fatal(err)

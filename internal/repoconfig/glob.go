@@ -3,11 +3,11 @@ package repoconfig
 import (
 	"errors"
 	"fmt"
-	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"strconv"
 	"strings"
 
 	"github.com/backflow-dev/backflow/internal/policy"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // Object-key globs are the policy's (policy.MatchKey): a key is split at `|`

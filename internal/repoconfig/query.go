@@ -1,12 +1,12 @@
 package repoconfig
 
 import (
-	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"sort"
 	"strings"
 
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/policy"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // EnvironmentOf returns the environment a cluster belongs to.

@@ -2,7 +2,6 @@ package repoconfig
 
 import (
 	"fmt"
-	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"maps"
 	"path"
 	"regexp"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // Parse reads a config file's bytes; file names it in errors. The returned

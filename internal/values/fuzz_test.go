@@ -2,8 +2,9 @@ package values
 
 import (
 	"errors"
-	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"testing"
+
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // FuzzSet edits arbitrary YAML at arbitrary paths: Set must not panic, and

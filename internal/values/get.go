@@ -3,6 +3,7 @@ package values
 import (
 	"bytes"
 	"fmt"
+
 	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 

@@ -2,11 +2,12 @@ package values
 
 import (
 	"fmt"
-	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // located is the result of following a path through a document.

@@ -2,9 +2,10 @@ package values
 
 import (
 	"fmt"
-	"github.com/backflow-dev/backflow/internal/yamlnode"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // diffNodes reports the first difference between the original's yaml.v3

@@ -1,11 +1,12 @@
 package values
 
 import (
-	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"strings"
 	"testing"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // TestDiffNodes compares node trees the way verification does, on pairs

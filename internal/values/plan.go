@@ -3,10 +3,11 @@ package values
 import (
 	"bytes"
 	"fmt"
-	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // plan computes the splices that set path to v in the document. newKey, when

@@ -3,9 +3,10 @@ package values
 import (
 	"bytes"
 	"fmt"
-	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"sort"
 	"sync"
+
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // Edit sets the value at Path (Helm's --set syntax) to Value: nil, a bool,

@@ -3,10 +3,11 @@ package values
 import (
 	"bytes"
 	"fmt"
-	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"sort"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // verify checks an edited file against the original before it is returned:

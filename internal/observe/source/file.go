@@ -1,4 +1,4 @@
-package observe
+package source
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/backflow-dev/backflow/internal/observe"
 )
 
 // inDirectory are the extensions read from a directory; a file named
@@ -17,16 +19,16 @@ var inDirectory = map[string]bool{".yaml": true, ".yml": true, ".json": true, ".
 // directory (recursively, in lexical order; hidden directories, symlinks and
 // other non-regular files are skipped). Each file is named in messages by
 // its path and capped at opts.MaxBytes; opts.Name is ignored.
-func LoadPath(path string, opts Options) Result {
+func LoadPath(path string, opts observe.Options) observe.Result {
 	info, err := os.Stat(path)
 	if err != nil {
-		return Result{Errors: []error{fmt.Errorf("reading observations: %w", err)}}
+		return observe.Result{Errors: []error{fmt.Errorf("reading observations: %w", err)}}
 	}
 	if !info.IsDir() {
 		return loadFile(path, opts)
 	}
 	var files []string
-	var res Result
+	var res observe.Result
 	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			res.Errors = append(res.Errors, fmt.Errorf("reading observations: %w", err))
@@ -53,12 +55,12 @@ func LoadPath(path string, opts Options) Result {
 	return res
 }
 
-func loadFile(path string, opts Options) Result {
+func loadFile(path string, opts observe.Options) observe.Result {
 	opts.Name = path
 	f, err := os.Open(path)
 	if err != nil {
-		return Result{Errors: []error{fmt.Errorf("reading observations: %w", err)}}
+		return observe.Result{Errors: []error{fmt.Errorf("reading observations: %w", err)}}
 	}
 	defer f.Close()
-	return Parse(f, opts)
+	return observe.Parse(f, opts)
 }

@@ -1,4 +1,4 @@
-package observe
+package source
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/backflow-dev/backflow/internal/observe"
 )
 
 func writeFile(t *testing.T, path, content string) {
@@ -25,17 +27,17 @@ func writeFile(t *testing.T, path, content string) {
 
 func TestLoadPathDirectory(t *testing.T) {
 	dir := t.TempDir()
-	doc := func(name string) string { return strings.Replace(goodDoc, "redis-replicas\"", name+"\"", 1) }
+	doc := func(name string) string { return strings.Replace(observationYAML, "redis-replicas\"", name+"\"", 1) }
 	writeFile(t, filepath.Join(dir, "b.yaml"), doc("b"))
 	writeFile(t, filepath.Join(dir, "a", "z.yml"), doc("az"))
-	writeFile(t, filepath.Join(dir, "a.json"), strings.Replace(jsonDoc, `|cm"`, `|a-json"`, 1))
+	writeFile(t, filepath.Join(dir, "a.json"), strings.Replace(observationJSON, `|cm"`, `|a-json"`, 1))
 	writeFile(t, filepath.Join(dir, "c.txt"), doc("txt"))                            // why: not an observation extension
 	writeFile(t, filepath.Join(dir, ".hidden", "h.yaml"), doc("hidden"))             // why: hidden directories (.git) are skipped
 	writeFile(t, filepath.Join(dir, "d", "bad.yaml"), "kind: ObjectStateObserved\n") // why: reported, not fatal
 	if err := os.Symlink(filepath.Join(dir, "b.yaml"), filepath.Join(dir, "link.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	res := LoadPath(dir, Options{})
+	res := LoadPath(dir, observe.Options{})
 	var names []string
 	for _, o := range res.Observations {
 		names = append(names, o.Object.Name)
@@ -57,18 +59,18 @@ func TestLoadPathFile(t *testing.T) {
 	p := filepath.Join(dir, "events.log")
 	writeFile(t, p, `{"type":"drift.detected","timestamp":"2026-06-18T12:00:30Z","resource":{"kind":"Deployment","name":"api"}}`)
 	// why: a file named directly is read whatever its extension.
-	if res := LoadPath(p, Options{}); len(res.Triggers) != 1 || len(res.Errors) != 0 {
+	if res := LoadPath(p, observe.Options{}); len(res.Triggers) != 1 || len(res.Errors) != 0 {
 		t.Errorf("got %+v", res)
 	}
 	// why: a missing path is an error, not an empty result.
-	if res := LoadPath(filepath.Join(dir, "nope"), Options{}); len(res.Errors) != 1 {
+	if res := LoadPath(filepath.Join(dir, "nope"), observe.Options{}); len(res.Errors) != 1 {
 		t.Errorf("got %+v", res)
 	}
 }
 
 func TestHTTPSourceETag(t *testing.T) {
 	var hits, notModified atomic.Int32
-	body := goodDoc
+	body := observationYAML
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		if r.Header.Get("Authorization") != "Bearer t" {
@@ -84,7 +86,7 @@ func TestHTTPSourceETag(t *testing.T) {
 		_, _ = w.Write([]byte(body))
 	}))
 	defer srv.Close()
-	src := &HTTPSource{URL: srv.URL, Header: http.Header{"Authorization": {"Bearer t"}}, Ceiling: AttributionAuditLog}
+	src := &HTTPSource{URL: srv.URL, Header: http.Header{"Authorization": {"Bearer t"}}, Ceiling: observe.AttributionAuditLog}
 	res, changed, err := src.Poll(context.Background())
 	if err != nil || !changed || len(res.Observations) != 1 {
 		t.Fatalf("first poll: %v %v %+v", err, changed, res)
@@ -150,8 +152,8 @@ func TestHTTPSourceErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), srv.URL+"/obs") {
 			t.Errorf("%s: err %v, want %q and the URL", tt.why, err, tt.want)
 		}
-		if tt.want == "input too large" && !errors.Is(err, ErrTooLarge) {
-			t.Errorf("%s: err %v is not ErrTooLarge", tt.why, err)
+		if tt.want == "input too large" && !errors.Is(err, observe.ErrTooLarge) {
+			t.Errorf("%s: err %v is not observe.ErrTooLarge", tt.why, err)
 		}
 	}
 }
@@ -166,73 +168,5 @@ func TestHTTPSourceURLs(t *testing.T) {
 	src = &HTTPSource{URL: "http://user:secret@127.0.0.1:1/x", Timeout: time.Second}
 	if _, _, err := src.Poll(context.Background()); err == nil || strings.Contains(err.Error(), "secret") {
 		t.Errorf("got %v", err)
-	}
-}
-
-func TestRedact(t *testing.T) {
-	secret := Observation{
-		Object: ObjectKey{APIVersion: "v1", Kind: "Secret", Namespace: "ns", Name: "db"},
-		Fields: []Field{
-			{Path: "data.password", Live: "aHVudGVyMg==", Desired: "b2xk", HasDesired: true, Textual: true},
-			{Path: "data.gone", Removed: true},
-		},
-	}
-	got := Redact(secret)
-	if got.Fields[0].Live != Redacted || got.Fields[0].Desired != Redacted || got.Fields[1].Live != nil {
-		t.Errorf("secret values leaked: %+v", got.Fields)
-	}
-	if got.Fields[0].Path != "data.password" {
-		t.Error("redaction must keep the paths, so reports can say what changed")
-	}
-	if secret.Fields[0].Live != "aHVudGVyMg==" {
-		t.Error("Redact modified its argument")
-	}
-	cm := secret
-	cm.Object.Kind = "ConfigMap"
-	if Redact(cm).Fields[0].Live != "aHVudGVyMg==" {
-		t.Error("a ConfigMap was redacted")
-	}
-}
-
-func TestFieldLike(t *testing.T) {
-	tests := []struct {
-		why  string
-		f    Field
-		like any
-		want any
-	}{
-		{"cub-scout text becomes the values file's number", Field{Live: "4", Textual: true}, 3, int64(4)},
-		{"text stays text where the values file holds a string", Field{Live: "4", Textual: true}, "3", "4"},
-		{"with nothing to be like, text reads as --value does", Field{Live: "true", Textual: true}, nil, true},
-		{"a typed value from a native document is not re-read", Field{Live: "4"}, 3, "4"},
-	}
-	for _, tt := range tests {
-		if got := tt.f.LiveLike(tt.like); got != tt.want {
-			t.Errorf("%s: got %#v, want %#v", tt.why, got, tt.want)
-		}
-	}
-	f := Field{Desired: "3", HasDesired: true, Textual: true}
-	if got := f.DesiredLike(3); got != int64(3) {
-		t.Errorf("DesiredLike: %#v", got)
-	}
-}
-
-func TestParseObjectKey(t *testing.T) {
-	tests := []struct {
-		why string
-		in  string
-		ok  bool
-	}{
-		{"the canonical form", "apps/v1|StatefulSet|redis|redis-replicas", true},
-		{"cluster-scoped objects have an empty namespace", "v1|Namespace||redis", true},
-		{"three segments is not a key", "StatefulSet|redis|redis-replicas", false},
-		{"an empty kind is not a key", "apps/v1||redis|x", false},
-		{"whitespace cannot be part of a key", "apps/v1|StatefulSet|redis|a b", false},
-	}
-	for _, tt := range tests {
-		k, err := ParseObjectKey(tt.in)
-		if (err == nil) != tt.ok || (tt.ok && k.String() != tt.in) {
-			t.Errorf("%s: %q -> %v, %v", tt.why, tt.in, k, err)
-		}
 	}
 }

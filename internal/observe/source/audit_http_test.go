@@ -1,4 +1,4 @@
-package observe
+package source
 
 import (
 	"context"
@@ -11,10 +11,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/backflow-dev/backflow/internal/observe"
 )
 
 func TestAuditHandler(t *testing.T) {
-	line := ev{id: "a", user: "alice", groups: []string{"sre"}, sub: "scale", body: scaleBody(4)}.json(t)
+	line := scaleEvent{id: "a", user: "alice", groups: []string{"sre"}, replicas: 4}.json(t)
 	list := `{"kind":"EventList","apiVersion":"audit.k8s.io/v1","metadata":{},"items":[` + line + `]}`
 	sign := func(secret, body string) string {
 		m := hmac.New(sha256.New, []byte(secret))
@@ -77,9 +79,9 @@ func TestAuditHandler(t *testing.T) {
 func TestAuditLogTail(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "audit.log")
-	a := ev{id: "a", user: "alice", sub: "scale", body: scaleBody(4)}.json(t)
-	b := ev{id: "b", user: "bob", sub: "scale", body: scaleBody(5)}.json(t)
-	c := ev{id: "c", user: "carol", sub: "scale", body: scaleBody(6)}.json(t)
+	a := scaleEvent{id: "a", user: "alice", replicas: 4}.json(t)
+	b := scaleEvent{id: "b", user: "bob", replicas: 5}.json(t)
+	c := scaleEvent{id: "c", user: "carol", replicas: 6}.json(t)
 	write := func(s string, flag int) {
 		f, err := os.OpenFile(path, flag|os.O_WRONLY|os.O_CREATE, 0o600)
 		if err != nil {
@@ -107,30 +109,52 @@ func TestAuditLogTail(t *testing.T) {
 }
 
 // fixedSource serves one result.
-type fixedSource struct{ res Result }
+type fixedSource struct{ res observe.Result }
 
-func (f fixedSource) Name() string                { return "fixed" }
-func (f fixedSource) Read(context.Context) Result { return f.res }
+func (f fixedSource) Name() string                        { return "fixed" }
+func (f fixedSource) Read(context.Context) observe.Result { return f.res }
 
 func TestAttributingSource(t *testing.T) {
 	// why: observations from any source (here a cub-scout one, which never
 	// says who) reach audit-log through the join.
 	dir := t.TempDir()
 	path := filepath.Join(dir, "audit.log")
-	if err := os.WriteFile(path, []byte(ev{id: "a", user: "alice", groups: []string{"sre"}, sub: "scale", body: scaleBody(4)}.json(t)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(scaleEvent{id: "a", user: "alice", groups: []string{"sre"}, replicas: 4}.json(t)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	o := redisObservation(Field{Path: "spec.replicas", Live: "4", Textual: true})
-	o.Source = SourceCubScout
+	o := redisObservation(observe.Field{Path: "spec.replicas", Live: "4", Textual: true})
+	o.Source = observe.SourceCubScout
 	l := &AuditLog{}
 	l.Tail(path)
-	src := &Attributing{Source: fixedSource{Result{Observations: []Observation{o}}}, Log: l}
+	src := &Attributing{Source: fixedSource{observe.Result{Observations: []observe.Observation{o}}}, Log: l}
 	res := src.Read(context.Background())
 	if len(res.Errors) > 0 {
 		t.Fatal(res.Errors)
 	}
 	got := res.Observations[0].Change
-	if got.Actor != "alice" || got.Attribution != AttributionAuditLog || strings.Join(got.Groups, ",") != "sre" {
+	if got.Actor != "alice" || got.Attribution != observe.AttributionAuditLog || strings.Join(got.Groups, ",") != "sre" {
 		t.Errorf("change %+v", got)
+	}
+}
+
+func TestAuditLog(t *testing.T) {
+	evs := parseEvents(t,
+		scaleEvent{id: "1", user: "alice", replicas: 4},
+		scaleEvent{id: "2", user: "bob", replicas: 5},
+		scaleEvent{id: "3", user: "carol", replicas: 6})
+	l := &AuditLog{Max: 2}
+	if n := l.Add(evs[0], evs[0]); n != 1 {
+		t.Errorf("why: the same audit id twice is one event; added %d", n)
+	}
+	l.Add(evs[1:]...)
+	if l.Len() != 2 {
+		t.Errorf("why: the oldest events are dropped past Max; len %d", l.Len())
+	}
+	got := l.EventsOf(observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"})
+	if len(got) != 2 || got[0].User != "bob" || got[1].User != "carol" {
+		t.Errorf("events %+v", got)
+	}
+	if n := l.Add(evs[0]); n != 1 {
+		t.Errorf("why: a dropped id may come back; added %d", n)
 	}
 }

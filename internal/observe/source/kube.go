@@ -1,11 +1,9 @@
-package observe
+package source
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"sort"
 	"strings"
 	"sync"
@@ -24,7 +22,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/backflow-dev/backflow/internal/values"
+	"github.com/backflow-dev/backflow/internal/observe"
 )
 
 // This file observes live objects in a Kubernetes cluster directly. What
@@ -93,7 +91,7 @@ type KubeSource struct {
 	// OnChange, when set, is called (from an informer goroutine) with the
 	// key of a watched object that was added or changed, so a cycle can
 	// start at once rather than at the next schedule.
-	OnChange func(ObjectKey)
+	OnChange func(observe.ObjectKey)
 	// AuditSettle is how long, with Audit set, a fresh change that no audit
 	// event attributes yet is held back before it is reported below
 	// audit-log: the event usually arrives a moment after the watch shows
@@ -328,7 +326,7 @@ func (s *KubeSource) plan() ([]*kubeWatch, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cluster %s: objects[%d]: %w", s.Cluster, i, err)
 		}
-		group, version := splitAPIVersion(g.segs[0])
+		group, version := observe.SplitAPIVersion(g.segs[0])
 		gvk := schema.GroupVersionKind{Group: group, Version: version, Kind: g.segs[1]}
 		if by[gvk] == nil {
 			by[gvk] = &kubeWatch{gvk: gvk}
@@ -341,9 +339,9 @@ func (s *KubeSource) plan() ([]*kubeWatch, error) {
 
 // Read implements Reader: one observation per watched object in the
 // cache, starting the watches first when they were not.
-func (s *KubeSource) Read(ctx context.Context) Result {
+func (s *KubeSource) Read(ctx context.Context) observe.Result {
 	if err := s.Start(ctx); err != nil {
-		return Result{Errors: []error{err}}
+		return observe.Result{Errors: []error{err}}
 	}
 	now := s.now
 	var errs []error
@@ -352,7 +350,7 @@ func (s *KubeSource) Read(ctx context.Context) Result {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var res Result
+	var res observe.Result
 	res.Errors = errs
 	present := map[string]bool{}
 	for _, w := range s.watches {
@@ -368,12 +366,12 @@ func (s *KubeSource) Read(ctx context.Context) Result {
 			}
 			present[string(u.GetUID())] = true
 			t := now().UTC()
-			o, err := s.observe(u, t)
+			o, err := s.observeObject(u, t)
 			if err != nil {
 				res.Errors = append(res.Errors, fmt.Errorf("cluster %s: %s: %w", s.Cluster, k, err))
 				continue
 			}
-			if wait := s.unsettled(string(u.GetUID()), t); wait > 0 && s.Audit != nil && o.Change.Attribution != AttributionAuditLog && personChanged(o) {
+			if wait := s.unsettled(string(u.GetUID()), t); wait > 0 && s.Audit != nil && o.Change.Attribution != observe.AttributionAuditLog && personChanged(o) {
 				// Reported now, the change would be judged without its
 				// author (and denied); the next cycle will have the event.
 				res.Ignored++
@@ -396,29 +394,29 @@ func (s *KubeSource) Read(ctx context.Context) Result {
 
 // personChanged reports whether a field of o is a live change by someone
 // other than the GitOps controller.
-func personChanged(o Observation) bool {
+func personChanged(o observe.Observation) bool {
 	for _, f := range o.Fields {
-		if f.Cause != CauseForwardApply {
+		if f.Cause != observe.CauseForwardApply {
 			return true
 		}
 	}
 	return false
 }
 
-// observe builds the observation of one live object. s.mu is held.
-func (s *KubeSource) observe(u *unstructured.Unstructured, now time.Time) (Observation, error) {
+// observeObject builds the observation of one live object. s.mu is held.
+func (s *KubeSource) observeObject(u *unstructured.Unstructured, now time.Time) (observe.Observation, error) {
 	k := unstructuredKey(u)
 	uid := string(u.GetUID())
-	changes, err := LiveChanges(u.Object, s.GitOpsManagers, s.IgnoreManagers)
+	changes, err := observe.LiveChanges(u.Object, s.GitOpsManagers, s.IgnoreManagers)
 	if err != nil {
-		return Observation{}, err
+		return observe.Observation{}, err
 	}
 	seen := s.applied[uid]
 	if seen == nil {
 		seen = map[string]time.Time{}
 		s.applied[uid] = seen
 	}
-	fields := append([]Field(nil), changes.Fields...)
+	fields := append([]observe.Field(nil), changes.Fields...)
 	for _, f := range changes.Fields {
 		seen[f.Path] = time.Time{}
 	}
@@ -431,7 +429,7 @@ func (s *KubeSource) observe(u *unstructured.Unstructured, now time.Time) (Obser
 	for p, since := range seen {
 		f, ok := changes.GitOps[p]
 		switch {
-		case !ok && !changes.byPath[p]:
+		case !ok && !changes.Changed(p):
 			delete(seen, p)
 			continue
 		case !ok:
@@ -445,7 +443,7 @@ func (s *KubeSource) observe(u *unstructured.Unstructured, now time.Time) (Obser
 		// What the controller applied is its desired value: the planner
 		// compares with the values files where the field is mapped, and
 		// sees an unmapped one unchanged rather than as someone's drift.
-		f.Cause = CauseForwardApply
+		f.Cause = observe.CauseForwardApply
 		f.Desired, f.HasDesired = f.Live, true
 		fields = append(fields, f)
 	}
@@ -454,253 +452,24 @@ func (s *KubeSource) observe(u *unstructured.Unstructured, now time.Time) (Obser
 	}
 	sort.Slice(fields, func(i, j int) bool { return fields[i].Path < fields[j].Path })
 	if fields == nil {
-		fields = []Field{}
+		fields = []observe.Field{}
 	}
-	o := Observation{
-		Source: SourceKubernetes, Cluster: s.Cluster, ObservedAt: now, Object: k,
+	o := observe.Observation{
+		Source: observe.SourceKubernetes, Cluster: s.Cluster, ObservedAt: now, Object: k,
 		ResourceVersion: u.GetResourceVersion(),
-		Change:          Change{Attribution: AttributionUnknown, Claimed: AttributionUnknown},
+		Change:          observe.Change{Attribution: observe.AttributionUnknown, Claimed: observe.AttributionUnknown},
 		Fields:          fields,
 		Origin:          "cluster " + s.Cluster + " " + k.String(),
 	}
-	var events []AuditEvent
+	var events []observe.AuditEvent
 	if s.Audit != nil {
 		events = s.Audit.EventsOf(k)
 	}
-	return attribute(o, events, u.Object), nil
+	return observe.AttributeLive(o, events, u.Object), nil
 }
 
-func unstructuredKey(u *unstructured.Unstructured) ObjectKey {
-	return ObjectKey{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
-}
-
-// LiveResult is what managedFields say of one object.
-type LiveResult struct {
-	// Fields were set by a manager other than the GitOps and ignored
-	// managers, and are not co-owned by a GitOps manager: live changes.
-	Fields []Field
-	// GitOps are the fields a GitOps manager owns (alone or with others),
-	// by path, with that manager.
-	GitOps map[string]Field
-
-	byPath map[string]bool
-}
-
-// ignoredPaths are fields that are never live changes: the intent
-// annotation says why a change was made and is not one itself, kubectl's
-// last-applied record is bookkeeping, and status is not desired state.
-var ignoredPaths = []string{
-	"metadata.annotations." + yamlnode.EscapeKey(IntentAnnotation),
-	"metadata.annotations." + yamlnode.EscapeKey("kubectl.kubernetes.io/last-applied-configuration"),
-}
-
-// LiveChanges reads an object's managedFields: which fields a manager other
-// than gitops and ignore set, with their live values, and which fields a
-// GitOps manager owns.
-func LiveChanges(obj map[string]any, gitops, ignore []string) (LiveResult, error) {
-	res := LiveResult{GitOps: map[string]Field{}, byPath: map[string]bool{}}
-	entries, _, err := unstructured.NestedSlice(obj, "metadata", "managedFields")
-	if err != nil {
-		return res, fmt.Errorf("metadata.managedFields: %w", err)
-	}
-	type owner struct {
-		manager, subresource string
-		at                   time.Time
-		gitops               bool
-	}
-	owners := map[string][]owner{}
-	var order []string
-	for i, e := range entries {
-		m, ok := e.(map[string]any)
-		if !ok {
-			return res, fmt.Errorf("metadata.managedFields[%d]: want a mapping", i)
-		}
-		manager, _ := m["manager"].(string)
-		sub, _ := m["subresource"].(string)
-		if sub == "status" || contains(ignore, manager) {
-			continue
-		}
-		if ft, _ := m["fieldsType"].(string); ft != "" && ft != "FieldsV1" {
-			return res, fmt.Errorf("metadata.managedFields[%d]: fieldsType %q: want FieldsV1", i, ft)
-		}
-		var at time.Time
-		if ts, _ := m["time"].(string); ts != "" {
-			if at, err = time.Parse(time.RFC3339, ts); err != nil {
-				return res, fmt.Errorf("metadata.managedFields[%d].time: %w", i, err)
-			}
-		}
-		fv, _ := m["fieldsV1"].(map[string]any)
-		var paths []string
-		if err := walkFieldsV1(fv, obj, nil, &paths); err != nil {
-			return res, fmt.Errorf("metadata.managedFields[%d] (%s): %w", i, manager, err)
-		}
-		for _, p := range paths {
-			if _, ok := owners[p]; !ok {
-				order = append(order, p)
-			}
-			owners[p] = append(owners[p], owner{manager: manager, subresource: sub, at: at, gitops: contains(gitops, manager)})
-		}
-	}
-	for _, p := range order {
-		if contains(ignoredPaths, p) || p == "status" || strings.HasPrefix(p, "status.") || strings.HasPrefix(p, "metadata.managedFields") {
-			continue
-		}
-		segs, err := fieldSegs(p)
-		if err != nil {
-			continue
-		}
-		live, found := lookupSegs(obj, segs)
-		if !found {
-			continue
-		}
-		var person, git *owner
-		for i := range owners[p] {
-			o := &owners[p][i]
-			switch {
-			case o.gitops && (git == nil || o.at.After(git.at)):
-				git = o
-			case !o.gitops && (person == nil || o.at.After(person.at)):
-				person = o
-			}
-		}
-		switch {
-		case person != nil && git == nil:
-			res.Fields = append(res.Fields, Field{Path: p, Live: live, Manager: person.manager, ManagedAt: person.at, Subresource: person.subresource})
-			res.byPath[p] = true
-		case git != nil:
-			res.GitOps[p] = Field{Path: p, Live: live, Manager: git.manager, ManagedAt: git.at, Subresource: git.subresource}
-		}
-	}
-	return res, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// maxFieldPaths bounds the leaves read from one managedFields entry.
-const maxFieldPaths = 50_000
-
-// walkFieldsV1 collects the leaf paths of a FieldsV1 set: f:<name> is a
-// field, k:<json> a list item named by its keys, v:<json> a set item by its
-// value, i:<n> a list item by index; "." marks the node itself, which
-// counts as a leaf only when it has no children.
-func walkFieldsV1(set map[string]any, live any, prefix []yamlnode.Segment, out *[]string) error {
-	children := 0
-	for key, sub := range set {
-		if key == "." {
-			continue
-		}
-		children++
-		if len(*out) > maxFieldPaths {
-			return fmt.Errorf("more than %d fields", maxFieldPaths)
-		}
-		subSet, _ := sub.(map[string]any)
-		kind, rest, ok := strings.Cut(key, ":")
-		if !ok {
-			return fmt.Errorf("fieldsV1 key %q: want f:, k:, v: or i:", key)
-		}
-		var seg yamlnode.Segment
-		var next any
-		switch kind {
-		case "f":
-			seg = yamlnode.Segment{Key: rest}
-			if m, ok := live.(map[string]any); ok {
-				next = m[rest]
-			}
-		case "k", "v":
-			list, _ := live.([]any)
-			idx := listItem(list, kind, rest)
-			if idx < 0 {
-				// Owned but gone from the live object: nothing to read.
-				continue
-			}
-			seg, next = yamlnode.Segment{Index: idx, IsIndex: true}, list[idx]
-		case "i":
-			var n int
-			if _, err := fmt.Sscanf(rest, "%d", &n); err != nil {
-				return fmt.Errorf("fieldsV1 key %q: %w", key, err)
-			}
-			list, _ := live.([]any)
-			if n < 0 || n >= len(list) {
-				continue
-			}
-			seg, next = yamlnode.Segment{Index: n, IsIndex: true}, list[n]
-		default:
-			return fmt.Errorf("fieldsV1 key %q: want f:, k:, v: or i:", key)
-		}
-		p := append(append([]yamlnode.Segment(nil), prefix...), seg)
-		if len(subSet) == 0 || (len(subSet) == 1 && subSet["."] != nil) {
-			*out = append(*out, yamlnode.FormatPath(p))
-			continue
-		}
-		if err := walkFieldsV1(subSet, next, p, out); err != nil {
-			return err
-		}
-	}
-	if children == 0 && len(prefix) > 0 {
-		*out = append(*out, yamlnode.FormatPath(prefix))
-	}
-	return nil
-}
-
-// listItem finds the item of a k: (merge keys) or v: (value) set key.
-func listItem(list []any, kind, raw string) int {
-	var want any
-	if err := json.Unmarshal([]byte(raw), &want); err != nil {
-		return -1
-	}
-	for i, item := range list {
-		if kind == "v" {
-			if values.Equal(item, want) {
-				return i
-			}
-			continue
-		}
-		keys, ok := want.(map[string]any)
-		m, isMap := item.(map[string]any)
-		if !ok || !isMap {
-			continue
-		}
-		match := true
-		for k, v := range keys {
-			if !values.Equal(m[k], v) {
-				match = false
-				break
-			}
-		}
-		if match {
-			return i
-		}
-	}
-	return -1
-}
-
-func lookupSegs(obj any, segs []yamlnode.Segment) (any, bool) {
-	cur := obj
-	for _, s := range segs {
-		if s.IsIndex {
-			list, ok := cur.([]any)
-			if !ok || s.Index >= len(list) {
-				return nil, false
-			}
-			cur = list[s.Index]
-			continue
-		}
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = m[s.Key]; !ok {
-			return nil, false
-		}
-	}
-	return cur, true
+func unstructuredKey(u *unstructured.Unstructured) observe.ObjectKey {
+	return observe.ObjectKey{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
 }
 
 // objectGlob is an object key pattern: four segments, * within one.
@@ -722,7 +491,7 @@ func parseObjectGlob(s string) (objectGlob, error) {
 	return g, nil
 }
 
-func (g objectGlob) match(k ObjectKey) bool {
+func (g objectGlob) match(k observe.ObjectKey) bool {
 	for i, v := range []string{k.APIVersion, k.Kind, k.Namespace, k.Name} {
 		if !globMatch(g.segs[i], v) {
 			return false
@@ -731,7 +500,7 @@ func (g objectGlob) match(k ObjectKey) bool {
 	return true
 }
 
-func matchAny(gs []objectGlob, k ObjectKey) bool {
+func matchAny(gs []objectGlob, k observe.ObjectKey) bool {
 	for _, g := range gs {
 		if g.match(k) {
 			return true

@@ -1,4 +1,4 @@
-package observe
+package source
 
 import (
 	"crypto/hmac"
@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+
+	"github.com/backflow-dev/backflow/internal/observe"
 )
 
 // AuditSignatureHeader carries the HMAC-SHA256 of a POST /audit body under
@@ -81,7 +83,7 @@ func (h *AuditHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
-	res := ParseAuditEvents(body, "audit webhook")
+	res := observe.ParseAuditEvents(body, "audit webhook")
 	if len(res.Events) == 0 && res.Skipped == 0 && len(res.Errors) > 0 {
 		log.Warn("audit batch rejected", "error", res.Errors[0])
 		http.Error(w, res.Errors[0].Error(), http.StatusBadRequest)

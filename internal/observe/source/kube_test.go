@@ -1,4 +1,4 @@
-package observe
+package source
 
 import (
 	"context"
@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynfake "k8s.io/client-go/dynamic/fake"
+
+	"github.com/backflow-dev/backflow/internal/observe"
 )
 
 // managedEntry is one metadata.managedFields entry, FieldsV1 given as JSON.
@@ -48,7 +50,7 @@ func statefulSet(t *testing.T, replicas int64, image string, env []any, entries 
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "StatefulSet",
 		"metadata": map[string]any{"name": "redis-replicas", "namespace": "redis", "uid": "u-1", "resourceVersion": "7",
-			"annotations": map[string]any{IntentAnnotation: "INC-4412"}, "managedFields": mf},
+			"annotations": map[string]any{observe.IntentAnnotation: "INC-4412"}, "managedFields": mf},
 		"spec": map[string]any{"replicas": replicas, "serviceName": "redis",
 			"template": map[string]any{"spec": map[string]any{"containers": []any{container}}}},
 		"status": map[string]any{"replicas": replicas},
@@ -108,7 +110,7 @@ func TestLiveChanges(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.why, func(t *testing.T) {
-			res, err := LiveChanges(tc.obj.Object, gitops, tc.ignore)
+			res, err := observe.LiveChanges(tc.obj.Object, gitops, tc.ignore)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -142,7 +144,7 @@ func TestLiveChangesRefusesMalformedManagedFields(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.why, func(t *testing.T) {
 			obj := statefulSet(t, 3, "redis:7", nil, managedEntry{"kubectl", "Update", "", "2026-11-29T10:00:00Z", tc.fields})
-			_, err := LiveChanges(obj.Object, nil, nil)
+			_, err := observe.LiveChanges(obj.Object, nil, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "managedFields[0] (kubectl)") {
 				t.Errorf("err = %v, want one naming the entry and %q", err, tc.want)
 			}
@@ -159,18 +161,18 @@ func sortStrings(s []string) { sort.Strings(s) }
 
 var stsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}
 
-func fakeKube(t *testing.T, objs ...runtime.Object) (*KubeSource, *dynfake.FakeDynamicClient, chan ObjectKey) {
+func fakeKube(t *testing.T, objs ...runtime.Object) (*KubeSource, *dynfake.FakeDynamicClient, chan observe.ObjectKey) {
 	t.Helper()
 	client := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{stsGVR: "StatefulSetList"}, objs...)
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}, meta.RESTScopeNamespace)
-	changed := make(chan ObjectKey, 16)
+	changed := make(chan observe.ObjectKey, 16)
 	s := &KubeSource{
 		Cluster: "prod-us-east-1", Client: client, Mapper: mapper,
 		Objects:        []string{"apps/v1|StatefulSet|redis|redis-*"},
 		GitOpsManagers: []string{"helm-controller"},
 		Now:            func() time.Time { return t0.Add(time.Minute) },
-		OnChange:       func(k ObjectKey) { changed <- k },
+		OnChange:       func(k observe.ObjectKey) { changed <- k },
 	}
 	t.Cleanup(s.Close)
 	return s, client, changed
@@ -192,7 +194,7 @@ func TestKubeSource(t *testing.T) {
 		t.Fatalf("why: only the object the globs claim is observed; got %d observations, errors %v", len(res.Observations), res.Errors)
 	}
 	o := res.Observations[0]
-	if o.Source != SourceKubernetes || o.Cluster != "prod-us-east-1" || o.Object.String() != "apps/v1|StatefulSet|redis|redis-replicas" || len(o.Fields) != 0 || o.Fields == nil {
+	if o.Source != observe.SourceKubernetes || o.Cluster != "prod-us-east-1" || o.Object.String() != "apps/v1|StatefulSet|redis|redis-replicas" || len(o.Fields) != 0 || o.Fields == nil {
 		t.Fatalf("why: an object only the forward apply wrote is positive evidence of convergence; got %+v", o)
 	}
 	<-changed // the initial list
@@ -206,7 +208,7 @@ func TestKubeSource(t *testing.T) {
 	}
 	waitChange(t, changed, s, "8")
 	o = s.Read(ctx).Observations[0]
-	if len(o.Fields) != 1 || o.Fields[0].Path != "spec.replicas" || o.Fields[0].Live != int64(4) || o.Change.Attribution != AttributionManagedFields || o.Change.Actor != "kubectl" {
+	if len(o.Fields) != 1 || o.Fields[0].Path != "spec.replicas" || o.Fields[0].Live != int64(4) || o.Change.Attribution != observe.AttributionManagedFields || o.Change.Actor != "kubectl" {
 		t.Fatalf("why: the scale is a live change, attributed from managedFields without audit events; got %+v", o)
 	}
 
@@ -218,7 +220,7 @@ func TestKubeSource(t *testing.T) {
 	}
 	waitChange(t, changed, s, "9")
 	o = s.Read(ctx).Observations[0]
-	if len(o.Fields) != 1 || o.Fields[0].Cause != CauseForwardApply || o.Fields[0].Manager != "helm-controller" || o.Fields[0].Live != int64(3) ||
+	if len(o.Fields) != 1 || o.Fields[0].Cause != observe.CauseForwardApply || o.Fields[0].Manager != "helm-controller" || o.Fields[0].Live != int64(3) ||
 		!o.Fields[0].HasDesired || o.Fields[0].Desired != int64(3) {
 		t.Fatalf("why: a live change the forward apply wrote back is reported as reverted; got %+v", o.Fields)
 	}
@@ -232,7 +234,7 @@ func TestKubeSource(t *testing.T) {
 	}
 	waitChange(t, changed, s, "10")
 	o = s.Read(ctx).Observations[0]
-	if len(o.Fields) != 1 || o.Fields[0].Cause != CauseForwardApply || o.Fields[0].Manager != "helm-controller" || o.Fields[0].Live != int64(4) {
+	if len(o.Fields) != 1 || o.Fields[0].Cause != observe.CauseForwardApply || o.Fields[0].Manager != "helm-controller" || o.Fields[0].Live != int64(4) {
 		t.Fatalf("why: the forward apply writing the accepted value is reported as the controller's, so the follow-up can prove it; got %+v", o.Fields)
 	}
 	now = now.Add(2 * ForwardApplyMemory)
@@ -260,9 +262,9 @@ func TestKubeSourceAuditJoin(t *testing.T) {
 		managedEntry{"kubectl", "Update", "scale", "2026-11-29T10:00:10Z", scaled})
 	s, _, _ := fakeKube(t, obj)
 	s.Audit = &AuditLog{}
-	s.Audit.Add(parseEvents(t, ev{id: "a", user: "alice", groups: []string{"sre"}, sub: "scale", body: scaleBody(4), at: t0.Add(10*time.Second + 300*time.Millisecond)})...)
+	s.Audit.Add(parseEvents(t, scaleEvent{id: "a", user: "alice", groups: []string{"sre"}, replicas: 4, at: t0.Add(10*time.Second + 300*time.Millisecond)})...)
 	o := s.Read(context.Background()).Observations[0]
-	if o.Change.Actor != "alice" || o.Change.Attribution != AttributionAuditLog {
+	if o.Change.Actor != "alice" || o.Change.Attribution != observe.AttributionAuditLog {
 		t.Fatalf("change %+v", o.Change)
 	}
 }
@@ -286,7 +288,7 @@ func TestKubeSourceConfigErrors(t *testing.T) {
 }
 
 // waitChange waits for the watch to deliver resourceVersion rv.
-func waitChange(t *testing.T, changed chan ObjectKey, s *KubeSource, rv string) {
+func waitChange(t *testing.T, changed chan observe.ObjectKey, s *KubeSource, rv string) {
 	t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {
@@ -329,9 +331,9 @@ func TestKubeSourceWaitsForTheAuditEvent(t *testing.T) {
 	if res := s.Read(ctx); len(res.Observations) != 0 || res.Ignored != 1 {
 		t.Fatalf("why: a fresh change without its audit event is held back, not judged authorless; got %+v", res)
 	}
-	s.Audit.Add(parseEvents(t, ev{id: "a", user: "alice", groups: []string{"sre"}, sub: "scale", body: scaleBody(4), at: t0.Add(50 * time.Second)})...)
+	s.Audit.Add(parseEvents(t, scaleEvent{id: "a", user: "alice", groups: []string{"sre"}, replicas: 4, at: t0.Add(50 * time.Second)})...)
 	res := s.Read(ctx)
-	if len(res.Observations) != 1 || res.Observations[0].Change.Actor != "alice" || res.Observations[0].Change.Attribution != AttributionAuditLog {
+	if len(res.Observations) != 1 || res.Observations[0].Change.Actor != "alice" || res.Observations[0].Change.Attribution != observe.AttributionAuditLog {
 		t.Fatalf("why: once the event is there the change is reported, attributed; got %+v", res)
 	}
 
@@ -345,7 +347,7 @@ func TestKubeSourceWaitsForTheAuditEvent(t *testing.T) {
 	now = now.Add(2 * time.Minute)
 	mu.Unlock()
 	res = s.Read(ctx)
-	if len(res.Observations) != 1 || res.Observations[0].Change.Attribution != AttributionUnknown {
+	if len(res.Observations) != 1 || res.Observations[0].Change.Attribution != observe.AttributionUnknown {
 		t.Fatalf("why: past the settle time the change is reported with what is known (two people: unknown); got %+v", res)
 	}
 }

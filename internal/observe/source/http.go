@@ -1,4 +1,4 @@
-package observe
+package source
 
 import (
 	"context"
@@ -8,12 +8,14 @@ import (
 	"net/url"
 	"sync"
 	"time"
+
+	"github.com/backflow-dev/backflow/internal/observe"
 )
 
 // DefaultHTTPTimeout bounds one poll of an HTTP source.
 const DefaultHTTPTimeout = 10 * time.Second
 
-// HTTPSource polls a URL that serves any format Parse reads. It sends the
+// HTTPSource polls a URL that serves any format observe.Parse reads. It sends the
 // last ETag as If-None-Match; a 304 answer returns the previous result
 // without reading a body. It is safe for concurrent use.
 type HTTPSource struct {
@@ -25,28 +27,28 @@ type HTTPSource struct {
 	Header http.Header
 	// Timeout bounds one poll; zero means DefaultHTTPTimeout.
 	Timeout time.Duration
-	// MaxBytes caps the response body; zero means DefaultMaxBytes.
+	// MaxBytes caps the response body; zero means observe.DefaultMaxBytes.
 	MaxBytes int64
 	// Ceiling is the trust ceiling of what the URL serves; empty means
 	// DefaultCeiling.
-	Ceiling Attribution
+	Ceiling observe.Attribution
 
 	mu   sync.Mutex
 	etag string
-	last Result
+	last observe.Result
 }
 
 // Poll fetches the URL. changed is false when the server answered 304 Not
 // Modified and res is the previous result. A transport or HTTP failure is
 // returned as err, naming the URL (without any password in it).
-func (s *HTTPSource) Poll(ctx context.Context) (res Result, changed bool, err error) {
+func (s *HTTPSource) Poll(ctx context.Context) (res observe.Result, changed bool, err error) {
 	u, err := url.Parse(s.URL)
 	if err != nil {
-		return Result{}, false, fmt.Errorf("observation URL: %w", err)
+		return observe.Result{}, false, fmt.Errorf("observation URL: %w", err)
 	}
 	shown := u.Redacted()
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return Result{}, false, fmt.Errorf("observation URL %s: want http or https", shown)
+		return observe.Result{}, false, fmt.Errorf("observation URL %s: want http or https", shown)
 	}
 	timeout := s.Timeout
 	if timeout <= 0 {
@@ -56,7 +58,7 @@ func (s *HTTPSource) Poll(ctx context.Context) (res Result, changed bool, err er
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return Result{}, false, fmt.Errorf("polling %s: %w", shown, err)
+		return observe.Result{}, false, fmt.Errorf("polling %s: %w", shown, err)
 	}
 	for k, vs := range s.Header {
 		for _, v := range vs {
@@ -80,7 +82,7 @@ func (s *HTTPSource) Poll(ctx context.Context) (res Result, changed bool, err er
 		if errors.As(err, &ue) {
 			err = ue.Err // url.Error repeats the unredacted URL
 		}
-		return Result{}, false, fmt.Errorf("polling %s: %w", shown, err)
+		return observe.Result{}, false, fmt.Errorf("polling %s: %w", shown, err)
 	}
 	defer resp.Body.Close()
 	switch {
@@ -88,24 +90,24 @@ func (s *HTTPSource) Poll(ctx context.Context) (res Result, changed bool, err er
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.etag == "" {
-			return Result{}, false, fmt.Errorf("polling %s: 304 Not Modified, but nothing was fetched before", shown)
+			return observe.Result{}, false, fmt.Errorf("polling %s: 304 Not Modified, but nothing was fetched before", shown)
 		}
 		return s.last, false, nil
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		return Result{}, false, fmt.Errorf("polling %s: %s", shown, resp.Status)
+		return observe.Result{}, false, fmt.Errorf("polling %s: %s", shown, resp.Status)
 	}
 	max := s.MaxBytes
 	if max <= 0 {
-		max = DefaultMaxBytes
+		max = observe.DefaultMaxBytes
 	}
 	if resp.ContentLength > max {
-		return Result{}, false, fmt.Errorf("polling %s: %w: %d bytes, more than %d", shown, ErrTooLarge, resp.ContentLength, max)
+		return observe.Result{}, false, fmt.Errorf("polling %s: %w: %d bytes, more than %d", shown, observe.ErrTooLarge, resp.ContentLength, max)
 	}
-	data, err := readCapped(resp.Body, max)
+	data, err := observe.ReadCapped(resp.Body, max)
 	if err != nil {
-		return Result{}, false, fmt.Errorf("polling %s: %w", shown, err)
+		return observe.Result{}, false, fmt.Errorf("polling %s: %w", shown, err)
 	}
-	res = ParseBytes(data, Options{Name: shown, Ceiling: s.Ceiling, MaxBytes: max})
+	res = observe.ParseBytes(data, observe.Options{Name: shown, Ceiling: s.Ceiling, MaxBytes: max})
 	s.mu.Lock()
 	s.etag, s.last = resp.Header.Get("ETag"), res
 	s.mu.Unlock()
