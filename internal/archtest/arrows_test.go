@@ -1,0 +1,308 @@
+package archtest
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// module is the project's module path.
+const module = "github.com/backflow-dev/backflow"
+
+// core names the packages that decide: pure functions of their inputs.
+// A name that does not exist yet (the lifecycle) is held to the rule as
+// soon as it appears.
+var core = []string{
+	"internal/yamlnode",
+	"internal/values",
+	"internal/policy",
+	"internal/receipt",
+	"internal/repoconfig",
+	"internal/observe",
+	"internal/plan",
+	"internal/lifecycle",
+}
+
+// clients are the libraries that reach a cluster, GitHub, git or the
+// network.
+var clients = []string{
+	"k8s.io/client-go",
+	"github.com/google/go-github",
+	"github.com/go-git/go-git",
+	"github.com/bradleyfalzon/ghinstallation",
+	"net/http",
+}
+
+// rule forbids the packages named by pkgs (a pattern: "x" is x itself,
+// "x/..." is x and everything below it) to depend, directly or through
+// others, on anything that forbidden matches, except what allowed matches.
+type rule struct {
+	why       string
+	pkgs      []string
+	forbidden []string
+	allowed   []string
+}
+
+func project(paths ...string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = module + "/" + p
+	}
+	return out
+}
+
+// rules are the arrows of the package map.
+var rules = []rule{
+	{
+		why:       "the core decides without clients: no Kubernetes client, GitHub, git or HTTP",
+		pkgs:      project(core...),
+		forbidden: withSubpackages(clients),
+	},
+	{
+		why:       "the core imports only the core and the forge port",
+		pkgs:      project(core...),
+		forbidden: project("..."),
+		allowed:   append(project(core...), module+"/internal/forge"),
+	},
+	{
+		why:       "the leaf path and document package imports nothing of the project",
+		pkgs:      project("internal/yamlnode"),
+		forbidden: project("..."),
+		allowed:   project("internal/yamlnode"),
+	},
+	{
+		why:       "the bot applies effects through the forge port, never a concrete adapter",
+		pkgs:      project("internal/bot/..."),
+		forbidden: project("internal/forge/github/...", "internal/localhub/..."),
+	},
+	{
+		why:       "the local hub simulates GitHub without knowing the product",
+		pkgs:      project("internal/localhub/..."),
+		forbidden: project("..."),
+		allowed:   project("internal/localhub/...", "internal/yamlnode"),
+	},
+	{
+		why:       "the observation sources fetch from clusters and files, never GitHub or git",
+		pkgs:      project("internal/observe/source/..."),
+		forbidden: append(withSubpackages([]string{"github.com/google/go-github", "github.com/go-git/go-git", "github.com/bradleyfalzon/ghinstallation"}), project("internal/forge/...", "internal/localhub/...")...),
+	},
+	{
+		why:       "the forge port speaks backflow's own types, not an adapter's",
+		pkgs:      project("internal/forge"),
+		forbidden: withSubpackages(clients),
+	},
+	{
+		why:       "the GitHub adapter knows the port, not the domain",
+		pkgs:      project("internal/forge/github/..."),
+		forbidden: project("internal/plan/...", "internal/policy/...", "internal/receipt/...", "internal/repoconfig/...", "internal/values/...", "internal/observe/...", "internal/lifecycle/...", "internal/bot/...", "internal/localhub/..."),
+	},
+	{
+		why:       "the server serves endpoints and leaves decisions to the domain",
+		pkgs:      project("internal/server/..."),
+		forbidden: project("internal/plan/...", "internal/policy/...", "internal/receipt/...", "internal/repoconfig/...", "internal/values/...", "internal/lifecycle/...", "internal/bot/...", "internal/forge/github/..."),
+	},
+}
+
+func withSubpackages(roots []string) []string {
+	out := make([]string, 0, 2*len(roots))
+	for _, r := range roots {
+		out = append(out, r, r+"/...")
+	}
+	return out
+}
+
+// match reports whether path matches pattern ("x" or "x/...").
+func match(pattern, path string) bool {
+	if root, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return path == root || strings.HasPrefix(path, root+"/")
+	}
+	return path == pattern
+}
+
+func matchAny(patterns []string, path string) bool {
+	return slices.ContainsFunc(patterns, func(p string) bool { return match(p, path) })
+}
+
+// graph is what go list says of each package: its direct imports and
+// everything it depends on, directly or not.
+type graph struct {
+	imports map[string][]string
+	deps    map[string][]string
+}
+
+// violations checks g against rules and names each broken arrow once, by
+// the shortest chain of imports that breaks it. A forbidden package reached
+// only through another forbidden one, or through a package the same rule
+// holds, is not named again.
+func violations(g graph, rules []rule) []string {
+	var out []string
+	pkgs := make([]string, 0, len(g.deps))
+	for p := range g.deps {
+		pkgs = append(pkgs, p)
+	}
+	slices.Sort(pkgs)
+	for _, r := range rules {
+		for _, p := range pkgs {
+			if !matchAny(r.pkgs, p) {
+				continue
+			}
+			var bad []string
+			for _, d := range g.deps[p] {
+				if matchAny(r.forbidden, d) && !matchAny(r.allowed, d) {
+					bad = append(bad, d)
+				}
+			}
+			for _, d := range bad {
+				if slices.ContainsFunc(bad, func(e string) bool { return e != d && slices.Contains(g.deps[e], d) }) {
+					continue
+				}
+				// A package the rule also holds, imported by p, names it.
+				if slices.ContainsFunc(g.imports[p], func(q string) bool {
+					return matchAny(r.pkgs, q) && (q == d || slices.Contains(g.deps[q], d))
+				}) {
+					continue
+				}
+				out = append(out, fmt.Sprintf("%s: %s", strings.Join(g.chain(p, d), " -> "), r.why))
+			}
+		}
+	}
+	return out
+}
+
+// chain is the shortest chain of imports from p to d, module paths
+// shortened.
+func (g graph) chain(p, d string) []string {
+	prev := map[string]string{p: ""}
+	queue := []string{p}
+	for len(queue) > 0 && prev[d] == "" && p != d {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, n := range g.imports[cur] {
+			if _, seen := prev[n]; !seen {
+				prev[n] = cur
+				queue = append(queue, n)
+			}
+		}
+	}
+	if _, ok := prev[d]; !ok {
+		return []string{short(p), "...", short(d)}
+	}
+	var out []string
+	for n := d; n != ""; n = prev[n] {
+		out = append(out, short(n))
+	}
+	slices.Reverse(out)
+	return out
+}
+
+func short(p string) string { return strings.TrimPrefix(p, module+"/") }
+
+// TestArrows lists every package of the module with all it depends on (the
+// test files excluded: a test may use what its package must not) and
+// checks the rules.
+func TestArrows(t *testing.T) {
+	touchSources(t)
+	cmd := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}|{{join .Imports " "}}|{{join .Deps " "}}`, module+"/...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	g := graph{imports: map[string][]string{}, deps: map[string][]string{}}
+	for line := range strings.Lines(string(out)) {
+		f := strings.Split(strings.TrimSpace(line), "|")
+		if len(f) != 3 {
+			continue
+		}
+		g.imports[f[0]] = strings.Fields(f[1])
+		g.deps[f[0]] = strings.Fields(f[2])
+	}
+	for _, p := range project("internal/plan", "internal/policy", "internal/observe", "internal/yamlnode", "internal/bot", "internal/localhub") {
+		if _, ok := g.deps[p]; !ok {
+			t.Fatalf("go list did not list %s: the rules would hold nothing", p)
+		}
+	}
+	for _, v := range violations(g, rules) {
+		t.Error(v)
+	}
+}
+
+// touchSources stats every Go file and go.mod of the module. go test
+// caches a result by the files the test itself opened or stat'd; the
+// sources that go list reads in another process would otherwise not count,
+// and a cached pass could hide a new import.
+func touchSources(t *testing.T) {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("module root: %v", err)
+	}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && (strings.HasSuffix(path, ".go") || d.Name() == "go.mod") {
+			_, err = os.Stat(path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRulesCatchEachArrow feeds the rules a module that breaks each arrow
+// once, so that a rule that could never fail is caught too.
+func TestRulesCatchEachArrow(t *testing.T) {
+	p := func(s string) string { return module + "/" + s }
+	tests := []struct {
+		why  string
+		pkg  string
+		dep  string
+		want bool
+	}{
+		{"the planner linking client-go", p("internal/plan"), "k8s.io/client-go/rest", true},
+		{"the policy linking net/http", p("internal/policy"), "net/http", true},
+		{"the receipt linking an HTTP test server", p("internal/receipt"), "net/http/httptest", true},
+		{"the values editor linking go-github", p("internal/values"), "github.com/google/go-github/v62/github", true},
+		{"the repo config linking go-git", p("internal/repoconfig"), "github.com/go-git/go-git/v5", true},
+		{"the observation model linking ghinstallation", p("internal/observe"), "github.com/bradleyfalzon/ghinstallation/v2", true},
+		{"a lifecycle package, once it exists, linking GitHub", p("internal/lifecycle"), "github.com/google/go-github/v62/github", true},
+		{"the observation model importing its I/O sources", p("internal/observe"), p("internal/observe/source"), true},
+		{"the planner importing the bot", p("internal/plan"), p("internal/bot"), true},
+		{"the leaf importing the values editor", p("internal/yamlnode"), p("internal/values"), true},
+		{"the bot importing the GitHub adapter", p("internal/bot"), p("internal/forge/github"), true},
+		{"the bot importing the local hub", p("internal/bot"), p("internal/localhub"), true},
+		{"the local hub importing a product package", p("internal/localhub"), p("internal/receipt"), true},
+		{"an observation source importing go-git", p("internal/observe/source"), "github.com/go-git/go-git/v5/plumbing", true},
+		{"the forge port exposing go-github", p("internal/forge"), "github.com/google/go-github/v62/github", true},
+		{"the GitHub adapter importing the planner", p("internal/forge/github"), p("internal/plan"), true},
+		{"the server importing the bot", p("internal/server"), p("internal/bot"), true},
+		{"the planner using the core", p("internal/plan"), p("internal/receipt"), false},
+		{"the lifecycle using the forge port", p("internal/lifecycle"), p("internal/forge"), false},
+		{"the bot using the port", p("internal/bot"), p("internal/forge"), false},
+		{"the GitHub adapter linking go-github", p("internal/forge/github"), "github.com/google/go-github/v62/github", false},
+		{"an observation source linking client-go", p("internal/observe/source"), "k8s.io/client-go/dynamic", false},
+		{"the core using net/url, which is not a client", p("internal/plan"), "net/url", false},
+	}
+	for _, tt := range tests {
+		direct := map[string][]string{tt.pkg: {tt.dep}}
+		got := violations(graph{imports: direct, deps: direct}, rules)
+		if (len(got) > 0) != tt.want {
+			t.Errorf("%s: violations %q, want some: %v", tt.why, got, tt.want)
+		}
+	}
+}
