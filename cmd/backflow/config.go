@@ -14,7 +14,7 @@ func newConfigCmd() *cobra.Command {
 		Short: "Show the repo config's schema, or check a repository's config",
 		Long: `The repo config is .github/backflow.yaml in the GitOps repository: the
 policy file, environments and their clusters, units and their values files,
-roles, identities and pull request options. See the README for every key.`,
+roles, identities and pull request options. config/README.md documents every key.`,
 	}
 	cmd.AddCommand(newConfigSchemaCmd(), newConfigValidateCmd())
 	return cmd
@@ -24,7 +24,12 @@ func newConfigSchemaCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "schema",
 		Short: "Print the JSON Schema of .github/backflow.yaml",
-		Args:  exactArgs(0),
+		Long: `schema prints the JSON Schema of the repo config .github/backflow.yaml,
+generated from the Go types with every key described; editors can use it for
+completion. It describes the shape only: the checks across keys (patterns
+that overlap, environments that must exist, names) are made by the loader
+and by "backflow config validate". Exit 0.`,
+		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := repoconfig.JSONSchema()
 			if err != nil {

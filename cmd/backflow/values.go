@@ -80,7 +80,14 @@ func newValuesGetCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "get --file F --path P [--document N]",
 		Short: "Print the value at a path as YAML (exit 1 when the path is missing)",
-		Args:  exactArgs(0),
+		Long: `get prints the value at --path as YAML, typed as Helm reads the file
+(YAML 1.1: yes is true, 0755 is 493). Paths use Helm's --set syntax: . between
+keys, [N] for a list item, \ makes the next character literal (a\.b is the
+key a.b); digits without brackets are a key (ports.80). --document N (from 0)
+chooses a document in a file of several. Exit 0 with the value; 1 when the
+path names nothing; 2 when the file or the path does not parse, or on a
+usage error.`,
+		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" || path == "" {
 				return usageError("values get: --file and --path are required")

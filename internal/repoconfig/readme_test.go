@@ -9,11 +9,11 @@ import (
 	"testing"
 )
 
-// TestREADMEDocumentsEveryKey keeps the README's key table in step with the
-// types: every key of the schema must have a row whose first cell is its
+// TestREADMEDocumentsEveryKey keeps the key table of config/README.md in
+// step with the types: every key of the schema must have a row whose first cell is its
 // path (`units[].name`, `environments.<name>.clusters`).
 func TestREADMEDocumentsEveryKey(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../config/README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestREADMEDocumentsEveryKey(t *testing.T) {
 	sort.Strings(leaves)
 	for _, l := range leaves {
 		if !rows[l] {
-			t.Errorf("why: every key is documented in the README: no row for `%s`", l)
+			t.Errorf("why: every key is documented in config/README.md: no row for `%s`", l)
 		}
 	}
 	if len(leaves) < 30 {
