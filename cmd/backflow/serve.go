@@ -182,9 +182,7 @@ func (c *botCycler) Cycle(ctx context.Context, repo string, _ []server.Trigger) 
 	}
 	var errs []error
 	for _, rr := range rep.Repos {
-		for _, e := range rr.Errors {
-			errs = append(errs, errors.New(e))
-		}
+		errs = append(errs, rr.Errors...)
 	}
 	if rl, limited := rep.RateLimited(); limited {
 		errs = append(errs, rl)
@@ -227,8 +225,8 @@ func (c *botCycler) record(rep *bot.Report) {
 		for range rr.PlanErrors {
 			c.metrics.Error("plan")
 		}
-		for range rr.Errors {
-			c.metrics.Error("repository")
+		for _, err := range rr.Errors {
+			c.metrics.Error(bot.ErrorClass(err))
 		}
 	}
 }

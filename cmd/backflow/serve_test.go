@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,7 +18,9 @@ import (
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/bot"
+	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/localhub"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/server"
 )
 
@@ -365,7 +368,7 @@ func TestCycleReportBecomesMetrics(t *testing.T) {
 	m := server.NewMetrics()
 	c := &botCycler{metrics: m}
 	c.record(&bot.Report{
-		SourceErrors: []string{"a source failed"},
+		SourceErrors: bot.Errors{errors.New("a source failed")},
 		Repos: []*bot.RepoReport{{
 			Repo:      "acme/gitops",
 			Decisions: []bot.DecisionReport{{Outcome: "allow"}, {Outcome: "deny"}, {Outcome: "deny"}},
@@ -374,7 +377,10 @@ func TestCycleReportBecomesMetrics(t *testing.T) {
 				{Kind: bot.ActUpdate, DryRun: true}, // described, not done: not counted
 				{Kind: bot.ActProven}, {Kind: bot.ActReverted}, {Kind: bot.ActComment},
 			},
-			Errors: []string{"error reading the head"},
+			// Errors keep their sentinels, and are counted by class.
+			Errors: bot.Errors{errors.New("error reading the head"),
+				&bot.UnitError{Unit: "backflow/prod/redis", Err: fmt.Errorf("error labelling #1: %w", forge.ErrUnauthorized)},
+				fmt.Errorf("reading .github/backflow.yaml: %w", repoconfig.ErrInvalid)},
 		}},
 	})
 	rec := httptest.NewRecorder()
@@ -390,6 +396,8 @@ func TestCycleReportBecomesMetrics(t *testing.T) {
 		`backflow_fixes_total{result="reverted"} 1`,
 		`backflow_errors_total{kind="observation"} 1`,
 		`backflow_errors_total{kind="repository"} 1`,
+		`backflow_errors_total{kind="unauthorized"} 1`,
+		`backflow_errors_total{kind="repo-config"} 1`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)

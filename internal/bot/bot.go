@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/lifecycle"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/policy"
@@ -142,7 +142,7 @@ func (b *Bot) CycleRepos(ctx context.Context, only []string) (*Report, error) {
 	for _, s := range b.opts.Sources {
 		res := s.Read(ctx)
 		for _, err := range res.Errors {
-			rep.SourceErrors = append(rep.SourceErrors, err.Error())
+			rep.SourceErrors = append(rep.SourceErrors, err)
 			b.log.Warn("observation skipped", "source", s.Name(), "error", err)
 		}
 		res.Errors = nil
@@ -253,25 +253,28 @@ type repoCycle struct {
 	cfg       *repoconfig.Config
 	res       plan.Result
 	policySum string
+	in        *lifecycle.Input
 	rateLimit error
 	// merges are the default branch's heads this cycle's own merges made.
 	merges []string
 }
 
 // fail records an error of the repository (or of one unit) and keeps a
-// rate limit so the cycle stops.
-func (rc *repoCycle) fail(unit string, err error) {
+// rate limit so the cycle stops. It returns false, so an effect that
+// failed says so in one line.
+func (rc *repoCycle) fail(unit string, err error) bool {
 	if _, ok := forge.IsRateLimited(err); ok {
 		rc.rateLimit = err
 	}
-	msg := err.Error()
-	if unit != "" {
-		msg = unit + ": " + msg
-	}
-	rc.rep.Errors = append(rc.rep.Errors, msg)
-	rc.log.Error("reconcile failed", "unit", unit, "error", err)
+	rc.rep.Errors = append(rc.rep.Errors, unitError(unit, err))
+	rc.log.Error("reconcile failed", "unit", unit, "class", ErrorClass(err), "error", err)
+	return false
 }
 
+// run reads the repository, then decides and applies in phases: the plan
+// and the pull requests first; each unit's effects, reading what its
+// decision needs just before; the follow-up of merged write-backs; and the
+// drift issue.
 func (rc *repoCycle) run() {
 	head, err := rc.b.opts.Forge.BranchHead(rc.ctx, rc.repo, rc.repo.DefaultBranch)
 	if err != nil {
@@ -288,28 +291,46 @@ func (rc *repoCycle) run() {
 		rc.rep.Skipped = "observe-only: decisions reported, nothing written"
 		return
 	}
+	rc.in = &lifecycle.Input{DefaultBranch: rc.repo.DefaultBranch, Head: rc.head, Config: rc.cfg, Snapshot: rc.snap, PolicySum: rc.policySum,
+		Result: rc.res, Observations: rc.obs.Observations, GitOpsManagers: rc.b.opts.GitOpsManagers, CommitKey: rc.b.opts.CommitKey}
 	prs, err := rc.b.opts.Forge.ListPullRequests(rc.ctx, rc.repo, forge.PullRequestFilter{State: forge.StateAll})
 	if err != nil {
 		rc.fail("", fmt.Errorf("error listing pull requests: %w", err))
 		return
 	}
-	units := rc.index(prs)
+	units, problems := rc.in.Index(prs)
+	for _, p := range problems {
+		rc.rep.Errors = append(rc.rep.Errors, errors.New(p))
+	}
 	for _, u := range units {
-		for _, c := range u.closed {
-			if rc.rateLimit != nil {
-				return
-			}
-			rc.cleanup(c)
+		for _, chain := range lifecycle.Cleanups(u) {
+			rc.apply(chain)
 		}
 	}
 	for _, u := range units {
 		if rc.rateLimit != nil {
 			return
 		}
-		rc.reconcile(u)
+		var commits []forge.Commit
+		if rc.in.NeedsCommits(u) {
+			// An unrecorded head may be the bot's own commit that a crash
+			// kept from being recorded; the commits on it tell.
+			commits, _ = rc.b.opts.Forge.CommitsSince(rc.ctx, rc.repo, rc.repo.DefaultBranch, u.Open.PR.HeadSHA)
+		}
+		rc.apply(rc.in.Decide(u, commits))
 	}
-	rc.followUp(prs)
-	rc.trackDrift()
+	for _, chain := range rc.in.FollowUps(prs) {
+		rc.apply(chain)
+	}
+	if rc.rateLimit != nil || !rc.cfg.DriftReport.TrackingIssue {
+		return
+	}
+	issues, err := rc.b.opts.Forge.ListIssues(rc.ctx, rc.repo, LabelDrift, forge.StateAll)
+	if err != nil {
+		rc.fail("", fmt.Errorf("error listing the drift tracking issue: %w", err))
+		return
+	}
+	rc.apply(rc.in.Drift(issues))
 }
 
 // snapshot reads the repo config, the policy and the values files at the
@@ -347,7 +368,7 @@ func (rc *repoCycle) snapshot() bool {
 		rc.fail("", err)
 		return false
 	}
-	rc.policySum = hashBytes(data)
+	rc.policySum = lifecycle.HashBytes(data)
 	rc.cfg = cfg
 	rc.snap = plan.Snapshot{Config: cfg, Policy: pol, PolicyPath: path.Clean(cfg.Policy), Commit: rc.head, Files: map[string][]byte{}}
 	for _, u := range cfg.Units {
@@ -358,7 +379,7 @@ func (rc *repoCycle) snapshot() bool {
 			data, err := read(f)
 			if err != nil {
 				// The planner fails the unit's decisions closed.
-				rc.rep.Errors = append(rc.rep.Errors, fmt.Sprintf("reading values file %s of unit %s (%s): %v", f, u.Name, u.Environment, err))
+				rc.rep.Errors = append(rc.rep.Errors, fmt.Errorf("reading values file %s of unit %s (%s): %w", f, u.Name, u.Environment, err))
 				continue
 			}
 			rc.snap.Files[f] = data
@@ -380,61 +401,4 @@ func (rc *repoCycle) report() {
 		}
 	}
 	rc.rep.PlanErrors = append(rc.rep.PlanErrors, rc.res.Errors...)
-}
-
-// unitState gathers one write-back branch's plan and pull requests.
-type unitState struct {
-	branch string
-	wb     *plan.WriteBack
-	open   *prState
-	closed []*prState
-}
-
-type prState struct {
-	pr forge.PullRequest
-	m  *Marker
-}
-
-// index pairs each write-back branch with its pull requests. Only pull
-// requests this App opened and that carry a marker count: a marker copied
-// into someone else's pull request is ignored.
-func (rc *repoCycle) index(prs []forge.PullRequest) []*unitState {
-	by := map[string]*unitState{}
-	get := func(branch string) *unitState {
-		if by[branch] == nil {
-			by[branch] = &unitState{branch: branch}
-		}
-		return by[branch]
-	}
-	for i := range rc.res.WriteBacks {
-		wb := &rc.res.WriteBacks[i]
-		get(wb.Branch).wb = wb
-	}
-	slices.SortFunc(prs, func(a, b forge.PullRequest) int { return a.Number - b.Number })
-	for _, pr := range prs {
-		if !pr.Mine || pr.BaseRef != rc.repo.DefaultBranch {
-			continue
-		}
-		m, ok := ParseMarker(pr.Body)
-		if !ok || m.Branch != pr.HeadRef {
-			continue
-		}
-		u := get(m.Branch)
-		st := &prState{pr: pr, m: m}
-		switch {
-		case pr.State == forge.StateOpen && u.open == nil:
-			u.open = st
-		case pr.State == forge.StateOpen:
-			// Two open pull requests for one branch cannot both be from
-			// the same head on GitHub; keep the oldest and report.
-			rc.rep.Errors = append(rc.rep.Errors, fmt.Sprintf("%s: pull requests #%d and #%d both claim it", m.Branch, u.open.pr.Number, pr.Number))
-		default:
-			u.closed = append(u.closed, st)
-		}
-	}
-	out := make([]*unitState, 0, len(by))
-	for _, k := range slices.Sorted(maps.Keys(by)) {
-		out = append(out, by[k])
-	}
-	return out
 }

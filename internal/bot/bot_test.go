@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/lifecycle"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/receipt"
@@ -233,7 +234,7 @@ func TestLifecycle(t *testing.T) {
 			},
 			want: []string{"#1:edit:body", "#1:comment", "#1:close", "branch:delete:backflow/prod-us-east/redis", "#1:edit:body"}, state: forge.StateClosed,
 			check: func(t *testing.T, fx *fixture, pr forge.PullRequest) {
-				if m, _ := ParseMarker(pr.Body); m.Closed != ClosedSuperseded {
+				if m, _ := ParseMarker(pr.Body); m.Closed != lifecycle.ClosedSuperseded {
 					t.Errorf("closed as %q", m.Closed)
 				}
 			},

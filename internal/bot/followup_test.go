@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/lifecycle"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/receipt"
 )
@@ -136,7 +137,7 @@ func checkProven(t *testing.T, fx *fixture, pr forge.PullRequest) {
 	}
 	var body string
 	for _, c := range comments {
-		if strings.Contains(c.Body, tagProven) {
+		if strings.Contains(c.Body, lifecycle.TagProven) {
 			body = c.Body
 		}
 	}
@@ -173,7 +174,7 @@ func TestFollowUpFailsClosedOnPolicy(t *testing.T) {
 	if len(effects) != 0 {
 		t.Fatalf("wrote %v", effects)
 	}
-	if errs := rep.Repos[0].Errors; len(errs) != 1 || !strings.Contains(errs[0], "fails verification") {
+	if errs := rep.Repos[0].Errors; len(errs) != 1 || !strings.Contains(errs[0].Error(), "fails verification") {
 		t.Errorf("errors %q", errs)
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/forge"
 	ghforge "github.com/backflow-dev/backflow/internal/forge/github"
+	"github.com/backflow-dev/backflow/internal/lifecycle"
 	"github.com/backflow-dev/backflow/internal/localhub"
 )
 
@@ -421,7 +422,7 @@ func TestHubLifecycle(t *testing.T) {
 				t.Fatalf("the branch holds %d commits (%v), want one", len(commits), err)
 			}
 			m, _ := ParseMarker(prs[0].Body)
-			if !m.ownsHead(commits[0].SHA) {
+			if !m.OwnsHead(commits[0].SHA) {
 				t.Errorf("the marker does not record the new head %s: %v", commits[0].SHA, m.Commits)
 			}
 			if _, _, routes := e.cycle(); hasWrite(routes) {
@@ -507,7 +508,7 @@ func TestHubConverged(t *testing.T) {
 	if _, err := e.adapter.BranchHead(e.ctx, e.repo, branchEast); err == nil {
 		t.Error("the branch of the closed pull request was not deleted")
 	}
-	if m, _ := ParseMarker(prs[0].Body); m.Closed != ClosedConverged || !m.BranchDeleted {
+	if m, _ := ParseMarker(prs[0].Body); m.Closed != lifecycle.ClosedConverged || !m.BranchDeleted {
 		t.Errorf("marker %+v", m)
 	}
 	if _, _, routes := e.cycle(); hasWrite(routes) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/lifecycle"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/values"
 )
@@ -20,7 +21,7 @@ type Report struct {
 	// Observations counts the observations read from every source.
 	Observations int `json:"observations"`
 	// SourceErrors are documents or sources that could not be read.
-	SourceErrors []string `json:"sourceErrors"`
+	SourceErrors Errors `json:"sourceErrors"`
 	// Repos are the repositories reconciled, sorted by name.
 	Repos []*RepoReport `json:"repositories"`
 
@@ -42,8 +43,10 @@ type RepoReport struct {
 	Actions []Action `json:"actions"`
 	// PlanErrors are the planner's own problems (decisions failed closed).
 	PlanErrors []string `json:"planErrors"`
-	// Errors are failures reading or writing the repository.
-	Errors []string `json:"errors"`
+	// Errors are failures reading or writing the repository, each as the
+	// error that occurred: errors.Is finds the forge's and the packages'
+	// sentinels in them (ErrorClass names them).
+	Errors Errors `json:"errors"`
 }
 
 // DecisionReport is one planner decision as reported.
@@ -74,18 +77,22 @@ type ChangeReport struct {
 	Authorized bool `json:"authorized"`
 }
 
-// Action kinds.
+// Action kinds: the reported effects of internal/lifecycle.
 const (
-	ActOpen      = "open"       // a pull request opened
-	ActUpdate    = "update"     // its branch rewritten and its body updated
-	ActKeep      = "keep"       // left as it is, with the reason
-	ActClose     = "close"      // closed by the bot (superseded, converged)
-	ActComment   = "comment"    // a one-time comment
-	ActAutoMerge = "auto-merge" // auto-merge armed, pinned to the head
-	ActMerge     = "merge"      // merged over REST, pinned to the head
-	ActSkip      = "skip"       // a proposal not written (closed before, a foreign branch)
-	ActCleanup   = "cleanup"    // a closed pull request's branch deleted
-	ActCheck     = "check"      // a failed receipt check posted on an open pull request
+	ActOpen      = string(lifecycle.Open)         // a pull request opened
+	ActUpdate    = string(lifecycle.Update)       // its branch rewritten and its body updated
+	ActKeep      = string(lifecycle.Keep)         // left as it is, with the reason
+	ActClose     = string(lifecycle.Close)        // closed by the bot (superseded, converged)
+	ActComment   = string(lifecycle.Comment)      // a one-time comment
+	ActAutoMerge = string(lifecycle.ArmAutoMerge) // auto-merge armed, pinned to the head
+	ActMerge     = string(lifecycle.Merge)        // merged over REST, pinned to the head
+	ActSkip      = string(lifecycle.Skip)         // a proposal not written (closed before, a foreign branch)
+	ActCleanup   = string(lifecycle.Cleanup)      // a closed pull request's branch deleted
+	ActCheck     = string(lifecycle.Check)        // a failed receipt check posted on an open pull request
+	ActProven    = string(lifecycle.Prove)        // a merged write-back proven by re-observation
+	ActReverted  = string(lifecycle.Revert)       // a merged write-back found reverted
+	ActWaiting   = string(lifecycle.Wait)         // a merged write-back waiting for evidence
+	ActDrift     = string(lifecycle.Drift)        // the drift tracking issue opened, updated or closed
 )
 
 // Action is one thing the cycle did (or, in a dry run, would do) to a
@@ -113,6 +120,37 @@ func decisionReport(d plan.Decision) DecisionReport {
 	return out
 }
 
+// FollowUps counts the merged write-backs this cycle proved and found
+// reverted (dry-run actions excluded), for metrics.
+func (r *Report) FollowUps() (proven, reverted int) {
+	for _, rr := range r.Repos {
+		for _, a := range rr.Actions {
+			switch {
+			case a.DryRun:
+			case a.Kind == ActProven:
+				proven++
+			case a.Kind == ActReverted:
+				reverted++
+			}
+		}
+	}
+	return proven, reverted
+}
+
+// Drift counts the objects whose live change this cycle denied as
+// unauthorized drift, for metrics.
+func (r *Report) Drift() int {
+	n := 0
+	for _, rr := range r.Repos {
+		for _, d := range rr.Decisions {
+			if d.Outcome == string(plan.Deny) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // Failed reports whether any repository could not be reconciled fully.
 func (r *Report) Failed() bool {
 	for _, rr := range r.Repos {
@@ -133,10 +171,8 @@ func (r *Report) JSON() ([]byte, error) {
 	c := *r
 	for i, rr := range c.Repos {
 		cp := *rr
-		for _, s := range []*[]string{&cp.PlanErrors, &cp.Errors} {
-			if *s == nil {
-				*s = []string{}
-			}
+		if cp.PlanErrors == nil {
+			cp.PlanErrors = []string{}
 		}
 		if cp.Decisions == nil {
 			cp.Decisions = []DecisionReport{}
@@ -145,9 +181,6 @@ func (r *Report) JSON() ([]byte, error) {
 			cp.Actions = []Action{}
 		}
 		c.Repos[i] = &cp
-	}
-	if c.SourceErrors == nil {
-		c.SourceErrors = []string{}
 	}
 	if c.Repos == nil {
 		c.Repos = []*RepoReport{}

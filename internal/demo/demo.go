@@ -482,7 +482,7 @@ func (r *run) cycle(name string) (*bot.Report, Cycle, ghforge.Counts, error) {
 	for _, rr := range rep.Repos {
 		c.Actions = append(c.Actions, rr.Actions...)
 		if len(rr.Errors) > 0 {
-			return rep, c, d, fmt.Errorf("%s: %s: %s", name, rr.Repo, strings.Join(rr.Errors, "; "))
+			return rep, c, d, fmt.Errorf("%s: %s: %w", name, rr.Repo, rr.Errors.Join())
 		}
 	}
 	r.sum.Cycles = append(r.sum.Cycles, c)

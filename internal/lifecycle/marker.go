@@ -1,4 +1,4 @@
-package bot
+package lifecycle
 
 import (
 	"bytes"
@@ -121,8 +121,8 @@ func ParseMarker(body string) (*Marker, bool) {
 	return &m, true
 }
 
-// replaceMarker swaps the marker in body for m's.
-func replaceMarker(body string, m *Marker) string {
+// ReplaceMarker swaps the marker in body for m's.
+func ReplaceMarker(body string, m *Marker) string {
 	enc := m.Encode()
 	if markerRE.MatchString(body) {
 		return markerRE.ReplaceAllLiteralString(body, enc)
@@ -132,12 +132,17 @@ func replaceMarker(body string, m *Marker) string {
 
 func (m *Marker) hasNote(n string) bool { return slices.Contains(m.Notes, n) }
 
+// CommentTag is the hidden tag a comment made once under note carries, so a
+// crash between the comment and the marker update does not repeat it.
+func CommentTag(note string) string { return "<!-- backflow:note " + note + " -->" }
+
 // receiptRefused reports that a failed receipt check was posted on the head.
 func (m *Marker) receiptRefused() bool {
 	return slices.ContainsFunc(m.Notes, func(n string) bool { return strings.HasPrefix(n, noteReceipt) })
 }
 
-func (m *Marker) ownsHead(sha string) bool {
+// OwnsHead reports whether sha is the last commit the bot recorded.
+func (m *Marker) OwnsHead(sha string) bool {
 	return len(m.Commits) > 0 && m.Commits[len(m.Commits)-1] == sha
 }
 
@@ -216,7 +221,8 @@ func decisionsOf(wb plan.WriteBack, decisions []plan.Decision) []plan.Decision {
 	return out
 }
 
-func hashBytes(b []byte) string {
+// HashBytes is the hex sha256 of b, as markers record files and policies.
+func HashBytes(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
 }

@@ -1,0 +1,36 @@
+package bot
+
+import "github.com/backflow-dev/backflow/internal/lifecycle"
+
+// Names the lifecycle owns, under which callers of the bot know them.
+const (
+	// CheckName is the check run that carries the receipt verification.
+	CheckName = lifecycle.CheckName
+	// ProvenCheckName is the check run on the merge commit that carries the
+	// proven receipt.
+	ProvenCheckName = lifecycle.ProvenCheckName
+	// LabelReverseReconcile marks every write-back pull request.
+	LabelReverseReconcile = lifecycle.LabelReverseReconcile
+	// LabelPreAuthorized marks a write-back that merges without review.
+	LabelPreAuthorized = lifecycle.LabelPreAuthorized
+	// LabelProven and LabelReverted mark a merged write-back's follow-up done.
+	LabelProven   = lifecycle.LabelProven
+	LabelReverted = lifecycle.LabelReverted
+	// LabelDrift marks the tracking issue of unauthorized drift.
+	LabelDrift = lifecycle.LabelDrift
+	// DriftIssueTitle is the title of the tracking issue.
+	DriftIssueTitle = lifecycle.DriftIssueTitle
+)
+
+// Marker is the bot's memory of one write-back in its pull request's body.
+type Marker = lifecycle.Marker
+
+// MarkerChange is one accepted field of a write-back.
+type MarkerChange = lifecycle.MarkerChange
+
+// ParseMarker finds and decodes the marker in a pull request body.
+func ParseMarker(body string) (*Marker, bool) { return lifecycle.ParseMarker(body) }
+
+// ProvenReceipts returns the receipts, as YAML, that a follow-up comment
+// or proven check run carries, in order.
+func ProvenReceipts(body string) []string { return lifecycle.ProvenReceipts(body) }

@@ -1,0 +1,693 @@
+package lifecycle
+
+import (
+	"crypto/hmac"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/plan"
+	"github.com/backflow-dev/backflow/internal/receipt"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
+	"github.com/backflow-dev/backflow/internal/values"
+)
+
+// maxRecordedCommits bounds the commit list a marker keeps.
+const maxRecordedCommits = 20
+
+// Input is what one repository's decisions are made from: the default
+// branch at one commit, the plan made on it, and the observations.
+type Input struct {
+	// DefaultBranch is the branch pull requests target.
+	DefaultBranch string
+	// Head is the default-branch commit everything was read at.
+	Head string
+	// Config is the repo config at Head.
+	Config *repoconfig.Config
+	// Snapshot is what the plan was made on.
+	Snapshot plan.Snapshot
+	// PolicySum is the sha256 of the policy's bytes (HashBytes).
+	PolicySum string
+	// Result is the planner's result.
+	Result plan.Result
+	// Observations are every source's observations this cycle.
+	Observations []observe.Observation
+	// GitOpsManagers are the field managers of GitOps controllers.
+	GitOpsManagers []string
+	// CommitKey keys the token that recognises the bot's own commits; empty
+	// recognises none.
+	CommitKey []byte
+}
+
+// Index pairs each write-back branch with its pull requests, sorted by
+// branch. Only pull requests this App opened against the default branch
+// and that carry a marker naming their own head branch count: a marker
+// copied into someone else's pull request is ignored. problems lists
+// branches that two open pull requests claim (the oldest is kept).
+func (in *Input) Index(prs []forge.PullRequest) (units []*Unit, problems []string) {
+	by := map[string]*Unit{}
+	get := func(branch string) *Unit {
+		if by[branch] == nil {
+			by[branch] = &Unit{Branch: branch}
+		}
+		return by[branch]
+	}
+	for i := range in.Result.WriteBacks {
+		wb := &in.Result.WriteBacks[i]
+		get(wb.Branch).WriteBack = wb
+	}
+	prs = slices.Clone(prs)
+	slices.SortFunc(prs, func(a, b forge.PullRequest) int { return a.Number - b.Number })
+	for _, pr := range prs {
+		if !pr.Mine || pr.BaseRef != in.DefaultBranch {
+			continue
+		}
+		m, ok := ParseMarker(pr.Body)
+		if !ok || m.Branch != pr.HeadRef {
+			continue
+		}
+		u := get(m.Branch)
+		st := &Pull{PR: pr, Marker: m}
+		switch {
+		case pr.State == forge.StateOpen && u.Open == nil:
+			u.Open = st
+		case pr.State == forge.StateOpen:
+			// Two open pull requests for one branch cannot both be from
+			// the same head on GitHub; keep the oldest and report.
+			problems = append(problems, fmt.Sprintf("%s: pull requests #%d and #%d both claim it", m.Branch, u.Open.PR.Number, pr.Number))
+		default:
+			u.Closed = append(u.Closed, st)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(by)) {
+		units = append(units, by[k])
+	}
+	return units, problems
+}
+
+// Cleanups are the branch deletions the unit's closed pull requests still
+// need, one chain each.
+func Cleanups(u *Unit) [][]Effect {
+	var out [][]Effect
+	for _, c := range u.Closed {
+		if e, ok := cleanup(c); ok {
+			out = append(out, []Effect{e})
+		}
+	}
+	return out
+}
+
+func cleanup(p *Pull) (Effect, bool) {
+	if p.Marker.BranchDeleted {
+		return Effect{}, false
+	}
+	return Effect{Kind: Cleanup, Branch: p.Marker.Branch, Pull: p, Reason: "delete the branch of the closed pull request"}, true
+}
+
+// AfterMerge is what follows the bot's own merge of p: its branch is
+// cleaned up in the same cycle, so the next has nothing to do.
+func AfterMerge(p *Pull) []Effect {
+	p.PR.State, p.PR.Merged = forge.StateClosed, true
+	if e, ok := cleanup(p); ok {
+		return []Effect{e}
+	}
+	return nil
+}
+
+// NeedsCommits reports whether deciding the unit needs the commits on its
+// open pull request's head since the default branch: the head is not one
+// the marker recorded, and a commit key could recognise the bot's own.
+func (in *Input) NeedsCommits(u *Unit) bool {
+	return u.Open != nil && !u.Open.Marker.OwnsHead(u.Open.PR.HeadSHA) && len(in.CommitKey) > 0
+}
+
+// Decide turns one write-back branch's plan and pull requests into the
+// effects that bring them in line, in order. commits are the commits on the
+// open pull request's head since the default branch, read when NeedsCommits
+// says so (nil when they could not be read).
+func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
+	switch {
+	case u.Open == nil && u.WriteBack == nil:
+		return nil
+	case u.Open == nil:
+		p := in.Propose(u.WriteBack)
+		if c := closedByPerson(u, p.Fingerprint); c != nil {
+			return []Effect{{Kind: Skip, Branch: u.Branch, Pull: c, Reason: "the same change was closed without merge; it is not proposed again"}}
+		}
+		return []Effect{{Kind: Open, Branch: u.Branch, Proposal: p, Reason: p.Title() + p.MergeNote()}}
+	}
+	st := u.Open.clone()
+	var out []Effect
+	if !st.Marker.OwnsHead(st.PR.HeadSHA) {
+		adopted, ok := in.adopt(st, commits)
+		if !ok {
+			return in.humanCommit(st)
+		}
+		st.Marker.Commits = adopted
+		out = append(out, Effect{Kind: Record, Branch: u.Branch, Pull: st, Commits: adopted, Reason: "the head is the bot's own commit; recorded"})
+	}
+	if u.WriteBack == nil {
+		return append(out, in.withoutProposal(st)...)
+	}
+	p := in.Propose(u.WriteBack)
+	if c := closedByPerson(u, p.Fingerprint); c != nil && p.Fingerprint != st.Marker.Fingerprint {
+		// Live moved to a value a person already refused: that proposal is
+		// not made again, and this one no longer matches live.
+		return append(out, in.close(st, ClosedSuperseded, fmt.Sprintf("Live now matches #%d (%s), which was closed without merge; this proposal no longer matches live, and that one is not made again.", c.PR.Number, p.Title()))...)
+	}
+	// A receipt check failed under an intermediate policy is replaced by
+	// regenerating the branch, whose new head gets a fresh check.
+	if p.Fingerprint == st.Marker.Fingerprint && in.baseUnchanged(st.Marker) && !st.Marker.receiptRefused() {
+		return append(out, in.Finish(st, p, st.PR.HeadSHA, st.PR.Labels, false)...)
+	}
+	why := "new live value"
+	if p.Fingerprint == st.Marker.Fingerprint {
+		why = "the default branch changed under the values file or the policy; regenerated from " + Short(in.Head)
+	}
+	return append(out, Effect{Kind: Update, Branch: u.Branch, Pull: st, Proposal: p, Reason: why + ": " + p.Title() + p.MergeNote()})
+}
+
+// adopt recognises an unrecorded head as the bot's own (a crash between the
+// push and the pull request update) by the keyed token of every commit on
+// the branch, and returns the marker's commits with them recorded.
+func (in *Input) adopt(st *Pull, commits []forge.Commit) ([]string, bool) {
+	if len(in.CommitKey) == 0 || len(commits) == 0 {
+		return nil, false
+	}
+	for _, c := range commits {
+		if !Ours(in.CommitKey, c, st.Marker.Branch) {
+			return nil, false
+		}
+	}
+	out := slices.Clone(st.Marker.Commits)
+	for _, c := range commits {
+		if !slices.Contains(out, c.SHA) {
+			out = append(out, c.SHA)
+		}
+	}
+	return out, true
+}
+
+// humanCommit answers a branch that carries a commit the bot did not
+// record: it says so once and never updates the branch again.
+func (in *Input) humanCommit(st *Pull) []Effect {
+	text := fmt.Sprintf("This branch has commits that backflow did not make (head %s). backflow will not update or rewrite it; it stays as you left it, for review.", Short(st.PR.HeadSHA))
+	if e, ok := commentOnce(st, noteHumanCommit, text); ok {
+		return []Effect{e}
+	}
+	return []Effect{keep(st, "a person's commit is on the branch; not updated")}
+}
+
+func keep(st *Pull, why string) Effect {
+	return Effect{Kind: Keep, Branch: st.Marker.Branch, Pull: st, Reason: why}
+}
+
+// commentOnce is a comment the marker has no note of yet.
+func commentOnce(st *Pull, note, text string) (Effect, bool) {
+	if st.Marker.hasNote(note) {
+		return Effect{}, false
+	}
+	return Effect{Kind: Comment, Branch: st.Marker.Branch, Pull: st, Note: note, Text: text, Reason: text}, true
+}
+
+// close records why in the marker, comments, closes the pull request and
+// deletes its branch.
+func (in *Input) close(st *Pull, reason, text string) []Effect {
+	return []Effect{
+		{Kind: Close, Branch: st.Marker.Branch, Pull: st, Closed: reason, Text: text, Reason: text},
+		{Kind: Cleanup, Branch: st.Marker.Branch, Pull: st, Reason: "delete the branch of the closed pull request"},
+	}
+}
+
+// closedByPerson returns the pull request of the branch that proposed
+// fingerprint and was closed without merge by someone other than the bot.
+func closedByPerson(u *Unit, fingerprint string) *Pull {
+	for _, c := range u.Closed {
+		if c.Marker.Fingerprint == fingerprint && !c.PR.Merged && c.Marker.Closed == "" {
+			return c
+		}
+	}
+	return nil
+}
+
+// baseUnchanged reports that the values files and the policy the pull
+// request was written against are what the default branch holds now.
+func (in *Input) baseUnchanged(m *Marker) bool {
+	if m.Policy != in.PolicySum {
+		return false
+	}
+	for file, sum := range m.Files {
+		data, ok := in.Snapshot.Files[file]
+		if !ok || HashBytes(data) != sum {
+			return false
+		}
+	}
+	return true
+}
+
+// Finish brings a pull request's reviewers, labels and auto-merge in line
+// with the proposal, head being its head now and have its labels. Labels
+// come last among the set-up steps, so a missing reverse-reconcile label
+// tells the next cycle that set-up did not finish. fresh says the pull
+// request was opened just now.
+func (in *Input) Finish(st *Pull, p *Proposal, head string, have []string, fresh bool) []Effect {
+	var out []Effect
+	cfg := in.Config.PullRequests
+	branch := p.WriteBack.Branch
+	if (fresh || !slices.Contains(have, LabelReverseReconcile)) && len(cfg.Reviewers)+len(cfg.TeamReviewers) > 0 {
+		out = append(out, Effect{Kind: Review, Branch: branch, Pull: st, Users: cfg.Reviewers, Teams: cfg.TeamReviewers, Reason: "request the configured reviewers"})
+	}
+	var missing []string
+	for _, l := range wantedLabels(in.Config, p.WriteBack.Environment, p.AutoMerge) {
+		if !slices.Contains(have, l) {
+			missing = append(missing, l)
+		}
+	}
+	if len(missing) > 0 {
+		out = append(out, Effect{Kind: Label, Branch: branch, Pull: st, Labels: missing, Reason: "label " + strings.Join(missing, ", ")})
+	}
+	if !p.AutoMerge && slices.Contains(have, LabelPreAuthorized) {
+		out = append(out, Effect{Kind: Unlabel, Branch: branch, Pull: st, Labels: []string{LabelPreAuthorized}, Reason: "no longer pre-authorized"})
+	}
+	if p.AutoMerge && !st.PR.AutoMergeEnabled && !st.PR.Draft {
+		method := forge.MergeMethod(in.Config.AutoMerge.Method)
+		if method == "" {
+			method = forge.MergeMethod(repoconfig.DefaultMergeMethod)
+		}
+		out = append(out, Effect{Kind: ArmAutoMerge, Branch: branch, Pull: st, Head: head, Method: method, Reason: "arm auto-merge at " + Short(head)})
+	}
+	return out
+}
+
+// MergeNow decides, where auto-merge cannot be armed, whether to merge the
+// pull request over REST now: only while its head is still the one checked
+// and GitHub calls it mergeable and green. why says what it waits for.
+func MergeNow(cur forge.PullRequest, head string) (ok bool, why string) {
+	if cur.HeadSHA != head || cur.MergeableState != "clean" {
+		return false, "waiting to be mergeable and green (" + orUnknown(cur.MergeableState) + ")"
+	}
+	return true, ""
+}
+
+// BaseMoved reports that the default branch is no longer at the commit the
+// plan was made on, and not because of a merge this cycle made: the plan is
+// made again next cycle rather than written now.
+func (in *Input) BaseMoved(head string, merges []string) bool {
+	return head != in.Head && !slices.Contains(merges, head)
+}
+
+// Recovery is what to do with a write-back branch that exists without an
+// open pull request.
+type Recovery int
+
+// Recoveries.
+const (
+	// LeaveAlone: the branch holds a commit the bot did not make.
+	LeaveAlone Recovery = iota
+	// Reuse: the branch is the bot's commit of this very proposal on the
+	// current default branch.
+	Reuse
+	// Rewrite: the branch holds only the bot's commits, of another
+	// proposal or base; it is rewritten.
+	Rewrite
+)
+
+// Recover decides a write-back branch left by a crash after the push, by
+// another backflow process, or by a person, from the commits on it since
+// the default branch's head.
+func (in *Input) Recover(p *Proposal, commits []forge.Commit) Recovery {
+	for _, c := range commits {
+		if !Ours(in.CommitKey, c, p.WriteBack.Branch) {
+			return LeaveAlone
+		}
+	}
+	if len(commits) == 1 && commits[0].Parents[0] == in.Head && trailer(commits[0].Message, trailerFingerprint) == p.Fingerprint {
+		return Reuse
+	}
+	return Rewrite
+}
+
+// ProposedElsewhere finds, among the branch's pull requests listed just
+// before opening one from a branch that was already there, a pull request
+// of this App whose head is sha or that proposed the same change from the
+// same default-branch head: another process may have opened, merged and
+// cleaned it up since the cycle listed the pull requests, and one pull
+// request per unit means not opening a second one for it.
+func (in *Input) ProposedElsewhere(prs []forge.PullRequest, p *Proposal, sha string) (forge.PullRequest, bool) {
+	branch := p.WriteBack.Branch
+	for _, pr := range prs {
+		if !pr.Mine || pr.HeadRef != branch || pr.BaseRef != in.DefaultBranch {
+			continue
+		}
+		if sha != "" && pr.HeadSHA == sha {
+			return pr, true
+		}
+		if m, ok := ParseMarker(pr.Body); ok && m.Fingerprint == p.Fingerprint && m.Base == in.Head {
+			return pr, true
+		}
+	}
+	return forge.PullRequest{}, false
+}
+
+// Checked reports whether runs hold the bot's own check with run's
+// conclusion already: a reused commit is not checked twice.
+func Checked(runs []forge.CheckRun, run forge.CheckRun) bool {
+	return slices.ContainsFunc(runs, func(r forge.CheckRun) bool { return r.Mine && r.Conclusion == run.Conclusion })
+}
+
+// Ours reports whether a commit on branch carries the bot's keyed token.
+func Ours(key []byte, c forge.Commit, branch string) bool {
+	if len(c.Parents) != 1 {
+		return false
+	}
+	want := commitToken(key, branch, c.Parents[0], trailer(c.Message, trailerFingerprint))
+	got := trailer(c.Message, trailerToken)
+	return want != "" && hmac.Equal([]byte(want), []byte(got))
+}
+
+// Marker is the marker the proposal's pull request carries, commits being
+// the bot's commits on the branch. A rewrite keeps the notes of the
+// previous marker prev, except a refused receipt's: the new head gets a
+// fresh check.
+func (in *Input) Marker(p *Proposal, commits []string, prev *Marker) *Marker {
+	m := &Marker{Version: MarkerVersion, Unit: p.WriteBack.Unit, Environment: p.WriteBack.Environment, Branch: p.WriteBack.Branch,
+		Fingerprint: p.Fingerprint, Changes: p.Changes, Base: in.Head, Files: map[string]string{}, Policy: in.PolicySum,
+		Commits: commits, AutoMerge: p.AutoMerge}
+	if len(m.Commits) > maxRecordedCommits {
+		m.Commits = m.Commits[len(m.Commits)-maxRecordedCommits:]
+	}
+	for _, c := range p.Changes {
+		if data, ok := in.Snapshot.Files[c.ValuesFile]; ok {
+			m.Files[c.ValuesFile] = HashBytes(data)
+		}
+	}
+	for _, f := range p.WriteBack.Receipts {
+		m.Receipts = append(m.Receipts, f.Path)
+	}
+	if prev != nil {
+		for _, n := range prev.Notes {
+			if !strings.HasPrefix(n, noteReceipt) {
+				m.Notes = append(m.Notes, n)
+			}
+		}
+	}
+	return m
+}
+
+// liveState is what the newest observation says of one proposed field.
+type liveState int
+
+const (
+	liveUnknown  liveState = iota // no observation of the object: absence proves nothing
+	liveStill                     // still at the proposed value
+	liveBack                      // back at desired, by something other than the GitOps controller
+	liveReverted                  // back at desired by the GitOps controller's forward apply
+	liveOther                     // at yet another value
+)
+
+// withoutProposal decides an open pull request whose unit has no allowed
+// change this cycle: superseded by the default branch, converged live,
+// reverted by the forward apply, no longer authorized, or unchanged.
+func (in *Input) withoutProposal(st *Pull) []Effect {
+	m := st.Marker
+	unit := in.unit(m.Environment, m.Unit)
+	if unit == nil {
+		return in.close(st, ClosedSuperseded, fmt.Sprintf("The unit %s of %s is no longer in %s on %s; this change is superseded.", m.Unit, m.Environment, repoconfig.Path, in.DefaultBranch))
+	}
+	for _, c := range m.Changes {
+		desired, ok := in.desired(unit, c.ValuePath)
+		switch {
+		case !ok:
+			return in.close(st, ClosedSuperseded, fmt.Sprintf("`%s` is no longer set in %s's values on %s; this change is superseded.", c.ValuePath, m.Unit, in.DefaultBranch))
+		case values.Equal(desired, c.To):
+			return in.close(st, ClosedSuperseded, fmt.Sprintf("%s already holds `%s: %s`; this change is superseded.", in.DefaultBranch, c.ValuePath, values.Format(c.To)))
+		case !values.Equal(desired, c.From):
+			return in.close(st, ClosedSuperseded, fmt.Sprintf("Desired `%s` changed to `%s` on %s; this change is superseded.", c.ValuePath, values.Format(desired), in.DefaultBranch))
+		}
+	}
+	states := map[liveState]int{}
+	for _, c := range m.Changes {
+		states[in.liveState(m.Environment, c)]++
+	}
+	n := len(m.Changes)
+	switch {
+	case states[liveBack] == n:
+		return in.close(st, ClosedConverged, "Live is back at desired: the newest observation shows no change on the proposed field(s), so there is nothing to accept back.")
+	case states[liveBack]+states[liveReverted] == n:
+		if e, ok := commentOnce(st, noteReverted, "The GitOps controller's forward apply reverted the live change. This pull request stays open: merging it restores the fix."); ok {
+			return []Effect{e}
+		}
+		return []Effect{keep(st, "reverted by the forward apply; merging restores the fix")}
+	}
+	for _, d := range in.Result.Decisions {
+		if d.Outcome != plan.Deny || d.Environment != m.Environment || d.Unit != m.Unit || !slices.ContainsFunc(m.Changes, func(c MarkerChange) bool { return c.Object == d.Object }) {
+			continue
+		}
+		if m.Policy != in.PolicySum {
+			// The policy changed on the default branch since the receipt
+			// was checked, and now denies the change.
+			return in.refuseReceipt(st, d)
+		}
+		// The same policy denies a newer observation (another actor, a
+		// weaker attribution): the proposal and its receipt stand as they
+		// were checked; the denial is reported with the decision.
+		return []Effect{keep(st, "the newest observation of "+d.Object+" is denied; the proposal is unchanged")}
+	}
+	return []Effect{keep(st, "unchanged")}
+}
+
+// refuseReceipt marks an open pull request whose change the default
+// branch's policy no longer authorizes: a failed backflow/receipt check on
+// its head (which blocks the merge where the check is required), and a
+// comment, once per policy version.
+func (in *Input) refuseReceipt(st *Pull, d plan.Decision) []Effect {
+	note := noteReceipt + ":" + in.PolicySum[:12]
+	if st.Marker.hasNote(note) {
+		return []Effect{keep(st, "no longer authorized; receipt check failed")}
+	}
+	summary := fmt.Sprintf("The default branch's policy (%s at %s) no longer authorizes this change: %s", in.Snapshot.PolicyPath, Short(in.Head), strings.Join(d.Reasons, "; "))
+	run := forge.CheckRun{Name: CheckName, HeadSHA: st.PR.HeadSHA, Status: forge.CheckCompleted, Conclusion: forge.ConclusionFailure,
+		Title: "receipt refused", Summary: summary}
+	e, _ := commentOnce(st, note, summary)
+	return []Effect{{Kind: Check, Branch: st.Marker.Branch, Pull: st, Run: &run, Reason: "failure: " + summary}, e}
+}
+
+func (in *Input) unit(env, name string) *repoconfig.Unit {
+	for i := range in.Config.Units {
+		if u := &in.Config.Units[i]; u.Environment == env && u.Name == name {
+			return u
+		}
+	}
+	return nil
+}
+
+// desired is the unit's merged value at path on the default branch (later
+// values files override earlier ones, as Helm reads them).
+func (in *Input) desired(u *repoconfig.Unit, valuePath string) (any, bool) {
+	var v any
+	found := false
+	for _, file := range u.ValuesFiles {
+		data, ok := in.Snapshot.Files[file]
+		if !ok {
+			continue
+		}
+		tree, err := repoconfig.Values(file, data, u.ValuesRoot)
+		if err != nil {
+			continue
+		}
+		if x, ok := repoconfig.Lookup(tree, valuePath); ok {
+			v, found = x, true
+		}
+	}
+	return v, found
+}
+
+// EnvOf is the environment an observation belongs to: its own, or the one
+// whose clusters list its cluster.
+func (in *Input) EnvOf(o observe.Observation) string {
+	if o.Environment != "" {
+		return o.Environment
+	}
+	env, _ := in.Config.EnvironmentOf(o.Cluster)
+	return env
+}
+
+// liveState reads the newest observation of a proposed field's object in
+// the environment. Only an observation of the object counts as evidence;
+// its field being absent means the field matched desired. A field back at
+// desired counts as the forward apply's doing when its manager is a GitOps
+// controller's (or one the repository ignores), or the observer classified
+// the change as the forward apply.
+func (in *Input) liveState(env string, c MarkerChange) liveState {
+	var newest *observe.Observation
+	for i := range in.Observations {
+		o := &in.Observations[i]
+		if o.Object.String() != c.Object || in.EnvOf(*o) != env {
+			continue
+		}
+		if newest == nil || o.ObservedAt.After(newest.ObservedAt) {
+			newest = o
+		}
+	}
+	if newest == nil {
+		return liveUnknown
+	}
+	i := slices.IndexFunc(newest.Fields, func(f observe.Field) bool { return f.Path == c.Field })
+	if i < 0 {
+		return liveBack
+	}
+	f := newest.Fields[i]
+	if f.Removed {
+		return liveOther
+	}
+	live := f.LiveLike(c.From)
+	switch {
+	case values.Equal(live, c.To):
+		return liveStill
+	case values.Equal(live, c.From):
+		if slices.Contains(in.GitOpsManagers, f.Manager) || in.Config.IgnoresManager(f.Manager) || f.Cause == "forward-apply" {
+			return liveReverted
+		}
+		return liveBack
+	}
+	return liveOther
+}
+
+// Proposal is a write-back as the cycle is about to write it.
+type Proposal struct {
+	// WriteBack is the planner's write-back.
+	WriteBack *plan.WriteBack
+	// Fingerprint identifies what it proposes.
+	Fingerprint string
+	// Changes are its accepted fields, sorted.
+	Changes []MarkerChange
+	// AutoMerge says it merges without review.
+	AutoMerge bool
+	// Files are the commit's files, or FilesErr why one may not be written.
+	Files    map[string][]byte
+	FilesErr error
+	doc      *writeBackDoc
+}
+
+// Propose prepares a write-back: its marker changes, the verification of
+// its receipts against the default branch's policy, whether it merges
+// automatically, and the files its commit writes.
+func (in *Input) Propose(wb *plan.WriteBack) *Proposal {
+	changes := markerChanges(*wb, in.Result.Decisions)
+	doc := &writeBackDoc{wb: *wb, decisions: in.Result.Decisions, changes: changes, cfg: in.Config, snap: in.Snapshot,
+		observed: map[string][]string{}, newest: map[string]observe.Observation{}}
+	if env, ok := in.Config.Environments[wb.Environment]; ok {
+		doc.clusters = env.Clusters
+	}
+	for _, o := range in.Observations {
+		if in.EnvOf(o) != wb.Environment || !slices.Contains(wb.Objects, o.Object.String()) {
+			continue
+		}
+		key := o.Object.String()
+		if !slices.Contains(doc.observed[key], o.Cluster) {
+			doc.observed[key] = append(doc.observed[key], o.Cluster)
+			slices.Sort(doc.observed[key])
+		}
+		if cur, ok := doc.newest[key]; !ok || o.ObservedAt.After(cur.ObservedAt) {
+			doc.newest[key] = o
+		}
+	}
+	doc.check = in.verify(wb)
+	// Auto-merge needs every field pre-authorized with an audit-log actor
+	// (the planner's verdict), the repository's consent, and a receipt that
+	// verifies: never when the check failed.
+	doc.autoMerge = wb.AutoMerge && in.Config.AutoMerge.Enabled && doc.check.ok()
+	p := &Proposal{WriteBack: wb, Fingerprint: fingerprintOf(wb.Environment, wb.Unit, changes), Changes: changes, AutoMerge: doc.autoMerge, doc: doc}
+	p.Files, p.FilesErr = in.files(wb)
+	return p
+}
+
+// verify checks the write-back's receipts against the default branch's
+// policy, as `backflow verify` does.
+func (in *Input) verify(wb *plan.WriteBack) checkResult {
+	var res checkResult
+	for _, f := range wb.Receipts {
+		res.checked++
+		r, vs, err := receipt.Parse(f.Path, f.Data)
+		if err != nil {
+			res.violations = append(res.violations, fmt.Sprintf("%s: %v", f.Path, err))
+			continue
+		}
+		vs = append(vs, receipt.Verify(r, in.Snapshot.Policy, in.Snapshot.PolicyPath)...)
+		for _, v := range vs {
+			res.violations = append(res.violations, f.Path+": "+v.String())
+		}
+	}
+	return res
+}
+
+// files are the commit's files: the edited values files and the receipts,
+// each checked to be a file the bot may write.
+func (in *Input) files(wb *plan.WriteBack) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for _, f := range wb.Files {
+		if err := in.Config.Writable(f.Path); err != nil {
+			return nil, fmt.Errorf("refusing to write %s: %w", f.Path, err)
+		}
+		out[f.Path] = f.Data
+	}
+	dir := in.Config.Receipts.Dir
+	if dir == "" {
+		dir = repoconfig.DefaultReceiptsDir
+	}
+	dir = strings.TrimSuffix(dir, "/") + "/"
+	for _, f := range wb.Receipts {
+		if !strings.HasPrefix(f.Path, dir) || strings.Contains(f.Path, "..") || strings.Contains(f.Path, "\\") {
+			return nil, fmt.Errorf("refusing to write receipt %s outside %s", f.Path, dir)
+		}
+		out[f.Path] = f.Data
+	}
+	return out, nil
+}
+
+// Title is the pull request's title.
+func (p *Proposal) Title() string { return Title(p.WriteBack.Environment, p.Changes) }
+
+// Body is the pull request's description carrying m.
+func (p *Proposal) Body(m *Marker) string { return p.doc.body(m) }
+
+// CheckRun is the receipt check on head.
+func (p *Proposal) CheckRun(head string) forge.CheckRun { return p.doc.check.run(head) }
+
+// CommitRequest is the commit of the proposal on the default branch's head
+// by author, replacing expected (empty: the branch must not exist).
+func (in *Input) CommitRequest(repo forge.Repo, p *Proposal, author forge.Author, method forge.CommitMethod, expected string, force bool) forge.CommitRequest {
+	token := commitToken(in.CommitKey, p.WriteBack.Branch, in.Head, p.Fingerprint)
+	return forge.CommitRequest{Repo: repo, Branch: p.WriteBack.Branch, BaseSHA: in.Head, ExpectedHead: expected, Force: force,
+		Files: p.Files, Message: p.doc.commitMessage(p.Fingerprint, token), Author: author, Method: method}
+}
+
+// MergeNote says in the report how the proposal merges.
+func (p *Proposal) MergeNote() string {
+	switch {
+	case p.AutoMerge:
+		return " [pre-authorized: auto-merge]"
+	case !p.doc.check.ok():
+		return " [receipt check failed: " + p.doc.check.summary() + "]"
+	default:
+		return " [needs review]"
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// Short is a commit SHA's first twelve characters.
+func Short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}

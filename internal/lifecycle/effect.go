@@ -1,0 +1,117 @@
+package lifecycle
+
+import (
+	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/plan"
+)
+
+// Kind names what an effect does to the forge.
+type Kind string
+
+// Effect kinds. The first group is reported to the user, one line each; the
+// second is bookkeeping a reported effect brings with it.
+const (
+	Open         Kind = "open"        // commit the proposal to its branch and open its pull request
+	Update       Kind = "update"      // rewrite the branch with a new proposal and update the pull request
+	Keep         Kind = "keep"        // leave the pull request as it is, with the reason
+	Close        Kind = "close"       // record why in the marker, comment, close the pull request
+	Comment      Kind = "comment"     // a comment made once, remembered by a note in the marker
+	ArmAutoMerge Kind = "auto-merge"  // arm auto-merge pinned to the head, or merge where it cannot be armed
+	Merge        Kind = "merge"       // merged over REST pinned to the head (the outcome of ArmAutoMerge)
+	Skip         Kind = "skip"        // a proposal not written (closed before by a person, a foreign branch)
+	Cleanup      Kind = "cleanup"     // delete a closed pull request's branch, once
+	Check        Kind = "check"       // a failed receipt check on an open pull request's head
+	Prove        Kind = "proven"      // publish the proven receipts of a merged write-back
+	Revert       Kind = "reverted"    // say that a merged write-back did not stick
+	Wait         Kind = "follow-up"   // a merged write-back waits for evidence
+	Drift        Kind = "drift-issue" // open, update, reopen or close the drift tracking issue
+
+	Record  Kind = "record"  // record commits recognised as the bot's own in the marker
+	Review  Kind = "review"  // request the configured reviewers
+	Label   Kind = "label"   // add the missing labels
+	Unlabel Kind = "unlabel" // remove a label the proposal no longer earns
+)
+
+// Reported says whether the effect is a line of the cycle's report;
+// bookkeeping effects are applied silently.
+func (k Kind) Reported() bool {
+	switch k {
+	case Record, Review, Label, Unlabel:
+		return false
+	}
+	return true
+}
+
+// Effect is one thing the lifecycle decided to do, with its reason. The
+// executor applies a unit's effects in order and stops at the first that
+// fails; a dry run reports them and applies none.
+type Effect struct {
+	// Kind is what to do.
+	Kind Kind
+	// Branch is the write-back branch the effect belongs to ("" for the
+	// drift issue).
+	Branch string
+	// Pull is the pull request acted on, when there is one. The executor
+	// keeps its body and marker current as it applies effects.
+	Pull *Pull
+	// Reason says what and why, in a line: the report's line in a dry run,
+	// and for effects whose outcome only the forge knows (Cleanup,
+	// ArmAutoMerge, Drift) what was decided rather than what happened.
+	Reason string
+
+	// Proposal is what Open and Update write.
+	Proposal *Proposal
+	// Closed is the reason Close records in the marker (ClosedSuperseded,
+	// ClosedConverged).
+	Closed string
+	// Note is the marker note a Comment records; Text is the text of a
+	// Comment or of the comment a Close leaves.
+	Note, Text string
+	// Labels are what Label adds or Unlabel removes.
+	Labels []string
+	// Users and Teams are the reviewers Review requests.
+	Users, Teams []string
+	// Head is the commit ArmAutoMerge pins the merge to.
+	Head string
+	// Method is the merge method of ArmAutoMerge.
+	Method forge.MergeMethod
+	// Run is the check run Check posts.
+	Run *forge.CheckRun
+	// Commits are the bot's commits Record writes into the marker.
+	Commits []string
+	// FollowUp is the evidence of Prove and Revert.
+	FollowUp *FollowUp
+	// Issue is the drift tracking issue's wanted state.
+	Issue *DriftIssue
+}
+
+// Pull is one of the App's pull requests with the marker it carries.
+type Pull struct {
+	// PR is the pull request as the forge listed it.
+	PR forge.PullRequest
+	// Marker is the bot's memory of the write-back, read from PR's body.
+	Marker *Marker
+}
+
+func (p *Pull) clone() *Pull {
+	c := *p
+	m := *p.Marker
+	m.Commits = append([]string(nil), m.Commits...)
+	m.Notes = append([]string(nil), m.Notes...)
+	c.Marker = &m
+	return &c
+}
+
+// Unit is one write-back branch: this cycle's plan for it, if any, and its
+// pull requests.
+type Unit struct {
+	// Branch is <branchPrefix><environment>/<unit>.
+	Branch string
+	// WriteBack is the planner's write-back, nil when the unit has no
+	// allowed change this cycle.
+	WriteBack *plan.WriteBack
+	// Open is the branch's open pull request; Closed are the closed ones,
+	// oldest first.
+	Open   *Pull
+	Closed []*Pull
+}

@@ -1,0 +1,268 @@
+package lifecycle
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/plan"
+	"github.com/backflow-dev/backflow/internal/receipt"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
+	"github.com/backflow-dev/backflow/internal/values"
+)
+
+// Labels and the check run of the follow-up after a merge. The two result
+// labels are the follow-up's memory: a merged pull request carrying either
+// is never looked at again.
+const (
+	LabelProven   = "reverse-reconcile:proven"
+	LabelReverted = "reverse-reconcile:reverted"
+	// LabelDrift marks the tracking issue of unauthorized drift.
+	LabelDrift = "reverse-reconcile:drift"
+	// ProvenCheckName is the check run on the merge commit that carries the
+	// proven receipt.
+	ProvenCheckName = "backflow/proven"
+)
+
+// Hidden tags in the follow-up's comments, so a crash between the comment
+// and the label does not repeat the comment.
+const (
+	TagProven   = "<!-- backflow:note proven -->"
+	TagReverted = "<!-- backflow:note reverted -->"
+	tagDrift    = "<!-- backflow:drift-report -->"
+)
+
+// FollowUp is the evidence about one merged write-back.
+type FollowUp struct {
+	// Verdicts are what the re-observation says of each accepted field.
+	Verdicts []Verdict
+	// Reverted is the verdict that shows the fix did not stick (Revert).
+	Reverted *Verdict
+	// Tag marks the comment, so it is made once; Label marks the pull
+	// request done.
+	Tag, Label string
+	// Text is the comment of a Revert.
+	Text string
+}
+
+// Verdict is what the re-observation says of one accepted field.
+type Verdict struct {
+	Change MarkerChange
+	// Obs is the newest observation since the merge.
+	Obs *observe.Observation
+	// Live is the live value it shows; Gone says the field is absent.
+	Live any
+	Gone bool
+	// Equal says live equals the accepted value.
+	Equal bool
+	// Applied says the GitOps controller's forward apply wrote the field
+	// at the accepted value: positive evidence that it stuck without
+	// waiting out the grace period.
+	Applied bool
+}
+
+// FollowUps decides every merged write-back of the App that has no result
+// yet, one chain each. It needs no state of its own: the pull requests,
+// their markers and labels are listed each cycle anyway, and a pull
+// request still waiting costs no request.
+func (in *Input) FollowUps(prs []forge.PullRequest) [][]Effect {
+	var out [][]Effect
+	for _, pr := range prs {
+		if !pr.Mine || !pr.Merged || pr.BaseRef != in.DefaultBranch || !slices.Contains(pr.Labels, LabelReverseReconcile) ||
+			slices.Contains(pr.Labels, LabelProven) || slices.Contains(pr.Labels, LabelReverted) {
+			continue
+		}
+		m, ok := ParseMarker(pr.Body)
+		if !ok || m.Branch != pr.HeadRef || len(m.Changes) == 0 {
+			continue
+		}
+		out = append(out, []Effect{in.followMerged(&Pull{PR: pr, Marker: m})})
+	}
+	return out
+}
+
+// followMerged decides one merged write-back. Every accepted field must be
+// re-observed after the merge. All of them at the accepted value, either
+// written by the forward apply or still so in an observation made after the
+// grace period: proven. Any of them at another value in an observation
+// made after the grace period: reverted. Anything else waits; no
+// observation at all is never evidence.
+func (in *Input) followMerged(st *Pull) Effect {
+	pr, m := st.PR, st.Marker
+	merged := pr.MergedAt
+	if merged.IsZero() {
+		merged = pr.ClosedAt
+	}
+	grace := in.Config.FollowUp.GracePeriod.Duration
+	if grace <= 0 {
+		grace = repoconfig.DefaultGracePeriod
+	}
+	settled := merged.Add(grace)
+	wait := func(why string) Effect { return Effect{Kind: Wait, Branch: m.Branch, Pull: st, Reason: why} }
+	var vs []Verdict
+	for _, c := range m.Changes {
+		v, ok := in.reobserve(m, c, merged)
+		if !ok {
+			return wait(fmt.Sprintf("merged %s; %s not observed since the merge", Short(pr.MergeCommitSHA), objectName(c.Object)))
+		}
+		vs = append(vs, v)
+	}
+	after := func(v Verdict) bool { return !v.Obs.ObservedAt.Before(settled) }
+	for _, v := range vs {
+		if !v.Equal && after(v) {
+			return in.reverted(st, v, grace)
+		}
+	}
+	for _, v := range vs {
+		if !v.Equal || !(v.Applied || after(v)) {
+			return wait(fmt.Sprintf("merged %s; waiting for an observation after the grace period (%s, until %s)", Short(pr.MergeCommitSHA), grace, settled.UTC().Format(time.RFC3339)))
+		}
+	}
+	return Effect{Kind: Prove, Branch: m.Branch, Pull: st, FollowUp: &FollowUp{Verdicts: vs, Tag: TagProven, Label: LabelProven},
+		Reason: fmt.Sprintf("re-observed after the merge %s: %s", Short(pr.MergeCommitSHA), describeVerdicts(vs))}
+}
+
+// reobserve finds the newest observation of the change's object in the
+// write-back's environment made after the merge, and what it says of the
+// field. A field the observation does not list is at the observer's
+// desired value, which after the merge is the default branch's.
+func (in *Input) reobserve(m *Marker, c MarkerChange, merged time.Time) (Verdict, bool) {
+	var newest *observe.Observation
+	for i := range in.Observations {
+		o := &in.Observations[i]
+		if o.Object.String() != c.Object || in.EnvOf(*o) != m.Environment || !o.ObservedAt.After(merged) {
+			continue
+		}
+		if newest == nil || o.ObservedAt.After(newest.ObservedAt) {
+			newest = o
+		}
+	}
+	if newest == nil {
+		return Verdict{}, false
+	}
+	v := Verdict{Change: c, Obs: newest}
+	i := slices.IndexFunc(newest.Fields, func(f observe.Field) bool { return f.Path == c.Field })
+	switch {
+	case i < 0:
+		if u := in.unit(m.Environment, m.Unit); u != nil {
+			v.Live, _ = in.desired(u, c.ValuePath)
+		}
+		v.Equal = values.Equal(v.Live, c.To)
+	case newest.Fields[i].Removed:
+		v.Gone = true
+	default:
+		f := newest.Fields[i]
+		v.Live = f.LiveLike(c.To)
+		v.Equal = values.Equal(v.Live, c.To)
+		v.Applied = v.Equal && slices.Contains(in.GitOpsManagers, f.Manager)
+	}
+	return v, true
+}
+
+// reverted says on the pull request that the fix did not stick and labels
+// it, so it is not looked at again.
+func (in *Input) reverted(st *Pull, v Verdict, grace time.Duration) Effect {
+	pr := st.PR
+	live := "`" + values.Format(v.Live) + "`"
+	if v.Gone {
+		live = "absent"
+	}
+	manager := ""
+	if i := slices.IndexFunc(v.Obs.Fields, func(f observe.Field) bool { return f.Path == v.Change.Field }); i >= 0 && v.Obs.Fields[i].Manager != "" {
+		manager = fmt.Sprintf(" (last written by %s)", v.Obs.Fields[i].Manager)
+	}
+	text := fmt.Sprintf("**Reverted.** After the merge %s and the grace period (%s), `%s` on `%s` is live %s%s in %s at %s, not the accepted `%s`. The fix did not stick; the receipt stays proposed.",
+		Short(pr.MergeCommitSHA), grace, v.Change.Field, v.Change.Object, live, manager, v.Obs.Cluster,
+		v.Obs.ObservedAt.UTC().Format(time.RFC3339), values.Format(v.Change.To))
+	detail := fmt.Sprintf("%s %s is live %s, not %s", objectName(v.Change.Object), v.Change.Field, strings.Trim(live, "`"), values.Format(v.Change.To))
+	return Effect{Kind: Revert, Branch: st.Marker.Branch, Pull: st, Reason: detail,
+		FollowUp: &FollowUp{Reverted: &v, Tag: TagReverted, Label: LabelReverted, Text: text}}
+}
+
+// Proven is what a Prove publishes, given the receipts as the default
+// branch holds them: the check run on the merge commit and the comment,
+// both carrying the receipts with status proven and the merge commit. Each
+// receipt is verified against the default branch's policy first; one that
+// fails is an error, and nothing is to be written.
+func (in *Input) Proven(st *Pull, f *FollowUp, receipts []plan.File) (forge.CheckRun, string, error) {
+	pr := st.PR
+	if len(receipts) == 0 {
+		return forge.CheckRun{}, "", fmt.Errorf("#%d records no receipt to prove", pr.Number)
+	}
+	var blocks strings.Builder
+	for _, r := range receipts {
+		out, err := in.provenReceipt(r.Path, r.Data, pr, f.Verdicts)
+		if err != nil {
+			return forge.CheckRun{}, "", err
+		}
+		fmt.Fprintf(&blocks, "<details><summary>Proven receipt <code>%s</code></summary>\n\n```yaml\n%s```\n\n</details>\n\n", htmlEscape(r.Path), fence(string(out)))
+	}
+	summary := fmt.Sprintf("The accepted change stuck: %s. The receipt(s) are proven and verify against %s on %s.", describeVerdicts(f.Verdicts), in.Snapshot.PolicyPath, in.DefaultBranch)
+	run := forge.CheckRun{Name: ProvenCheckName, HeadSHA: pr.MergeCommitSHA, Status: forge.CheckCompleted, Conclusion: forge.ConclusionSuccess,
+		Title: "fix proven", Summary: summary, Text: blocks.String()}
+	return run, "**Proven.** " + summary + "\n\n" + blocks.String(), nil
+}
+
+// provenReceipt turns the receipt the write-back committed into its proven
+// form and checks it as `backflow verify` would.
+func (in *Input) provenReceipt(p string, data []byte, pr forge.PullRequest, vs []Verdict) ([]byte, error) {
+	r, _, err := receipt.Parse(p, data)
+	if err != nil {
+		return nil, fmt.Errorf("error reading receipt %s: %w", p, err)
+	}
+	r.Spec.Status = receipt.StatusProven
+	r.Spec.WriteBack.MergeCommit = pr.MergeCommitSHA
+	r.Spec.WriteBack.NewRevision = pr.MergeCommitSHA
+	notClaimed := []string{fmt.Sprintf("Proven by re-observation: after the merge %s into %s, %s. Live changes made after that observation are not claimed.",
+		pr.MergeCommitSHA, in.DefaultBranch, describeVerdicts(vs))}
+	for _, n := range r.Spec.NotClaimed {
+		if !strings.HasPrefix(n, "Proposed, not proven") {
+			notClaimed = append(notClaimed, n)
+		}
+	}
+	r.Spec.NotClaimed = notClaimed
+	if vs := receipt.Verify(r, in.Snapshot.Policy, in.Snapshot.PolicyPath); len(vs) > 0 {
+		msgs := make([]string, len(vs))
+		for i, v := range vs {
+			msgs[i] = v.String()
+		}
+		return nil, fmt.Errorf("the proven receipt %s fails verification against %s: %s", p, in.Snapshot.PolicyPath, strings.Join(msgs, "; "))
+	}
+	return receipt.Marshal(r)
+}
+
+func describeVerdicts(vs []Verdict) string {
+	parts := make([]string, 0, len(vs))
+	for _, v := range vs {
+		how := "observed"
+		if v.Applied {
+			how = "written by the forward apply"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s is %s (%s in %s at %s)", objectName(v.Change.Object), v.Change.Field,
+			values.Format(v.Live), how, v.Obs.Cluster, v.Obs.ObservedAt.UTC().Format(time.RFC3339)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ProvenReceipts returns the receipts, as YAML, that a follow-up comment
+// or proven check run carries, in order.
+func ProvenReceipts(body string) []string {
+	var out []string
+	const open, close = "```yaml\n", "```"
+	for {
+		i := strings.Index(body, open)
+		if i < 0 {
+			return out
+		}
+		body = body[i+len(open):]
+		j := strings.Index(body, close)
+		if j < 0 {
+			return out
+		}
+		out = append(out, body[:j])
+		body = body[j+len(close):]
+	}
+}
