@@ -1,15 +1,11 @@
 package lifecycle
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
-	"github.com/backflow-dev/backflow/internal/forge"
-	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
