@@ -431,6 +431,11 @@ func TestFailureAtEachStepConverges(t *testing.T) {
 			if len(rep.Repos[0].Errors) == 0 {
 				t.Fatal("the injected failure was not reported")
 			}
+			// The error reaches the caller as the forge's sentinel, not
+			// as a message.
+			if errs := rep.Repos[0].Errors; !errors.Is(errs.Join(), forge.ErrUnavailable) || ErrorClass(errs[len(errs)-1]) != "unavailable" {
+				t.Errorf("errors %v lost the sentinel", errs)
+			}
 			cycles := 1
 			for ; cycles < 5; cycles++ {
 				if _, effects := fx.cycle(); len(effects) == 0 {
