@@ -65,16 +65,16 @@ func runVerify(stdout, stderr io.Writer, policyPath string, receipts []string) e
 		unreadable = true
 	}
 	for _, path := range receipts {
-		r, warnings, err := receipt.Load(path)
-		if err != nil {
-			fmt.Fprintf(stderr, "backflow: cannot read receipt: %v\n", err)
+		c := receipt.CheckFile(path, pol, ref)
+		if c.Err != nil {
+			fmt.Fprintf(stderr, "backflow: cannot read receipt: %v\n", c.Err)
 			unreadable = true
 			continue
 		}
-		for _, w := range warnings {
+		for _, w := range c.Warnings {
 			fmt.Fprintln(stderr, escapeLineBreaks("warning: "+path+": "+w.String()))
 		}
-		for _, v := range receipt.Verify(r, pol, ref) {
+		for _, v := range c.Violations {
 			fmt.Fprintln(stdout, escapeLineBreaks(path+": "+v.String()))
 			violations++
 		}

@@ -24,6 +24,7 @@ import (
 	ghforge "github.com/backflow-dev/backflow/internal/forge/github"
 	"github.com/backflow-dev/backflow/internal/localhub"
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
@@ -337,9 +338,10 @@ func (r *run) startClusters() error {
 	return nil
 }
 
-// unitValues merges the redis unit's values files of env, as Helm reads them.
+// unitValues merges the redis unit's values files of env, as Helm reads
+// them (the planner's merge: later files override, a null deletes).
 func unitValues(cfg *repoconfig.Config, env string, files map[string]string) (map[string]any, error) {
-	merged := map[string]any{}
+	var trees []map[string]any
 	for _, u := range cfg.Units {
 		if u.Environment != env {
 			continue
@@ -349,23 +351,10 @@ func unitValues(cfg *repoconfig.Config, env string, files map[string]string) (ma
 			if err != nil {
 				return nil, err
 			}
-			mergeValues(merged, tree)
+			trees = append(trees, tree)
 		}
 	}
-	return merged, nil
-}
-
-// mergeValues overlays src on dst, maps key by key, as Helm merges values files.
-func mergeValues(dst, src map[string]any) {
-	for k, v := range src {
-		if sm, ok := v.(map[string]any); ok {
-			if dm, ok := dst[k].(map[string]any); ok {
-				mergeValues(dm, sm)
-				continue
-			}
-		}
-		dst[k] = v
-	}
+	return plan.MergeValues(trees), nil
 }
 
 func (r *run) cluster(env string) *Cluster {
@@ -820,12 +809,12 @@ func (r *run) provenReceipts(pr forge.PullRequest) error {
 				return fmt.Errorf("writing the proven receipt: %w", err)
 			}
 			rec := Receipt{Path: out}
-			rc, vs, err := receipt.Parse(out, []byte(doc))
-			if err != nil {
-				return err
+			c := receipt.Check(out, []byte(doc), pol, r.polPath)
+			if c.Err != nil {
+				return c.Err
 			}
-			vs = append(vs, receipt.Verify(rc, pol, r.polPath)...)
-			rec.Status, rec.MergeCommit, rec.Verified = rc.Spec.Status, rc.Spec.WriteBack.MergeCommit, len(vs) == 0
+			vs := c.Strict()
+			rec.Status, rec.MergeCommit, rec.Verified = c.Receipt.Spec.Status, c.Receipt.Spec.WriteBack.MergeCommit, len(vs) == 0
 			for _, v := range vs {
 				rec.Violations = append(rec.Violations, v.String())
 			}

@@ -611,13 +611,12 @@ func (in *Input) verify(wb *plan.WriteBack) checkResult {
 	var res checkResult
 	for _, f := range wb.Receipts {
 		res.checked++
-		r, vs, err := receipt.Parse(f.Path, f.Data)
-		if err != nil {
-			res.violations = append(res.violations, fmt.Sprintf("%s: %v", f.Path, err))
+		c := receipt.Check(f.Path, f.Data, in.Snapshot.Policy, in.Snapshot.PolicyPath)
+		if c.Err != nil {
+			res.violations = append(res.violations, fmt.Sprintf("%s: %v", f.Path, c.Err))
 			continue
 		}
-		vs = append(vs, receipt.Verify(r, in.Snapshot.Policy, in.Snapshot.PolicyPath)...)
-		for _, v := range vs {
+		for _, v := range c.Strict() {
 			res.violations = append(res.violations, f.Path+": "+v.String())
 		}
 	}

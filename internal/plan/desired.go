@@ -54,7 +54,7 @@ func (p *planner) unitValues(u *repoconfig.Unit) *unitValues {
 		uv.files = append(uv.files, vf)
 		trees = append(trees, vf.tree)
 	}
-	uv.merged = mergeValues(trees)
+	uv.merged = MergeValues(trees)
 	return uv
 }
 
@@ -105,10 +105,10 @@ func findDocument(path string, data []byte, doc string) (int, error) {
 	return found, nil
 }
 
-// mergeValues merges values trees as Helm does with several -f files: later
+// MergeValues merges values trees as Helm does with several -f files: later
 // trees override earlier ones, mappings merge key by key, and a null in a
 // later tree removes the key. The inputs are not modified.
-func mergeValues(trees []map[string]any) map[string]any {
+func MergeValues(trees []map[string]any) map[string]any {
 	out := map[string]any{}
 	for _, t := range trees {
 		out = mergeInto(out, t)

@@ -241,7 +241,7 @@ func valuesAfter(u *repoconfig.Unit, uv *unitValues, out map[int][]byte) (map[st
 		}
 		trees[i] = tree
 	}
-	return mergeValues(trees), nil
+	return MergeValues(trees), nil
 }
 
 // receiptPath is where an object's receipt is committed:
