@@ -2,6 +2,7 @@ package repoconfig_test
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -24,6 +25,10 @@ func TestDocumentsReadTheSameEverywhere(t *testing.T) {
 		{"an explicit end of document ends nothing more", "---\n", "...\n"},
 		{"a byte-order mark is not content", "\ufeff%YAML 1.1\n---\n", ""},
 		{"a comment after the marker is not content", "--- # the values\n", "# end\n"},
+	}
+	observation, err := os.ReadFile("../../testdata/plan/seed-incident/observations/redis-replicas.yaml")
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, tt := range tests {
 		t.Run(tt.why, func(t *testing.T) {
@@ -50,7 +55,7 @@ func TestDocumentsReadTheSameEverywhere(t *testing.T) {
 				t.Errorf("repoconfig.Values = %v; want replicaCount 3", tree)
 			}
 
-			obs := []byte(tt.head + strings.TrimPrefix(observation, "\n") + tt.tail)
+			obs := []byte(tt.head + string(observation) + tt.tail)
 			res := observe.ParseBytes(obs, observe.Options{Name: "obs.yaml"})
 			if len(res.Errors) != 0 || len(res.Observations) != 1 {
 				t.Errorf("observe.ParseBytes: %d observations, errors %v; want 1 and none", len(res.Observations), res.Errors)
@@ -58,15 +63,3 @@ func TestDocumentsReadTheSameEverywhere(t *testing.T) {
 		})
 	}
 }
-
-const observation = `
-apiVersion: backflow.dev/v1alpha1
-kind: ObjectStateObserved
-spec:
-  cluster: c1
-  observedAt: "2026-06-18T12:00:00Z"
-  object: "apps/v1|StatefulSet|redis|redis-replicas"
-  fields:
-    - field: spec.replicas
-      live: 4
-`

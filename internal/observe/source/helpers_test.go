@@ -2,6 +2,7 @@ package source
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -67,17 +68,16 @@ func redisObservation(fields ...observe.Field) observe.Observation {
 	}
 }
 
-// observationYAML is one native observation document.
-const observationYAML = `apiVersion: backflow.dev/v1alpha1
-kind: ObjectStateObserved
-spec:
-  cluster: c1
-  observedAt: "2026-06-18T12:00:00Z"
-  object: "apps/v1|StatefulSet|redis|redis-replicas"
-  fields:
-    - field: spec.replicas
-      live: 4
-`
+// seedObservation is the seed's native observation document of
+// redis-replicas (its content starts on line 3, after two comment lines).
+func seedObservation(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile("../../../testdata/plan/seed-incident/observations/redis-replicas.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
 
 // observationJSON is one native observation document in JSON.
 const observationJSON = `{"apiVersion":"backflow.dev/v1alpha1","kind":"ObjectStateObserved","spec":{"cluster":"c1","observedAt":"2026-06-18T12:00:00Z","object":"v1|ConfigMap|ns|cm","fields":[{"field":"data.x","live":"4","desired":4.5}]}}`

@@ -27,7 +27,7 @@ func writeFile(t *testing.T, path, content string) {
 
 func TestLoadPathDirectory(t *testing.T) {
 	dir := t.TempDir()
-	doc := func(name string) string { return strings.Replace(observationYAML, "redis-replicas\"", name+"\"", 1) }
+	doc := func(name string) string { return strings.Replace(seedObservation(t), "redis-replicas\"", name+"\"", 1) }
 	writeFile(t, filepath.Join(dir, "b.yaml"), doc("b"))
 	writeFile(t, filepath.Join(dir, "a", "z.yml"), doc("az"))
 	writeFile(t, filepath.Join(dir, "a.json"), strings.Replace(observationJSON, `|cm"`, `|a-json"`, 1))
@@ -49,7 +49,7 @@ func TestLoadPathDirectory(t *testing.T) {
 	if len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Error(), filepath.Join(dir, "d", "bad.yaml")+":1:") {
 		t.Errorf("errors %v: want one naming d/bad.yaml:1", res.Errors)
 	}
-	if res.Observations[2].Origin != filepath.Join(dir, "b.yaml")+":1" {
+	if res.Observations[2].Origin != filepath.Join(dir, "b.yaml")+":3" {
 		t.Errorf("origin %q", res.Observations[2].Origin)
 	}
 }
@@ -70,7 +70,7 @@ func TestLoadPathFile(t *testing.T) {
 
 func TestHTTPSourceETag(t *testing.T) {
 	var hits, notModified atomic.Int32
-	body := observationYAML
+	body := seedObservation(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		if r.Header.Get("Authorization") != "Bearer t" {
@@ -96,7 +96,7 @@ func TestHTTPSourceETag(t *testing.T) {
 	if err != nil || changed || len(res.Observations) != 1 || notModified.Load() != 1 {
 		t.Fatalf("second poll: %v changed=%v %+v (304s: %d)", err, changed, res, notModified.Load())
 	}
-	if got := res.Observations[0].Origin; got != srv.URL+":1" {
+	if got := res.Observations[0].Origin; got != srv.URL+":3" {
 		t.Errorf("origin %q: want the URL", got)
 	}
 }
