@@ -2,19 +2,16 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/backflow-dev/backflow/internal/app"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/observe/source"
 	"github.com/backflow-dev/backflow/internal/plan"
-	"github.com/backflow-dev/backflow/internal/policy"
-	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
 
 func newPlanCmd() *cobra.Command {
@@ -60,7 +57,7 @@ invalid or unreadable, or an observations PATH does not exist.`,
 					return usageError("plan: --now %q: want an RFC 3339 time", nowFlag)
 				}
 			}
-			snap, readErrs, err := loadSnapshot(repo)
+			snap, err := app.ReadCheckout(repo)
 			if err != nil {
 				return usageError("plan: %v", err)
 			}
@@ -71,10 +68,9 @@ invalid or unreadable, or an observations PATH does not exist.`,
 				}
 				obs.Merge(source.LoadPath(p, observe.Options{Ceiling: ceiling}))
 			}
-			res := plan.Plan(obs.Observations, obs.Triggers, snap, now)
+			res := plan.Plan(obs.Observations, obs.Triggers, snap.Snapshot, now)
 			var errs []string
-			errs = append(errs, readErrs...)
-			for _, e := range obs.Errors {
+			for _, e := range append(snap.FileErrors, obs.Errors...) {
 				errs = append(errs, e.Error())
 			}
 			res.Errors = append(errs, res.Errors...)
@@ -98,41 +94,4 @@ var planFormats = map[string]func(plan.Result) ([]byte, error){
 	"table":    plan.Result.Table,
 	"json":     plan.Result.JSON,
 	"markdown": plan.Result.Markdown,
-}
-
-// loadSnapshot reads what the planner needs from the checkout: the repo
-// config and the policy (an error when either is unreadable or invalid) and
-// every unit's values files (a file that cannot be read is reported, and
-// the planner fails that unit's decisions closed).
-func loadSnapshot(repo string) (plan.Snapshot, []string, error) {
-	cfg, err := repoconfig.Load(repo)
-	if err != nil {
-		return plan.Snapshot{}, nil, err
-	}
-	data, err := repoconfig.ReadRepoFile(repo, cfg.Policy, policy.MaxSize)
-	if err != nil {
-		return plan.Snapshot{}, nil, fmt.Errorf("%s: policy: %w", repoconfig.Path, err)
-	}
-	pol, err := policy.Parse(cfg.Policy, data)
-	if err != nil {
-		return plan.Snapshot{}, nil, err
-	}
-	snap := plan.Snapshot{Config: cfg, Policy: pol, PolicyPath: path.Clean(cfg.Policy), Commit: headCommit(repo), Files: map[string][]byte{}}
-	var errs []string
-	tried := map[string]bool{}
-	for _, u := range cfg.Units {
-		for _, f := range u.ValuesFiles {
-			if tried[f] {
-				continue
-			}
-			tried[f] = true
-			data, err := repoconfig.ReadRepoFile(repo, f, repoconfig.MaxValuesSize)
-			if err != nil {
-				errs = append(errs, fmt.Sprintf("reading values file of unit %s (%s): %v", u.Name, u.Environment, err))
-				continue
-			}
-			snap.Files[f] = data
-		}
-	}
-	return snap, errs, nil
 }

@@ -5,9 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/backflow-dev/backflow/internal/bot"
-	"github.com/backflow-dev/backflow/internal/forge"
-	"github.com/backflow-dev/backflow/internal/forge/github"
+	"github.com/backflow-dev/backflow/internal/app"
 )
 
 func newRunCmd() *cobra.Command {
@@ -43,35 +41,22 @@ start (the App's identity or its repositories could not be read).`,
 			if format != "text" && format != "json" {
 				return usageError("run: --format %q: want text or json", format)
 			}
-			cfg, err := bot.LoadConfig(configPath)
-			if err != nil {
-				return usageError("run: %v", err)
-			}
-			key, err := cfg.PrivateKey()
-			if err != nil {
-				return usageError("run: %s: %v", configPath, err)
-			}
 			level := slog.LevelWarn
 			if verbose {
 				level = slog.LevelInfo
 			}
 			logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
-			fg, err := github.New(forgeConfig(cfg, key, logger))
-			if err != nil {
-				return usageError("run: %v", err)
+			rep, cycleErr := app.RunOnce(cmd.Context(), configPath, dryRun, logger)
+			if rep == nil {
+				return usageError("run: %v", cycleErr)
 			}
-			opts := botOptions(cfg, key, fg, cfg.Sources(), logger)
-			opts.DryRun = dryRun
-			b, err := bot.New(opts)
-			if err != nil {
-				return usageError("run: %v", err)
-			}
-			rep, cycleErr := b.Cycle(cmd.Context())
 			out := []byte(rep.Text())
 			if format == "json" {
-				if out, err = rep.JSON(); err != nil {
+				js, err := rep.JSON()
+				if err != nil {
 					return usageError("run: %v", err)
 				}
+				out = js
 			}
 			if _, err := cmd.OutOrStdout().Write(out); err != nil {
 				return err
@@ -94,29 +79,4 @@ start (the App's identity or its repositories could not be read).`,
 	cmd.Flags().StringVar(&format, "format", "text", "summary format: text or json")
 	cmd.Flags().BoolVar(&verbose, "verbose", false, "log every decision and effect to stderr")
 	return cmd
-}
-
-// forgeConfig is the GitHub adapter's config as the bot config says it,
-// for every command that acts as the App.
-func forgeConfig(c *bot.Config, key []byte, logger *slog.Logger) github.Config {
-	return github.Config{
-		AppID: c.GitHub.AppID, PrivateKey: key,
-		BaseURL: c.GitHub.BaseURL, GraphQLURL: c.GitHub.GraphQLURL, GitURL: c.GitHub.GitURL,
-		Allowlist:       c.Repositories,
-		WritesPerMinute: c.Pacing.WritesPerMinute, MaxWait: c.Pacing.MaxWait.Duration,
-		Attempts: c.Pacing.Attempts, RequestTimeout: c.Pacing.RequestTimeout.Duration, Backoff: c.Pacing.Backoff.Duration,
-		Logger: logger,
-	}
-}
-
-// botOptions is the bot as the bot config says it, acting through fg on
-// the observations of sources. The commit key comes from the App's key, so
-// that every process acting as the App recognises the others' commits.
-func botOptions(c *bot.Config, key []byte, fg forge.Forge, sources []bot.Source, logger *slog.Logger) bot.Options {
-	return bot.Options{
-		Forge: fg, Sources: sources, Logger: logger,
-		AppSlug: c.GitHub.AppSlug, BotUserID: c.GitHub.BotUserID,
-		CommitMethod: c.Method(), Repositories: c.Repositories, GitOpsManagers: c.Managers(),
-		CommitKey: bot.CommitKey(key),
-	}
 }

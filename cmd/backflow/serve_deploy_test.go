@@ -12,7 +12,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/backflow-dev/backflow/internal/bot"
+	"github.com/backflow-dev/backflow/internal/app"
 )
 
 // These tests keep the deployment files, the GitHub App manifest and the
@@ -117,19 +117,17 @@ func TestKubernetesManifests(t *testing.T) {
 	// server section, listening on the container's port, whose secret files
 	// are in the mounted Secret.
 	text := dig(t, kinds["ConfigMap"], "data", "config.yaml").(string)
-	bc, err := bot.ParseConfig("ConfigMap config.yaml", []byte(text))
+	bc, err := app.ParseConfig("ConfigMap config.yaml", []byte(text))
 	if err != nil {
 		t.Fatalf("ConfigMap config.yaml is not a valid bot config: %v", err)
 	}
-	var sf serveFile
-	dec := yaml.NewDecoder(strings.NewReader(text))
-	dec.KnownFields(true)
-	if err := dec.Decode(&sf); err != nil || sf.Server == nil {
+	srv, err := app.ParseServerSection("ConfigMap config.yaml", []byte(text))
+	if err != nil {
 		t.Fatalf("ConfigMap config.yaml: server section: %v", err)
 	}
 	port := dig(t, c, "ports", 0, "containerPort").(int)
-	if !strings.HasSuffix(sf.Server.Listen, ":"+strconv.Itoa(port)) {
-		t.Errorf("server.listen %q does not match containerPort %d", sf.Server.Listen, port)
+	if !strings.HasSuffix(srv.Listen, ":"+strconv.Itoa(port)) {
+		t.Errorf("server.listen %q does not match containerPort %d", srv.Listen, port)
 	}
 	secretMount := ""
 	for _, m := range dig(t, c, "volumeMounts").([]any) {
@@ -137,8 +135,8 @@ func TestKubernetesManifests(t *testing.T) {
 			secretMount = m.(map[string]any)["mountPath"].(string) + "/"
 		}
 	}
-	files := []string{bc.GitHub.PrivateKeyFile, sf.Server.Webhook.SecretFile}
-	if o := sf.Server.Observations; o != nil {
+	files := []string{bc.GitHub.PrivateKeyFile, srv.Webhook.SecretFile}
+	if o := srv.Observations; o != nil {
 		files = append(files, o.TokenFile, o.SecretFile)
 	}
 	for _, f := range files {

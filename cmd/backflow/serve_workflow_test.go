@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,6 +83,24 @@ func serveGit(t *testing.T, dir string, args ...string) string {
 // default branch's policy authorizes (passes), and one that edits the policy
 // to authorize its own change and adds the matching receipt (fails, although
 // the receipt verifies against the pull request's own policy).
+// nativeDoc is an ObjectStateObserved document of redis-replicas.
+func nativeDoc(cluster, observedAt, attribution string, live int) string {
+	c := ""
+	if cluster != "" {
+		c = "\n  cluster: " + cluster
+	}
+	return fmt.Sprintf(`apiVersion: backflow.dev/v1alpha1
+kind: ObjectStateObserved
+spec:
+  source: kubernetes%s
+  observedAt: %q
+  object: "apps/v1|StatefulSet|redis|redis-replicas"
+  change: {actor: alice, groups: [sre], attribution: %s}
+  fields:
+    - {field: spec.replicas, live: %d, desired: 3}
+`, c, observedAt, attribution, live)
+}
+
 func TestReceiptsWorkflowUsesTheBasePolicy(t *testing.T) {
 	script := workflowStep(t, ".github/workflows/receipts.yml", "Verify changed receipts against the base branch's policy")
 	for _, tool := range []string{"git", "yq"} {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -15,7 +14,6 @@ import (
 	"github.com/backflow-dev/backflow/internal/lifecycle"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
-	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
 
@@ -178,18 +176,6 @@ func (b *Bot) CycleRepos(ctx context.Context, only []string) (*Report, error) {
 	return rep, nil
 }
 
-func (b *Bot) allowed(repo forge.Repo) bool {
-	if len(b.opts.Repositories) == 0 {
-		return true
-	}
-	for _, r := range b.opts.Repositories {
-		if strings.EqualFold(r, repo.FullName()) {
-			return true
-		}
-	}
-	return false
-}
-
 // author is the commit author: "<slug>[bot] <<id>+<slug>[bot]@users.noreply.github.com>".
 func (b *Bot) author(ctx context.Context) (forge.Author, error) {
 	b.mu.Lock()
@@ -336,55 +322,35 @@ func (rc *repoCycle) run() {
 // snapshot reads the repo config, the policy and the values files at the
 // default branch's head. It reports false when nothing more is to be done.
 func (rc *repoCycle) snapshot() bool {
-	read := func(p string) ([]byte, error) { return rc.b.readFile(rc.ctx, rc.repo, rc.head, p) }
-	data, err := read(repoconfig.Path)
-	if errors.Is(err, forge.ErrNotFound) {
-		rc.rep.Skipped = "no " + repoconfig.Path + " on " + rc.repo.DefaultBranch
-		return false
-	}
-	if err != nil {
-		rc.fail("", fmt.Errorf("error reading %s: %w", repoconfig.Path, err))
-		return false
-	}
-	cfg, err := repoconfig.Parse(repoconfig.Path, data)
-	if err != nil {
-		rc.rep.Skipped = "invalid repo config"
-		rc.fail("", err)
-		return false
-	}
-	if cfg.Paused {
+	read := func(p string, _ int64) ([]byte, error) { return rc.b.readFile(rc.ctx, rc.repo, rc.head, p) }
+	got, err := plan.ReadSnapshot(read, plan.ReadOptions{Commit: rc.head, StopIfPaused: true})
+	var skip string
+	switch {
+	case err == nil:
+	case errors.Is(err, plan.ErrPaused):
 		rc.rep.Skipped = "paused"
 		return false
-	}
-	data, err = read(cfg.Policy)
-	if err != nil {
-		rc.rep.Skipped = "unreadable policy"
-		rc.fail("", fmt.Errorf("error reading the policy %s: %w", cfg.Policy, err))
+	case errors.Is(err, forge.ErrNotFound) && got.Snapshot.Config == nil:
+		rc.rep.Skipped = "no " + repoconfig.Path + " on " + rc.repo.DefaultBranch
 		return false
+	case got.Snapshot.Config == nil && errors.Is(err, plan.ErrInvalid):
+		skip = "invalid repo config"
+	case got.Snapshot.Config == nil:
+	case errors.Is(err, plan.ErrUnreadable):
+		skip = "unreadable policy"
+	default:
+		skip = "invalid policy"
 	}
-	pol, err := policy.Parse(cfg.Policy, data)
 	if err != nil {
-		rc.rep.Skipped = "invalid policy"
+		rc.rep.Skipped = skip
 		rc.fail("", err)
 		return false
 	}
-	rc.policySum = lifecycle.HashBytes(data)
-	rc.cfg = cfg
-	rc.snap = plan.Snapshot{Config: cfg, Policy: pol, PolicyPath: path.Clean(cfg.Policy), Commit: rc.head, Files: map[string][]byte{}}
-	for _, u := range cfg.Units {
-		for _, f := range u.ValuesFiles {
-			if _, done := rc.snap.Files[f]; done {
-				continue
-			}
-			data, err := read(f)
-			if err != nil {
-				// The planner fails the unit's decisions closed.
-				rc.rep.Errors = append(rc.rep.Errors, fmt.Errorf("reading values file %s of unit %s (%s): %w", f, u.Name, u.Environment, err))
-				continue
-			}
-			rc.snap.Files[f] = data
-		}
-	}
+	rc.policySum = got.PolicySum
+	rc.cfg = got.Snapshot.Config
+	rc.snap = got.Snapshot
+	// The planner fails the decisions of a unit whose values are missing closed.
+	rc.rep.Errors = append(rc.rep.Errors, got.FileErrors...)
 	return true
 }
 

@@ -29,6 +29,10 @@ var (
 	hubKey     *rsa.PrivateKey
 )
 
+// hubCommitKey keys the bot's commit tokens, as a key derived from the
+// App's private key does in a real process.
+var hubCommitKey = []byte("0123456789abcdef0123456789abcdef")
+
 // hubEnv is the local hub over real HTTP and git, with the test GitOps
 // repository, the App installed, and a bot driving it through the GitHub
 // adapter. The adapter's waits advance the hub's clock.
@@ -114,7 +118,7 @@ func newHubEnv(t *testing.T, method forge.CommitMethod, mutate func(map[string]s
 	e := &hubEnv{t: t, hub: h, clock: clock, adapter: a, src: &StaticSource{Label: "test"}, ctx: context.Background(), logs: logs, srv: srv,
 		repo: forge.Repo{Owner: "acme", Name: "gitops", DefaultBranch: "main"}}
 	e.bot, err = New(Options{Forge: a, Sources: []Source{e.src}, Now: clock.Now, BotUserID: 4242, CommitMethod: method,
-		CommitKey: CommitKey(h.PrivateKeyPEM()), Logger: logger})
+		CommitKey: hubCommitKey, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +360,7 @@ func (e *hubEnv) noSecrets(rep *Report, texts ...string) {
 	e.t.Helper()
 	js, _ := rep.JSON()
 	texts = append(texts, e.logs.String(), rep.Text(), string(js))
-	key := CommitKey(e.hub.PrivateKeyPEM())
+	key := hubCommitKey
 	needles := []string{"ghs_", "ghp_", "PRIVATE KEY", hex.EncodeToString(key), string(key)}
 	for _, line := range strings.Split(string(e.hub.PrivateKeyPEM()), "\n") {
 		if len(line) > 40 {

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/backflow-dev/backflow/internal/app"
 	"github.com/backflow-dev/backflow/internal/bot"
 	"github.com/backflow-dev/backflow/internal/forge"
 	ghforge "github.com/backflow-dev/backflow/internal/forge/github"
@@ -434,7 +435,7 @@ observations:
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		return fmt.Errorf("writing the bot config: %w", err)
 	}
-	cfg, err := bot.LoadConfig(confPath)
+	cfg, err := app.LoadConfig(confPath)
 	if err != nil {
 		return err
 	}
@@ -442,18 +443,20 @@ observations:
 	if err != nil {
 		return err
 	}
-	r.adapter, err = ghforge.New(ghforge.Config{AppID: cfg.GitHub.AppID, PrivateKey: key, BaseURL: cfg.GitHub.BaseURL,
-		GraphQLURL: cfg.GitHub.GraphQLURL, GitURL: cfg.GitHub.GitURL, Allowlist: cfg.Repositories, Backoff: 50 * time.Millisecond})
+	fc := app.ForgeConfig(cfg, key, nil)
+	fc.Backoff = 50 * time.Millisecond
+	r.adapter, err = ghforge.New(fc)
 	if err != nil {
 		return err
 	}
-	commitKey := make([]byte, 32)
-	if _, err := rand.Read(commitKey); err != nil {
+	// A fresh commit key: the demo's bot is the only process acting as its App.
+	opts := app.BotOptions(cfg, key, r.adapter, cfg.Sources(), slog.New(slog.DiscardHandler))
+	opts.Now = r.clock.Now
+	opts.CommitKey = make([]byte, 32)
+	if _, err := rand.Read(opts.CommitKey); err != nil {
 		return err
 	}
-	r.bot, err = bot.New(bot.Options{Forge: r.adapter, Sources: cfg.Sources(), Now: r.clock.Now, AppSlug: cfg.GitHub.AppSlug,
-		CommitMethod: cfg.Method(), Repositories: cfg.Repositories, GitOpsManagers: cfg.Managers(), CommitKey: commitKey,
-		Logger: slog.New(slog.DiscardHandler)})
+	r.bot, err = bot.New(opts)
 	return err
 }
 

@@ -15,6 +15,7 @@ import (
 
 	gh "github.com/google/go-github/v62/github"
 
+	"github.com/backflow-dev/backflow/internal/app"
 	"github.com/backflow-dev/backflow/internal/bot"
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/observe"
@@ -270,8 +271,8 @@ func TestCase07bTrustCeilings(t *testing.T) {
 	t.Cleanup(web.Close)
 	a := e.adapter(nil)
 	b, err := bot.New(bot.Options{Forge: a, Now: e.clock.Now, Logger: e.log, CommitKey: []byte("k"), Sources: []bot.Source{
-		&bot.PathSource{Cluster: usEastNode, Path: dir, Ceiling: observe.DefaultCeiling},
-		&bot.HTTPSource{Cluster: usEastNode, Poller: &source.HTTPSource{URL: web.URL, Ceiling: observe.AttributionAsserted}},
+		&app.PathSource{Cluster: usEastNode, Path: dir, Ceiling: observe.DefaultCeiling},
+		&app.HTTPSource{Cluster: usEastNode, Poller: &source.HTTPSource{URL: web.URL, Ceiling: observe.AttributionAsserted}},
 	}})
 	if err != nil {
 		t.Fatal(err)

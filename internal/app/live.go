@@ -1,11 +1,8 @@
-package main
+package app
 
 import (
-	"bytes"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"sync/atomic"
 
 	"github.com/backflow-dev/backflow/internal/bot"
@@ -19,7 +16,7 @@ import (
 // ask for a cycle of every repository at once, rather than at the next
 // scheduled run. It returns the POST /audit route when audit.webhook is
 // configured, and attach, to be called with the server once it is built.
-func serveLive(c *bot.Config, sources []bot.Source, logger *slog.Logger) (routes map[string]http.Handler, attach func(*server.Server), err error) {
+func serveLive(c *Config, sources []bot.Source, logger *slog.Logger) (routes map[string]http.Handler, attach func(*server.Server), err error) {
 	var srv atomic.Pointer[server.Server]
 	request := func() {
 		if s := srv.Load(); s != nil {
@@ -36,40 +33,15 @@ func serveLive(c *bot.Config, sources []bot.Source, logger *slog.Logger) (routes
 	if !w.Enabled() {
 		return nil, attach, nil
 	}
-	token, err := serveSecret(c, "audit.webhook.token", w.TokenFile, w.TokenEnv)
+	token, err := c.Secret("audit.webhook.token", w.TokenFile, w.TokenEnv)
 	if err != nil {
 		return nil, nil, err
 	}
-	secret, err := serveSecret(c, "audit.webhook.secret", w.SecretFile, w.SecretEnv)
+	secret, err := c.Secret("audit.webhook.secret", w.SecretFile, w.SecretEnv)
 	if err != nil {
 		return nil, nil, err
 	}
 	h := &source.AuditHandler{Log: c.AuditLog(), Token: string(token), Secret: secret, MaxBytes: w.MaxBytes,
 		Logger: logger, Accepted: func(int) { request() }}
 	return map[string]http.Handler{"POST /audit": h}, attach, nil
-}
-
-// serveSecret reads a secret named by a file (relative to the config's
-// folder; one trailing newline ignored) or an environment variable. Neither
-// named is no secret. Errors name the key and where, never the value.
-func serveSecret(c *bot.Config, key, file, env string) ([]byte, error) {
-	switch {
-	case file != "":
-		b, err := os.ReadFile(c.Resolve(file))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", key, err)
-		}
-		b = bytes.TrimSuffix(bytes.TrimSuffix(b, []byte("\n")), []byte("\r"))
-		if len(b) == 0 {
-			return nil, fmt.Errorf("%s: %s is empty", key, file)
-		}
-		return b, nil
-	case env != "":
-		v, ok := os.LookupEnv(env)
-		if !ok || v == "" {
-			return nil, fmt.Errorf("%s: environment variable %s is empty or unset", key, env)
-		}
-		return []byte(v), nil
-	}
-	return nil, nil
 }

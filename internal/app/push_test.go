@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -88,7 +88,7 @@ func TestPushStore(t *testing.T) {
 			[]string{nativeDoc("prod-us-east-1", "2026-06-18T12:00:00Z", "audit-log", 4) + "---\nkind: Nonsense\n"}, false, 1, 1, nil}, // the good one is kept, the bad one named
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newPushStore(tc.ceiling, tc.cluster, repos)
+			p := NewPushStore(tc.ceiling, tc.cluster, repos)
 			var res server.PushResult
 			var err error
 			for _, b := range tc.bodies {

@@ -1,9 +1,7 @@
-package bot
+package app
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +15,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/backflow-dev/backflow/internal/bot"
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/observe/source"
@@ -37,10 +36,6 @@ const maxConfigNodes = 20_000
 // errors from LoadConfig mean it could not be read at all.
 var ErrInvalidConfig = errors.New("invalid bot config")
 
-// DefaultGitOpsManagers are the field managers of the GitOps controllers
-// whose forward apply reverts live changes: Flux's controllers and Argo CD's.
-var DefaultGitOpsManagers = []string{"kustomize-controller", "helm-controller", "argocd-controller", "argocd-application-controller"}
-
 // Config is the bot's own configuration (not a repository's): how it
 // authenticates, which repositories it works on, how it commits, and where
 // observations come from.
@@ -59,7 +54,7 @@ type Config struct {
 	Observations map[string][]SourceConfig `yaml:"observations"`
 	// GitOpsManagers are the field managers whose write of a field back to
 	// its desired value is the GitOps controller's forward apply, not a
-	// person undoing the change. Empty means DefaultGitOpsManagers.
+	// person undoing the change. Empty means bot.DefaultGitOpsManagers.
 	GitOpsManagers []string `yaml:"gitopsManagers"`
 	// Pacing tunes retries and the request budget.
 	Pacing Pacing `yaml:"pacing"`
@@ -370,7 +365,7 @@ func (c *Config) Method() forge.CommitMethod {
 // Managers is the list of GitOps field managers in force.
 func (c *Config) Managers() []string {
 	if len(c.GitOpsManagers) == 0 {
-		return DefaultGitOpsManagers
+		return bot.DefaultGitOpsManagers
 	}
 	return c.GitOpsManagers
 }
@@ -381,82 +376,4 @@ func (c *Config) Resolve(p string) string {
 		return p
 	}
 	return filepath.Join(c.dir, p)
-}
-
-// AuditLog is the store of audit events every source is joined with: the
-// tailed log files and what the webhook receives. It is built once; nil
-// when neither is configured.
-func (c *Config) AuditLog() *source.AuditLog {
-	if len(c.Audit.LogFiles) == 0 && !c.Audit.Webhook.Enabled() {
-		return nil
-	}
-	if c.audit == nil {
-		c.audit = &source.AuditLog{}
-		for _, f := range c.Audit.LogFiles {
-			c.audit.Tail(c.Resolve(f))
-		}
-	}
-	return c.audit
-}
-
-// Sources builds the observation sources the config lists, in cluster
-// order. With audit events configured, every source's observations are
-// attributed from them.
-func (c *Config) Sources() []Source {
-	audit := c.AuditLog()
-	var out []Source
-	for _, cluster := range slices.Sorted(maps.Keys(c.Observations)) {
-		for _, s := range c.Observations[cluster] {
-			ceiling := observe.Attribution(s.Trust)
-			var src Source
-			switch {
-			case !reflect.ValueOf(s.Kube).IsZero():
-				k := s.Kube
-				cfg := &source.KubeConfig{Kubeconfig: c.Resolve(k.Kubeconfig), Context: k.Context, InCluster: k.InCluster}
-				out = append(out, &source.KubeSource{Cluster: cluster, Config: cfg, Objects: k.Objects,
-					GitOpsManagers: c.Managers(), IgnoreManagers: k.IgnoreManagers, Resync: k.Resync.Duration, Audit: audit})
-				continue
-			case s.URL != "":
-				src = &HTTPSource{Cluster: cluster, Poller: &source.HTTPSource{URL: s.URL, Timeout: s.Timeout.Duration, MaxBytes: s.MaxBytes, Ceiling: ceiling}}
-			default:
-				src = &PathSource{Cluster: cluster, Path: c.Resolve(s.Path), Ceiling: ceiling, MaxBytes: s.MaxBytes}
-			}
-			if audit != nil {
-				src = &source.Attributing{Source: src, Log: audit}
-			}
-			out = append(out, src)
-		}
-	}
-	return out
-}
-
-// PrivateKey reads the App's key from the file or the environment variable
-// the config names. The error names where, never what.
-func (c *Config) PrivateKey() ([]byte, error) {
-	if c.GitHub.PrivateKeyFile != "" {
-		b, err := os.ReadFile(c.GitHub.PrivateKeyFile)
-		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			return nil, fmt.Errorf("github.privateKeyFile: reading %s: %w", c.GitHub.PrivateKeyFile, err)
-		}
-		return b, nil
-	}
-	v := os.Getenv(c.GitHub.PrivateKeyEnv)
-	if v == "" {
-		return nil, fmt.Errorf("github.privateKeyEnv: environment variable %s is empty or unset", c.GitHub.PrivateKeyEnv)
-	}
-	return []byte(v), nil
-}
-
-// CommitKey derives the key of the token that lets the bot recognise its own
-// commits after a crash from the App's private key, which only the bot
-// holds. Every process acting as the App derives the same key, so one
-// recognises another's commits; the key never leaves the process.
-func CommitKey(privateKey []byte) []byte {
-	mac := hmac.New(sha256.New, privateKey)
-	mac.Write([]byte("backflow commit key v1"))
-	return mac.Sum(nil)
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"net/http"
@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backflow-dev/backflow/internal/bot"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/observe/source"
 )
@@ -32,7 +31,7 @@ func TestServeLive(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.why, func(t *testing.T) {
 			path := writeFile(t, dir, "backflow.yaml", base+tc.audit)
-			c, err := bot.LoadConfig(path)
+			c, err := LoadConfig(path)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -15,11 +15,11 @@ import (
 // the longest-unchanged are dropped (their observer will push again).
 const maxPushedObjects = 10_000
 
-// pushStore receives pushes to /observations (server.ObservationSink) and
+// PushStore receives pushes to /observations (server.ObservationSink) and
 // serves them to every cycle (bot.Source): for each object, the latest
 // observation and the latest trigger, believed no higher than the trust
 // ceiling configured for pushes.
-type pushStore struct {
+type PushStore struct {
 	ceiling observe.Attribution
 	cluster string          // when set: documents without a cluster are of it, others are refused
 	repos   func() []string // the repositories a push concerns
@@ -35,16 +35,20 @@ type pushed[T any] struct {
 	seq uint64 // arrival order, for eviction
 }
 
-func newPushStore(ceiling observe.Attribution, cluster string, repos func() []string) *pushStore {
-	return &pushStore{ceiling: ceiling, cluster: cluster, repos: repos,
+// NewPushStore is an empty store of pushes believed no higher than
+// ceiling; cluster, when set, is the cluster of documents that name none
+// (and the only one accepted); repos lists the repositories to cycle after
+// an accepted push.
+func NewPushStore(ceiling observe.Attribution, cluster string, repos func() []string) *PushStore {
+	return &PushStore{ceiling: ceiling, cluster: cluster, repos: repos,
 		obs: map[string]pushed[observe.Observation]{}, triggers: map[string]pushed[observe.Trigger]{}}
 }
 
 // Name implements bot.Source.
-func (p *pushStore) Name() string { return "POST /observations" }
+func (p *PushStore) Name() string { return "POST /observations" }
 
 // Read implements bot.Source.
-func (p *pushStore) Read(context.Context) observe.Result {
+func (p *PushStore) Read(context.Context) observe.Result {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var res observe.Result
@@ -60,7 +64,7 @@ func (p *pushStore) Read(context.Context) observe.Result {
 // Accept implements server.ObservationSink. A push of which nothing is
 // usable is refused as a whole with every reason; otherwise the usable
 // documents are kept and the others named in the result.
-func (p *pushStore) Accept(_ context.Context, body []byte) (server.PushResult, error) {
+func (p *PushStore) Accept(_ context.Context, body []byte) (server.PushResult, error) {
 	res := observe.ParseBytes(body, observe.Options{Name: "observations", Ceiling: p.ceiling})
 	var rejected []string
 	for _, err := range res.Errors {
@@ -113,7 +117,7 @@ func (p *pushStore) Accept(_ context.Context, body []byte) (server.PushResult, e
 }
 
 // claim holds a document to the configured cluster.
-func (p *pushStore) claim(cluster *string) error {
+func (p *PushStore) claim(cluster *string) error {
 	switch {
 	case p.cluster == "" && *cluster == "":
 		return errors.New("names no cluster, and server.observations.cluster is not set")

@@ -1,0 +1,152 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+
+	"github.com/backflow-dev/backflow/internal/bot"
+	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/forge/github"
+	"github.com/backflow-dev/backflow/internal/server"
+)
+
+// SetupError is a command that could not start: its config, its secrets or
+// what it wires from them. Err keeps the cause (and its sentinels).
+type SetupError struct{ Err error }
+
+// Error implements error with the cause's message.
+func (e *SetupError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *SetupError) Unwrap() error { return e.Err }
+
+func setup(err error) error { return &SetupError{Err: err} }
+
+// ForgeConfig is the GitHub adapter's config as the bot config says it, for
+// every command that acts as the App.
+func ForgeConfig(c *Config, key []byte, logger *slog.Logger) github.Config {
+	return github.Config{
+		AppID: c.GitHub.AppID, PrivateKey: key,
+		BaseURL: c.GitHub.BaseURL, GraphQLURL: c.GitHub.GraphQLURL, GitURL: c.GitHub.GitURL,
+		Allowlist:       c.Repositories,
+		WritesPerMinute: c.Pacing.WritesPerMinute, MaxWait: c.Pacing.MaxWait.Duration,
+		Attempts: c.Pacing.Attempts, RequestTimeout: c.Pacing.RequestTimeout.Duration, Backoff: c.Pacing.Backoff.Duration,
+		Logger: logger,
+	}
+}
+
+// BotOptions is the bot as the bot config says it, acting through fg on
+// the observations of sources. The commit key comes from the App's key, so
+// that every process acting as the App recognises the others' commits.
+func BotOptions(c *Config, key []byte, fg bot.Forge, sources []bot.Source, logger *slog.Logger) bot.Options {
+	return bot.Options{
+		Forge: fg, Sources: sources, Logger: logger,
+		AppSlug: c.GitHub.AppSlug, BotUserID: c.GitHub.BotUserID,
+		CommitMethod: c.Method(), Repositories: c.Repositories, GitOpsManagers: c.Managers(),
+		CommitKey: CommitKey(key),
+	}
+}
+
+// RunOnce is backflow run --once: one reconcile cycle over every repository
+// the config at configPath allows, through GitHub, with the config's
+// sources. A *SetupError means the cycle could not start; a repository's
+// failure is in the report.
+func RunOnce(ctx context.Context, configPath string, dryRun bool, logger *slog.Logger) (*bot.Report, error) {
+	cfg, err := LoadConfig(configPath)
+	if err != nil {
+		return nil, setup(err)
+	}
+	key, err := cfg.PrivateKey()
+	if err != nil {
+		return nil, setup(fmt.Errorf("%s: %w", configPath, err))
+	}
+	fg, err := github.New(ForgeConfig(cfg, key, logger))
+	if err != nil {
+		return nil, setup(err)
+	}
+	opts := BotOptions(cfg, key, fg, cfg.Sources(), logger)
+	opts.DryRun = dryRun
+	b, err := bot.New(opts)
+	if err != nil {
+		return nil, setup(err)
+	}
+	rep, err := b.Cycle(ctx)
+	if err != nil {
+		return rep, setup(err)
+	}
+	return rep, nil
+}
+
+// Serve is backflow serve: it loads the config at configPath, wires the bot
+// to the server (the sources, the pushed observations, the live sources'
+// triggers, the metrics) and serves until ctx ends. listening, when set, is
+// told the bound address and the server (for in-process callers). A
+// *SetupError means it could not start.
+func Serve(ctx context.Context, configPath string, logger *slog.Logger, listening func(net.Addr, *server.Server)) error {
+	cfg, err := LoadServeConfig(configPath)
+	if err != nil {
+		return setup(err)
+	}
+	metrics := server.NewMetrics()
+	fg, err := github.New(serveForgeConfig(cfg, metrics, logger))
+	if err != nil {
+		return setup(err)
+	}
+	cycler := &Cycler{metrics: metrics}
+	var sink server.ObservationSink
+	sources := cfg.Bot.Sources()
+	if cfg.Push != nil {
+		ps := NewPushStore(cfg.Trust, cfg.Push.Cluster, cycler.Known)
+		sources = append(sources, ps)
+		sink = ps
+	}
+	if cycler.bot, err = bot.New(BotOptions(cfg.Bot, cfg.PrivateKey, fg, sources, logger)); err != nil {
+		return setup(err)
+	}
+	routes, attach, err := serveLive(cfg.Bot, sources, logger)
+	if err != nil {
+		return setup(err)
+	}
+	srv, err := server.New(cfg.Server, server.Deps{Cycler: cycler, Sink: sink, Metrics: metrics, Logger: logger, Handlers: routes})
+	if err != nil {
+		return setup(err)
+	}
+	attach(srv)
+	ln, err := net.Listen("tcp", cfg.Server.Listen)
+	if err != nil {
+		return setup(err)
+	}
+	if listening != nil {
+		listening(ln.Addr(), srv)
+	}
+	return srv.Run(ctx, ln)
+}
+
+// serveForgeConfig is the GitHub adapter's config from the bot config, with
+// every request counted in the metrics.
+func serveForgeConfig(cfg *ServeConfig, m *server.Metrics, logger *slog.Logger) github.Config {
+	c := ForgeConfig(cfg.Bot, cfg.PrivateKey, logger)
+	c.Transport = rateLimitGauge{next: http.DefaultTransport, metrics: m}
+	c.Observer = func(ev forge.RequestEvent) { m.GitHubRequest(ev.Status) }
+	return c
+}
+
+// rateLimitGauge reports GitHub's X-RateLimit-Remaining to the metrics.
+type rateLimitGauge struct {
+	next    http.RoundTripper
+	metrics *server.Metrics
+}
+
+func (t rateLimitGauge) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	if err == nil {
+		if n, perr := strconv.Atoi(resp.Header.Get("X-RateLimit-Remaining")); perr == nil {
+			t.metrics.RateLimitRemaining(n)
+		}
+	}
+	return resp, err
+}

@@ -1,0 +1,111 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+
+	"github.com/backflow-dev/backflow/internal/bot"
+	"github.com/backflow-dev/backflow/internal/server"
+)
+
+// Cycler drives the bot for backflow serve (server.Cycler): a cycle of one
+// repository is a bot cycle limited to it, and what each cycle decided and
+// did is counted in the metrics. Cycles are serialised: the bot and its
+// observation sources are used from one goroutine at a time.
+type Cycler struct {
+	bot     *bot.Bot
+	metrics *server.Metrics
+
+	run  sync.Mutex
+	mu   sync.Mutex
+	last []string // the last repository list
+}
+
+// NewCycler drives b, counting in m.
+func NewCycler(b *bot.Bot, m *server.Metrics) *Cycler { return &Cycler{bot: b, metrics: m} }
+
+// Repositories implements server.Cycler: the repositories the bot would
+// reconcile (the App's, limited by the allowlist).
+func (c *Cycler) Repositories(ctx context.Context) ([]string, error) {
+	out, err := c.bot.Repositories(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.last = out
+	c.mu.Unlock()
+	return out, nil
+}
+
+// Known is the last repository list: the repositories a pushed observation
+// may concern.
+func (c *Cycler) Known() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.last)
+}
+
+// Cycle implements server.Cycler. Paused and observe-only repositories are
+// the bot's to honour; a repository's failures come back as the error.
+func (c *Cycler) Cycle(ctx context.Context, repo string, _ []server.Trigger) error {
+	c.run.Lock()
+	defer c.run.Unlock()
+	rep, err := c.bot.CycleRepos(ctx, []string{repo})
+	if rep != nil {
+		c.record(rep)
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, rr := range rep.Repos {
+		errs = append(errs, rr.Errors...)
+	}
+	if rl, limited := rep.RateLimited(); limited {
+		errs = append(errs, rl)
+	}
+	return errors.Join(errs...)
+}
+
+// prActions maps the bot's actions to the pull request metric's actions.
+var prActions = map[string]string{
+	bot.ActOpen: "opened", bot.ActUpdate: "updated", bot.ActClose: "closed",
+	bot.ActMerge: "merged", bot.ActAutoMerge: "auto-merge-enabled",
+}
+
+// record counts what a cycle decided and did.
+func (c *Cycler) record(rep *bot.Report) {
+	for range rep.SourceErrors {
+		c.metrics.Error("observation")
+	}
+	if _, limited := rep.RateLimited(); limited {
+		c.metrics.Error("rate-limited")
+	}
+	for _, rr := range rep.Repos {
+		for _, d := range rr.Decisions {
+			c.metrics.Decision(d.Outcome)
+		}
+		for _, a := range rr.Actions {
+			if a.DryRun {
+				continue
+			}
+			if name, ok := prActions[a.Kind]; ok {
+				c.metrics.PullRequest(name)
+			}
+			switch a.Kind {
+			case bot.ActProven:
+				c.metrics.Fix("proven")
+			case bot.ActReverted:
+				c.metrics.Fix("reverted")
+			}
+		}
+		for range rr.PlanErrors {
+			c.metrics.Error("plan")
+		}
+		for _, err := range rr.Errors {
+			c.metrics.Error(bot.ErrorClass(err))
+		}
+	}
+}
