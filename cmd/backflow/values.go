@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime/debug"
-	"sync"
 
 	"github.com/spf13/cobra"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -28,42 +26,6 @@ edited tokens change; comments, blank lines, quoting and layout stay.`,
 	}
 	cmd.AddCommand(newValuesGetCmd(), newValuesSetCmd())
 	return cmd
-}
-
-// oneShotGC turns the collector off for a one-shot values command, below a
-// memory limit, and returns the function that turns it back on. One edit
-// parses the file four times (before and after, with two readers) into
-// short-lived trees, about twenty-five times the file's size; collecting
-// them costs more than it frees (measured on a 5,981-line file: 37 ms per
-// `values set` process with the collector, 31 ms without). Only values get
-// and set call it, and in-process callers (tests, commands run side by side)
-// get their setting back when the last of them returns.
-func oneShotGC() func() {
-	gcOff.Lock()
-	defer gcOff.Unlock()
-	if gcOff.holders == 0 {
-		gcOff.percent = debug.SetGCPercent(-1)
-		gcOff.limit = debug.SetMemoryLimit(512 << 20)
-	}
-	gcOff.holders++
-	return func() {
-		gcOff.Lock()
-		defer gcOff.Unlock()
-		gcOff.holders--
-		if gcOff.holders == 0 {
-			debug.SetGCPercent(gcOff.percent)
-			debug.SetMemoryLimit(gcOff.limit)
-		}
-	}
-}
-
-// gcOff counts the values commands running with the collector off and keeps
-// the settings they replaced.
-var gcOff struct {
-	sync.Mutex
-	holders int
-	percent int
-	limit   int64
 }
 
 // documentOption turns --document (-1 when not given) into editor options.
@@ -95,7 +57,6 @@ usage error.`,
 			if cmd.Flags().Changed("document") && document < 0 {
 				return usageError("values get: --document must be 0 or more")
 			}
-			defer oneShotGC()()
 			data, err := os.ReadFile(file)
 			if err != nil {
 				return usageError("%v", err)
@@ -151,7 +112,6 @@ made safely is refused: exit 1 and no output.`,
 				}
 				edits[i] = values.Edit{Path: paths[i], Value: v}
 			}
-			defer oneShotGC()()
 			data, err := os.ReadFile(file)
 			if err != nil {
 				return usageError("%v", err)
