@@ -2,12 +2,12 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/backflow-dev/backflow/internal/app"
 	"github.com/backflow-dev/backflow/internal/values"
 	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
@@ -127,7 +127,7 @@ made safely is refused: exit 1 and no output.`,
 			if string(out) == string(data) {
 				return nil
 			}
-			if err := replaceFile(file, out); err != nil {
+			if err := app.ReplaceFile(file, out); err != nil {
 				return usageError("%v", err)
 			}
 			return nil
@@ -157,19 +157,4 @@ func valuesError(file string, err error) error {
 		return negative("%s: not written: %v", file, err)
 	}
 	return usageError("%s: %v", file, err)
-}
-
-// replaceFile writes data to a temporary file in the same folder and renames
-// it over path, so that readers see the old file or the new one, never half
-// of it; the file keeps its mode. A symlink is not followed: the bot never
-// writes through one, and the command behaves the same.
-func replaceFile(path string, data []byte) error {
-	info, err := os.Lstat(path)
-	if err != nil {
-		return err
-	}
-	if !info.Mode().IsRegular() {
-		return fmt.Errorf("%s: not a regular file; refusing to replace it", path)
-	}
-	return writeAtomic(path, data, info.Mode().Perm())
 }

@@ -2,9 +2,9 @@
 // it names (the App's key, the commit key derived from it, webhook and
 // audit credentials), builds the observation sources the config lists, keeps
 // the observations pushed to backflow serve, reads a checkout's snapshot for
-// backflow plan, and puts the GitHub adapter, the bot and the server
-// together for backflow run --once and backflow serve (the Cycler the server
-// drives).
+// backflow plan, replaces a file atomically for values set --in-place, and
+// puts the GitHub adapter, the bot and the server together for backflow run
+// --once and backflow serve (the Cycler the server drives).
 //
 // It is the one package that knows the concrete adapters
 // (internal/forge/github) and the sources' I/O together; it must not decide

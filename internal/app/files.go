@@ -1,10 +1,25 @@
-package main
+package app
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
 )
+
+// ReplaceFile writes data to a temporary file in the same folder and renames
+// it over path, so that readers see the old file or the new one, never half
+// of it; the file keeps its mode. A symlink is not followed: the bot never
+// writes through one, and the command behaves the same.
+func ReplaceFile(path string, data []byte) error {
+	info, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file; refusing to replace it", path)
+	}
+	return writeAtomic(path, data, info.Mode().Perm())
+}
 
 // writeAtomic replaces path with data through a temporary file in the same
 // folder (a rename within one file system is atomic) with mode perm.
