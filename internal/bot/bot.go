@@ -19,7 +19,7 @@ import (
 
 // Forge is what the cycle needs from a Git hosting service, in the forge
 // port's types. internal/forge/github implements it for GitHub and the local
-// hub, internal/forge/forgetest in memory.
+// hub; tests record its calls with internal/forge/forgetest's Recorder.
 type Forge interface {
 	App(ctx context.Context) (forge.App, error)
 	Repositories(ctx context.Context) ([]forge.Repo, error)

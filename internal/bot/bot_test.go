@@ -25,7 +25,7 @@ import (
 // cleans the branch up; the receipt on the default branch verifies.
 func TestSeedIncident(t *testing.T) {
 	fx := newFixture(t, nil)
-	before, _ := fx.fake.File(testRepo, "main", valuesEast)
+	before, _ := fx.hub.File(testRepo, "main", valuesEast)
 	fx.observe(replicas(4, 0))
 	rep, effects := fx.cycle()
 
@@ -56,7 +56,7 @@ func TestSeedIncident(t *testing.T) {
 			t.Errorf("label %s missing: %v", l, pr.Labels)
 		}
 	}
-	after, _ := fx.fake.File(testRepo, "main", valuesEast)
+	after, _ := fx.hub.File(testRepo, "main", valuesEast)
 	if d := diffLines(before, after); len(d) != 1 || !strings.Contains(d[0], "replicaCount: 4 # absorbs read load") {
 		t.Errorf("values diff: %q", d)
 	}
@@ -64,7 +64,7 @@ func TestSeedIncident(t *testing.T) {
 	if !ok || len(m.Receipts) != 1 || !m.BranchDeleted {
 		t.Fatalf("marker %+v", m)
 	}
-	data, ok := fx.fake.File(testRepo, "main", m.Receipts[0])
+	data, ok := fx.hub.File(testRepo, "main", m.Receipts[0])
 	if !ok {
 		t.Fatal("the receipt is not on the default branch")
 	}
@@ -83,7 +83,7 @@ func TestSeedIncident(t *testing.T) {
 
 func verifyReceipt(t *testing.T, fx *fixture, data []byte) {
 	t.Helper()
-	pdata, _ := fx.fake.File(testRepo, "main", ".github/reverse-reconcile-policy.yaml")
+	pdata, _ := fx.hub.File(testRepo, "main", ".github/reverse-reconcile-policy.yaml")
 	verifyWithPolicy(t, []byte(pdata), data)
 }
 
@@ -137,12 +137,12 @@ func TestIdleCycle(t *testing.T) {
 	if _, effects := fx.cycle(); !hasEffect(effects, "#1:open") {
 		t.Fatalf("no pull request opened: %v", effects)
 	}
-	reads, _ := fx.fake.Counts()
+	reads, _ := fx.hub.Counts()
 	t.Logf("first cycle: %d reads", reads)
 	for i := range 3 {
 		fx.clock.Advance(5 * time.Minute)
 		_, effects := fx.cycle()
-		reads, writes := fx.fake.Counts()
+		reads, writes := fx.hub.Counts()
 		if writes != 0 || len(effects) != 0 {
 			t.Fatalf("idle cycle %d wrote %d times: %v", i, writes, effects)
 		}
@@ -190,7 +190,7 @@ func TestLifecycle(t *testing.T) {
 				if !strings.Contains(pr.Title, "3 -> 5") {
 					t.Errorf("title not updated: %q", pr.Title)
 				}
-				if v, _ := fx.fake.File(testRepo, branchEast, valuesEast); !strings.Contains(v, "replicaCount: 5") {
+				if v, _ := fx.hub.File(testRepo, branchEast, valuesEast); !strings.Contains(v, "replicaCount: 5") {
 					t.Errorf("branch not rewritten:\n%s", v)
 				}
 			},
@@ -198,12 +198,12 @@ func TestLifecycle(t *testing.T) {
 		{
 			name: "person's commit", why: "a person's commit: comment once, never update the branch",
 			then: func(fx *fixture) {
-				fx.fake.Push(testRepo, branchEast, forge.Author{Name: "backflow[bot]", Email: "4242+backflow[bot]@users.noreply.github.com"}, "tweak\n", map[string]string{"notes.txt": "mine\n"})
+				fx.hub.Push(testRepo, branchEast, forge.Author{Name: "backflow[bot]", Email: "4242+backflow[bot]@users.noreply.github.com"}, "tweak\n", map[string]string{"notes.txt": "mine\n"})
 				fx.observe(replicas(5, time.Minute))
 			},
 			want: []string{"#1:comment", "#1:edit:body"}, state: forge.StateOpen,
 			check: func(t *testing.T, fx *fixture, pr forge.PullRequest) {
-				if v, _ := fx.fake.File(testRepo, branchEast, "notes.txt"); v != "mine\n" {
+				if v, _ := fx.hub.File(testRepo, branchEast, "notes.txt"); v != "mine\n" {
 					t.Error("the person's commit was overwritten")
 				}
 			},
@@ -211,12 +211,12 @@ func TestLifecycle(t *testing.T) {
 		{
 			name: "base moved under the values file", why: "the default branch changed the values file: regenerate from the new base",
 			then: func(fx *fixture) {
-				v, _ := fx.fake.File(testRepo, "main", valuesEast)
+				v, _ := fx.hub.File(testRepo, "main", valuesEast)
 				fx.pushDefault(map[string]string{valuesEast: strings.Replace(v, "size: 8Gi", "size: 16Gi", 1)})
 			},
 			want: []string{"commit:backflow/prod-us-east/redis", "check:backflow/receipt:success", "#1:edit:title,body"}, state: forge.StateOpen,
 			check: func(t *testing.T, fx *fixture, pr forge.PullRequest) {
-				v, _ := fx.fake.File(testRepo, branchEast, valuesEast)
+				v, _ := fx.hub.File(testRepo, branchEast, valuesEast)
 				if !strings.Contains(v, "size: 16Gi") || !strings.Contains(v, "replicaCount: 4") {
 					t.Errorf("branch not regenerated from the new base:\n%s", v)
 				}
@@ -229,7 +229,7 @@ func TestLifecycle(t *testing.T) {
 		{
 			name: "superseded", why: "desired changed to something else on the default branch: close as superseded",
 			then: func(fx *fixture) {
-				v, _ := fx.fake.File(testRepo, "main", valuesEast)
+				v, _ := fx.hub.File(testRepo, "main", valuesEast)
 				fx.pushDefault(map[string]string{valuesEast: strings.Replace(v, "replicaCount: 3", "replicaCount: 6", 1)})
 			},
 			want: []string{"#1:edit:body", "#1:comment", "#1:close", "branch:delete:backflow/prod-us-east/redis", "#1:edit:body"}, state: forge.StateClosed,
@@ -257,7 +257,7 @@ func TestLifecycle(t *testing.T) {
 		{
 			name: "no longer authorized", why: "the default branch's policy no longer allows it: a failed receipt check, once",
 			then: func(fx *fixture) {
-				p, _ := fx.fake.File(testRepo, "main", ".github/reverse-reconcile-policy.yaml")
+				p, _ := fx.hub.File(testRepo, "main", ".github/reverse-reconcile-policy.yaml")
 				fx.pushDefault(map[string]string{".github/reverse-reconcile-policy.yaml": strings.Replace(p, "- prod-us-east\n            - prod-eu-west", "- prod-eu-west", 1)})
 				fx.observe(replicas(4, time.Minute))
 			},
@@ -309,9 +309,7 @@ func TestClosedIsNeverReopened(t *testing.T) {
 	fx.observe(replicas(4, 0))
 	fx.cycle()
 	pr := fx.onlyPull(forge.StateOpen)
-	if err := fx.fake.ClosePullRequest(context.Background(), fx.repo, pr.Number); err != nil {
-		t.Fatal(err)
-	}
+	fx.hub.closeAsPerson(fx.repo, pr.Number)
 	_, effects := fx.cycle()
 	if want := []string{"branch:delete:backflow/prod-us-east/redis", "#1:edit:body"}; len(effects) != 2 || !inOrder(effects, want) {
 		t.Fatalf("cleanup effects %v, want %v", effects, want)
@@ -375,20 +373,24 @@ func TestDeniedIsReported(t *testing.T) {
 // A required receipt check that fails blocks the merge.
 func TestFailedReceiptCheckBlocksMerge(t *testing.T) {
 	fx := newFixture(t, reviewOnly)
-	fx.fake.SetRequiredChecks(testRepo, "main", CheckName)
 	fx.observe(replicas(4, 0))
 	fx.cycle()
-	p, _ := fx.fake.File(testRepo, "main", ".github/reverse-reconcile-policy.yaml")
+	p, _ := fx.hub.File(testRepo, "main", ".github/reverse-reconcile-policy.yaml")
 	fx.pushDefault(map[string]string{".github/reverse-reconcile-policy.yaml": strings.Replace(p, "- prod-us-east\n            - prod-eu-west", "- prod-eu-west", 1)})
 	fx.cycle()
 	pr := fx.onlyPull(forge.StateOpen)
-	_, err := fx.fake.Merge(context.Background(), fx.repo, pr.Number, pr.HeadSHA, forge.MergeSquash)
+	// main requires the receipt check; people's pushes to main happen while
+	// it does not (a protected branch refuses them).
+	fx.hub.SetRequiredChecks(testRepo, "main", CheckName)
+	_, err := fx.hub.Merge(context.Background(), fx.repo, pr.Number, pr.HeadSHA, forge.MergeSquash)
 	if !errors.Is(err, forge.ErrNotMergeable) {
 		t.Fatalf("merge with a failed receipt check: %v", err)
 	}
 	// The policy authorizes it again: the branch is regenerated with a
 	// green check, once.
+	fx.hub.SetRequiredChecks(testRepo, "main")
 	fx.pushDefault(map[string]string{".github/reverse-reconcile-policy.yaml": p})
+	fx.hub.SetRequiredChecks(testRepo, "main", CheckName)
 	if _, effects := fx.cycle(); !inOrder(effects, []string{":commit:", "check:backflow/receipt:success", "#1:edit:title,body"}) {
 		t.Fatalf("not regenerated: %v", effects)
 	}
@@ -396,7 +398,7 @@ func TestFailedReceiptCheckBlocksMerge(t *testing.T) {
 		t.Fatalf("regenerated again: %v", effects)
 	}
 	pr = fx.onlyPull(forge.StateOpen)
-	if _, err := fx.fake.Merge(context.Background(), fx.repo, pr.Number, pr.HeadSHA, forge.MergeSquash); err != nil {
+	if _, err := fx.hub.Merge(context.Background(), fx.repo, pr.Number, pr.HeadSHA, forge.MergeSquash); err != nil {
 		t.Fatalf("merge after the policy allowed it again: %v", err)
 	}
 }
@@ -426,7 +428,7 @@ func TestFailureAtEachStepConverges(t *testing.T) {
 		t.Run(op, func(t *testing.T) {
 			fx := newFixture(t, nil)
 			fx.observe(replicas(4, 0))
-			fx.fake.Fail(op, forge.ErrUnavailable)
+			fx.hub.Fail(op, forge.ErrUnavailable)
 			rep, _ := fx.cycle()
 			if len(rep.Repos[0].Errors) == 0 {
 				t.Fatal("the injected failure was not reported")
@@ -446,7 +448,7 @@ func TestFailureAtEachStepConverges(t *testing.T) {
 			if len(prs) != 1 || !prs[0].Merged {
 				t.Fatalf("after %d cycles: %+v", cycles, prs)
 			}
-			if _, ok := fx.fake.Branches(testRepo)[branchEast]; ok {
+			if _, ok := fx.hub.Branches(testRepo)[branchEast]; ok {
 				t.Error("orphan branch left behind")
 			}
 			if m, _ := ParseMarker(prs[0].Body); len(m.Commits) != 1 {
@@ -460,7 +462,7 @@ func TestFailureAtEachStepConverges(t *testing.T) {
 // A branch holding a person's commit and no pull request is left alone.
 func TestForeignBranchIsLeftAlone(t *testing.T) {
 	fx := newFixture(t, nil)
-	fx.fake.Push(testRepo, branchEast, forge.Author{Name: "dave", Email: "dave@example.com"}, "wip\n", map[string]string{"wip.txt": "x\n"})
+	fx.hub.Push(testRepo, branchEast, forge.Author{Name: "dave", Email: "dave@example.com"}, "wip\n", map[string]string{"wip.txt": "x\n"})
 	fx.observe(replicas(4, 0))
 	rep, effects := fx.cycle()
 	if len(effects) > 0 {
@@ -477,7 +479,7 @@ func TestForeignBranchIsLeftAlone(t *testing.T) {
 func TestTwoProcesses(t *testing.T) {
 	fx := newFixture(t, reviewOnly)
 	fx.observe(replicas(4, 0))
-	other, err := New(Options{Forge: fx.fake, Sources: []Source{fx.src}, Now: fx.clock.Now, BotUserID: 4242, CommitKey: []byte("test commit key")})
+	other, err := New(Options{Forge: fx.hub, Sources: []Source{fx.src}, Now: fx.clock.Now, BotUserID: 4242, CommitKey: []byte("test commit key")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -506,9 +508,9 @@ func TestTwoProcesses(t *testing.T) {
 // repositories are not touched and the report says until when.
 func TestRateLimitStopsTheCycle(t *testing.T) {
 	fx := newFixture(t, nil)
-	fx.fake.AddRepo("acme/zz-later", gitopsFiles(t))
+	fx.hub.AddRepo("acme/zz-later", gitopsFiles(t))
 	until := t0.Add(time.Hour)
-	fx.fake.Fail("ListPullRequests", fmt.Errorf("listing: %w", &forge.RateLimitError{Until: until, Reason: "primary"}))
+	fx.hub.Fail("ListPullRequests", fmt.Errorf("listing: %w", &forge.RateLimitError{Until: until, Reason: "primary"}))
 	fx.observe(replicas(4, 0))
 	rep, effects := fx.cycle()
 	if len(effects) > 0 {

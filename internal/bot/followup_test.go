@@ -110,7 +110,7 @@ func TestFollowUp(t *testing.T) {
 				checkProven(t, fx, pr)
 			}
 			if tc.comment != "" {
-				comments, err := fx.fake.ListComments(context.Background(), fx.repo, pr.Number)
+				comments, err := fx.hub.ListComments(context.Background(), fx.repo, pr.Number)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -131,7 +131,7 @@ func TestFollowUp(t *testing.T) {
 func checkProven(t *testing.T, fx *fixture, pr forge.PullRequest) {
 	t.Helper()
 	ctx := context.Background()
-	comments, err := fx.fake.ListComments(ctx, fx.repo, pr.Number)
+	comments, err := fx.hub.ListComments(ctx, fx.repo, pr.Number)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func checkProven(t *testing.T, fx *fixture, pr forge.PullRequest) {
 	if slices.ContainsFunc(r.Spec.NotClaimed, func(s string) bool { return strings.HasPrefix(s, "Proposed, not proven") }) {
 		t.Errorf("the proven receipt still says it is not proven: %q", r.Spec.NotClaimed)
 	}
-	runs, err := fx.fake.ListCheckRuns(ctx, fx.repo, pr.MergeCommitSHA, ProvenCheckName)
+	runs, err := fx.hub.ListCheckRuns(ctx, fx.repo, pr.MergeCommitSHA, ProvenCheckName)
 	if err != nil || len(runs) != 1 || runs[0].Conclusion != forge.ConclusionSuccess || !strings.Contains(runs[0].Text, "status: proven") {
 		t.Errorf("check runs on the merge commit: %+v, %v", runs, err)
 	}
@@ -166,7 +166,7 @@ func checkProven(t *testing.T, fx *fixture, pr forge.PullRequest) {
 // fails closed: an error, and nothing is written.
 func TestFollowUpFailsClosedOnPolicy(t *testing.T) {
 	fx, _ := merged(t, nil)
-	pol, _ := fx.fake.File(testRepo, "main", ".github/reverse-reconcile-policy.yaml")
+	pol, _ := fx.hub.File(testRepo, "main", ".github/reverse-reconcile-policy.yaml")
 	fx.pushDefault(map[string]string{".github/reverse-reconcile-policy.yaml": strings.Replace(pol, "role: platform-sre", "role: nobody", 1)})
 	fx.clock.Advance(20 * time.Minute)
 	fx.observe(after(16 * time.Minute))
@@ -186,9 +186,7 @@ func TestFollowUpOnlyMergedWriteBacks(t *testing.T) {
 	fx.observe(replicas(4, 0))
 	fx.cycle()
 	pr := fx.onlyPull(forge.StateOpen)
-	if err := fx.fake.ClosePullRequest(context.Background(), fx.repo, pr.Number); err != nil {
-		t.Fatal(err)
-	}
+	fx.hub.closeAsPerson(fx.repo, pr.Number)
 	fx.clock.Advance(20 * time.Minute)
 	fx.observe(after(16*time.Minute, appliedAt4))
 	rep, effects := fx.cycle()
@@ -278,7 +276,7 @@ func TestDriftTrackingIssue(t *testing.T) {
 		if hasEffect(effects, ":commit:") || hasEffect(effects, ":open:") {
 			t.Fatalf("step %d (%s): drift was written back: %v", i, s.why, effects)
 		}
-		issues, err := fx.fake.ListIssues(context.Background(), fx.repo, LabelDrift, forge.StateAll)
+		issues, err := fx.hub.ListIssues(context.Background(), fx.repo, LabelDrift, forge.StateAll)
 		if err != nil || len(issues) != 1 {
 			t.Fatalf("step %d (%s): want exactly one tracking issue, got %d (%v)", i, s.why, len(issues), err)
 		}

@@ -47,11 +47,11 @@ func (r *readLog) ReadFile(ctx context.Context, repo forge.Repo, sha, p string) 
 	return r.Forge.ReadFile(ctx, repo, sha, p)
 }
 
-// fixture is a fake forge with the test repository, a clock, a source the
-// test fills and a bot.
+// fixture is the local hub with the test repository, a clock, a source the
+// test fills and a bot whose writes are recorded.
 type fixture struct {
 	t     *testing.T
-	fake  *forgetest.Fake
+	hub   *testHub
 	clock *localhub.FakeClock
 	src   *StaticSource
 	bot   *Bot
@@ -66,11 +66,11 @@ func newFixture(t *testing.T, mutate func(files map[string]string), opts ...func
 		mutate(files)
 	}
 	c := localhub.NewFakeClock(t0.Add(5 * time.Minute))
-	fake := forgetest.New(forge.App{ID: 42, Slug: "backflow"}, c.Now)
-	repo := fake.AddRepo(testRepo, files)
-	fx := &fixture{t: t, fake: fake, clock: c, src: &StaticSource{Label: "test"}, repo: repo}
-	fx.reads = &readLog{Forge: fake}
-	o := Options{Forge: fx.reads, Sources: []Source{fx.src}, Now: c.Now, BotUserID: 4242, CommitKey: []byte("test commit key")}
+	hub := newTestHub(t, c)
+	repo := hub.AddRepo(testRepo, files)
+	fx := &fixture{t: t, hub: hub, clock: c, src: &StaticSource{Label: "test"}, repo: repo}
+	fx.reads = &readLog{Forge: hub}
+	o := Options{Forge: fx.reads, Sources: []Source{fx.src}, Now: c.Now, BotUserID: 4242, CommitKey: []byte("test commit key"), CommitMethod: forge.CommitAPI}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -90,7 +90,7 @@ func (fx *fixture) observe(obs ...observe.Observation) {
 // cycle runs one cycle and returns its report and the writes it recorded.
 func (fx *fixture) cycle() (*Report, []string) {
 	fx.t.Helper()
-	fx.fake.ResetEffects()
+	fx.hub.Reset()
 	fx.reads.mu.Lock()
 	fx.reads.reads = nil
 	fx.reads.mu.Unlock()
@@ -110,12 +110,12 @@ func (fx *fixture) cycle() (*Report, []string) {
 			fx.t.Logf("repository error: %s", e)
 		}
 	}
-	return rep, fx.fake.Effects()
+	return rep, fx.hub.Effects()
 }
 
 func (fx *fixture) pulls(state forge.PRState) []forge.PullRequest {
 	fx.t.Helper()
-	prs, err := fx.fake.ListPullRequests(context.Background(), fx.repo, forge.PullRequestFilter{State: state})
+	prs, err := fx.hub.ListPullRequests(context.Background(), fx.repo, forge.PullRequestFilter{State: state})
 	if err != nil {
 		fx.t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func (fx *fixture) onlyPull(state forge.PRState) forge.PullRequest {
 
 // pushDefault commits files to the default branch as a person would.
 func (fx *fixture) pushDefault(files map[string]string) {
-	fx.fake.Push(testRepo, "main", forge.Author{Name: "carol", Email: "carol@example.com"}, "edit values\n", files)
+	fx.hub.Push(testRepo, "main", forge.Author{Name: "carol", Email: "carol@example.com"}, "edit values\n", files)
 }
 
 // replicas is alice's audit-logged observation of redis-replicas in

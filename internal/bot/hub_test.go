@@ -23,6 +23,14 @@ import (
 	"github.com/backflow-dev/backflow/internal/localhub"
 )
 
+func newKey(t *testing.T) *rsa.PrivateKey {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatalf("generating key: %v", err)
+	}
+	return k
+}
+
 // The App key is made once per test binary: generation dominates start-up.
 var (
 	hubKeyOnce sync.Once
@@ -69,13 +77,7 @@ func (b *syncBuffer) String() string {
 
 func newHubEnv(t *testing.T, method forge.CommitMethod, mutate func(map[string]string)) *hubEnv {
 	t.Helper()
-	hubKeyOnce.Do(func() {
-		k, err := rsa.GenerateKey(rand.Reader, 2048)
-		if err != nil {
-			t.Fatalf("generating key: %v", err)
-		}
-		hubKey = k
-	})
+	hubKeyOnce.Do(func() { hubKey = newKey(t) })
 	// The clock starts at wall-clock time: ghinstallation signs its JWTs
 	// with the real clock and the hub checks them against its own.
 	clock := localhub.NewFakeClock(time.Now().UTC().Truncate(time.Second))

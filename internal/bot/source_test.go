@@ -15,8 +15,8 @@ func TestForeignMarkerIgnored(t *testing.T) {
 	fx.observe(replicas(4, 0))
 	fx.cycle()
 	mine := fx.onlyPull(forge.StateOpen)
-	fx.fake.Push(testRepo, "copycat", forge.Author{Name: "eve"}, "copy\n", map[string]string{"x": "y"})
-	if _, err := fx.fake.CreatePullRequest(context.Background(), fx.repo, forge.NewPullRequest{Title: "copy", Body: mine.Body, Head: "copycat", Base: "main"}); err != nil {
+	fx.hub.Push(testRepo, "copycat", forge.Author{Name: "eve"}, "copy\n", map[string]string{"x": "y"})
+	if _, err := fx.hub.CreatePullRequest(context.Background(), fx.repo, forge.NewPullRequest{Title: "copy", Body: mine.Body, Head: "copycat", Base: "main"}); err != nil {
 		t.Fatal(err)
 	}
 	fx.clock.Advance(time.Minute)

@@ -5,6 +5,7 @@
 //
 // It must not know GitHub's client library or wire format: adapters
 // (internal/forge/github) translate, and the consumers (the reconcile cycle)
-// declare the subset they use. Values here are plain data so that a
-// recording fake (internal/forge/forgetest) can stand in for a real forge.
+// declare the subset they use. Values here are plain data, so a test can
+// record and script calls (internal/forge/forgetest's Recorder) in front
+// of the local hub, the one GitHub simulator.
 package forge

@@ -7,8 +7,8 @@ import (
 
 // Forge lists every operation the adapters implement. Consumers should
 // declare the smaller interface they use, in their own package; this one
-// exists so that an adapter and the fake can be checked against the same
-// whole and passed around as one value.
+// exists so that an adapter can be checked against the contract as one
+// whole (forgetest.RunContract) and passed around as one value.
 type Forge interface {
 	// App returns the identity the forge acts as.
 	App(ctx context.Context) (App, error)
