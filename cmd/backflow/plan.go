@@ -1,16 +1,12 @@
 package main
 
 import (
-	"errors"
-	"io/fs"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/backflow-dev/backflow/internal/app"
 	"github.com/backflow-dev/backflow/internal/observe"
-	"github.com/backflow-dev/backflow/internal/observe/source"
 	"github.com/backflow-dev/backflow/internal/plan"
 )
 
@@ -57,23 +53,10 @@ invalid or unreadable, or an observations PATH does not exist.`,
 					return usageError("plan: --now %q: want an RFC 3339 time", nowFlag)
 				}
 			}
-			snap, err := app.ReadCheckout(repo)
+			res, err := app.PlanCheckout(repo, paths, ceiling, now)
 			if err != nil {
 				return usageError("plan: %v", err)
 			}
-			var obs observe.Result
-			for _, p := range paths {
-				if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-					return usageError("plan: observations %s: no such file or directory", p)
-				}
-				obs.Merge(source.LoadPath(p, observe.Options{Ceiling: ceiling}))
-			}
-			res := plan.Plan(obs.Observations, obs.Triggers, snap.Snapshot, now)
-			var errs []string
-			for _, e := range append(snap.FileErrors, obs.Errors...) {
-				errs = append(errs, e.Error())
-			}
-			res.Errors = append(errs, res.Errors...)
 			out, err := render(res)
 			if err != nil {
 				return usageError("plan: %v", err)

@@ -1,0 +1,43 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/observe/source"
+	"github.com/backflow-dev/backflow/internal/plan"
+)
+
+// ErrNoObservations marks an observations path that does not exist.
+var ErrNoObservations = errors.New("no such file or directory")
+
+// PlanCheckout is backflow plan: it reads the checkout at repo and the
+// observation files or folders at paths (believed no higher than ceiling)
+// and plans them at now. What could not be read of the values files or the
+// observations leads the result's errors, and the affected decisions fail
+// closed. The error is an unreadable or invalid repo config or policy (a
+// *plan.SnapshotError) or a path that does not exist (ErrNoObservations).
+func PlanCheckout(repo string, paths []string, ceiling observe.Attribution, now time.Time) (plan.Result, error) {
+	snap, err := ReadCheckout(repo)
+	if err != nil {
+		return plan.Result{}, err
+	}
+	var obs observe.Result
+	for _, p := range paths {
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			return plan.Result{}, fmt.Errorf("observations %s: %w", p, ErrNoObservations)
+		}
+		obs.Merge(source.LoadPath(p, observe.Options{Ceiling: ceiling}))
+	}
+	res := plan.Plan(obs.Observations, obs.Triggers, snap.Snapshot, now)
+	var errs []string
+	for _, e := range append(snap.FileErrors, obs.Errors...) {
+		errs = append(errs, e.Error())
+	}
+	res.Errors = append(errs, res.Errors...)
+	return res, nil
+}
