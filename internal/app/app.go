@@ -74,7 +74,7 @@ func RunOnce(ctx context.Context, configPath string, dryRun bool, logger *slog.L
 	if err != nil {
 		return nil, setup(err)
 	}
-	rep, err := b.Cycle(ctx)
+	rep, err := NewCycler(b, nil).CycleAll(ctx)
 	if err != nil {
 		return rep, setup(err)
 	}
@@ -96,7 +96,7 @@ func Serve(ctx context.Context, configPath string, logger *slog.Logger, listenin
 	if err != nil {
 		return setup(err)
 	}
-	cycler := &Cycler{metrics: metrics}
+	cycler := NewCycler(nil, metrics)
 	var sink server.ObservationSink
 	sources := cfg.Bot.Sources()
 	if cfg.Push != nil {

@@ -10,9 +10,10 @@ import (
 	"github.com/backflow-dev/backflow/internal/server"
 )
 
-// Cycler drives the bot for backflow serve (server.Cycler): a cycle of one
-// repository is a bot cycle limited to it, and what each cycle decided and
-// did is counted in the metrics. Cycles are serialised: the bot and its
+// Cycler drives the bot: backflow serve through the server (server.Cycler:
+// a cycle of one repository is a bot cycle limited to it) and backflow run
+// --once through CycleAll. What each cycle decided and did is counted in the
+// metrics, when there are any. Cycles are serialised: the bot and its
 // observation sources are used from one goroutine at a time.
 type Cycler struct {
 	bot     *bot.Bot
@@ -23,7 +24,7 @@ type Cycler struct {
 	last []string // the last repository list
 }
 
-// NewCycler drives b, counting in m.
+// NewCycler drives b, counting in m (nil counts nothing).
 func NewCycler(b *bot.Bot, m *server.Metrics) *Cycler { return &Cycler{bot: b, metrics: m} }
 
 // Repositories implements server.Cycler: the repositories the bot would
@@ -69,6 +70,19 @@ func (c *Cycler) Cycle(ctx context.Context, repo string, _ []server.Trigger) err
 	return errors.Join(errs...)
 }
 
+// CycleAll runs one cycle over every repository the bot may act on. The
+// error is set only when the cycle could not run at all; a repository's
+// failure is in the report.
+func (c *Cycler) CycleAll(ctx context.Context) (*bot.Report, error) {
+	c.run.Lock()
+	defer c.run.Unlock()
+	rep, err := c.bot.Cycle(ctx)
+	if rep != nil {
+		c.record(rep)
+	}
+	return rep, err
+}
+
 // prActions maps the bot's actions to the pull request metric's actions.
 var prActions = map[string]string{
 	bot.ActOpen: "opened", bot.ActUpdate: "updated", bot.ActClose: "closed",
@@ -77,6 +91,9 @@ var prActions = map[string]string{
 
 // record counts what a cycle decided and did.
 func (c *Cycler) record(rep *bot.Report) {
+	if c.metrics == nil {
+		return
+	}
 	for range rep.SourceErrors {
 		c.metrics.Error("observation")
 	}
