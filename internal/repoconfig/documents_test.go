@@ -26,7 +26,7 @@ func TestDocumentsReadTheSameEverywhere(t *testing.T) {
 		{"a byte-order mark is not content", "\ufeff%YAML 1.1\n---\n", ""},
 		{"a comment after the marker is not content", "--- # the values\n", "# end\n"},
 	}
-	observation, err := os.ReadFile("../../testdata/plan/seed-incident/observations/redis-replicas.yaml")
+	observation, err := os.ReadFile("../plan/testdata/scenarios/seed-incident/observations/redis-replicas.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

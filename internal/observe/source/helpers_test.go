@@ -72,7 +72,7 @@ func redisObservation(fields ...observe.Field) observe.Observation {
 // redis-replicas (its content starts on line 3, after two comment lines).
 func seedObservation(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile("../../../testdata/plan/seed-incident/observations/redis-replicas.yaml")
+	data, err := os.ReadFile("../../plan/testdata/scenarios/seed-incident/observations/redis-replicas.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
