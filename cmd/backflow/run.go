@@ -23,8 +23,13 @@ the policy and the values files at the default branch's head, plan with the
 observations of every configured source, and write back: open, update,
 close or merge the write-back pull requests as their lifecycle says.
 
---dry-run reads with the real credentials and writes nothing; the summary
-says what would be done. Logs go to stderr (--verbose for every effect).
+Each repository's effects (open, update, keep, close, comment, check,
+auto-merge, cleanup, proven, reverted, follow-up, drift-issue) are decided,
+each with its reason, before any is applied. --dry-run reads with the real
+credentials, prints the decided effects ("would open ...") and applies none;
+what only the forge can tell mid-way (a branch left by a crash, another
+process's pull request) is known in a real run only. Logs go to stderr
+(--verbose for every effect).
 
 Exit 0: the cycle ran for every repository (denied drift is reported, not an
 error); 1: some repository could not be reconciled, or a rate limit stopped
