@@ -157,7 +157,7 @@ server:
 	logs.wait(t, "cycle done", 1) // the startup cycle
 
 	now := time.Now().UTC()
-	doc := nativeDoc("prod-us-east-1", now.Format(time.RFC3339), "audit-log", 4)
+	doc := redisObservation(t, now.Format(time.RFC3339))
 	req, _ := http.NewRequest(http.MethodPost, "http://"+serveAddr+"/observations", strings.NewReader(doc))
 	req.Header.Set("Authorization", "Bearer process-push-token")
 	pushed := time.Now()

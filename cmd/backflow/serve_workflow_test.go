@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,29 +77,22 @@ func serveGit(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// redisObservation is alice's scale of redis-replicas from 3 to 4 in
+// prod-us-east-1 (testdata/serve/redis-replicas.yaml), observed at observedAt.
+func redisObservation(t *testing.T, observedAt string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "serve", "redis-replicas.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Replace(string(data), "OBSERVED_AT", observedAt, 1)
+}
+
 // TestReceiptsWorkflowUsesTheBasePolicy runs the receipts workflow's verify
 // script on a repository with two pull requests: one adding a receipt the
 // default branch's policy authorizes (passes), and one that edits the policy
 // to authorize its own change and adds the matching receipt (fails, although
 // the receipt verifies against the pull request's own policy).
-// nativeDoc is an ObjectStateObserved document of redis-replicas.
-func nativeDoc(cluster, observedAt, attribution string, live int) string {
-	c := ""
-	if cluster != "" {
-		c = "\n  cluster: " + cluster
-	}
-	return fmt.Sprintf(`apiVersion: backflow.dev/v1alpha1
-kind: ObjectStateObserved
-spec:
-  source: kubernetes%s
-  observedAt: %q
-  object: "apps/v1|StatefulSet|redis|redis-replicas"
-  change: {actor: alice, groups: [sre], attribution: %s}
-  fields:
-    - {field: spec.replicas, live: %d, desired: 3}
-`, c, observedAt, attribution, live)
-}
-
 func TestReceiptsWorkflowUsesTheBasePolicy(t *testing.T) {
 	script := workflowStep(t, ".github/workflows/receipts.yml", "Verify changed receipts against the base branch's policy")
 	for _, tool := range []string{"git", "yq"} {
@@ -114,7 +106,7 @@ func TestReceiptsWorkflowUsesTheBasePolicy(t *testing.T) {
 	const policy = ".github/reverse-reconcile-policy.yaml"
 
 	// The receipt the base policy authorizes: alice scales replicas in prod-us-east.
-	obsGood := writeFile(t, tmp, "good.yaml", nativeDoc("prod-us-east-1", "2026-06-18T12:00:00Z", "audit-log", 4))
+	obsGood := writeFile(t, tmp, "good.yaml", redisObservation(t, "2026-06-18T12:00:00Z"))
 	good := planReceipt(t, repo, obsGood)
 
 	// The self-authorizing one: podManagementPolicy in prod-eu-west, which
@@ -134,7 +126,7 @@ func TestReceiptsWorkflowUsesTheBasePolicy(t *testing.T) {
 	obsEvil := writeFile(t, tmp, "evil.yaml", strings.NewReplacer(
 		"cluster: prod-us-east-1", "cluster: prod-eu-west-1",
 		"{field: spec.replicas, live: 4, desired: 3}", "{field: spec.podManagementPolicy, live: Parallel, desired: OrderedReady}",
-	).Replace(nativeDoc("prod-us-east-1", "2026-06-18T12:00:00Z", "audit-log", 4)))
+	).Replace(redisObservation(t, "2026-06-18T12:00:00Z")))
 	evil := planReceipt(t, evilRepo, obsEvil)
 
 	serveGit(t, repo, "init", "-q")

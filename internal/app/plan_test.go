@@ -15,23 +15,8 @@ import (
 // copyCheckout copies the serve test repository, so a case can break it.
 func copyCheckout(t *testing.T) string {
 	t.Helper()
-	src := filepath.Join("testdata", "serve", "gitops")
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
+	dst := filepath.Join(t.TempDir(), "gitops")
+	if err := os.CopyFS(dst, os.DirFS(filepath.Join("testdata", "serve", "gitops"))); err != nil {
 		t.Fatal(err)
 	}
 	return dst
