@@ -11,6 +11,7 @@ import (
 	"github.com/backflow-dev/backflow/internal/bot"
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/forge/github"
+	"github.com/backflow-dev/backflow/internal/observe/source"
 	"github.com/backflow-dev/backflow/internal/server"
 )
 
@@ -101,8 +102,15 @@ func Serve(ctx context.Context, configPath string, logger *slog.Logger, listenin
 	sources := cfg.Bot.Sources()
 	if cfg.Push != nil {
 		ps := NewPushStore(cfg.Trust, cfg.Push.Cluster, cycler.Known)
-		sources = append(sources, ps)
 		sink = ps
+		// Pushed observations are joined with the audit events like every
+		// other source's: a pushed value is attributed only when a recorded
+		// write set it.
+		var src bot.Source = ps
+		if audit := cfg.Bot.AuditLog(); audit != nil {
+			src = &source.Attributing{Source: ps, Log: audit}
+		}
+		sources = append(sources, src)
 	}
 	if cycler.bot, err = bot.New(BotOptions(cfg.Bot, cfg.PrivateKey, fg, sources, logger)); err != nil {
 		return setup(err)

@@ -65,6 +65,9 @@ type AuditEvent struct {
 	Origin string
 
 	sets [][]yamlnode.Segment
+	// body is the decoded request body (numbers as json.Number), nil
+	// without one: what the write set, for the join's value check.
+	body any
 }
 
 // AuditObject is the object reference of an audit event.
@@ -266,11 +269,11 @@ func decodeAuditEvent(data []byte, origin string, listItem bool) (AuditEvent, bo
 		ev.User, ev.Groups = iu.Username, append([]string(nil), iu.Groups...)
 	}
 	if len(raw.RequestObject) > 0 && !bytes.Equal(bytes.TrimSpace(raw.RequestObject), []byte("null")) {
-		sets, intent, hasIntent, err := requestSets(raw.Verb, ref.Subresource, raw.RequestObject)
+		body, sets, intent, hasIntent, err := requestSets(raw.Verb, ref.Subresource, raw.RequestObject)
 		if err != nil {
 			return AuditEvent{}, false, fmt.Errorf("audit event %s: requestObject: %w", raw.AuditID, err)
 		}
-		ev.HasBody, ev.sets, ev.Intent, ev.HasIntent = true, sets, intent, hasIntent
+		ev.HasBody, ev.sets, ev.Intent, ev.HasIntent, ev.body = true, sets, intent, hasIntent, body
 		for _, s := range sets {
 			ev.Sets = append(ev.Sets, formatSegs(s))
 		}
@@ -322,47 +325,47 @@ const maxSetPaths = 10_000
 // full update sets the whole object (the empty path); a patch sets what it
 // names. The scale subresource's Scale.spec.replicas is the object's
 // spec.replicas; the status subresource sets only status.
-func requestSets(verb, subresource string, body json.RawMessage) ([][]yamlnode.Segment, string, bool, error) {
+func requestSets(verb, subresource string, body json.RawMessage) (any, [][]yamlnode.Segment, string, bool, error) {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
-		return nil, "", false, err
+		return nil, nil, "", false, err
 	}
 	d := &deriver{}
 	switch {
 	case verb == "patch":
 		if ops, ok := v.([]any); ok {
 			if err := d.jsonPatch(ops); err != nil {
-				return nil, "", false, err
+				return nil, nil, "", false, err
 			}
 		} else if m, ok := v.(map[string]any); ok {
 			d.merge(nil, m)
 		} else {
-			return nil, "", false, errors.New("a patch must be a JSON object or a JSON patch array")
+			return nil, nil, "", false, errors.New("a patch must be a JSON object or a JSON patch array")
 		}
 	default:
 		if _, ok := v.(map[string]any); !ok {
-			return nil, "", false, errors.New("want a JSON object")
+			return nil, nil, "", false, errors.New("want a JSON object")
 		}
 		d.add(nil)
 		d.fullObject(v)
 	}
 	if len(d.paths) > maxSetPaths {
-		return nil, "", false, fmt.Errorf("more than %d field paths", maxSetPaths)
+		return nil, nil, "", false, fmt.Errorf("more than %d field paths", maxSetPaths)
 	}
 	switch subresource {
 	case "":
 	case "scale":
-		return scaleSets(d.paths), "", false, nil
+		return v, scaleSets(d.paths), "", false, nil
 	case "status":
-		return underStatus(d.paths), "", false, nil
+		return v, underStatus(d.paths), "", false, nil
 	default:
 		// Other subresources (eviction, binding, ...) do not write the
 		// object's fields as such.
-		return nil, "", false, nil
+		return nil, nil, "", false, nil
 	}
-	return d.paths, d.intent, d.hasIntent, nil
+	return v, d.paths, d.intent, d.hasIntent, nil
 }
 
 // scaleSets maps a Scale body's paths to the scaled object: only

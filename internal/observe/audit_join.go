@@ -14,7 +14,11 @@ const managedFieldsSlack = time.Second
 
 // Attribute returns o with each changed field attributed to who set it: the
 // authenticated user of the latest successful write, among events, that set
-// the field before o was observed (attribution audit-log); else, when the
+// the field before o was observed (attribution audit-log), when the value
+// that write set is the live value observed (see Field.Holds); a write
+// that set another value, or does not say what it set, leaves the field
+// unknown, and the observation's Change unknown with the mismatch as its
+// evidence, whatever the source claimed. Else, when the
 // field's managedFields manager and time are known, that manager
 // (managed-fields); else unknown. When the field's manager is known, only
 // writes recorded under that manager count, since they are the ones
@@ -48,13 +52,23 @@ func AttributeLive(o Observation, events []AuditEvent, live map[string]any) Obse
 	copy(fields, o.Fields)
 	o.Fields = fields
 	var people []*Change
+	var mismatches []string
 	for i := range o.Fields {
 		f := &o.Fields[i]
-		by := attributeField(*f, o.ObservedAt, mine, live)
+		by, mismatch := attributeField(*f, o.ObservedAt, mine, live)
 		f.By = &by
+		if mismatch {
+			mismatches = append(mismatches, by.Evidence)
+		}
 		if f.Cause != CauseForwardApply {
 			people = append(people, f.By)
 		}
+	}
+	if len(mismatches) > 0 {
+		// The recorded writes contradict the observed values: whatever the
+		// source claimed, nobody is known to have set them.
+		o.Change = Change{Attribution: AttributionUnknown, Claimed: o.Change.Claimed, Evidence: strings.Join(mismatches, "; ")}
+		return o
 	}
 	if len(people) == 0 {
 		return o
@@ -73,7 +87,7 @@ func AttributeLive(o Observation, events []AuditEvent, live map[string]any) Obse
 // apply wrote back to desired after a live change.
 const CauseForwardApply = "forward-apply"
 
-func attributeField(f Field, observedAt time.Time, events []*AuditEvent, live map[string]any) Change {
+func attributeField(f Field, observedAt time.Time, events []*AuditEvent, live map[string]any) (c Change, mismatch bool) {
 	segs, err := fieldSegs(f.Path)
 	var best *AuditEvent
 	if err == nil {
@@ -87,18 +101,50 @@ func attributeField(f Field, observedAt time.Time, events []*AuditEvent, live ma
 		}
 	}
 	if best != nil {
-		c := Change{Actor: best.User, Groups: append([]string(nil), best.Groups...), Attribution: AttributionAuditLog,
+		// The latest write explains the field only when it set the value
+		// observed live; a value nobody recorded writing is nobody's.
+		w, known := best.writtenAt(segs, live)
+		if !known || !f.Holds(w) {
+			return Change{Attribution: AttributionUnknown, Claimed: AttributionUnknown, Evidence: valueMismatch(f, best, w, known)}, true
+		}
+		c = Change{Actor: best.User, Groups: append([]string(nil), best.Groups...), Attribution: AttributionAuditLog,
 			Claimed: AttributionAuditLog, At: best.Time, Evidence: auditEvidence(best)}
 		if best.HasIntent {
 			c.Intent = best.Intent
 		}
-		return c
+		return c, false
 	}
 	if f.Manager != "" && !f.ManagedAt.IsZero() {
 		return Change{Actor: f.Manager, Attribution: AttributionManagedFields, Claimed: AttributionManagedFields, At: f.ManagedAt,
-			Evidence: fmt.Sprintf("managedFields: %s last written by manager %s at %s (no audit event of the write)", f.Path, f.Manager, f.ManagedAt.UTC().Format(time.RFC3339))}
+			Evidence: fmt.Sprintf("managedFields: %s last written by manager %s at %s (no audit event of the write)", f.Path, f.Manager, f.ManagedAt.UTC().Format(time.RFC3339))}, false
 	}
-	return Change{Attribution: AttributionUnknown, Claimed: AttributionUnknown}
+	return Change{Attribution: AttributionUnknown, Claimed: AttributionUnknown}, false
+}
+
+// writtenAt is what e's request body set at the field.
+func (e *AuditEvent) writtenAt(segs []yamlnode.Segment, live map[string]any) (Written, bool) {
+	if !e.HasBody {
+		return Written{}, false
+	}
+	verb := e.Verb
+	if verb != "patch" {
+		verb = "update"
+	}
+	return writtenAt(verb, e.body, segs, live)
+}
+
+// valueMismatch says why the latest write of a field does not explain it.
+func valueMismatch(f Field, e *AuditEvent, w Written, known bool) string {
+	live := fmt.Sprint(f.Live)
+	if f.Removed {
+		live = "(removed)"
+	}
+	if !known {
+		return fmt.Sprintf("value not attributed: %s is %s live, and audit event %s (%s by %s) does not record what it set there",
+			f.Path, live, e.AuditID, e.Verb, e.User)
+	}
+	return fmt.Sprintf("value mismatch: %s is %s live, but the latest audited write, event %s (%s by %s), set %s",
+		f.Path, live, e.AuditID, e.Verb, e.User, w)
 }
 
 // setsField reports whether event e wrote field f.

@@ -263,6 +263,8 @@ func (p *planner) authorize(o *observe.Observation, g *group, fields []*fieldSta
 		add("secret: %s is a Secret: Secrets are never written back and their values are redacted", g.object)
 	}
 	switch {
+	case ch.Actor == "" && ch.Evidence != "":
+		add("actor-unknown: nobody is known to have made the change (%s)", ch.Evidence)
 	case ch.Actor == "":
 		add("actor-unknown: nobody is known to have made the change (the %s observation names no actor)", sourceName(o))
 	case ch.Attribution == observe.AttributionUnknown:
