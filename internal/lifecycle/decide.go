@@ -633,14 +633,12 @@ func (in *Input) files(wb *plan.WriteBack) (map[string][]byte, error) {
 		}
 		out[f.Path] = f.Data
 	}
-	dir := in.Config.Receipts.Dir
-	if dir == "" {
-		dir = repoconfig.DefaultReceiptsDir
-	}
-	dir = strings.TrimSuffix(dir, "/") + "/"
 	for _, f := range wb.Receipts {
-		if !strings.HasPrefix(f.Path, dir) || strings.Contains(f.Path, "..") || strings.Contains(f.Path, "\\") {
-			return nil, fmt.Errorf("refusing to write receipt %s outside %s", f.Path, dir)
+		if err := in.Config.ReceiptWritable(f.Path); err != nil {
+			return nil, fmt.Errorf("refusing to write receipt %s: %w", f.Path, err)
+		}
+		if _, dup := out[f.Path]; dup {
+			return nil, fmt.Errorf("refusing to write receipt %s: it is also a values file of the write-back", f.Path)
 		}
 		out[f.Path] = f.Data
 	}

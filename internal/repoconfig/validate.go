@@ -87,6 +87,9 @@ func (c *Config) validate() []FieldError {
 	}
 	c.validateEnvironments(k)
 	c.validateUnits(k, receipts)
+	if checkRepoPath(receipts) == nil {
+		k.add("receipts.dir", c.checkReceiptsDir(receipts))
+	}
 	c.validateRoles(k)
 	for _, actor := range slices.Sorted(maps.Keys(c.Identities)) {
 		login := c.Identities[actor]
