@@ -153,7 +153,13 @@ func (k ObjectKey) String() string {
 
 // IsSecret reports whether the object is a Secret, whose values never leave
 // backflow. Any group's kind named Secret counts: redacting too much is safe.
-func (k ObjectKey) IsSecret() bool { return k.Kind == "Secret" }
+func (k ObjectKey) IsSecret() bool { return IsSecretKind(k.Kind) }
+
+// IsSecretKind reports whether kind names Secrets however an observer
+// spells it: any case, singular or plural (secret, SECRET, Secrets).
+func IsSecretKind(kind string) bool {
+	return strings.EqualFold(kind, "Secret") || strings.EqualFold(kind, "Secrets")
+}
 
 // ParseObjectKey reads apiVersion|Kind|namespace|name. The apiVersion, kind
 // and name are required; the namespace is empty for cluster-scoped objects.

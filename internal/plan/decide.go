@@ -150,7 +150,8 @@ func (p *planner) decide(g *group) Decision {
 }
 
 // unchanged reports a field that is no change: live equals the desired
-// value (the repository's when it holds the path, else the observer's).
+// value (the repository's when it holds the path, else the observer's), or
+// live is null where the repository holds nothing.
 func (fs *fieldState) unchanged() bool {
 	if fs.f.Removed {
 		// A field absent live is a change only when desired has a value.
@@ -158,6 +159,11 @@ func (fs *fieldState) unchanged() bool {
 	}
 	if fs.present {
 		return values.Equal(fs.live, fs.repo)
+	}
+	if fs.live == nil {
+		// A live null for a key the values file does not hold: writing
+		// null -> null would change nothing.
+		return true
 	}
 	return fs.f.HasDesired && values.Equal(fs.live, fs.obsDesired)
 }
