@@ -107,6 +107,9 @@ func New(opts Options) (*Bot, error) {
 	if opts.Forge == nil {
 		return nil, errors.New("bot: a forge is required")
 	}
+	if len(opts.CommitKey) == 0 {
+		return nil, errors.New("bot: a commit key is required: it authenticates the bot's commits and pull request markers")
+	}
 	b := &Bot{opts: opts, log: opts.Logger, now: opts.Now, files: map[string]*fileCache{}}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
@@ -278,12 +281,14 @@ func (rc *repoCycle) run() {
 		return
 	}
 	rc.in = &lifecycle.Input{DefaultBranch: rc.repo.DefaultBranch, Head: rc.head, Config: rc.cfg, Snapshot: rc.snap, PolicySum: rc.policySum,
-		Result: rc.res, Observations: rc.obs.Observations, GitOpsManagers: rc.b.opts.GitOpsManagers, CommitKey: rc.b.opts.CommitKey}
+		Result: rc.res, Observations: rc.obs.Observations, GitOpsManagers: rc.b.opts.GitOpsManagers, CommitKey: rc.b.opts.CommitKey,
+		Repo: rc.repo.FullName()}
 	prs, err := rc.b.opts.Forge.ListPullRequests(rc.ctx, rc.repo, forge.PullRequestFilter{State: forge.StateAll})
 	if err != nil {
 		rc.fail("", fmt.Errorf("error listing pull requests: %w", err))
 		return
 	}
+	rc.in.Recovered = rc.recoverClosed(prs)
 	units, problems := rc.in.Index(prs)
 	for _, p := range problems {
 		rc.rep.Errors = append(rc.rep.Errors, errors.New(p))
@@ -367,4 +372,35 @@ func (rc *repoCycle) report() {
 		}
 	}
 	rc.rep.PlanErrors = append(rc.rep.PlanErrors, rc.res.Errors...)
+}
+
+// recoverClosed reads, for each closed unmerged pull request of the App
+// whose marker is refused, its head commit, so that a person's close of
+// the proposal holds though its marker was edited (lifecycle.FromHeadCommit).
+func (rc *repoCycle) recoverClosed(prs []forge.PullRequest) map[int]*lifecycle.Marker {
+	out := map[int]*lifecycle.Marker{}
+	for _, pr := range prs {
+		if !pr.Mine || pr.State == forge.StateOpen || pr.Merged || pr.HeadSHA == "" {
+			continue
+		}
+		if _, err := rc.in.PullMarker(pr); err == nil {
+			continue
+		}
+		rc.log.Warn("marker refused", "pr", pr.Number, "error", lifecycle.ErrMarkerForged)
+		commits, err := rc.b.opts.Forge.CommitsSince(rc.ctx, rc.repo, pr.BaseSHA, pr.HeadSHA)
+		if err != nil {
+			continue
+		}
+		for _, c := range commits {
+			if m, ok := lifecycle.FromHeadCommit(rc.b.opts.CommitKey, pr, c); ok {
+				out[pr.Number] = m
+			}
+		}
+	}
+	return out
+}
+
+// sealed seals m for pull request number of the cycle's repository.
+func (rc *repoCycle) sealed(m *lifecycle.Marker, number int) *lifecycle.Marker {
+	return lifecycle.Seal(m, rc.b.opts.CommitKey, rc.repo.FullName(), number)
 }

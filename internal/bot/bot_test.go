@@ -33,6 +33,7 @@ func TestSeedIncident(t *testing.T) {
 		"acme/gitops:commit:backflow/prod-us-east/redis:.backflow/receipts/prod-us-east/redis/redis_StatefulSet.apps.v1_redis-replicas.yaml,envs/prod-us-east/redis/values.yaml",
 		"acme/gitops:check:backflow/receipt:success",
 		"acme/gitops#1:open:backflow/prod-us-east/redis",
+		"acme/gitops#1:edit:body", // the marker sealed for the number
 		"acme/gitops#1:reviewers:bob,team:platform-sre",
 		"acme/gitops#1:label:env:prod-us-east",
 		"acme/gitops#1:label:pre-authorized",

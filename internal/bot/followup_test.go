@@ -79,7 +79,7 @@ func TestFollowUp(t *testing.T) {
 		{name: "different after the grace period", why: "live is still not the accepted value: reverted",
 			obs:  []observe.Observation{after(16*time.Minute, revertedTo3)},
 			want: []string{"#1:comment", "#1:label:reverse-reconcile:reverted"}, reverted: 1,
-			comment: "is live `3` (last written by kustomize-controller) in prod-us-east-1"},
+			comment: "is live <code>3</code> (last written by kustomize-controller) in prod-us-east-1"},
 		{name: "removed after the grace period", why: "a field gone live is not the accepted value: reverted",
 			obs:  []observe.Observation{after(16*time.Minute, observe.Field{Path: "spec.replicas", Removed: true, Manager: "kubectl"})},
 			want: []string{"#1:comment", "#1:label:reverse-reconcile:reverted"}, reverted: 1,

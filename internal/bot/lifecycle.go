@@ -167,8 +167,10 @@ func (rc *repoCycle) open(e lifecycle.Effect) bool {
 		}
 	}
 	m := rc.in.Marker(p, []string{sha}, nil)
+	// The number is known once opened: the marker is sealed for none, then
+	// for the pull request's number.
 	pr, err := f.CreatePullRequest(rc.ctx, rc.repo, forge.NewPullRequest{Title: p.Title(),
-		Body: p.Body(m), Head: e.Branch, Base: rc.repo.DefaultBranch, Draft: rc.cfg.PullRequests.Draft})
+		Body: p.Body(rc.sealed(m, 0)), Head: e.Branch, Base: rc.repo.DefaultBranch, Draft: rc.cfg.PullRequests.Draft})
 	if errors.Is(err, forge.ErrConflict) {
 		// Another process opened it first; the next cycle follows it.
 		pr, err = f.FindOpenPullRequest(rc.ctx, rc.repo, e.Branch)
@@ -181,6 +183,11 @@ func (rc *repoCycle) open(e lifecycle.Effect) bool {
 	if err != nil {
 		return rc.fail(e.Branch, fmt.Errorf("error opening pull request for %s: %w", e.Branch, err))
 	}
+	body := p.Body(rc.sealed(m, pr.Number))
+	if _, err := f.UpdatePullRequest(rc.ctx, rc.repo, pr.Number, forge.PullRequestUpdate{Body: &body}); err != nil {
+		return rc.fail(e.Branch, fmt.Errorf("error sealing the marker of #%d: %w", pr.Number, err))
+	}
+	pr.Body = body
 	rc.log.Info("opened", "unit", p.WriteBack.Unit, "pr", pr.Number)
 	st := &lifecycle.Pull{PR: pr, Marker: m}
 	rc.act(lifecycle.Effect{Kind: lifecycle.Open, Branch: e.Branch, Pull: st}, pr.Title+p.MergeNote())
@@ -237,7 +244,7 @@ func (rc *repoCycle) update(e lifecycle.Effect) bool {
 		return rc.fail(e.Branch, fmt.Errorf("error creating the %s check on %s: %w", CheckName, sha, err))
 	}
 	m := rc.in.Marker(p, append(st.Marker.Commits[:len(st.Marker.Commits):len(st.Marker.Commits)], sha), st.Marker)
-	title, body := p.Title(), p.Body(m)
+	title, body := p.Title(), p.Body(rc.sealed(m, st.PR.Number))
 	pr, err := f.UpdatePullRequest(rc.ctx, rc.repo, st.PR.Number, forge.PullRequestUpdate{Title: &title, Body: &body})
 	if err != nil {
 		return rc.fail(e.Branch, fmt.Errorf("error updating #%d: %w", st.PR.Number, err))
@@ -296,7 +303,7 @@ func (rc *repoCycle) autoMerge(e lifecycle.Effect) bool {
 // saveMarker writes the pull request's marker into its body.
 func (rc *repoCycle) saveMarker(e lifecycle.Effect, format string) bool {
 	st := e.Pull
-	body := lifecycle.ReplaceMarker(st.PR.Body, st.Marker)
+	body := lifecycle.ReplaceMarker(st.PR.Body, rc.sealed(st.Marker, st.PR.Number))
 	if _, err := rc.b.opts.Forge.UpdatePullRequest(rc.ctx, rc.repo, st.PR.Number, forge.PullRequestUpdate{Body: &body}); err != nil {
 		return rc.fail(e.Branch, fmt.Errorf(format, st.PR.Number, err))
 	}

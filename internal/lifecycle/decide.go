@@ -37,9 +37,14 @@ type Input struct {
 	Observations []observe.Observation
 	// GitOpsManagers are the field managers of GitOps controllers.
 	GitOpsManagers []string
-	// CommitKey keys the token that recognises the bot's own commits; empty
-	// recognises none.
+	// CommitKey keys the token that recognises the bot's own commits and
+	// the markers' MAC; empty recognises none.
 	CommitKey []byte
+	// Repo is the repository, "owner/name", markers are sealed for.
+	Repo string
+	// Recovered are markers the executor rebuilt (FromHeadCommit) for
+	// closed pull requests whose marker was refused, by number.
+	Recovered map[int]*Marker
 }
 
 // Index pairs each write-back branch with its pull requests, sorted by
@@ -65,8 +70,12 @@ func (in *Input) Index(prs []forge.PullRequest) (units []*Unit, problems []strin
 		if !pr.Mine || pr.BaseRef != in.DefaultBranch {
 			continue
 		}
-		m, ok := ParseMarker(pr.Body)
-		if !ok || m.Branch != pr.HeadRef {
+		m, err := in.PullMarker(pr)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("#%d: %v: ignored", pr.Number, err))
+			m = in.Recovered[pr.Number]
+		}
+		if m == nil || m.Branch != pr.HeadRef {
 			continue
 		}
 		u := get(m.Branch)
@@ -345,7 +354,7 @@ func (in *Input) ProposedElsewhere(prs []forge.PullRequest, p *Proposal, sha str
 		if sha != "" && pr.HeadSHA == sha {
 			return pr, true
 		}
-		if m, ok := ParseMarker(pr.Body); ok && m.Fingerprint == p.Fingerprint && m.Base == in.Head {
+		if m, ok := in.pullMarker(pr); ok && m.Fingerprint == p.Fingerprint && m.Base == in.Head {
 			return pr, true
 		}
 	}
@@ -421,11 +430,11 @@ func (in *Input) withoutProposal(st *Pull) []Effect {
 		desired, ok := in.desired(unit, c.ValuePath)
 		switch {
 		case !ok:
-			return in.close(st, ClosedSuperseded, fmt.Sprintf("`%s` is no longer set in %s's values on %s; this change is superseded.", c.ValuePath, m.Unit, in.DefaultBranch))
+			return in.close(st, ClosedSuperseded, fmt.Sprintf("%s is no longer set in %s's values on %s; this change is superseded.", code(c.ValuePath), cell(m.Unit), cell(in.DefaultBranch)))
 		case values.Equal(desired, c.To):
-			return in.close(st, ClosedSuperseded, fmt.Sprintf("%s already holds `%s: %s`; this change is superseded.", in.DefaultBranch, c.ValuePath, values.Format(c.To)))
+			return in.close(st, ClosedSuperseded, fmt.Sprintf("%s already holds %s; this change is superseded.", cell(in.DefaultBranch), code(c.ValuePath+": "+values.Format(c.To))))
 		case !values.Equal(desired, c.From):
-			return in.close(st, ClosedSuperseded, fmt.Sprintf("Desired `%s` changed to `%s` on %s; this change is superseded.", c.ValuePath, values.Format(desired), in.DefaultBranch))
+			return in.close(st, ClosedSuperseded, fmt.Sprintf("Desired %s changed to %s on %s; this change is superseded.", code(c.ValuePath), code(values.Format(desired)), cell(in.DefaultBranch)))
 		}
 	}
 	states := map[liveState]int{}

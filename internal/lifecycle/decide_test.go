@@ -119,13 +119,6 @@ func TestDecide(t *testing.T) {
 			pr.HeadSHA = "c2"
 			return state{in: in, prs: []forge.PullRequest{pr}, commits: []forge.Commit{{SHA: "c2", Parents: []string{head}, Message: msg}}}
 		}, []string{"record"}, ""},
-		{"bot's commit, no key", "without a commit key no commit is recognised: an unrecorded head is a person's", func(t *testing.T) state {
-			in := input(t, nil, scaled)
-			in.CommitKey = nil
-			pr := proposed(t, in, 1, "c1")
-			pr.HeadSHA = "c2"
-			return state{in: in, prs: []forge.PullRequest{pr}}
-		}, []string{"comment:human-commit"}, ""},
 		{"closed by a person", "the same change closed without merge is never proposed again", func(t *testing.T) state {
 			in := input(t, nil, scaled)
 			pr := edit(t, closed(proposed(t, in, 1, "c1"), false), func(m *Marker) { m.BranchDeleted = true })
@@ -157,11 +150,11 @@ func TestDecide(t *testing.T) {
 		{"superseded", "the default branch already holds the live value", func(t *testing.T) state {
 			in := input(t, setValues("4"), scaled)
 			return state{in: in, prs: []forge.PullRequest{proposed(t, input(t, nil, scaled), 1, "c1")}}
-		}, []string{"close:superseded", "cleanup"}, "main already holds `replica.replicaCount: 4`"},
+		}, []string{"close:superseded", "cleanup"}, "main already holds <code>replica.replicaCount: 4</code>"},
 		{"superseded by another desired value", "desired changed to yet another value on the default branch", func(t *testing.T) state {
 			in := input(t, setValues("6"))
 			return state{in: in, prs: []forge.PullRequest{proposed(t, input(t, nil, scaled), 1, "c1")}}
-		}, []string{"close:superseded", "cleanup"}, "Desired `replica.replicaCount` changed to `6`"},
+		}, []string{"close:superseded", "cleanup"}, "Desired <code>replica.replicaCount</code> changed to <code>6</code>"},
 		{"unit removed", "the unit left the repo config", func(t *testing.T) state {
 			in := input(t, func(f map[string]string) {
 				f[".github/backflow.yaml"] = strings.Replace(f[".github/backflow.yaml"], "  - name: redis\n    environment: prod-us-east\n    valuesFiles: [envs/prod-us-east/redis/values.yaml]\n    objects: [\"apps/v1|StatefulSet|redis|redis-*\"]\n    chart: {name: bitnami/redis, version: 25.5.3}\n", "", 1)

@@ -89,18 +89,17 @@ func driftBody(drift []plan.Decision, branch string) string {
 			actor = "unknown"
 		}
 		for _, c := range d.Changes {
-			fmt.Fprintf(&b, "| %s | %s | `%s` | `%s` | `%s` | `%s` | %s |\n", cell(d.Environment), cell(d.Unit), cell(d.Object), cell(c.Field),
-				cell(values.Format(c.From)), cell(values.Format(c.To)), cell(actor))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", cell(d.Environment), cell(d.Unit), code(d.Object), code(c.Field),
+				code(values.Format(c.From)), code(values.Format(c.To)), cell(actor))
 		}
 	}
 	b.WriteString("\n### Why each is denied\n\n")
 	for _, d := range drift {
-		fmt.Fprintf(&b, "**`%s`** in %s\n\n", cell(d.Object), cell(d.Environment))
+		fmt.Fprintf(&b, "**%s** in %s\n\n", code(d.Object), cell(d.Environment))
 		for _, r := range d.Reasons {
 			fmt.Fprintf(&b, "- %s\n", cell(r))
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString(tagDrift + "\n")
-	return b.String()
+	return fitBody(b.String(), maxBody-len(tagDrift)-1, "`backflow plan` lists every decision with its reasons") + tagDrift + "\n"
 }

@@ -75,7 +75,7 @@ func (in *Input) FollowUps(prs []forge.PullRequest) [][]Effect {
 			slices.Contains(pr.Labels, LabelProven) || slices.Contains(pr.Labels, LabelReverted) {
 			continue
 		}
-		m, ok := ParseMarker(pr.Body)
+		m, ok := in.pullMarker(pr)
 		if !ok || m.Branch != pr.HeadRef || len(m.Changes) == 0 {
 			continue
 		}
@@ -166,18 +166,18 @@ func (in *Input) reobserve(m *Marker, c MarkerChange, merged time.Time) (Verdict
 // it, so it is not looked at again.
 func (in *Input) reverted(st *Pull, v Verdict, grace time.Duration) Effect {
 	pr := st.PR
-	live := "`" + values.Format(v.Live) + "`"
+	live := code(values.Format(v.Live))
 	if v.Gone {
 		live = "absent"
 	}
 	manager := ""
 	if i := slices.IndexFunc(v.Obs.Fields, func(f observe.Field) bool { return f.Path == v.Change.Field }); i >= 0 && v.Obs.Fields[i].Manager != "" {
-		manager = fmt.Sprintf(" (last written by %s)", v.Obs.Fields[i].Manager)
+		manager = fmt.Sprintf(" (last written by %s)", cell(v.Obs.Fields[i].Manager))
 	}
-	text := fmt.Sprintf("**Reverted.** After the merge %s and the grace period (%s), `%s` on `%s` is live %s%s in %s at %s, not the accepted `%s`. The fix did not stick; the receipt stays proposed.",
-		Short(pr.MergeCommitSHA), grace, v.Change.Field, v.Change.Object, live, manager, v.Obs.Cluster,
-		v.Obs.ObservedAt.UTC().Format(time.RFC3339), values.Format(v.Change.To))
-	detail := fmt.Sprintf("%s %s is live %s, not %s", objectName(v.Change.Object), v.Change.Field, strings.Trim(live, "`"), values.Format(v.Change.To))
+	text := fmt.Sprintf("**Reverted.** After the merge %s and the grace period (%s), %s on %s is live %s%s in %s at %s, not the accepted %s. The fix did not stick; the receipt stays proposed.",
+		Short(pr.MergeCommitSHA), grace, code(v.Change.Field), code(v.Change.Object), live, manager, cell(v.Obs.Cluster),
+		v.Obs.ObservedAt.UTC().Format(time.RFC3339), code(values.Format(v.Change.To)))
+	detail := fmt.Sprintf("%s %s is live %s, not %s", objectName(v.Change.Object), v.Change.Field, values.Format(v.Live), values.Format(v.Change.To))
 	return Effect{Kind: Revert, Branch: st.Marker.Branch, Pull: st, Reason: detail,
 		FollowUp: &FollowUp{Reverted: &v, Tag: TagReverted, Label: LabelReverted, Text: text}}
 }

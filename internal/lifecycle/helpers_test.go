@@ -28,6 +28,7 @@ const (
 var (
 	t0        = time.Date(2026, 6, 18, 12, 0, 0, 0, time.UTC)
 	commitKey = []byte("test commit key")
+	testRepo  = "acme/gitops"
 	managers  = []string{"kustomize-controller", "helm-controller", "argocd-controller", "argocd-application-controller"}
 )
 
@@ -69,7 +70,8 @@ func input(t *testing.T, mutate func(map[string]string), obs ...observe.Observat
 		}
 	}
 	return &Input{DefaultBranch: "main", Head: head, Config: cfg, Snapshot: snap, PolicySum: HashBytes([]byte(files[cfg.Policy])),
-		Result: plan.Plan(obs, nil, snap, t0.Add(5*time.Minute)), Observations: obs, GitOpsManagers: managers, CommitKey: commitKey}
+		Result: plan.Plan(obs, nil, snap, t0.Add(5*time.Minute)), Observations: obs, GitOpsManagers: managers, CommitKey: commitKey,
+		Repo: testRepo}
 }
 
 // replicas is alice's audit-logged observation of redis-replicas in
@@ -96,7 +98,7 @@ func proposed(t *testing.T, in *Input, n int, sha string) forge.PullRequest {
 	}
 	p := in.Propose(&in.Result.WriteBacks[0])
 	m := in.Marker(p, []string{sha}, nil)
-	return forge.PullRequest{Number: n, Title: p.Title(), Body: p.Body(m), HeadRef: branchEast, HeadSHA: sha, BaseRef: "main",
+	return forge.PullRequest{Number: n, Title: p.Title(), Body: p.Body(Seal(m, commitKey, testRepo, n)), HeadRef: branchEast, HeadSHA: sha, BaseRef: "main",
 		State: forge.StateOpen, Mine: true, Labels: wantedLabels(in.Config, usEast, p.AutoMerge), AutoMergeEnabled: p.AutoMerge}
 }
 
@@ -108,7 +110,7 @@ func edit(t *testing.T, pr forge.PullRequest, f func(*Marker)) forge.PullRequest
 		t.Fatal("no marker")
 	}
 	f(m)
-	pr.Body = ReplaceMarker(pr.Body, m)
+	pr.Body = ReplaceMarker(pr.Body, Seal(m, commitKey, testRepo, pr.Number))
 	return pr
 }
 

@@ -73,6 +73,8 @@ type Marker struct {
 	// FollowUp is the state of the re-observation after a merge, for the
 	// follow-up stage ("", "proven", "reverted").
 	FollowUp string `json:"followUp,omitempty"`
+	// MAC authenticates the marker for its pull request (see markerMAC).
+	MAC string `json:"mac,omitempty"`
 }
 
 // MarkerChange is one accepted field of a write-back.
@@ -105,14 +107,20 @@ func (m *Marker) Encode() string {
 	return markerOpen + strings.TrimSpace(buf.String()) + markerClose
 }
 
-// ParseMarker finds and decodes the marker in a pull request body; ok is
+// ParseMarker finds and decodes the marker ending a pull request body,
+// without authenticating it (the bot reads markers with readMarker); ok is
 // false when there is none or it is not one this version reads.
 func ParseMarker(body string) (*Marker, bool) {
-	sub := markerRE.FindStringSubmatch(body)
-	if sub == nil {
+	all := markerRE.FindAllStringSubmatch(body, -1)
+	if len(all) == 0 {
 		return nil, false
 	}
-	dec := json.NewDecoder(strings.NewReader(sub[1]))
+	return decodeMarker(all[len(all)-1][1])
+}
+
+// decodeMarker decodes a marker's JSON.
+func decodeMarker(data string) (*Marker, bool) {
+	dec := json.NewDecoder(strings.NewReader(data))
 	dec.UseNumber()
 	var m Marker
 	if err := dec.Decode(&m); err != nil || m.Version != MarkerVersion || m.Fingerprint == "" || m.Branch == "" {
@@ -121,11 +129,12 @@ func ParseMarker(body string) (*Marker, bool) {
 	return &m, true
 }
 
-// ReplaceMarker swaps the marker in body for m's.
+// ReplaceMarker swaps the marker ending body (the last one) for m's.
 func ReplaceMarker(body string, m *Marker) string {
 	enc := m.Encode()
-	if markerRE.MatchString(body) {
-		return markerRE.ReplaceAllLiteralString(body, enc)
+	if all := markerRE.FindAllStringIndex(body, -1); len(all) > 0 {
+		last := all[len(all)-1]
+		return body[:last[0]] + enc + body[last[1]:]
 	}
 	return strings.TrimRight(body, "\n") + "\n\n" + enc + "\n"
 }

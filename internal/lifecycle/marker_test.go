@@ -74,7 +74,7 @@ func TestLongBody(t *testing.T) {
 	d := &writeBackDoc{wb: plan.WriteBack{Environment: usEast, Unit: "redis", Branch: branchEast, Receipts: []plan.File{big}}, cfg: &repoconfig.Config{}}
 	m := &Marker{Version: MarkerVersion, Branch: branchEast, Fingerprint: "sha256:ab"}
 	body := d.body(m)
-	if len(body) > 65_536 || !strings.Contains(body, "`.backflow/receipts/big.yaml`") {
+	if len(body) > 65_536 || !strings.Contains(body, "<code>.backflow/receipts/big.yaml</code>") {
 		t.Errorf("body of %d bytes", len(body))
 	}
 	if _, ok := ParseMarker(body); !ok {

@@ -65,8 +65,40 @@ func Title(env string, changes []MarkerChange) string {
 // maxTitle is the longest title GitHub accepts.
 const maxTitle = 256
 
-// maxBody keeps a pull request body under GitHub's 65,536 characters.
+// maxBody keeps a pull request, issue or comment body, or a check run's
+// summary or text, under GitHub's 65,536 characters (bytes count at least
+// as many).
 const maxBody = 60_000
+
+// maxText bounds one piece of text from outside (an intent, an actor, a
+// value, a reason) shown in a body: the full text is in the receipt.
+const maxText = 2_000
+
+// clip cuts s to maxText bytes at a character boundary, saying so.
+func clip(s string) string {
+	if len(s) <= maxText {
+		return s
+	}
+	i := maxText
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return fmt.Sprintf("%s… (%d more bytes, in the receipt)", s[:i], len(s)-i)
+}
+
+// fitBody keeps body under room bytes: past it, the body is cut at a line
+// break and a collapsed note says where the rest is.
+func fitBody(body string, room int, where string) string {
+	if len(body) <= room {
+		return body
+	}
+	note := fmt.Sprintf("\n<details><summary>%d more bytes are not shown</summary>\n\nGitHub limits a body to 65,536 characters: %s.\n\n</details>\n\n", len(body), where)
+	cut := max(room-len(note), 0)
+	if i := strings.LastIndexByte(body[:cut], '\n'); i >= 0 {
+		cut = i + 1
+	}
+	return body[:cut] + strings.Replace(note, fmt.Sprint(len(body)), fmt.Sprint(len(body)-cut), 1)
+}
 
 func objectName(key string) string {
 	if k, err := observe.ParseObjectKey(key); err == nil {
@@ -141,12 +173,12 @@ func (d *writeBackDoc) body(m *Marker) string {
 	b.WriteString("### Accepted changes\n\n")
 	b.WriteString("| object | field | value path | values file | from | to |\n| --- | --- | --- | --- | --- | --- |\n")
 	for _, c := range d.changes {
-		fmt.Fprintf(&b, "| `%s` | `%s` | `%s` | `%s` | `%s` | `%s` |\n", cell(c.Object), cell(c.Field), cell(c.ValuePath), cell(c.ValuesFile), cell(values.Format(c.From)), cell(values.Format(c.To)))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", code(c.Object), code(c.Field), code(c.ValuePath), code(c.ValuesFile), code(values.Format(c.From)), code(values.Format(c.To)))
 	}
 	b.WriteString("\n### Why it is accepted\n\n")
 	for _, dec := range decisionsOf(d.wb, d.decisions) {
-		fmt.Fprintf(&b, "**`%s`**\n\n", cell(dec.Object))
-		fmt.Fprintf(&b, "- actor: `%s` (role `%s`)\n", cell(dec.Actor), cell(dec.Role))
+		fmt.Fprintf(&b, "**%s**\n\n", code(dec.Object))
+		fmt.Fprintf(&b, "- actor: %s (role %s)\n", code(dec.Actor), code(dec.Role))
 		if o, ok := d.newest[dec.Object]; ok {
 			fmt.Fprintf(&b, "- attribution: %s (claimed %s, source %s)\n", cell(attributionOf(string(o.Change.Attribution))), cell(attributionOf(string(o.Change.Claimed))), cell(o.Source))
 		}
@@ -154,7 +186,7 @@ func (d *writeBackDoc) body(m *Marker) string {
 		fmt.Fprintf(&b, "- observed at: %s\n", dec.ObservedAt.UTC().Format(time.RFC3339))
 		fmt.Fprintf(&b, "- clusters observed: %s of %s's %s\n", listOrNone(d.observed[dec.Object]), d.wb.Environment, listOrNone(d.clusters))
 		if r := dec.Receipt; r != nil {
-			fmt.Fprintf(&b, "- matched rule: `%s` in `%s`: %s\n", cell(r.Spec.Authority.MatchedRule), cell(r.Spec.Authority.PolicyRef), cell(ruleReason(d.snap, dec.Role)))
+			fmt.Fprintf(&b, "- matched rule: %s in %s: %s\n", code(r.Spec.Authority.MatchedRule), code(r.Spec.Authority.PolicyRef), cell(ruleReason(d.snap, dec.Role)))
 		}
 		for _, reason := range dec.Reasons {
 			fmt.Fprintf(&b, "- %s\n", cell(reason))
@@ -173,12 +205,15 @@ func (d *writeBackDoc) body(m *Marker) string {
 		fmt.Fprintf(&receipts, "<details><summary>Receipt <code>%s</code></summary>\n\n```yaml\n%s```\n\n</details>\n\n", htmlEscape(f.Path), fence(string(f.Data)))
 	}
 	marker := m.Encode() + "\n"
+	head := fitBody(b.String(), maxBody-len(marker)-1_000, "the receipts in this pull request's commit carry every field, reason and intent")
+	b.Reset()
+	b.WriteString(head)
 	if b.Len()+receipts.Len()+len(marker) > maxBody {
 		// Too long for GitHub: the receipts are in the commit; name them.
 		receipts.Reset()
 		receipts.WriteString("The receipts are too long to show here; they are in this pull request's commit:\n\n")
 		for _, f := range d.wb.Receipts {
-			fmt.Fprintf(&receipts, "- `%s`\n", cell(f.Path))
+			fmt.Fprintf(&receipts, "- %s\n", code(f.Path))
 		}
 		receipts.WriteString("\n")
 	}
@@ -214,12 +249,21 @@ func listOrNone(xs []string) string {
 	return strings.Join(xs, ", ")
 }
 
-// cell keeps a value inside one Markdown table cell or list item.
+// cell keeps text that may come from anyone (an intent, an actor, a value,
+// a path) inside one Markdown table cell or list item, as text: on one line,
+// with the characters that could open an HTML comment or tag (<, >, &),
+// start or close a code span or block (`) or end a table cell (|) written as
+// HTML character references. No forged marker, comment or table row can
+// come out of it.
 func cell(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	s = strings.ReplaceAll(s, "`", "'")
-	return strings.Join(strings.Fields(s), " ")
+	return cellEscaper.Replace(clip(strings.Join(strings.Fields(s), " ")))
 }
+
+var cellEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "`", "&#96;", "|", "&#124;")
+
+// code is cell's text shown as code. An HTML code element, not a Markdown
+// code span: references inside it read as the characters they stand for.
+func code(s string) string { return "<code>" + cell(s) + "</code>" }
 
 func htmlEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
@@ -242,6 +286,15 @@ type checkResult struct {
 
 func (c checkResult) ok() bool { return len(c.violations) == 0 && c.checked > 0 }
 
+// escaped are the violations as Markdown text: they quote values and paths.
+func (c checkResult) escaped() []string {
+	out := make([]string, len(c.violations))
+	for i, v := range c.violations {
+		out[i] = cell(v)
+	}
+	return out
+}
+
 func (c checkResult) summary() string {
 	if c.ok() {
 		return fmt.Sprintf("%d receipt(s) verified against the default branch's policy", c.checked)
@@ -249,7 +302,7 @@ func (c checkResult) summary() string {
 	if c.checked == 0 {
 		return "no receipt to verify"
 	}
-	return fmt.Sprintf("%d violation(s): %s", len(c.violations), strings.Join(c.violations, "; "))
+	return fmt.Sprintf("%d violation(s): %s", len(c.violations), strings.Join(c.escaped(), "; "))
 }
 
 func (c checkResult) run(head string) forge.CheckRun {
@@ -259,9 +312,10 @@ func (c checkResult) run(head string) forge.CheckRun {
 	} else {
 		run.Conclusion, run.Title = forge.ConclusionFailure, "receipt refused"
 	}
-	run.Summary = c.summary()
+	where := "backflow verify lists every violation"
+	run.Summary = fitBody(c.summary(), maxBody, where)
 	if len(c.violations) > 0 {
-		run.Text = "- " + strings.Join(c.violations, "\n- ")
+		run.Text = fitBody("- "+strings.Join(c.escaped(), "\n- "), maxBody, where)
 	}
 	return run
 }

@@ -2,10 +2,12 @@ package localhub
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // loadIssue finds issue or pull request {number}; it answers 404 itself.
@@ -123,6 +125,9 @@ func (h *Hub) createIssue(c *call) {
 		c.invalid("Validation Failed", obj{"resource": "Issue", "field": "title", "code": "missing_field"})
 		return
 	}
+	if c.bodyTooLong("Issue", body.Body) {
+		return
+	}
 	now := h.now()
 	is := &issue{ID: h.st.newID(), Number: c.repo.NextNumber, Title: *body.Title, Body: body.Body, State: "open",
 		User: c.actor(), Assignees: body.Assignees, Created: now, Updated: now}
@@ -152,6 +157,9 @@ func (h *Hub) updateIssue(c *call) {
 	}
 	if body.State != nil && *body.State != "open" && *body.State != "closed" {
 		c.invalid("Validation Failed", obj{"resource": "Issue", "field": "state", "code": "invalid"})
+		return
+	}
+	if body.Body != nil && c.bodyTooLong("Issue", *body.Body) {
 		return
 	}
 	action := ""
@@ -348,9 +356,7 @@ func (h *Hub) createComment(c *call) {
 	if !ok {
 		return
 	}
-	// GitHub's limit on a comment body.
-	if len([]rune(text)) > 65536 {
-		c.invalid("Validation Failed", obj{"resource": "IssueComment", "field": "body", "code": "custom", "message": "body is too long (maximum is 65536 characters)"})
+	if c.bodyTooLong("IssueComment", text) {
 		return
 	}
 	now := h.now()
@@ -360,6 +366,20 @@ func (h *Hub) createComment(c *call) {
 	p["issue"], p["comment"] = h.renderIssue(c.repo, is), h.renderComment(c.repo, cm)
 	h.hooks.enqueue("issue_comment", "created", p)
 	c.json(http.StatusCreated, h.renderComment(c.repo, cm))
+}
+
+// MaxBodyChars is GitHub's limit on the body of an issue, a pull request
+// or a comment, in characters.
+const MaxBodyChars = 65536
+
+// bodyTooLong answers 422, as GitHub does, for a body over MaxBodyChars.
+func (c *call) bodyTooLong(resource, text string) bool {
+	if utf8.RuneCountInString(text) <= MaxBodyChars {
+		return false
+	}
+	c.invalid("Validation Failed", obj{"resource": resource, "field": "body", "code": "custom",
+		"message": fmt.Sprintf("body is too long (maximum is %d characters)", MaxBodyChars)})
+	return true
 }
 
 // decodeCommentBody reads a comment's request body, whose body must be
@@ -404,7 +424,7 @@ func (h *Hub) updateComment(c *call) {
 		return
 	}
 	text, ok := c.decodeCommentBody()
-	if !ok {
+	if !ok || c.bodyTooLong("IssueComment", text) {
 		return
 	}
 	cm.Body, cm.Updated = text, h.now()

@@ -386,6 +386,9 @@ func (h *Hub) createPull(c *call) {
 		c.invalid("Validation Failed", obj{"resource": "PullRequest", "field": "title", "code": "missing_field"})
 		return
 	}
+	if c.bodyTooLong("PullRequest", body.Body) {
+		return
+	}
 	headRef := body.Head
 	if owner, ref, ok := strings.Cut(body.Head, ":"); ok {
 		if !strings.EqualFold(owner, c.repo.Owner) {
@@ -439,6 +442,9 @@ func (h *Hub) updatePull(c *call) {
 	var actions []string
 	if body.State != nil && *body.State != "open" && *body.State != "closed" {
 		c.invalid("Validation Failed", obj{"resource": "PullRequest", "field": "state", "code": "invalid"})
+		return
+	}
+	if body.Body != nil && c.bodyTooLong("PullRequest", *body.Body) {
 		return
 	}
 	if body.Base != nil && *body.Base != is.Pull.BaseRef {

@@ -485,7 +485,7 @@ func parseObjectGlob(s string) (objectGlob, error) {
 	if g.segs[0] == "" || g.segs[1] == "" || strings.Contains(g.segs[0]+g.segs[1], "*") {
 		return objectGlob{}, fmt.Errorf("object %q: apiVersion and Kind must be given literally to be watched", s)
 	}
-	if IsSecretKind(g.segs[1]) {
+	if observe.IsSecretKind(g.segs[1]) {
 		return objectGlob{}, fmt.Errorf("object %q: Secrets are never observed", s)
 	}
 	return g, nil

@@ -1,0 +1,48 @@
+package lifecycle
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/backflow-dev/backflow/internal/forge"
+)
+
+func TestPullMarker(t *testing.T) {
+	in := &Input{CommitKey: commitKey, Repo: testRepo}
+	marker := func() *Marker {
+		return &Marker{Version: MarkerVersion, Branch: branchEast, Fingerprint: "sha256:ab", Commits: []string{"c1"}}
+	}
+	pull := func(body string) forge.PullRequest {
+		return forge.PullRequest{Number: 7, Body: body, Mine: true, State: forge.StateOpen, HeadRef: branchEast, HeadSHA: "c1"}
+	}
+	sealed := func(number int, repo string, edit func(*Marker)) string {
+		m := Seal(marker(), commitKey, repo, number)
+		if edit != nil {
+			edit(m)
+		}
+		return "text\n\n" + m.Encode() + "\n"
+	}
+	for _, tc := range []struct {
+		why  string
+		pr   forge.PullRequest
+		want error
+		ok   bool
+	}{
+		{"sealed for this pull request", pull(sealed(7, testRepo, nil)), nil, true},
+		{"no marker at all", pull("text"), nil, false},
+		{"edited after sealing", pull(sealed(7, testRepo, func(m *Marker) { m.Closed = ClosedSuperseded })), ErrMarkerForged, false},
+		{"copied from another pull request", pull(sealed(8, testRepo, nil)), ErrMarkerForged, false},
+		{"copied from another repository", pull(sealed(7, "acme/other", nil)), ErrMarkerForged, false},
+		{"written by someone else", pull(strings.Replace(sealed(7, testRepo, nil), `"mac":"`, `"mac":"00`, 1)), ErrMarkerForged, false},
+		{"an authentic marker quoted before a forged one", pull(sealed(7, testRepo, nil) + sealed(8, testRepo, nil)), ErrMarkerForged, false},
+		{"sealed before opening, on its own open head", pull(sealed(0, testRepo, nil)), nil, true},
+		{"sealed before opening, on another head", func() forge.PullRequest { p := pull(sealed(0, testRepo, nil)); p.HeadSHA = "c9"; return p }(), ErrMarkerForged, false},
+		{"sealed before opening, closed", func() forge.PullRequest { p := pull(sealed(0, testRepo, nil)); p.State = forge.StateClosed; return p }(), ErrMarkerForged, false},
+	} {
+		m, err := in.PullMarker(tc.pr)
+		if !errors.Is(err, tc.want) || (m != nil) != tc.ok {
+			t.Errorf("%s: marker %v, err %v; want ok %v, err %v", tc.why, m != nil, err, tc.ok, tc.want)
+		}
+	}
+}
