@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backflow-dev/backflow/internal/bot"
+	"github.com/backflow-dev/backflow/internal/app"
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/observe/source"
@@ -67,7 +67,7 @@ func TestCase16AuditJoinCarriesValue(t *testing.T) {
 	obsFile := filepath.Join(dir, "obs.yaml")
 	audit := &source.AuditLog{}
 	audit.Add(scaleEvent(t, "kofi-1", "kofi", 4, e.clock.Now().Add(-time.Minute)))
-	src := &source.Attributing{Source: &bot.PathSource{Cluster: usEastNode, Path: dir, Ceiling: observe.AttributionAsserted}, Log: audit}
+	src := &source.Attributing{Source: &app.PathSource{Cluster: usEastNode, Path: dir, Ceiling: observe.AttributionAsserted}, Log: audit}
 	b := e.newBot(a, src, forge.CommitGit)
 
 	laundered, mismatchReported, allowed := 0, 0, 0
