@@ -91,7 +91,7 @@ func LiveChanges(obj map[string]any, gitops, ignore []string) (LiveResult, error
 		if err != nil {
 			continue
 		}
-		live, found := lookupSegs(obj, segs)
+		live, found := yamlnode.Lookup(obj, segs)
 		if !found {
 			continue
 		}
@@ -247,26 +247,4 @@ func listItem(list []any, kind, raw string) int {
 		}
 	}
 	return -1
-}
-
-func lookupSegs(obj any, segs []yamlnode.Segment) (any, bool) {
-	cur := obj
-	for _, s := range segs {
-		if s.IsIndex {
-			list, ok := cur.([]any)
-			if !ok || s.Index >= len(list) {
-				return nil, false
-			}
-			cur = list[s.Index]
-			continue
-		}
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = m[s.Key]; !ok {
-			return nil, false
-		}
-	}
-	return cur, true
 }

@@ -148,28 +148,7 @@ func Lookup(tree any, path string) (any, bool) {
 	if err != nil {
 		return nil, false
 	}
-	cur := tree
-	for _, s := range segs {
-		switch x := cur.(type) {
-		case map[string]any:
-			if s.IsIndex {
-				return nil, false
-			}
-			v, ok := x[s.Key]
-			if !ok {
-				return nil, false
-			}
-			cur = v
-		case []any:
-			if !s.IsIndex || s.Index >= len(x) {
-				return nil, false
-			}
-			cur = x[s.Index]
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
+	return yamlnode.Lookup(tree, segs)
 }
 
 type yamlDoc struct {

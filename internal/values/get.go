@@ -36,28 +36,9 @@ func helmRead(src *source, index int) (any, error) {
 	return v, nil
 }
 
-// lookupValue follows path through a decoded tree.
+// lookupValue follows path through a decoded tree; a mapping it returns
+// has string keys.
 func lookupValue(tree any, path []yamlnode.Segment) (any, bool) {
-	cur := normalize(tree)
-	for _, s := range path {
-		switch x := cur.(type) {
-		case map[string]any:
-			if s.IsIndex {
-				return nil, false
-			}
-			v, ok := x[s.Key]
-			if !ok {
-				return nil, false
-			}
-			cur = normalize(v)
-		case []any:
-			if !s.IsIndex || s.Index >= len(x) {
-				return nil, false
-			}
-			cur = normalize(x[s.Index])
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
+	v, ok := yamlnode.Lookup(tree, path)
+	return normalize(v), ok
 }

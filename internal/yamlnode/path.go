@@ -164,3 +164,41 @@ func FormatPath(segs []Segment) string {
 	}
 	return b.String()
 }
+
+// Lookup follows segs through a decoded tree: mappings (map[string]any, or
+// map[any]any as yaml.v2 decodes them, whose keys are compared as
+// fmt.Sprint writes them) and lists ([]any). It reports false when a
+// segment names nothing: a missing key, an index past the end, a key of a
+// list or an index of a mapping, or a step into a scalar.
+func Lookup(tree any, segs []Segment) (any, bool) {
+	cur := tree
+	for _, s := range segs {
+		var ok bool
+		switch x := cur.(type) {
+		case map[string]any:
+			if s.IsIndex {
+				return nil, false
+			}
+			cur, ok = x[s.Key]
+		case map[any]any:
+			if s.IsIndex {
+				return nil, false
+			}
+			for k, v := range x {
+				if fmt.Sprint(k) == s.Key {
+					cur, ok = v, true
+					break
+				}
+			}
+		case []any:
+			if !s.IsIndex || s.Index >= len(x) {
+				return nil, false
+			}
+			cur, ok = x[s.Index], true
+		}
+		if !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}

@@ -107,3 +107,38 @@ func FuzzParsePath(f *testing.F) {
 		}
 	})
 }
+
+func TestLookup(t *testing.T) {
+	tree := map[string]any{
+		"a":    map[string]any{"b": []any{"x", map[string]any{"c": 4}}},
+		"v2":   map[any]any{80: "http", "k": nil},
+		"null": nil,
+	}
+	tests := []struct {
+		path string
+		want any
+		ok   bool
+		why  string
+	}{
+		{"a.b[1].c", 4, true, "keys and indexes together"},
+		{"a.b[0]", "x", true, "a list item"},
+		{"a.b[2]", nil, false, "an index past the end names nothing"},
+		{"a.b.c", nil, false, "a key of a list names nothing"},
+		{"a[0]", nil, false, "an index of a mapping names nothing"},
+		{"a.b[0].c", nil, false, "a step into a scalar names nothing"},
+		{"v2.80", "http", true, "yaml.v2 mappings are read by the key as written"},
+		{"v2.k", nil, true, "a null value is found"},
+		{"null.x", nil, false, "a step into null names nothing"},
+		{"missing", nil, false, "a missing key names nothing"},
+	}
+	for _, tt := range tests {
+		segs, err := ParsePath(tt.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := Lookup(tree, segs)
+		if ok != tt.ok || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: Lookup(%q) = %v, %v; want %v, %v", tt.why, tt.path, got, ok, tt.want, tt.ok)
+		}
+	}
+}
