@@ -493,11 +493,12 @@ func (in *Input) unit(env, name string) *repoconfig.Unit {
 	return nil
 }
 
-// desired is the unit's merged value at path on the default branch (later
-// values files override earlier ones, as Helm reads them).
+// desired is the unit's merged value at path on the default branch, merged
+// as the planner merges them (plan.MergeValues: later files override
+// earlier ones, a null deletes the key, as Helm reads them). A file that
+// cannot be read or parsed adds nothing.
 func (in *Input) desired(u *repoconfig.Unit, valuePath string) (any, bool) {
-	var v any
-	found := false
+	var trees []map[string]any
 	for _, file := range u.ValuesFiles {
 		data, ok := in.Snapshot.Files[file]
 		if !ok {
@@ -507,11 +508,9 @@ func (in *Input) desired(u *repoconfig.Unit, valuePath string) (any, bool) {
 		if err != nil {
 			continue
 		}
-		if x, ok := repoconfig.Lookup(tree, valuePath); ok {
-			v, found = x, true
-		}
+		trees = append(trees, tree)
 	}
-	return v, found
+	return repoconfig.Lookup(plan.MergeValues(trees), valuePath)
 }
 
 // EnvOf is the environment an observation belongs to: its own, or the one
