@@ -100,7 +100,7 @@ type SourceConfig struct {
 	// URL is polled over HTTP(S) with conditional requests.
 	URL string `yaml:"url"`
 	// Trust is the source's trust ceiling: unknown, asserted (the default),
-	// managed-fields or audit-log.
+	// managed-fields, admission or audit-log.
 	Trust string `yaml:"trust"`
 	// Timeout bounds one poll of a URL; zero means 10s.
 	Timeout Duration `yaml:"timeout"`
@@ -309,7 +309,7 @@ func (c *Config) validate() []string {
 			}
 			if s.Trust != "" {
 				if _, err := observe.ParseAttribution(s.Trust); err != nil {
-					fail(p+".trust", "want unknown, asserted, managed-fields or audit-log, got %q", s.Trust)
+					fail(p+".trust", "want unknown, asserted, managed-fields, admission or audit-log, got %q", s.Trust)
 				}
 			}
 			if s.MaxBytes < 0 {

@@ -33,12 +33,23 @@ const managedFieldsSlack = time.Second
 // not a person's change and do not count. events may hold events of other
 // objects; o is not modified.
 func Attribute(o Observation, events []AuditEvent) Observation {
-	return AttributeLive(o, events, nil)
+	return AttributeLive(o, events, nil, nil)
 }
 
-// AttributeLive is Attribute with the live object, when the caller has it,
-// to tell which list item a strategic merge patch's merge key names.
-func AttributeLive(o Observation, events []AuditEvent, live map[string]any) Observation {
+// AttributeAll is Attribute with confirmed admission records too: a field
+// whose live value a record of the same cluster set is attributed to the
+// record's user (attribution admission). Where an audit event and a record
+// both attribute a field they must name the same user, and so must records
+// confirmed by the same write (a forged review beside the real one), or
+// the field is unknown and its evidence names the disagreement. Where they
+// agree, the audit event's level holds.
+func AttributeAll(o Observation, events []AuditEvent, records []AdmissionRecord) Observation {
+	return AttributeLive(o, events, records, nil)
+}
+
+// AttributeLive is AttributeAll with the live object, when the caller has
+// it, to tell which list item a strategic merge patch's merge key names.
+func AttributeLive(o Observation, events []AuditEvent, records []AdmissionRecord, live map[string]any) Observation {
 	group, _ := SplitAPIVersion(o.Object.APIVersion)
 	resource := kindResource(o.Object.Kind)
 	var mine []*AuditEvent
@@ -48,6 +59,14 @@ func AttributeLive(o Observation, events []AuditEvent, live map[string]any) Obse
 			mine = append(mine, e)
 		}
 	}
+	var reviews []*AdmissionRecord
+	for i := range records {
+		r := &records[i]
+		if r.Cluster == o.Cluster && r.Object.Group == group && r.Object.Resource == resource &&
+			r.Object.Namespace == o.Object.Namespace && r.Object.Name == o.Object.Name && !r.Received.After(o.ObservedAt) {
+			reviews = append(reviews, r)
+		}
+	}
 	fields := make([]Field, len(o.Fields))
 	copy(fields, o.Fields)
 	o.Fields = fields
@@ -55,7 +74,7 @@ func AttributeLive(o Observation, events []AuditEvent, live map[string]any) Obse
 	var mismatches []string
 	for i := range o.Fields {
 		f := &o.Fields[i]
-		by, mismatch := attributeField(*f, o.ObservedAt, mine, live)
+		by, mismatch := attributeField(*f, o.ObservedAt, mine, reviews, live)
 		f.By = &by
 		if mismatch {
 			mismatches = append(mismatches, by.Evidence)
@@ -87,9 +106,10 @@ func AttributeLive(o Observation, events []AuditEvent, live map[string]any) Obse
 // apply wrote back to desired after a live change.
 const CauseForwardApply = "forward-apply"
 
-func attributeField(f Field, observedAt time.Time, events []*AuditEvent, live map[string]any) (c Change, mismatch bool) {
+func attributeField(f Field, observedAt time.Time, events []*AuditEvent, reviews []*AdmissionRecord, live map[string]any) (c Change, mismatch bool) {
 	segs, err := fieldSegs(f.Path)
 	var best *AuditEvent
+	var admitted []*AdmissionRecord
 	if err == nil {
 		for _, e := range events {
 			if e.Time.After(observedAt) || !setsField(e, f, segs, live) {
@@ -99,6 +119,18 @@ func attributeField(f Field, observedAt time.Time, events []*AuditEvent, live ma
 				best = e
 			}
 		}
+		admitted = admittedField(f, segs, reviews)
+	}
+	if len(admitted) > 0 {
+		// The audit event counts beside the records only when it set the
+		// value observed live: then both say who made the same change.
+		var agreeing *AuditEvent
+		if best != nil {
+			if w, known := best.writtenAt(segs, live); known && f.Holds(w) {
+				agreeing = best
+			}
+		}
+		return admissionChange(f, agreeing, admitted), false
 	}
 	if best != nil {
 		// The latest write explains the field only when it set the value
@@ -145,6 +177,91 @@ func valueMismatch(f Field, e *AuditEvent, w Written, known bool) string {
 	}
 	return fmt.Sprintf("value mismatch: %s is %s live, but the latest audited write, event %s (%s by %s), set %s",
 		f.Path, live, e.AuditID, e.Verb, e.User, w)
+}
+
+// admittedField returns the confirmed records that set f to its live value
+// in the latest write the watch confirmed for it: records confirmed at the
+// same resourceVersion are about the same change.
+func admittedField(f Field, segs []yamlnode.Segment, reviews []*AdmissionRecord) []*AdmissionRecord {
+	var out []*AdmissionRecord
+	for _, r := range reviews {
+		if !recordSets(r, f, segs) {
+			continue
+		}
+		switch {
+		case len(out) == 0 || newerVersion(r.ConfirmedVersion, out[0].ConfirmedVersion):
+			out = []*AdmissionRecord{r}
+		case r.ConfirmedVersion == out[0].ConfirmedVersion:
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// recordSets reports whether a confirmed field of r covers f and set it to
+// f's live value (or removed it where f is removed).
+func recordSets(r *AdmissionRecord, f Field, segs []yamlnode.Segment) bool {
+	for _, af := range r.Fields {
+		if !af.Confirmed || !covers(af.segs, segs) {
+			continue
+		}
+		if af.Removed {
+			if len(af.segs) == len(segs) && f.Holds(Written{Removed: true}) {
+				return true
+			}
+			continue
+		}
+		v, ok := valueAt(af.Value, segs[len(af.segs):])
+		if f.Holds(Written{Value: v, Removed: !ok}) {
+			return true
+		}
+	}
+	return false
+}
+
+// admissionChange is the change of a field that confirmed records set: their
+// user when they, and the audit event when there is one, all name the same
+// user; unknown, naming the disagreement, when they do not.
+func admissionChange(f Field, event *AuditEvent, records []*AdmissionRecord) Change {
+	first := records[0]
+	var claims []string
+	agree := true
+	for _, r := range records {
+		claims = append(claims, fmt.Sprintf("admission review %s says %s", r.ReviewUID, r.User))
+		if r.User != first.User {
+			agree = false
+		}
+	}
+	if event != nil {
+		claims = append(claims, fmt.Sprintf("audit event %s says %s", event.AuditID, event.User))
+		if event.User != first.User {
+			agree = false
+		}
+	}
+	if !agree {
+		return Change{Attribution: AttributionUnknown, Claimed: AttributionUnknown,
+			Evidence: fmt.Sprintf("the attributions of %s disagree: %s", f.Path, strings.Join(claims, "; "))}
+	}
+	var evidence []string
+	for _, r := range records {
+		evidence = append(evidence, admissionEvidence(r))
+	}
+	c := Change{Actor: first.User, Groups: append([]string(nil), first.Groups...), Attribution: AttributionAdmission,
+		Claimed: AttributionAdmission, At: first.Received}
+	if first.HasIntent {
+		c.Intent = first.Intent
+	}
+	if event != nil {
+		// The audit log names the same user: its level holds.
+		c.Attribution, c.Claimed, c.At = AttributionAuditLog, AttributionAuditLog, event.Time
+		c.Groups = append([]string(nil), event.Groups...)
+		evidence = append([]string{auditEvidence(event)}, evidence...)
+		if event.HasIntent {
+			c.Intent = event.Intent
+		}
+	}
+	c.Evidence = strings.Join(evidence, "; ")
+	return c
 }
 
 // setsField reports whether event e wrote field f.

@@ -341,7 +341,7 @@ func TestAttributeResolvesMergeKeysAgainstLive(t *testing.T) {
 	events := parseEvents(t, ev{id: "b", user: "bob", body: map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
 		"containers": []any{map[string]any{"name": "redis", "image": "redis:8"}}}}}}})
 	o := redisObservation(Field{Path: "spec.template.spec.containers[0].image", Live: "redis:8"}, Field{Path: "spec.template.spec.containers[1].image", Live: "busybox:2"})
-	got := AttributeLive(o, events, live)
+	got := AttributeLive(o, events, nil, live)
 	if got.Fields[0].By.Actor != "bob" || got.Fields[1].By.Actor != "" {
 		t.Errorf("actors %q, %q; want bob, unknown", got.Fields[0].By.Actor, got.Fields[1].By.Actor)
 	}

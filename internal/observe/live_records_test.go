@@ -70,7 +70,7 @@ func TestRealAPIServerRecords(t *testing.T) {
 	o := Observation{Source: SourceKubernetes, Cluster: "e2e", ObservedAt: time.Date(2026, 11, 29, 16, 18, 0, 0, time.UTC),
 		Object: ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"},
 		Change: Change{Attribution: AttributionUnknown, Claimed: AttributionUnknown}, Fields: live.Fields}
-	o = AttributeLive(o, res.Events, obj)
+	o = AttributeLive(o, res.Events, nil, obj)
 	byField := map[string]string{}
 	for _, f := range o.Fields {
 		byField[f.Path] = f.By.Actor + "@" + string(f.By.Attribution)

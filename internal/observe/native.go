@@ -107,7 +107,7 @@ func decodeChange(spec *mapping, ceiling Attribution) (Change, error) {
 	}
 	if level != "" {
 		if c.Claimed, err = ParseAttribution(level); err != nil {
-			return c, errAt(cm.vals["attribution"], "spec.change.attribution", "want unknown, asserted, managed-fields or audit-log")
+			return c, errAt(cm.vals["attribution"], "spec.change.attribution", "want unknown, asserted, managed-fields, admission or audit-log")
 		}
 	}
 	if c.Actor == "" && c.Claimed != AttributionUnknown {

@@ -3,7 +3,8 @@ package observe
 import "fmt"
 
 // Attribution is how far the identity behind a live change is believed. The
-// levels are ordered: unknown < asserted < managed-fields < audit-log.
+// levels are ordered: unknown < asserted < managed-fields < admission <
+// audit-log.
 type Attribution string
 
 // The attribution levels, weakest first.
@@ -14,6 +15,10 @@ const (
 	AttributionAsserted Attribution = "asserted"
 	// AttributionManagedFields: the field manager recorded in managedFields.
 	AttributionManagedFields Attribution = "managed-fields"
+	// AttributionAdmission: an authenticated user from an admission review
+	// the API server sent, confirmed by the watch seeing the value it
+	// recorded at a newer resourceVersion of the same object.
+	AttributionAdmission Attribution = "admission"
 	// AttributionAuditLog: an authenticated user from Kubernetes audit events.
 	AttributionAuditLog Attribution = "audit-log"
 )
@@ -23,7 +28,7 @@ const (
 const DefaultCeiling = AttributionAsserted
 
 // Attributions lists the levels, weakest first.
-var Attributions = []Attribution{AttributionUnknown, AttributionAsserted, AttributionManagedFields, AttributionAuditLog}
+var Attributions = []Attribution{AttributionUnknown, AttributionAsserted, AttributionManagedFields, AttributionAdmission, AttributionAuditLog}
 
 // Rank orders the levels (unknown is 0); it is -1 for anything else.
 func (a Attribution) Rank() int {
@@ -35,14 +40,14 @@ func (a Attribution) Rank() int {
 	return -1
 }
 
-// Valid reports whether a is one of the four levels.
+// Valid reports whether a is one of the levels.
 func (a Attribution) Valid() bool { return a.Rank() >= 0 }
 
-// ParseAttribution reads one of the four level names.
+// ParseAttribution reads one of the level names.
 func ParseAttribution(s string) (Attribution, error) {
 	a := Attribution(s)
 	if !a.Valid() {
-		return "", fmt.Errorf("attribution %q: want one of unknown, asserted, managed-fields, audit-log", s)
+		return "", fmt.Errorf("attribution %q: want one of unknown, asserted, managed-fields, admission, audit-log", s)
 	}
 	return a, nil
 }

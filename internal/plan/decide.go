@@ -138,7 +138,9 @@ func (p *planner) decide(g *group) Decision {
 	}
 	d.Outcome = Allow
 	d.Role = role
-	d.AutoMerge = o.Change.Attribution == observe.AttributionAuditLog
+	// Only an identity the API server authenticated merges unreviewed: the
+	// audit log's, or an admission record the watch confirmed.
+	d.AutoMerge = o.Change.Attribution == observe.AttributionAuditLog || o.Change.Attribution == observe.AttributionAdmission
 	for _, fs := range fields {
 		if !fs.matches[role].AutoMerge {
 			d.AutoMerge = false

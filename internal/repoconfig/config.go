@@ -103,7 +103,7 @@ type Chart struct {
 type Role struct {
 	Users       []string              `yaml:"users" json:"users,omitempty" jsonschema_description:"Actors (cluster user names) that hold the role."`
 	Groups      []string              `yaml:"groups" json:"groups,omitempty" jsonschema_description:"Groups whose members hold the role."`
-	Attribution []observe.Attribution `yaml:"attribution" json:"attribution,omitempty" jsonschema:"minItems=1" jsonschema_description:"Attribution levels accepted for the role's changes (a set, not a minimum): asserted, managed-fields, audit-log. Default [audit-log]."`
+	Attribution []observe.Attribution `yaml:"attribution" json:"attribution,omitempty" jsonschema:"minItems=1" jsonschema_description:"Attribution levels accepted for the role's changes (a set, not a minimum): asserted, managed-fields, admission, audit-log. Default [audit-log]."`
 }
 
 // PullRequests says how write-back pull requests look.

@@ -277,9 +277,9 @@ func (c *Config) validateRoles(k *checker) {
 			switch {
 			case a == observe.AttributionUnknown:
 				// Nobody can be authorized on the strength of nothing.
-				k.addf(ap, "unknown cannot be accepted: want asserted, managed-fields or audit-log")
+				k.addf(ap, "unknown cannot be accepted: want asserted, managed-fields, admission or audit-log")
 			case !a.Valid():
-				k.addf(ap, "%q: want asserted, managed-fields or audit-log", string(a))
+				k.addf(ap, "%q: want asserted, managed-fields, admission or audit-log", string(a))
 			}
 		}
 	}

@@ -46,7 +46,7 @@ type PushConfig struct {
 	TokenFile string `yaml:"tokenFile"`
 	TokenEnv  string `yaml:"tokenEnv"`
 	// Trust is the trust ceiling of pushed observations (unknown, asserted,
-	// managed-fields, audit-log); default asserted. The server passes it to
+	// managed-fields, admission, audit-log); default asserted. The server passes it to
 	// the observation sink without reading it.
 	Trust string `yaml:"trust"`
 	// Cluster, when set, is the cluster pushed documents are of: documents

@@ -165,13 +165,17 @@ type Reader interface {
 }
 
 // Attributing joins every observation a source yields with the audit
-// events (see observe.Attribute), so observations from any source (cub-scout's,
-// files, pushes, Kubernetes) can reach attribution audit-log.
+// events and the confirmed admission records (see observe.AttributeAll),
+// so observations from any source (cub-scout's, files, pushes, Kubernetes)
+// can reach attribution audit-log or admission.
 type Attributing struct {
 	// Source yields the observations.
 	Source Reader
 	// Log holds the audit events; its tailed files are refreshed first.
+	// Nil means none.
 	Log *AuditLog
+	// Admission holds the confirmed admission records; nil means none.
+	Admission *observe.AdmissionLog
 }
 
 // Name implements Reader.
@@ -179,11 +183,22 @@ func (a *Attributing) Name() string { return a.Source.Name() }
 
 // Read implements Reader.
 func (a *Attributing) Read(ctx context.Context) observe.Result {
-	errs := a.Log.Refresh()
+	var errs []error
+	if a.Log != nil {
+		errs = a.Log.Refresh()
+	}
 	res := a.Source.Read(ctx)
 	res.Errors = append(res.Errors, errs...)
 	for i, o := range res.Observations {
-		res.Observations[i] = observe.Attribute(o, a.Log.EventsOf(o.Object))
+		var events []observe.AuditEvent
+		if a.Log != nil {
+			events = a.Log.EventsOf(o.Object)
+		}
+		var records []observe.AdmissionRecord
+		if a.Admission != nil {
+			records = a.Admission.RecordsOf(o.Object)
+		}
+		res.Observations[i] = observe.AttributeAll(o, events, records)
 	}
 	return res
 }

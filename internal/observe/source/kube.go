@@ -86,6 +86,10 @@ type KubeSource struct {
 	// (with the live object at hand to resolve list items); without it,
 	// fields are attributed from managedFields alone.
 	Audit *AuditLog
+	// Admission, when set, is told each new resourceVersion the watch sees,
+	// to confirm the admission records waiting for it, and its confirmed
+	// records attribute the observations (see observe.AttributeAll).
+	Admission *observe.AdmissionLog
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// OnChange, when set, is called (from an informer goroutine) with the
@@ -280,6 +284,9 @@ func (s *KubeSource) changed(w *kubeWatch, old, obj any) {
 	if !matchAny(w.patterns, k) {
 		return
 	}
+	if s.Admission != nil {
+		s.Admission.Confirm(s.Cluster, u.Object)
+	}
 	s.cmu.Lock()
 	if s.changedAt == nil {
 		s.changedAt = map[string]time.Time{}
@@ -371,7 +378,7 @@ func (s *KubeSource) Read(ctx context.Context) observe.Result {
 				res.Errors = append(res.Errors, fmt.Errorf("cluster %s: %s: %w", s.Cluster, k, err))
 				continue
 			}
-			if wait := s.unsettled(string(u.GetUID()), t); wait > 0 && s.Audit != nil && o.Change.Attribution != observe.AttributionAuditLog && personChanged(o) {
+			if wait := s.unsettled(string(u.GetUID()), t); wait > 0 && s.Audit != nil && o.Change.Attribution.Rank() < observe.AttributionAdmission.Rank() && personChanged(o) {
 				// Reported now, the change would be judged without its
 				// author (and denied); the next cycle will have the event.
 				res.Ignored++
@@ -465,7 +472,11 @@ func (s *KubeSource) observeObject(u *unstructured.Unstructured, now time.Time) 
 	if s.Audit != nil {
 		events = s.Audit.EventsOf(k)
 	}
-	return observe.AttributeLive(o, events, u.Object), nil
+	var records []observe.AdmissionRecord
+	if s.Admission != nil {
+		records = s.Admission.RecordsOf(k)
+	}
+	return observe.AttributeLive(o, events, records, u.Object), nil
 }
 
 func unstructuredKey(u *unstructured.Unstructured) observe.ObjectKey {
