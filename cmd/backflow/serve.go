@@ -28,8 +28,14 @@ FILE is the bot config of "backflow run --once" plus a server: section
 (listen address, schedule, webhook secret file or variable, observation push
 secret or token and trust ceiling). It refuses to start without a webhook
 secret. Serves /webhook, /observations, /healthz, /readyz and /metrics; logs
-are JSON lines on stderr. SIGTERM or SIGINT stops accepting requests and
-lets running cycles finish within server.shutdownTimeout.`,
+are JSON lines on stderr. With an admission: section (listen, certFile,
+keyFile, optional clientCAFile, gitopsUsers, gitopsGroups, maxBytes, ttl) it
+also serves POST /admission, the validating admission webhook that records
+who changed which fields, on a TLS listener of its own: it always allows,
+and a record attributes a change (level admission) only once the watch
+sees the write carry the recorded values. SIGTERM or SIGINT stops
+accepting requests and lets running cycles finish within
+server.shutdownTimeout.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if configPath == "" {

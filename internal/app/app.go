@@ -124,12 +124,25 @@ func Serve(ctx context.Context, configPath string, logger *slog.Logger, listenin
 		return setup(err)
 	}
 	attach(srv)
+	admission, err := serveAdmission(cfg.Bot, logger)
+	if err != nil {
+		return setup(err)
+	}
 	ln, err := net.Listen("tcp", cfg.Server.Listen)
 	if err != nil {
+		if admission != nil {
+			admission.ln.Close()
+		}
 		return setup(err)
 	}
 	if listening != nil {
 		listening(ln.Addr(), srv)
+	}
+	if admission != nil {
+		done := make(chan error, 1)
+		actx, stop := context.WithCancel(ctx)
+		defer func() { stop(); <-done }()
+		go func() { done <- admission.run(actx) }()
 	}
 	return srv.Run(ctx, ln)
 }

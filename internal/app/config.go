@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -60,6 +61,9 @@ type Config struct {
 	Pacing Pacing `yaml:"pacing"`
 	// Audit attributes every source's observations from audit events.
 	Audit AuditConfig `yaml:"audit"`
+	// Admission serves the validating admission webhook (backflow serve)
+	// whose confirmed records attribute every source's observations.
+	Admission AdmissionConfig `yaml:"admission"`
 	// Server is the section of backflow serve (listen address, schedule,
 	// webhook secret), kept as it was written: the server reads it, with
 	// its own strict rules.
@@ -69,6 +73,8 @@ type Config struct {
 	dir string
 	// audit is the audit event store, built by AuditLog.
 	audit *source.AuditLog
+	// admission is the admission record store, built by AdmissionLog.
+	admission *observe.AdmissionLog
 }
 
 // GitHub says how to authenticate as the App and where its API is.
@@ -153,6 +159,36 @@ type AuditWebhook struct {
 
 // Enabled reports whether the webhook is configured.
 func (w AuditWebhook) Enabled() bool { return w != AuditWebhook{} }
+
+// AdmissionConfig is the validating admission webhook of backflow serve:
+// POST /admission on a TLS listener of its own.
+type AdmissionConfig struct {
+	// Listen is host:port of the TLS listener, ":8443" when unset.
+	Listen string `yaml:"listen"`
+	// CertFile and KeyFile are the serving certificate and key (PEM), as
+	// cert-manager's or a kubernetes.io/tls Secret is mounted. Required.
+	CertFile string `yaml:"certFile"`
+	KeyFile  string `yaml:"keyFile"`
+	// ClientCAFile, when set, requires API server client certificates
+	// signed by it (self-managed API servers that present one).
+	ClientCAFile string `yaml:"clientCAFile"`
+	// GitOpsUsers and GitOpsGroups are the GitOps controllers' identities
+	// (system:serviceaccount:flux-system:helm-controller, say): their
+	// writes are desired state, not recorded as changes.
+	GitOpsUsers  []string `yaml:"gitopsUsers"`
+	GitOpsGroups []string `yaml:"gitopsGroups"`
+	// MaxBytes caps one review; zero means 4 MiB.
+	MaxBytes int64 `yaml:"maxBytes"`
+	// TTL is how long a record waits for the watch to confirm it; zero
+	// means 2m.
+	TTL Duration `yaml:"ttl"`
+}
+
+// Enabled reports whether the webhook is configured.
+func (a AdmissionConfig) Enabled() bool { return !reflect.ValueOf(a).IsZero() }
+
+// DefaultAdmissionListen is the admission listener's address when unset.
+const DefaultAdmissionListen = ":8443"
 
 // Pacing tunes how the forge adapter spends GitHub's request budget.
 type Pacing struct {
@@ -330,6 +366,31 @@ func (c *Config) validate() []string {
 			fail("audit.webhook", "a bearer token (tokenFile or tokenEnv) or a secret (secretFile or secretEnv) is required")
 		case w.MaxBytes < 0:
 			fail("audit.webhook.maxBytes", "must be positive")
+		}
+	}
+	if a := c.Admission; a.Enabled() {
+		switch {
+		case a.CertFile == "" || a.KeyFile == "":
+			fail("admission", "certFile and keyFile are required: the webhook is served over TLS only")
+		case a.MaxBytes < 0:
+			fail("admission.maxBytes", "must be positive")
+		case a.TTL.Duration < 0:
+			fail("admission.ttl", "must be positive")
+		}
+		if a.Listen != "" {
+			if _, _, err := net.SplitHostPort(a.Listen); err != nil {
+				fail("admission.listen", "want host:port: %v", err)
+			}
+		}
+		for i, u := range a.GitOpsUsers {
+			if strings.TrimSpace(u) == "" {
+				fail(fmt.Sprintf("admission.gitopsUsers[%d]", i), "empty")
+			}
+		}
+		for i, g := range a.GitOpsGroups {
+			if strings.TrimSpace(g) == "" {
+				fail(fmt.Sprintf("admission.gitopsGroups[%d]", i), "empty")
+			}
 		}
 	}
 	for i, m := range c.GitOpsManagers {

@@ -1,7 +1,11 @@
 package app
 
 import (
+	"context"
+	"crypto/tls"
+	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync/atomic"
 
@@ -44,4 +48,45 @@ func serveLive(c *Config, sources []bot.Source, logger *slog.Logger) (routes map
 	h := &source.AuditHandler{Log: c.AuditLog(), Token: string(token), Secret: secret, MaxBytes: w.MaxBytes,
 		Logger: logger, Accepted: func(int) { request() }}
 	return map[string]http.Handler{"POST /audit": h}, attach, nil
+}
+
+// admissionListener is the admission webhook's own TLS listener, bound
+// before the server starts so that a taken port fails the start.
+type admissionListener struct {
+	ln      net.Listener
+	handler http.Handler
+	tls     *tls.Config
+	logger  *slog.Logger
+}
+
+// serveAdmission binds the admission listener when admission is
+// configured; nil when it is not.
+func serveAdmission(c *Config, logger *slog.Logger) (*admissionListener, error) {
+	a := c.Admission
+	if !a.Enabled() {
+		return nil, nil
+	}
+	cfg, err := server.AdmissionTLS{CertFile: c.Resolve(a.CertFile), KeyFile: c.Resolve(a.KeyFile), ClientCAFile: c.Resolve(a.ClientCAFile)}.Config()
+	if err != nil {
+		return nil, err
+	}
+	addr := a.Listen
+	if addr == "" {
+		addr = DefaultAdmissionListen
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("admission.listen: %w", err)
+	}
+	h := &source.AdmissionHandler{Log: c.AdmissionLog(), MaxBytes: a.MaxBytes, Logger: logger,
+		Options: observe.AdmissionOptions{GitOpsUsers: a.GitOpsUsers, GitOpsGroups: a.GitOpsGroups}}
+	return &admissionListener{ln: ln, handler: h, tls: cfg, logger: logger}, nil
+}
+
+func (a *admissionListener) run(ctx context.Context) error {
+	err := server.ServeAdmission(ctx, a.ln, a.handler, a.tls, a.logger)
+	if err != nil {
+		a.logger.Error("admission listener", "err", err)
+	}
+	return err
 }

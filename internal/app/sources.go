@@ -14,10 +14,11 @@ import (
 )
 
 // Sources builds the observation sources the config lists, in cluster
-// order. With audit events configured, every source's observations are
-// attributed from them.
+// order. With audit events or admission records configured, every
+// source's observations are attributed from them.
 func (c *Config) Sources() []bot.Source {
 	audit := c.AuditLog()
+	admission := c.AdmissionLog()
 	var out []bot.Source
 	for _, cluster := range slices.Sorted(maps.Keys(c.Observations)) {
 		for _, s := range c.Observations[cluster] {
@@ -28,15 +29,15 @@ func (c *Config) Sources() []bot.Source {
 				k := s.Kube
 				cfg := &source.KubeConfig{Kubeconfig: c.Resolve(k.Kubeconfig), Context: k.Context, InCluster: k.InCluster}
 				out = append(out, &source.KubeSource{Cluster: cluster, Config: cfg, Objects: k.Objects,
-					GitOpsManagers: c.Managers(), IgnoreManagers: k.IgnoreManagers, Resync: k.Resync.Duration, Audit: audit})
+					GitOpsManagers: c.Managers(), IgnoreManagers: k.IgnoreManagers, Resync: k.Resync.Duration, Audit: audit, Admission: admission})
 				continue
 			case s.URL != "":
 				src = &HTTPSource{Cluster: cluster, Poller: &source.HTTPSource{URL: s.URL, Timeout: s.Timeout.Duration, MaxBytes: s.MaxBytes, Ceiling: ceiling}}
 			default:
 				src = &PathSource{Cluster: cluster, Path: c.Resolve(s.Path), Ceiling: ceiling, MaxBytes: s.MaxBytes}
 			}
-			if audit != nil {
-				src = &source.Attributing{Source: src, Log: audit}
+			if audit != nil || admission != nil {
+				src = &source.Attributing{Source: src, Log: audit, Admission: admission}
 			}
 			out = append(out, src)
 		}
@@ -58,6 +59,19 @@ func (c *Config) AuditLog() *source.AuditLog {
 		}
 	}
 	return c.audit
+}
+
+// AdmissionLog is the store of admission records every source is joined
+// with, confirmed by the clusters' watches. It is built once; nil when the
+// webhook is not configured.
+func (c *Config) AdmissionLog() *observe.AdmissionLog {
+	if !c.Admission.Enabled() {
+		return nil
+	}
+	if c.admission == nil {
+		c.admission = &observe.AdmissionLog{TTL: c.Admission.TTL.Duration}
+	}
+	return c.admission
 }
 
 // PathSource reads a file or a folder of observation documents each cycle.

@@ -78,10 +78,11 @@ func startHub(t *testing.T, bin, webhookURL string) endpoints {
 }
 
 // serveConfig writes backflow serve's config: the App at the local hub, the
-// cluster watched directly with the backflow identity, the audit log file
-// and webhook, and a schedule slow enough that only the watch and the
-// webhook start timely cycles.
-func serveConfig(t *testing.T, ep endpoints, c *cluster, listen, auditToken string) string {
+// cluster watched directly with the backflow identity, how live changes are
+// attributed (attribution: the audit: or admission: section, whose relative
+// paths name files written beside the config), and a schedule slow enough
+// that only the watch and the webhooks start timely cycles.
+func serveConfig(t *testing.T, ep endpoints, c *cluster, listen, attribution string, files map[string][]byte) string {
 	t.Helper()
 	base := ep.APIURL
 	if !strings.HasSuffix(base, "/") {
@@ -103,10 +104,7 @@ observations:
         kubeconfig: %s
         context: %s
         objects: ["apps/v1|StatefulSet|%s|redis-*"]
-audit:
-  logFiles: [%s]
-  webhook:
-    tokenFile: audit-token
+%s
 server:
   listen: %s
   schedule: "@every 30s"
@@ -114,10 +112,12 @@ server:
   webhook:
     secretFile: %s
 `, ep.AppID, ep.PrivateKeyPath, base, ep.GraphQLURL, ep.GitURL, repoName, gitopsManager,
-		c.kubeconfig, userBackflow, namespace, c.auditLog, listen, ep.WebhookSecretPath)
+		c.kubeconfig, userBackflow, namespace, strings.TrimSpace(attribution), listen, ep.WebhookSecretPath)
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "audit-token"), []byte(auditToken+"\n"), 0o600); err != nil {
-		t.Fatal(err)
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	p := filepath.Join(dir, "backflow.yaml")
 	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {

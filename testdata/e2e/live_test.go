@@ -124,7 +124,8 @@ func TestLiveRoundTrip(t *testing.T) {
 	if n := replicas(t, c, "redis-replicas"); n != 3 {
 		t.Fatalf("after the first forward apply redis-replicas has %d replicas, want 3", n)
 	}
-	serveLog := startServe(t, bin, serveConfig(t, ep, c, listen, auditToken), listen)
+	audit := fmt.Sprintf("audit:\n  logFiles: [%s]\n  webhook:\n    tokenFile: audit-token\n", c.auditLog)
+	serveLog := startServe(t, bin, serveConfig(t, ep, c, listen, audit, map[string][]byte{"audit-token": []byte(auditToken + "\n")}), listen)
 	t.Logf("timing: harness start %s (etcd and kube-apiserver ready in %s; then localhub, the first forward apply and backflow serve)",
 		time.Since(start).Round(time.Millisecond), clusterReady.Round(time.Millisecond))
 
@@ -188,27 +189,7 @@ func TestLiveRoundTrip(t *testing.T) {
 		}
 		return nil
 	})
-	policy, err := h.file(t, policyRel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The receipt names the policy by its path in the repository, as
-	// verify reads it from a checkout.
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, ".github"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, policyRel), policy, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "receipt.proven.yaml"), []byte(receipts[0]), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	verify := exec.Command(bin, "verify", "--policy", policyRel, "receipt.proven.yaml")
-	verify.Dir = dir
-	if out, err := verify.CombinedOutput(); err != nil {
-		t.Fatalf("backflow verify refused the proven receipt: %v\n%s\n%s", err, out, receipts[0])
-	}
+	verifyReceipt(t, h, bin, receipts[0])
 	for _, want := range []string{"status: proven", "actor: alice"} {
 		if !strings.Contains(receipts[0], want) {
 			t.Errorf("the proven receipt lacks %q:\n%s", want, receipts[0])
@@ -361,5 +342,30 @@ func assertNothingWritten(t *testing.T, h *hubClient, pullCount int, values []by
 	}
 	if !bytes.Equal(now, values) {
 		t.Errorf("a denied change edited main's values file:\n%s", now)
+	}
+}
+
+// verifyReceipt runs backflow verify on a proven receipt, with the policy
+// at its path in the repository as a checkout holds it.
+func verifyReceipt(t *testing.T, h *hubClient, bin, receipt string) {
+	t.Helper()
+	policy, err := h.file(t, policyRel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".github"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, policyRel), policy, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "receipt.proven.yaml"), []byte(receipt), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	verify := exec.Command(bin, "verify", "--policy", policyRel, "receipt.proven.yaml")
+	verify.Dir = dir
+	if out, err := verify.CombinedOutput(); err != nil {
+		t.Fatalf("backflow verify refused the proven receipt: %v\n%s\n%s", err, out, receipt)
 	}
 }

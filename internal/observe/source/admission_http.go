@@ -1,0 +1,93 @@
+package source
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/observe"
+)
+
+// DefaultAdmissionMaxBytes caps one POST /admission body: a review carries
+// the object twice (old and new), and the API server caps an object at
+// about 1.5 MiB.
+const DefaultAdmissionMaxBytes = 4 << 20
+
+// AdmissionHandler serves POST /admission: the API server's validating
+// admission webhook. It always allows (backflow only watches): every
+// answer is allowed: true, echoing the request uid when the body carries
+// one, so it never blocks a change, whatever the body. Reviews of changes
+// are kept in Log, to be confirmed by the watch. It logs nothing of a
+// review beyond the object's key, the user and the field names. It is
+// meant to be served only over TLS, on a listener of its own.
+type AdmissionHandler struct {
+	// Log keeps the records.
+	Log *observe.AdmissionLog
+	// Options say which reviews are not changes (GitOps controllers).
+	Options observe.AdmissionOptions
+	// MaxBytes caps the body; zero means DefaultAdmissionMaxBytes.
+	MaxBytes int64
+	// Logger receives one line per review; nil discards.
+	Logger *slog.Logger
+	// Now is the clock of the durations logged; nil means time.Now.
+	Now func() time.Time
+}
+
+// ServeHTTP implements http.Handler.
+func (h *AdmissionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	now := h.Now
+	if now == nil {
+		now = time.Now
+	}
+	start := now()
+	log := h.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	max := h.MaxBytes
+	if max <= 0 {
+		max = DefaultAdmissionMaxBytes
+	}
+	answer := func(uid string) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(observe.AdmissionAllow(uid))
+	}
+	if r.TLS == nil {
+		// Only the TLS listener carries reviews; allowed all the same.
+		log.Warn("admission review refused", "reason", "not over TLS")
+		answer("")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	if err != nil {
+		reason := "unreadable body"
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			reason = "body too large"
+		}
+		log.Warn("admission review refused", "reason", reason, "max", max)
+		answer("")
+		return
+	}
+	rv, err := observe.ParseAdmissionReview(body, h.Options)
+	took := func() int64 { return now().Sub(start).Microseconds() }
+	switch {
+	case err != nil:
+		log.Warn("admission review refused", "reason", err.Error(), "duration_us", took())
+	case rv.Record == nil:
+		log.Info("admission review", "skipped", rv.Skipped, "duration_us", took())
+	default:
+		rec := rv.Record
+		kept := h.Log.Add(*rec)
+		log.Info("admission review", "object", rec.Object.String(), "uid", rec.UID, "user", rec.User,
+			"fields", rec.FieldPaths(), "kept", kept, "duration_us", took())
+	}
+	answer(rv.UID)
+}
