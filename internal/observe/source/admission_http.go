@@ -89,5 +89,10 @@ func (h *AdmissionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		log.Info("admission review", "object", rec.Object.String(), "uid", rec.UID, "user", rec.User,
 			"fields", rec.FieldPaths(), "kept", kept, "duration_us", took())
 	}
-	answer(rv.UID)
+	uid := rv.UID
+	if uid == "" {
+		// A body refused before its uid was read may still carry one.
+		uid = AdmissionUID(body)
+	}
+	answer(uid)
 }
