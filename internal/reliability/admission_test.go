@@ -144,7 +144,9 @@ func TestCase16AdmissionHostileInput(t *testing.T) {
 	foreign := stranger.leaf(t, x509.ExtKeyUsageClientAuth, now.Add(-time.Hour), now.Add(time.Hour))
 	serverOnly := clients.leaf(t, x509.ExtKeyUsageServerAuth, now.Add(-time.Hour), now.Add(time.Hour))
 	valid := admissionBody
-	certs := func(c tls.Certificate) func() []tls.Certificate { return func() []tls.Certificate { return []tls.Certificate{c} } }
+	certs := func(c tls.Certificate) func() []tls.Certificate {
+		return func() []tls.Certificate { return []tls.Certificate{c} }
+	}
 	uidOf := func(i int) string { return fmt.Sprintf("uid-%d", i) }
 	cases := []hostileReview{
 		{name: "no client certificate", body: func(i int) []byte { return valid(uidOf(i)) }},
