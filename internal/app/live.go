@@ -78,7 +78,21 @@ func serveAdmission(c *Config, logger *slog.Logger) (*admissionListener, error) 
 	if err != nil {
 		return nil, fmt.Errorf("admission.listen: %w", err)
 	}
-	h := &source.AdmissionHandler{Log: c.AdmissionLog(), MaxBytes: a.MaxBytes, Logger: logger,
+	log := c.AdmissionLog()
+	log.OnConfirm = func(r observe.AdmissionRecord) {
+		var fields []string
+		for _, f := range r.Fields {
+			if f.Confirmed {
+				fields = append(fields, f.Path)
+			}
+		}
+		// Who changed which fields, at which level: the check that
+		// attribution works on a cluster. Names only, never values.
+		logger.Info("attributed", "cluster", r.Cluster, "object", r.Object.String(), "fields", fields,
+			"actor", r.User, "groups", r.Groups, "attribution", string(observe.AttributionAdmission),
+			"review", r.ReviewUID, "resourceVersion", r.ConfirmedVersion)
+	}
+	h := &source.AdmissionHandler{Log: log, MaxBytes: a.MaxBytes, Logger: logger,
 		Options: observe.AdmissionOptions{GitOpsUsers: a.GitOpsUsers, GitOpsGroups: a.GitOpsGroups}}
 	return &admissionListener{ln: ln, handler: h, tls: cfg, logger: logger}, nil
 }

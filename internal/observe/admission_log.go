@@ -43,6 +43,9 @@ type AdmissionLog struct {
 	MaxConfirmed int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// OnConfirm, when set, is told each record the watch confirmed, after
+	// the fact (to log who changed which fields at level admission).
+	OnConfirm func(AdmissionRecord)
 
 	mu        sync.Mutex
 	pending   map[string][]*AdmissionRecord // object uid -> waiting records
@@ -126,9 +129,19 @@ func (l *AdmissionLog) expireLocked(now time.Time) {
 // reviewed at are settled against it. It returns how many records it
 // confirmed.
 func (l *AdmissionLog) Confirm(cluster string, obj map[string]any) int {
+	confirmed := l.confirm(cluster, obj)
+	if l.OnConfirm != nil {
+		for _, r := range confirmed {
+			l.OnConfirm(r)
+		}
+	}
+	return len(confirmed)
+}
+
+func (l *AdmissionLog) confirm(cluster string, obj map[string]any) []AdmissionRecord {
 	uid, rv := metaString(obj, "uid"), metaString(obj, "resourceVersion")
 	if uid == "" || rv == "" {
-		return 0
+		return nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -137,7 +150,7 @@ func (l *AdmissionLog) Confirm(cluster string, obj map[string]any) int {
 	prev, known := l.seen[uid]
 	if known && prev == rv {
 		// The same version again (a re-list): not a write.
-		return 0
+		return nil
 	}
 	if l.seen == nil {
 		l.seen = map[string]string{}
@@ -145,9 +158,9 @@ func (l *AdmissionLog) Confirm(cluster string, obj map[string]any) int {
 	l.seen[uid] = rv
 	rs := l.pending[uid]
 	if len(rs) == 0 {
-		return 0
+		return nil
 	}
-	n := 0
+	var out []AdmissionRecord
 	kept := rs[:0]
 	for _, r := range rs {
 		switch {
@@ -179,14 +192,14 @@ func (l *AdmissionLog) Confirm(cluster string, obj map[string]any) int {
 		}
 		r.Cluster, r.ConfirmedAt, r.ConfirmedVersion = cluster, now, rv
 		l.keepLocked(r)
-		n++
+		out = append(out, *r)
 	}
 	if len(kept) == 0 {
 		delete(l.pending, uid)
 	} else {
 		l.pending[uid] = kept
 	}
-	return n
+	return out
 }
 
 func (l *AdmissionLog) keepLocked(r *AdmissionRecord) {

@@ -358,6 +358,13 @@ func TestAdmissionRoundTrip(t *testing.T) {
 			t.Errorf("pull request #%d does not name %q:\n%s", pr.Number, want, pr.Body)
 		}
 	}
+	// What an operator checks on a cluster: backflow's log names who it
+	// attributed the change to, and at which level.
+	attributed := admissionLines(t, serveLog, `"msg":"attributed"`)
+	if len(attributed) != 1 || !bytes.Contains(attributed[0], []byte(`"actor":"alice"`)) ||
+		!bytes.Contains(attributed[0], []byte(`"attribution":"admission"`)) || !bytes.Contains(attributed[0], []byte(`"fields":["spec.replicas"]`)) {
+		t.Errorf("backflow serve's attributed lines: %s", bytes.Join(attributed, []byte("\n")))
+	}
 	eventually(t, stepTimeout, "the pre-authorized pull request merged", func() error {
 		pulls, err := h.pulls(t)
 		if err != nil {
