@@ -34,6 +34,10 @@ func TestParseConfig(t *testing.T) {
 		{"alias", "aliases are refused, so no alias bomb expands", "version: 1\ngithub: &g\n  appId: 7\n  privateKeyEnv: KEY\nrepositories: *g\n", "aliases are not allowed"},
 		{"server section", "backflow serve's section is carried, not checked here", minimalConfig + "server:\n  listen: :8080\n", ""},
 		{"empty", "an empty file is not a config", "", "empty file"},
+		{"admission without TLS", "the webhook is served over TLS only", minimalConfig + "admission:\n  listen: :8443\n", "admission: certFile and keyFile are required"},
+		{"admission listen", "the listener is host:port", minimalConfig + "admission:\n  listen: \"8443\"\n  certFile: c\n  keyFile: k\n", "admission.listen: want host:port"},
+		{"admission identity", "an empty GitOps identity would match nobody's intent", minimalConfig + "admission:\n  certFile: c\n  keyFile: k\n  gitopsUsers: [\" \"]\n", "admission.gitopsUsers[0]: empty"},
+		{"admission", "a complete admission section", minimalConfig + "admission:\n  certFile: c\n  keyFile: k\n  gitopsUsers: [flux]\n  ttl: 1m\n", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
