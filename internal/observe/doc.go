@@ -2,14 +2,15 @@
 // ObjectStateObserved document per object, and triggers to look at an
 // object again) and the pure readers that build it from bytes: backflow's
 // own documents, cub-scout's trace-diff and watch outputs, Kubernetes audit
-// events and an object's managedFields. It lowers every claimed attribution
-// to the trust ceiling of the source it came from, and joins audit events
-// to observations so that each changed field is attributed to the
-// authenticated user who set it.
+// events, admission reviews and an object's managedFields. It lowers every
+// claimed attribution to the trust ceiling of the source it came from, and
+// joins audit events and watch-confirmed admission records to observations
+// so that each changed field is attributed to the authenticated user who
+// set it.
 //
 // It decides nothing and does no I/O: it must not know about policies,
 // repository configuration, GitHub or git, and must not import client-go,
 // net/http or the file system. The sources that fetch what it reads (the
-// Kubernetes watch, audit-log tailing, the audit webhook, HTTP polling,
-// files) live in observe/source.
+// Kubernetes watch, audit-log tailing, the audit and admission webhooks,
+// HTTP polling, files) live in observe/source.
 package observe

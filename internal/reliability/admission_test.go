@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/observe/source"
 	"github.com/backflow-dev/backflow/internal/server"
 )
 
@@ -128,7 +129,7 @@ func TestCase16AdmissionHostileInput(t *testing.T) {
 	}
 	const maxBytes = 64 << 10
 	log := &observe.AdmissionLog{}
-	h := &observe.AdmissionHandler{Log: log, MaxBytes: maxBytes}
+	h := &source.AdmissionHandler{Log: log, MaxBytes: maxBytes}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -92,7 +92,7 @@ func (h *AdmissionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	uid := rv.UID
 	if uid == "" {
 		// A body refused before its uid was read may still carry one.
-		uid = AdmissionUID(body)
+		uid = observe.AdmissionUID(body)
 	}
 	answer(uid)
 }

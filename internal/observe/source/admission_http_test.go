@@ -1,4 +1,4 @@
-package observe
+package source
 
 import (
 	"bytes"
@@ -7,9 +7,24 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/backflow-dev/backflow/internal/observe"
 )
+
+// readReview reads an AdmissionReview body the real API server sent (see
+// internal/observe/testdata/admission/SOURCES.md).
+func readReview(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "admission", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
 
 func postReview(h http.Handler, body []byte, overTLS bool) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(http.MethodPost, "/admission", bytes.NewReader(body))
@@ -37,8 +52,8 @@ func allowedUID(t *testing.T, w *httptest.ResponseRecorder) string {
 
 func TestAdmissionHandler(t *testing.T) {
 	var logs bytes.Buffer
-	l := &AdmissionLog{}
-	h := &AdmissionHandler{Log: l, Options: gitopsOpts, MaxBytes: 64 << 10, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
+	l := &observe.AdmissionLog{}
+	h := &AdmissionHandler{Log: l, Options: observe.AdmissionOptions{GitOpsUsers: []string{"flux"}}, MaxBytes: 64 << 10, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
 	smp := readReview(t, "strategic-merge-patch")
 	cases := []struct {
 		why     string
@@ -57,7 +72,7 @@ func TestAdmissionHandler(t *testing.T) {
 	for _, c := range cases {
 		w := postReview(h, c.body, c.overTLS)
 		uid := allowedUID(t, w)
-		if want := AdmissionUID(c.body); c.overTLS && len(c.body) < 64<<10 && uid != want {
+		if want := observe.AdmissionUID(c.body); c.overTLS && len(c.body) < 64<<10 && uid != want {
 			t.Errorf("%s: uid %q, want %q", c.why, uid, want)
 		}
 		if st := l.Stats(); st.Pending != c.kept {
