@@ -12,7 +12,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/backflow-dev/backflow/internal/bot"
+	"github.com/backflow-dev/backflow/internal/app"
 )
 
 // readDocs reads every YAML document of a manifest file.
@@ -106,7 +106,7 @@ func TestAdmissionManifests(t *testing.T) {
 	}
 	mount := dig(t, pod, "containers", 0, "volumeMounts", 0, "mountPath").(string)
 	text := dig(t, byKind["ConfigMap patch"], "data", "config.yaml").(string)
-	bc, err := bot.ParseConfig("deploy/admission config.yaml", []byte(text))
+	bc, err := app.ParseConfig("deploy/admission config.yaml", []byte(text))
 	if err != nil {
 		t.Fatalf("the admission config is not a valid bot config: %v", err)
 	}
@@ -116,10 +116,7 @@ func TestAdmissionManifests(t *testing.T) {
 	if !strings.HasSuffix(bc.Admission.Listen, ":8443") || dig(t, pod, "containers", 0, "ports", 0, "containerPort") != 8443 {
 		t.Errorf("admission.listen %q and the container port disagree", bc.Admission.Listen)
 	}
-	var sf serveFile
-	dec := yaml.NewDecoder(strings.NewReader(text))
-	dec.KnownFields(true)
-	if err := dec.Decode(&sf); err != nil || sf.Server == nil {
+	if _, err := app.ParseServerSection("deploy/admission config.yaml", []byte(text)); err != nil {
 		t.Fatalf("the admission config's server section: %v", err)
 	}
 }

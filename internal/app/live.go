@@ -66,6 +66,9 @@ func serveAdmission(c *Config, logger *slog.Logger) (*admissionListener, error) 
 	if !a.Enabled() {
 		return nil, nil
 	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	cfg, err := server.AdmissionTLS{CertFile: c.Resolve(a.CertFile), KeyFile: c.Resolve(a.KeyFile), ClientCAFile: c.Resolve(a.ClientCAFile)}.Config()
 	if err != nil {
 		return nil, err
