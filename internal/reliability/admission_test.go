@@ -103,14 +103,14 @@ type hostileReview struct {
 	uid func(i int) string
 }
 
-// Case 16: 1,000 requests to POST /admission with bad or missing TLS client
+// Case 19: 1,000 requests to POST /admission with bad or missing TLS client
 // material, oversized bodies or malformed JSON change nothing (no record is
 // kept) and never block the API server: every answer that reaches the
 // handler is HTTP 200 with allowed: true (the request uid echoed where the
 // body has one), and the others never reach it (the TLS handshake fails).
 // A well-formed review over good client material is the control: it is
 // kept.
-func TestCase16AdmissionHostileInput(t *testing.T) {
+func TestCase19AdmissionHostileInput(t *testing.T) {
 	serving, clients, stranger := newPKI(t, "serving CA"), newPKI(t, "API server client CA"), newPKI(t, "another CA")
 	now := time.Now()
 	dir := t.TempDir()
@@ -253,6 +253,6 @@ func TestCase16AdmissionHostileInput(t *testing.T) {
 	if st := log.Stats(); st.Pending != 1 {
 		t.Errorf("the control review was not kept: %+v", st)
 	}
-	report(t, "16", "admission-hostile-input", "requests", n, "refused_in_tls", refused, "answered_allowed", reached,
+	report(t, "19", "admission-hostile-input", "requests", n, "refused_in_tls", refused, "answered_allowed", reached,
 		"records_kept", 0, "slowest_answer_ms", float64(slowest.Microseconds())/1000)
 }
