@@ -1,12 +1,14 @@
 package app
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 
 	git "github.com/go-git/go-git/v5"
 
 	"github.com/backflow-dev/backflow/internal/plan"
+	"github.com/backflow-dev/backflow/internal/render"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
 
@@ -14,10 +16,15 @@ import (
 // checkout at dir, through the one snapshot reader every command shares
 // (plan.ReadSnapshot): files are read as repoconfig.ReadRepoFile reads them
 // (no path leaving the checkout, no symlink, size-capped), and the snapshot
-// names the commit checked out when dir is the top of a git checkout.
+// names the commit checked out when dir is the top of a git checkout. Its
+// renderer reads units' charts from the working tree.
 func ReadCheckout(dir string) (plan.Read, error) {
 	read := func(p string, max int64) ([]byte, error) { return repoconfig.ReadRepoFile(dir, p, max) }
-	return plan.ReadSnapshot(read, plan.ReadOptions{Commit: HeadCommit(dir)})
+	got, err := plan.ReadSnapshot(read, plan.ReadOptions{Commit: HeadCommit(dir)})
+	// Charts are read from the same working tree, when a write-back needs
+	// the render witness.
+	got.Snapshot.Renderer = render.NewUnits(context.Background(), render.DirSource{Root: dir}, 0)
+	return got, err
 }
 
 // HeadCommit returns the commit checked out at dir when dir is the top of a

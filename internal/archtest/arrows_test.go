@@ -27,6 +27,7 @@ var core = []string{
 	"internal/observe",
 	"internal/plan",
 	"internal/lifecycle",
+	"internal/witness",
 }
 
 // clients are the libraries that reach a cluster, GitHub, git or the
@@ -71,6 +72,11 @@ var rules = []rule{
 		pkgs:      project(core...),
 		forbidden: project("..."),
 		allowed:   append(project(core...), module+"/internal/forge"),
+	},
+	{
+		why:       "the core compares renderings but does not render: no Helm SDK",
+		pkgs:      project(core...),
+		forbidden: withSubpackages([]string{"helm.sh/helm"}),
 	},
 	{
 		why:       "the leaf path and document package imports nothing of the project",

@@ -14,6 +14,7 @@ import (
 	"github.com/backflow-dev/backflow/internal/lifecycle"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
+	"github.com/backflow-dev/backflow/internal/render"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
 
@@ -24,6 +25,7 @@ type Forge interface {
 	App(ctx context.Context) (forge.App, error)
 	Repositories(ctx context.Context) ([]forge.Repo, error)
 	ReadFile(ctx context.Context, repo forge.Repo, sha, path string) ([]byte, error)
+	ListFiles(ctx context.Context, repo forge.Repo, sha, dir string) ([]string, error)
 	BranchHead(ctx context.Context, repo forge.Repo, branch string) (string, error)
 	DeleteBranch(ctx context.Context, repo forge.Repo, branch, expectedSHA string) error
 	Commit(ctx context.Context, req forge.CommitRequest) (string, error)
@@ -354,6 +356,7 @@ func (rc *repoCycle) snapshot() bool {
 	rc.policySum = got.PolicySum
 	rc.cfg = got.Snapshot.Config
 	rc.snap = got.Snapshot
+	rc.snap.Renderer = render.NewUnits(rc.ctx, chartSource{rc}, 0)
 	// The planner fails the decisions of a unit whose values are missing closed.
 	rc.rep.Errors = append(rc.rep.Errors, got.FileErrors...)
 	return true

@@ -443,6 +443,16 @@ func (p *planner) rawChanges(o *observe.Observation, show func(any) any) []Chang
 // failClosed turns d into a deny because the planner could not do its job
 // for it, and records the error.
 func (p *planner) failClosed(d *Decision, msg string) {
+	denyDecision(d, "error: "+msg)
+	where := d.Object
+	if d.Environment != "" {
+		where = d.Environment + " " + d.Object
+	}
+	p.res.Errors = append(p.res.Errors, where+": "+msg)
+}
+
+// denyDecision turns d, allowed so far, into a deny for reason.
+func denyDecision(d *Decision, reason string) {
 	d.Outcome = Deny
 	d.AutoMerge = false
 	d.WriteBack = ""
@@ -453,10 +463,5 @@ func (p *planner) failClosed(d *Decision, msg string) {
 	d.Reasons = slices.DeleteFunc(d.Reasons, func(r string) bool {
 		return strings.HasPrefix(r, "allow:") || strings.HasPrefix(r, "report-only:")
 	})
-	d.Reasons = append(d.Reasons, "error: "+msg)
-	where := d.Object
-	if d.Environment != "" {
-		where = d.Environment + " " + d.Object
-	}
-	p.res.Errors = append(p.res.Errors, where+": "+msg)
+	d.Reasons = append(d.Reasons, reason)
 }

@@ -27,6 +27,8 @@ type planner struct {
 	res     Result
 	// allowed collects, per unit, the allowed decisions awaiting a write-back.
 	allowed map[*repoconfig.Unit][]*pending
+	// bases are units' charts rendered with the values at the snapshot.
+	bases map[*repoconfig.Unit]*base
 }
 
 // envUnits finds the unit of an object in one environment: exact object
@@ -59,6 +61,7 @@ func newPlanner(snap Snapshot, now time.Time) *planner {
 		entries: map[string][]entry{},
 		values:  map[*repoconfig.Unit]*unitValues{},
 		allowed: map[*repoconfig.Unit][]*pending{},
+		bases:   map[*repoconfig.Unit]*base{},
 	}
 	if snap.Config == nil {
 		p.res.Errors = append(p.res.Errors, "no repo config: every object is unmapped")

@@ -9,6 +9,7 @@ import (
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
+	"github.com/backflow-dev/backflow/internal/witness"
 )
 
 // Snapshot is what the repository says at one commit of its default branch.
@@ -26,6 +27,9 @@ type Snapshot struct {
 	// Files holds the raw bytes of every values file the units name, keyed
 	// by repository-relative path. A file missing here could not be read.
 	Files map[string][]byte
+	// Renderer renders the charts of units that name a chart path, for the
+	// render witness. When it is nil, such a unit writes nothing back.
+	Renderer witness.Renderer
 }
 
 // Outcome is what the planner decided for one observed object.

@@ -24,7 +24,7 @@ const (
 // read from after (the unit's desired values once the write-back is made),
 // and verifies it against the snapshot's policy: a receipt that fails its
 // own verification is an error, never an allow.
-func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending, after map[string]any, branch string) error {
+func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending, after map[string]any, branch string, rendered *receipt.Render) error {
 	d := &p.res.Decisions[pd.index]
 	o := pd.obs
 	ch := o.Change
@@ -108,8 +108,12 @@ func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending,
 				},
 			},
 			RoundTrip:  receipt.RoundTrip{DesiredAfterMatchesObserved: &closed, ResidualDrift: residual, Result: result},
-			NotClaimed: p.notClaimed(o, branch),
+			NotClaimed: p.notClaimed(o, branch, rendered),
 		},
+	}
+	if rendered != nil {
+		r.Spec.Render = rendered
+		r.Spec.RoundTrip.RenderedAfterMatchesObserved = &closed
 	}
 	if u.Chart != nil {
 		r.Spec.Chart = u.Chart.Name
@@ -136,7 +140,7 @@ func (p *planner) modeWord() string {
 
 // notClaimed are the receipt's honesty markers: what the planner did not
 // establish.
-func (p *planner) notClaimed(o *observe.Observation, branch string) []string {
+func (p *planner) notClaimed(o *observe.Observation, branch string, rendered *receipt.Render) []string {
 	ch := o.Change
 	var out []string
 	if p.cfg.WritesBack() {
@@ -157,6 +161,11 @@ func (p *planner) notClaimed(o *observe.Observation, branch string) []string {
 	where := "the working tree the repository was read from"
 	if p.snap.Commit != "" {
 		where = "commit " + p.snap.Commit
+	}
+	if rendered != nil {
+		out = append(out, fmt.Sprintf("Desired state is the values files at %s, rendered with chart %s %s (%s) by %s for Kubernetes %s as release %s in namespace %s; what the GitOps controller renders with its own Helm version, post-renderers or lookups of live objects is not claimed.",
+			where, rendered.Chart, rendered.Version, rendered.Digest, rendered.Renderer, rendered.KubeVersion, rendered.ReleaseName, rendered.Namespace))
+		return out
 	}
 	out = append(out, fmt.Sprintf("Desired state is the values files at %s; the chart was not rendered, so the field to value path mapping is the policy's, not a rendering's.", where))
 	return out

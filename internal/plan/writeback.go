@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
 )
@@ -48,7 +49,7 @@ func (p *planner) writeBack(u *repoconfig.Unit, pend []*pending) {
 			pend = p.drop(pend, bad)
 			continue
 		}
-		after, err := valuesAfter(u, uv, out)
+		after, trees, err := valuesAfter(u, uv, out)
 		if err != nil {
 			all := map[*pending]string{}
 			for _, pd := range pend {
@@ -57,9 +58,18 @@ func (p *planner) writeBack(u *repoconfig.Unit, pend []*pending) {
 			pend = p.drop(pend, all)
 			continue
 		}
+		var sections map[*pending]*receipt.Render
+		if u.Rendered() {
+			var denied map[*pending]string
+			sections, bad, denied = p.witness(u, uv, pend, trees)
+			if len(bad) > 0 || len(denied) > 0 {
+				pend = p.deny(p.drop(pend, bad), denied)
+				continue
+			}
+		}
 		bad = map[*pending]string{}
 		for _, pd := range pend {
-			if err := p.attachReceipt(u, uv, pd, after, branch); err != nil {
+			if err := p.attachReceipt(u, uv, pd, after, branch, sections[pd]); err != nil {
 				bad[pd] = err.Error()
 			}
 		}
@@ -226,8 +236,9 @@ func editError(file string, err error) string {
 }
 
 // valuesAfter reads the unit's values again with the edited files in place
-// and merges them: the desired state the write-back leaves behind.
-func valuesAfter(u *repoconfig.Unit, uv *unitValues, out map[int][]byte) (map[string]any, error) {
+// and merges them: the desired state the write-back leaves behind, and each
+// file's values tree.
+func valuesAfter(u *repoconfig.Unit, uv *unitValues, out map[int][]byte) (map[string]any, []map[string]any, error) {
 	trees := make([]map[string]any, len(uv.files))
 	for i, vf := range uv.files {
 		trees[i] = vf.tree
@@ -237,11 +248,11 @@ func valuesAfter(u *repoconfig.Unit, uv *unitValues, out map[int][]byte) (map[st
 		}
 		tree, err := repoconfig.Values(vf.path, data, u.ValuesRoot)
 		if err != nil {
-			return nil, fmt.Errorf("reading back %s after the edit: %w", vf.path, err)
+			return nil, nil, fmt.Errorf("reading back %s after the edit: %w", vf.path, err)
 		}
 		trees[i] = tree
 	}
-	return MergeValues(trees), nil
+	return MergeValues(trees), trees, nil
 }
 
 // receiptPath is where an object's receipt is committed:

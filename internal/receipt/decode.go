@@ -87,7 +87,17 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		default:
 			d.fail(path, "must be a string")
 		}
-	case reflect.Pointer: // *bool: nil tells a missing key from false
+	case reflect.Pointer:
+		if v.Type().Elem().Kind() == reflect.Struct {
+			if yamlnode.IsNull(n) {
+				return
+			}
+			p := reflect.New(v.Type().Elem())
+			d.decode(n, p.Elem(), path)
+			v.Set(p)
+			return
+		}
+		// *bool: nil tells a missing key from false.
 		var b bool
 		switch {
 		case yamlnode.IsNull(n):

@@ -77,7 +77,11 @@ type Spec struct {
 	Authority   Authority   `yaml:"authority"`
 	Bounds      Bounds      `yaml:"bounds"`
 	WriteBack   WriteBack   `yaml:"writeBack"`
-	RoundTrip   RoundTrip   `yaml:"roundTrip"`
+	// Render is backflow's render witness: the chart rendered with the
+	// values before and after the write-back. Absent when the unit's chart
+	// is not rendered.
+	Render    *Render   `yaml:"render,omitempty"`
+	RoundTrip RoundTrip `yaml:"roundTrip"`
 	// NotClaimed are honesty markers: what the receipt does not claim.
 	NotClaimed []string `yaml:"notClaimed"`
 }
@@ -161,9 +165,40 @@ type Provenance struct {
 
 // RoundTrip is the witness that desired now equals what was observed.
 type RoundTrip struct {
-	DesiredAfterMatchesObserved *bool  `yaml:"desiredAfterMatchesObserved"`
-	ResidualDrift               []any  `yaml:"residualDrift"`
-	Result                      string `yaml:"result"`
+	DesiredAfterMatchesObserved *bool `yaml:"desiredAfterMatchesObserved"`
+	// RenderedAfterMatchesObserved is backflow's extension, set with a
+	// render section: the chart rendered with the edited values produces
+	// the observed value of every accepted field, and changes nothing else.
+	RenderedAfterMatchesObserved *bool  `yaml:"renderedAfterMatchesObserved,omitempty"`
+	ResidualDrift                []any  `yaml:"residualDrift"`
+	Result                       string `yaml:"result"`
+}
+
+// Render is the render witness: how the chart was rendered, the objects
+// compared, and every rendered field the write-back changes.
+type Render struct {
+	// Chart and Version are the rendered chart's Chart.yaml name and version.
+	Chart   string `yaml:"chart"`
+	Version string `yaml:"version"`
+	// Digest is sha256:<hex> of the chart as read.
+	Digest string `yaml:"digest"`
+	// Renderer is the library and its version.
+	Renderer    string `yaml:"renderer"`
+	ReleaseName string `yaml:"releaseName"`
+	Namespace   string `yaml:"namespace"`
+	KubeVersion string `yaml:"kubeVersion"`
+	// ObjectsCompared are the keys of the rendered objects compared.
+	ObjectsCompared []string `yaml:"objectsCompared"`
+	// ChangedFields are the rendered fields that differ, before and after.
+	ChangedFields []RenderedField `yaml:"changedFields"`
+}
+
+// RenderedField is one rendered field the write-back changes.
+type RenderedField struct {
+	Object string `yaml:"object"`
+	Field  string `yaml:"field"`
+	Before Value  `yaml:"before"`
+	After  Value  `yaml:"after"`
 }
 
 // Value is a YAML value in a receipt (a number, string, bool, null, list or

@@ -147,7 +147,70 @@ func Verify(r *Receipt, pol *policy.Policy, policyRef string) []Violation {
 	if mc := s.WriteBack.MergeCommit; mc != "" && !commitSHA.MatchString(mc) {
 		v.fail("writeBack.mergeCommit", "must be a full lowercase hexadecimal commit SHA, got %q", mc)
 	}
+	v.render(s)
 	return v.out
+}
+
+var chartDigest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+
+// render checks backflow's optional render witness rule: a receipt with a
+// render section names how the chart was rendered, its changed fields are
+// exactly bounds.changedFields (each rendered after the edit as its to),
+// every one on a compared object, and the round trip claims the rendering
+// matches the observation. A receipt without the section must not claim it.
+func (v *verifier) render(s *Spec) {
+	r := s.Render
+	claim := s.RoundTrip.RenderedAfterMatchesObserved
+	if r == nil {
+		if claim != nil {
+			v.fail("roundTrip.renderedAfterMatchesObserved", "needs a render section to rest on")
+		}
+		return
+	}
+	if claim == nil || !*claim {
+		v.fail("roundTrip.renderedAfterMatchesObserved", "must be true with a render section")
+	}
+	for _, f := range []struct{ name, value string }{
+		{"chart", r.Chart}, {"version", r.Version}, {"renderer", r.Renderer}, {"releaseName", r.ReleaseName}, {"kubeVersion", r.KubeVersion},
+	} {
+		if strings.TrimSpace(f.value) == "" {
+			v.fail("render."+f.name, "required")
+		}
+	}
+	if !chartDigest.MatchString(r.Digest) {
+		v.fail("render.digest", "must be sha256:<64 lowercase hexadecimal digits>, got %q", r.Digest)
+	}
+	bounds := map[string]ChangedField{}
+	for _, cf := range s.Bounds.ChangedFields {
+		bounds[FieldKey(cf.Object, cf.Field)] = cf
+	}
+	seen := map[string]bool{}
+	for i, rf := range r.ChangedFields {
+		at := "render.changedFields[" + strconv.Itoa(i) + "]"
+		k := FieldKey(rf.Object, rf.Field)
+		if seen[k] {
+			v.fail(at, "lists %s twice", k)
+			continue
+		}
+		seen[k] = true
+		if !slices.Contains(r.ObjectsCompared, rf.Object) {
+			v.fail(at+".object", "%s is not among render.objectsCompared", rf.Object)
+		}
+		cf, ok := bounds[k]
+		switch {
+		case !ok:
+			v.fail(at, "the rendering changes %s, which bounds.changedFields does not list", k)
+		case !rf.After.Set:
+			v.fail(at+".after", "required")
+		case cf.To.Set && !values.Equal(rf.After.V, cf.To.V):
+			v.fail(at+".after", "is %s, want the accepted to %s", show(rf.After.V), show(cf.To.V))
+		}
+	}
+	for _, cf := range s.Bounds.ChangedFields {
+		if k := FieldKey(cf.Object, cf.Field); !seen[k] {
+			v.fail("render.changedFields", "has no entry for the accepted field %s: the rendering does not witness it", k)
+		}
+	}
 }
 
 type verifier struct{ out []Violation }

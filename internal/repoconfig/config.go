@@ -2,6 +2,7 @@ package repoconfig
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/observe"
@@ -83,7 +84,7 @@ type Unit struct {
 	ValuesFiles []string    `yaml:"valuesFiles" json:"valuesFiles" jsonschema:"required,minItems=1" jsonschema_description:"Values files in Helm's override order (later files override earlier ones). A write-back edits the last file unless the path is defined only in an earlier one."`
 	ValuesRoot  *ValuesRoot `yaml:"valuesRoot" json:"valuesRoot,omitempty" jsonschema_description:"Set when the values live inside a manifest (a Flux HelmRelease, an Argo CD Application) rather than in a plain values file."`
 	Objects     []string    `yaml:"objects" json:"objects" jsonschema:"required,minItems=1" jsonschema_description:"Object keys apiVersion|Kind|namespace|name that the unit renders; * matches any run of characters within one |-separated segment."`
-	Chart       *Chart      `yaml:"chart" json:"chart,omitempty" jsonschema_description:"The chart the unit renders, for reports and receipts."`
+	Chart       *Chart      `yaml:"chart" json:"chart,omitempty" jsonschema_description:"The chart the unit renders: named in receipts, and rendered by the render witness when it has a path."`
 }
 
 // ValuesRoot locates values inside a manifest.
@@ -92,11 +93,45 @@ type ValuesRoot struct {
 	Path     string `yaml:"path" json:"path" jsonschema:"required" jsonschema_description:"Path of the values inside that manifest, in Helm's --set syntax: spec.values (Flux), spec.source.helm.valuesObject (Argo CD)."`
 }
 
-// Chart names the chart a unit renders.
+// Chart names the chart a unit renders. With a path the chart is rendered:
+// every write-back of the unit must pass the render witness. Without one it
+// only names the chart in receipts.
 type Chart struct {
-	Name    string `yaml:"name" json:"name,omitempty" jsonschema_description:"Chart name, e.g. bitnami/redis."`
-	Version string `yaml:"version" json:"version,omitempty" jsonschema_description:"Chart version."`
-	Path    string `yaml:"path" json:"path,omitempty" jsonschema_description:"Path of the chart in the repository, when it is vendored there."`
+	Name        string `yaml:"name" json:"name,omitempty" jsonschema_description:"Chart name, e.g. bitnami/redis; receipts name it. Required."`
+	Version     string `yaml:"version" json:"version,omitempty" jsonschema_description:"Chart version; receipts name it."`
+	Path        string `yaml:"path" json:"path,omitempty" jsonschema_description:"Folder of the chart in the repository (with its dependencies under charts/). When set, backflow renders the chart before and after each write-back and writes back only when the rendering changes exactly the accepted fields to exactly the observed values (the render witness)."`
+	ReleaseName string `yaml:"releaseName" json:"releaseName,omitempty" jsonschema_description:"Release name the GitOps controller installs the chart as (.Release.Name). Default: the unit's name."`
+	Namespace   string `yaml:"namespace" json:"namespace,omitempty" jsonschema_description:"Namespace the chart is installed in (.Release.Namespace). Default: the namespace the unit's objects name, when they all name the same one without a glob."`
+	KubeVersion string `yaml:"kubeVersion" json:"kubeVersion,omitempty" jsonschema_description:"Kubernetes version the chart is rendered for (.Capabilities.KubeVersion), e.g. v1.34.0. Default v1.34.0."`
+}
+
+// Rendered reports that the unit's chart is rendered: it names a path.
+func (u *Unit) Rendered() bool { return u.Chart != nil && u.Chart.Path != "" }
+
+// ReleaseName is the release name the unit's chart is rendered as.
+func (u *Unit) ReleaseName() string {
+	if u.Chart != nil && u.Chart.ReleaseName != "" {
+		return u.Chart.ReleaseName
+	}
+	return u.Name
+}
+
+// ReleaseNamespace is the namespace the unit's chart is rendered in: the
+// chart's namespace, else the one namespace every object pattern names
+// without a glob, else empty.
+func (u *Unit) ReleaseNamespace() string {
+	if u.Chart != nil && u.Chart.Namespace != "" {
+		return u.Chart.Namespace
+	}
+	ns := ""
+	for _, o := range u.Objects {
+		segs := strings.Split(o, "|")
+		if len(segs) != 4 || segs[2] == "" || strings.Contains(segs[2], "*") || (ns != "" && ns != segs[2]) {
+			return ""
+		}
+		ns = segs[2]
+	}
+	return ns
 }
 
 // Role is who holds a role and how far their identity must be believed.

@@ -111,6 +111,9 @@ func TestValidationErrors(t *testing.T) {
 		{"valuesRoot documents are Kind/name", strings.Replace(base, "    objects:", "    valuesRoot: {document: HelmRelease, path: spec.values}\n    objects:", 1), "units[0].valuesRoot.document: \"HelmRelease\": want Kind/name"},
 		{"valuesRoot paths parse", strings.Replace(base, "    objects:", "    valuesRoot: {document: HelmRelease/r, path: spec..values}\n    objects:", 1), "units[0].valuesRoot.path: path"},
 		{"a chart names itself", strings.Replace(base, "    objects:", "    chart: {version: 1.0.0}\n    objects:", 1), "units[0].chart.name: required when chart is given"},
+		{"a rendered chart needs a release namespace", strings.Replace(base, "    objects: [\"apps/v1|StatefulSet|redis|*\"]\n", "    objects: [\"apps/v1|StatefulSet|*|*\"]\n    chart: {name: redis, path: charts/redis}\n", 1), "units[0].chart.namespace: required"},
+		{"a chart path stays in the repository", strings.Replace(base, "    objects:", "    chart: {name: redis, path: ../charts/redis}\n    objects:", 1), "units[0].chart.path"},
+		{"kubeVersion is a Kubernetes version", strings.Replace(base, "    objects:", "    chart: {name: redis, path: charts/redis, kubeVersion: latest}\n    objects:", 1), "units[0].chart.kubeVersion: \"latest\" is not a Kubernetes version"},
 		{"an environment needs clusters", base + "  # \n", ""},
 		{"a cluster in two environments makes observations ambiguous", strings.Replace(base, "[d1]", "[c1]", 1), "is already in environment"},
 		{"empty cluster lists are refused", strings.Replace(base, "[d1]", "[]", 1), "environments.dev.clusters: required: at least one cluster"},
@@ -532,5 +535,29 @@ func TestIndexAgreesWithScan(t *testing.T) {
 		if indexed.IgnoresField(f) != scan.IgnoresField(f) {
 			t.Errorf("why: the index is only a shortcut: IgnoresField(%s)", f)
 		}
+	}
+}
+
+func TestReleaseOfChart(t *testing.T) {
+	cases := []struct {
+		name, why   string
+		unit        Unit
+		release, ns string
+	}{
+		{"defaults", "the release is the unit, the namespace the one its objects name",
+			Unit{Name: "redis", Objects: []string{"apps/v1|StatefulSet|redis|*", "v1|Service|redis|redis-master"}, Chart: &Chart{Path: "c"}}, "redis", "redis"},
+		{"given", "the chart's release name and namespace win",
+			Unit{Name: "redis", Objects: []string{"apps/v1|StatefulSet|redis|*"}, Chart: &Chart{Path: "c", ReleaseName: "cache", Namespace: "data"}}, "cache", "data"},
+		{"several namespaces", "objects in several namespaces name no release namespace",
+			Unit{Name: "redis", Objects: []string{"apps/v1|StatefulSet|a|*", "apps/v1|StatefulSet|b|*"}}, "redis", ""},
+		{"glob namespace", "a namespace glob names no release namespace",
+			Unit{Name: "redis", Objects: []string{"apps/v1|StatefulSet|red*|*"}}, "redis", ""},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			if r, ns := tt.unit.ReleaseName(), tt.unit.ReleaseNamespace(); r != tt.release || ns != tt.ns {
+				t.Errorf("%s: got %q %q, want %q %q", tt.why, r, ns, tt.release, tt.ns)
+			}
+		})
 	}
 }

@@ -53,6 +53,9 @@ var loginRE = regexp.MustCompile(`^[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}$`)
 // teamRE is a team slug, optionally prefixed with its organisation.
 var teamRE = regexp.MustCompile(`^(?:[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}/)?[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
+// kubeVersion is a Kubernetes version as .Capabilities.KubeVersion has it.
+var kubeVersion = regexp.MustCompile(`^v?[0-9]+\.[0-9]+(\.[0-9]+)?$`)
+
 type checker struct{ errs []FieldError }
 
 func (k *checker) add(path string, err error) {
@@ -247,6 +250,12 @@ func (c *Config) validateUnits(k *checker, receipts string) {
 			}
 			if u.Chart.Path != "" {
 				k.add(p+".chart.path", checkRepoPath(u.Chart.Path))
+				if u.ReleaseNamespace() == "" {
+					k.addf(p+".chart.namespace", "required: the unit's objects do not all name one namespace, so the chart's release namespace must be given")
+				}
+			}
+			if u.Chart.KubeVersion != "" && !kubeVersion.MatchString(u.Chart.KubeVersion) {
+				k.addf(p+".chart.kubeVersion", "%q is not a Kubernetes version such as v1.34.0", u.Chart.KubeVersion)
 			}
 		}
 	}

@@ -1,0 +1,9 @@
+// Package render renders Helm charts with the Helm SDK: it loads a chart
+// from its files (a folder of the repository, with its dependencies under
+// charts/), renders it with a unit's values files as a GitOps controller
+// would, and returns the rendered objects for the witness to compare.
+//
+// It must not decide anything: whether a rendering witnesses a write-back is
+// the witness package's and the planner's. The planner does not import this
+// package; it reaches it through witness.Renderer.
+package render

@@ -1,0 +1,252 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/common/util"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	"helm.sh/helm/v4/pkg/engine"
+	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
+	"sigs.k8s.io/yaml"
+
+	"github.com/backflow-dev/backflow/internal/witness"
+)
+
+// DefaultKubeVersion is the Kubernetes version charts are rendered for
+// when the unit does not say (.Capabilities.KubeVersion).
+const DefaultKubeVersion = "v1.34.0"
+
+// DefaultTimeout bounds one rendering.
+const DefaultTimeout = 30 * time.Second
+
+// helmModule is the Helm SDK this package renders with.
+const helmModule = "helm.sh/helm/v4"
+
+// Options are what a chart is rendered as: the same for the renderings a
+// witness compares.
+type Options struct {
+	// Release and Namespace are the release name and namespace the GitOps
+	// controller installs the chart as.
+	Release, Namespace string
+	// KubeVersion is .Capabilities.KubeVersion; DefaultKubeVersion when empty.
+	KubeVersion string
+	// Timeout bounds one rendering; DefaultTimeout when zero.
+	Timeout time.Duration
+}
+
+// HelmVersion is the version of the Helm SDK this package renders with;
+// a test holds it equal to go.mod's.
+const HelmVersion = "v4.3.1"
+
+// Renderer names the Helm SDK and its version, as receipts record it.
+func Renderer() string { return helmModule + " " + HelmVersion }
+
+// clusterScoped are the kinds without a namespace among those charts
+// commonly render; a namespaced object rendered without one is placed in the
+// release namespace, as Helm places it when it applies.
+var clusterScoped = map[string]bool{
+	"Namespace": true, "ClusterRole": true, "ClusterRoleBinding": true, "CustomResourceDefinition": true,
+	"PersistentVolume": true, "StorageClass": true, "PriorityClass": true, "IngressClass": true, "RuntimeClass": true,
+	"ValidatingWebhookConfiguration": true, "MutatingWebhookConfiguration": true, "APIService": true,
+	"CSIDriver": true, "VolumeSnapshotClass": true, "ValidatingAdmissionPolicy": true, "ValidatingAdmissionPolicyBinding": true,
+}
+
+// Render renders the chart with the values of files, merged in order as
+// Helm merges several -f files, and returns the rendered objects of the
+// release's manifest (hooks left out).
+func (c *Chart) Render(ctx context.Context, opts Options, files []map[string]any) (*witness.Rendering, error) {
+	kv := opts.KubeVersion
+	if kv == "" {
+		kv = DefaultKubeVersion
+	}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	parsed, err := common.ParseKubeVersion(kv)
+	if err != nil {
+		return nil, fmt.Errorf("kubeVersion %q: %w", kv, err)
+	}
+	caps := common.DefaultCapabilities.Copy()
+	caps.KubeVersion = *parsed
+	ch, err := c.load()
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: %w", c.Name, err)
+	}
+	vals := map[string]any{}
+	for _, f := range files {
+		vals = mergeMaps(vals, helmTyped(f).(map[string]any))
+	}
+	if err := chartutil.ProcessDependencies(ch, vals); err != nil {
+		return nil, fmt.Errorf("chart %s: dependencies: %w", c.Name, err)
+	}
+	rv, err := util.ToRenderValues(ch, vals, common.ReleaseOptions{Name: opts.Release, Namespace: opts.Namespace, IsInstall: true}, caps)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: values: %w", c.Name, err)
+	}
+	out, err := engine.Engine{}.RenderWithContext(ctx, ch, rv)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: %w", c.Name, err)
+	}
+	r := &witness.Rendering{
+		Chart: c.Name, Version: c.Version, Digest: c.Digest, Renderer: Renderer(),
+		Release: opts.Release, Namespace: opts.Namespace, KubeVersion: kv,
+		Objects: map[string]map[string]any{},
+	}
+	for _, name := range slices.Sorted(maps.Keys(out)) {
+		if !strings.HasSuffix(name, ".yaml") && !strings.HasSuffix(name, ".yml") && !strings.HasSuffix(name, ".json") {
+			continue
+		}
+		docs := releaseutil.SplitManifests(out[name])
+		for _, k := range slices.Sorted(maps.Keys(docs)) {
+			obj, err := decodeObject(docs[k])
+			if err != nil {
+				return nil, fmt.Errorf("chart %s: %s: %w", c.Name, name, err)
+			}
+			if obj == nil || isHook(obj) {
+				continue
+			}
+			key, err := objectKey(obj, opts.Namespace)
+			if err != nil {
+				return nil, fmt.Errorf("chart %s: %s: %w", c.Name, name, err)
+			}
+			if _, dup := r.Objects[key]; dup {
+				return nil, fmt.Errorf("chart %s: %s renders %s twice", c.Name, name, key)
+			}
+			r.Objects[key] = obj
+		}
+	}
+	return r, nil
+}
+
+// isHook reports a Helm hook (annotated helm.sh/hook): hooks are not part of
+// the release's manifest, which is what a GitOps controller keeps applied.
+func isHook(obj map[string]any) bool {
+	md, _ := obj["metadata"].(map[string]any)
+	ann, _ := md["annotations"].(map[string]any)
+	_, ok := ann["helm.sh/hook"]
+	return ok
+}
+
+// decodeObject reads one rendered YAML document; nil when it is empty.
+func decodeObject(doc string) (map[string]any, error) {
+	if strings.TrimSpace(doc) == "" {
+		return nil, nil
+	}
+	js, err := yaml.YAMLToJSON([]byte(doc))
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("a rendered document is not a mapping")
+	}
+	return plain(m).(map[string]any), nil
+}
+
+func objectKey(obj map[string]any, releaseNS string) (string, error) {
+	api, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	md, _ := obj["metadata"].(map[string]any)
+	name, _ := md["name"].(string)
+	ns, _ := md["namespace"].(string)
+	if api == "" || kind == "" || name == "" {
+		return "", fmt.Errorf("a rendered object lacks apiVersion, kind or metadata.name")
+	}
+	if ns == "" && !clusterScoped[kind] {
+		ns = releaseNS
+	}
+	return witness.Key(api, kind, ns, name), nil
+}
+
+// plain makes JSON numbers int64 when integral, else float64.
+func plain(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		if f, err := x.Float64(); err == nil {
+			return f
+		}
+		return x.String()
+	case map[string]any:
+		for k, e := range x {
+			x[k] = plain(e)
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			x[i] = plain(e)
+		}
+		return x
+	}
+	return v
+}
+
+// helmTyped copies a values tree with numbers as Helm's values reader has
+// them (float64, through JSON), so templates see what helm template sees.
+func helmTyped(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := x.Float64()
+		if err != nil {
+			return x.String()
+		}
+		return f
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = helmTyped(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = helmTyped(e)
+		}
+		return out
+	case nil:
+		return nil
+	}
+	return v
+}
+
+// mergeMaps merges b over a as Helm merges -f files: mappings key by key,
+// anything else replaced (a null too; the chart's defaults then drop it).
+func mergeMaps(a, b map[string]any) map[string]any {
+	out := maps.Clone(a)
+	for k, v := range b {
+		if bm, ok := v.(map[string]any); ok {
+			if am, ok := out[k].(map[string]any); ok {
+				out[k] = mergeMaps(am, bm)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
