@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
+	"github.com/backflow-dev/backflow/internal/render"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/spf13/cobra"
 )
@@ -48,7 +50,12 @@ func newConfigValidateCmd() *cobra.Command {
 		Short: "Check a checkout's repo config, policy and values files",
 		Long: `validate reads DIR (a checkout of the GitOps repository) as backflow will:
 .github/backflow.yaml, the policy it names, and every unit's values files,
-which must exist and parse (with valuesRoot documents resolved). Warnings
+which must exist and parse (with valuesRoot documents resolved). Every unit
+whose chart names a path is rendered with its values files (the Helm SDK),
+and each mayAccept entry that lists the unit's environment and an object the
+chart renders for it is checked by changing its value path: the change must
+move the entry's field on every such object, and nothing else; a mismatch is
+a problem naming the entry. Warnings
 (on stderr, exit 0) say where a policy valuePath is not yet in a unit's
 values, or a role is named on one side only.
 
@@ -67,6 +74,11 @@ Exit 0: valid. 1: invalid (every problem is listed on stderr).
 			for _, w := range rep.Warnings {
 				fmt.Fprintln(stderr, "warning: "+w)
 			}
+			if rep.OK() {
+				for _, p := range checkCharts(cmd.Context(), repo, rep) {
+					rep.Problems = append(rep.Problems, errors.New(p))
+				}
+			}
 			if !rep.OK() {
 				for _, p := range rep.Problems {
 					fmt.Fprintln(stderr, p)
@@ -81,4 +93,48 @@ Exit 0: valid. 1: invalid (every problem is listed on stderr).
 	}
 	cmd.Flags().StringVar(&repo, "repo", ".", "checkout of the GitOps repository")
 	return cmd
+}
+
+// checkCharts renders every unit whose chart names a path and checks the
+// policy's mayAccept entries against it, returning one problem per entry
+// (or chart) that fails.
+func checkCharts(ctx context.Context, repo string, rep *repoconfig.Report) []string {
+	var problems []string
+	src := render.DirSource{Root: repo}
+	for i := range rep.Config.Units {
+		u := &rep.Config.Units[i]
+		if !u.Rendered() {
+			continue
+		}
+		at := fmt.Sprintf("%s: units[%d].chart.path", repoconfig.Path, i)
+		c, err := render.LoadFromSource(src, u.Chart.Path)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", at, err))
+			continue
+		}
+		var trees []map[string]any
+		for _, f := range u.ValuesFiles {
+			data, err := repoconfig.ReadRepoFile(repo, f, repoconfig.MaxValuesSize)
+			if err == nil {
+				var t map[string]any
+				if t, err = repoconfig.Values(f, data, u.ValuesRoot); err == nil {
+					trees = append(trees, t)
+					continue
+				}
+			}
+			problems = append(problems, fmt.Sprintf("%s: %v", at, err))
+		}
+		if len(trees) != len(u.ValuesFiles) {
+			continue
+		}
+		ps, err := render.CheckPolicy(ctx, c, u, trees, rep.Policy, render.OptionsFor(u, 0))
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: cannot render %s with the values of unit %s (%s): %v", at, u.Chart.Path, u.Name, u.Environment, err))
+			continue
+		}
+		for _, p := range ps {
+			problems = append(problems, rep.Config.Policy+": "+p)
+		}
+	}
+	return problems
 }

@@ -53,6 +53,7 @@ and opens an attributed pull request that carries a machine-checkable receipt.`,
 		newDemoCmd(),
 		newConfigCmd(),
 		newVerifyCmd(), newReceiptsCmd(), newPolicyCmd(),
+		newMapCmd(),
 	)
 	return root
 }
