@@ -12,6 +12,7 @@ import (
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
 	"github.com/backflow-dev/backflow/internal/witness"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // CheckPolicy checks, against the unit's rendered chart, every mayAccept
@@ -80,11 +81,11 @@ func inUnit(u *repoconfig.Unit, key string) bool {
 // changed or failed to change.
 func checkEntry(ctx context.Context, c *Chart, opts Options, files []map[string]any, merged map[string]any,
 	base *witness.Rendering, unstable map[string]bool, a policy.Accept, targets []string) ([]string, error) {
-	segs, err := values.ParsePath(a.ValuePath)
+	segs, err := yamlnode.ParsePath(a.ValuePath)
 	if err != nil {
 		return nil, fmt.Errorf("valuePath: %w", err)
 	}
-	if slices.ContainsFunc(segs, func(s values.Segment) bool { return s.IsIndex }) {
+	if slices.ContainsFunc(segs, func(s yamlnode.Segment) bool { return s.IsIndex }) {
 		return nil, fmt.Errorf("a value path through a list cannot be checked by rendering")
 	}
 	cur, ok := lookupSegs(merged, segs)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/values"
 	"github.com/backflow-dev/backflow/internal/witness"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // DefaultMaxRenders bounds the renderings one Map call makes.
@@ -49,7 +50,7 @@ type MapResult struct {
 
 // leaf is one scalar of the merged values and its perturbation.
 type leaf struct {
-	path      []values.Segment
+	path      []yamlnode.Segment
 	value, to any
 }
 
@@ -65,7 +66,7 @@ func (c *Chart) Map(ctx context.Context, opts Options, files []map[string]any, o
 	if maxRenders <= 0 {
 		maxRenders = DefaultMaxRenders
 	}
-	segs, err := values.ParsePath(field)
+	segs, err := yamlnode.ParsePath(field)
 	if err != nil {
 		return nil, fmt.Errorf("field %q: %w", field, err)
 	}
@@ -148,7 +149,7 @@ func (c *Chart) Map(ctx context.Context, opts Options, files []map[string]any, o
 
 func driver(l leaf, base, r *witness.Rendering, unstable map[string]bool, object, field string, before, after any, hasBefore, hasAfter bool) Driver {
 	d := Driver{
-		ValuePath: values.FormatPath(l.path), Value: l.value, Perturbed: l.to,
+		ValuePath: yamlnode.FormatPath(l.path), Value: l.value, Perturbed: l.to,
 		Before: before, After: after, HasBefore: hasBefore, HasAfter: hasAfter,
 		Direct: hasAfter && values.Equal(after, l.to),
 	}
@@ -167,9 +168,9 @@ func driver(l leaf, base, r *witness.Rendering, unstable map[string]bool, object
 
 // collectLeaves lists the scalar leaves of a values tree with their
 // perturbations, sorted by path; nulls and lists are left alone.
-func collectLeaves(m map[string]any, at []values.Segment, out *[]leaf) {
+func collectLeaves(m map[string]any, at []yamlnode.Segment, out *[]leaf) {
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		p := append(slices.Clip(at), values.Segment{Key: k})
+		p := append(slices.Clip(at), yamlnode.Segment{Key: k})
 		switch v := m[k].(type) {
 		case map[string]any:
 			collectLeaves(v, p, out)
@@ -188,7 +189,7 @@ func collectLeaves(m map[string]any, at []values.Segment, out *[]leaf) {
 }
 
 // setPath sets a value at a path of mapping keys, making mappings on the way.
-func setPath(m map[string]any, path []values.Segment, v any) {
+func setPath(m map[string]any, path []yamlnode.Segment, v any) {
 	for _, s := range path[:len(path)-1] {
 		next, ok := m[s.Key].(map[string]any)
 		if !ok {
@@ -201,7 +202,7 @@ func setPath(m map[string]any, path []values.Segment, v any) {
 }
 
 // lookupSegs reads the value at a field path of a rendered object.
-func lookupSegs(obj any, segs []values.Segment) (any, bool) {
+func lookupSegs(obj any, segs []yamlnode.Segment) (any, bool) {
 	cur := obj
 	for _, s := range segs {
 		if s.IsIndex {
