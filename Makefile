@@ -41,6 +41,10 @@ bench: ## Run the benchmarks
 tidy-check: ## Fail when go.mod or go.sum is not tidy
 	$(GO) mod tidy -diff
 
+.PHONY: render
+render: ## Run the render witness's chart-mapping search over the real redis chart (no -race)
+	$(GO) test -count=1 -run '^TestMap' ./internal/render/
+
 .PHONY: e2e
 e2e: ## Live round trip on a real kube-apiserver and etcd on loopback (installs etcd-server; caches kube-apiserver in ~/.cache/backflow)
 	./testdata/e2e/run.sh
