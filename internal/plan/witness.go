@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/witness"
@@ -183,8 +184,12 @@ func mismatchReason(mism []witness.Mismatch) string {
 	return "render-mismatch: rendering the chart with the edited values does not reproduce exactly the accepted live fields: " + strings.Join(msgs, "; ")
 }
 
-// isSecret reports a Secret's object key: its rendered values are redacted.
-func isSecret(object string) bool { return strings.HasPrefix(object, "v1|Secret|") }
+// isSecret reports a Secret's object key, however its kind is spelt: its
+// rendered values are redacted.
+func isSecret(object string) bool {
+	parts := strings.Split(object, "|")
+	return len(parts) == 4 && observe.IsSecretKind(parts[1])
+}
 
 // deny denies the decisions in denied with their reason, which is the
 // decision's own (not a failure of the planner), and returns the rest.
