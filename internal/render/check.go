@@ -88,7 +88,7 @@ func checkEntry(ctx context.Context, c *Chart, opts Options, files []map[string]
 	if slices.ContainsFunc(segs, func(s yamlnode.Segment) bool { return s.IsIndex }) {
 		return nil, fmt.Errorf("a value path through a list cannot be checked by rendering")
 	}
-	cur, ok := lookupSegs(merged, segs)
+	cur, ok := yamlnode.Lookup(merged, segs)
 	if !ok {
 		return nil, fmt.Errorf("the value path is not in the chart's values or the unit's values files, so rendering cannot check it")
 	}

@@ -78,7 +78,7 @@ func (c *Chart) Map(ctx context.Context, opts Options, files []map[string]any, o
 	if _, ok := base.Objects[object]; !ok {
 		return nil, fmt.Errorf("the chart does not render %s with these values (it renders %d objects)", object, len(base.Objects))
 	}
-	before, hasBefore := lookupSegs(base.Objects[object], segs)
+	before, hasBefore := yamlnode.Lookup(base.Objects[object], segs)
 	again, err := c.Render(ctx, opts, files)
 	if err != nil {
 		return nil, err
@@ -116,7 +116,7 @@ func (c *Chart) Map(ctx context.Context, opts Options, files []map[string]any, o
 		r, err := c.Render(ctx, opts, append(slices.Clip(files), override))
 		res.Renders++
 		if err == nil {
-			after, hasAfter := lookupSegs(r.Objects[object], segs)
+			after, hasAfter := yamlnode.Lookup(r.Objects[object], segs)
 			if hasAfter == hasBefore && values.Equal(after, before) {
 				return
 			}
@@ -199,27 +199,4 @@ func setPath(m map[string]any, path []yamlnode.Segment, v any) {
 		m = next
 	}
 	m[path[len(path)-1].Key] = v
-}
-
-// lookupSegs reads the value at a field path of a rendered object.
-func lookupSegs(obj any, segs []yamlnode.Segment) (any, bool) {
-	cur := obj
-	for _, s := range segs {
-		if s.IsIndex {
-			l, ok := cur.([]any)
-			if !ok || s.Index >= len(l) {
-				return nil, false
-			}
-			cur = l[s.Index]
-			continue
-		}
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = m[s.Key]; !ok {
-			return nil, false
-		}
-	}
-	return cur, true
 }
