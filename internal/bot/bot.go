@@ -283,7 +283,7 @@ func (rc *repoCycle) run() {
 		return
 	}
 	rc.in = &lifecycle.Input{DefaultBranch: rc.repo.DefaultBranch, Head: rc.head, Config: rc.cfg, Snapshot: rc.snap, PolicySum: rc.policySum,
-		Result: rc.res, Observations: rc.obs.Observations, GitOpsManagers: rc.b.opts.GitOpsManagers, CommitKey: rc.b.opts.CommitKey,
+		Result: rc.res, Observations: inBounds(rc.obs.Observations, rc.cfg, rc.now), Now: rc.now, GitOpsManagers: rc.b.opts.GitOpsManagers, CommitKey: rc.b.opts.CommitKey,
 		Repo: rc.repo.FullName()}
 	prs, err := rc.b.opts.Forge.ListPullRequests(rc.ctx, rc.repo, forge.PullRequestFilter{State: forge.StateAll})
 	if err != nil {
@@ -406,4 +406,12 @@ func (rc *repoCycle) recoverClosed(prs []forge.PullRequest) map[int]*lifecycle.M
 // sealed seals m for pull request number of the cycle's repository.
 func (rc *repoCycle) sealed(m *lifecycle.Marker, number int) *lifecycle.Marker {
 	return lifecycle.Seal(m, rc.b.opts.CommitKey, rc.repo.FullName(), number)
+}
+
+// inBounds are the observations the planner believes in time (the planner
+// reports the others): the follow-up proves nothing by one dated ahead of
+// backflow's clock.
+func inBounds(obs []observe.Observation, cfg *repoconfig.Config, now time.Time) []observe.Observation {
+	kept, _ := plan.InBounds(obs, cfg, now)
+	return kept
 }

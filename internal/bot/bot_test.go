@@ -322,13 +322,14 @@ func TestClosedIsNeverReopened(t *testing.T) {
 			t.Fatalf("day %d: the closed proposal was acted on: %v", day, effects)
 		}
 	}
-	fx.observe(replicas(5, 31*24*time.Hour))
+	fx.observe(replicas(5, 30*24*time.Hour))
 	if _, effects := fx.cycle(); !hasEffect(effects, "#2:open") {
 		t.Fatalf("a different value did not open a new pull request: %v", effects)
 	}
 	// Live goes back to the refused value: #2 is not rewritten into #1's
 	// proposal; it no longer matches live and is closed.
-	fx.observe(replicas(4, 32*24*time.Hour))
+	fx.clock.Advance(time.Hour)
+	fx.observe(replicas(4, 30*24*time.Hour+time.Hour))
 	if _, effects := fx.cycle(); hasEffect(effects, ":commit:") || !hasEffect(effects, "#2:close") {
 		t.Fatalf("the refused value came back through another pull request: %v", effects)
 	}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/observe"
@@ -40,6 +41,9 @@ type Input struct {
 	// CommitKey keys the token that recognises the bot's own commits and
 	// the markers' MAC; empty recognises none.
 	CommitKey []byte
+	// Now is backflow's clock at the cycle: a proof needs the grace
+	// period over by it, not by an observation's date.
+	Now time.Time
 	// Repo is the repository, "owner/name", markers are sealed for.
 	Repo string
 	// Recovered are markers the executor rebuilt (FromHeadCommit) for

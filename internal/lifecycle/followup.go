@@ -110,7 +110,11 @@ func (in *Input) followMerged(st *Pull) Effect {
 		}
 		vs = append(vs, v)
 	}
-	after := func(v Verdict) bool { return !v.Obs.ObservedAt.Before(settled) }
+	// After the grace period by the observation's date and by backflow's
+	// own clock: a document cannot date itself past the wait.
+	after := func(v Verdict) bool {
+		return !v.Obs.ObservedAt.Before(settled) && (in.Now.IsZero() || !in.Now.Before(settled))
+	}
 	for _, v := range vs {
 		if !v.Equal && after(v) {
 			return in.reverted(st, v, grace)

@@ -15,10 +15,13 @@ import (
 // over units and policy entries, the compiled ignoreFields globs, and each
 // unit's values read at most once.
 type planner struct {
-	snap   Snapshot
-	cfg    *repoconfig.Config
-	now    time.Time
-	ignore []repoconfig.FieldPattern
+	snap Snapshot
+	cfg  *repoconfig.Config
+	now  time.Time
+	// freshness is how long a higher-trust observation outranks a newer,
+	// lower-trust one of the same object.
+	freshness time.Duration
+	ignore    []repoconfig.FieldPattern
 	// units indexes the config's units by environment.
 	units map[string]*envUnits
 	// entries indexes the policy's mayAccept entries by Kubernetes field.
@@ -164,10 +167,10 @@ func (p *planner) group(observations []observe.Observation) []*group {
 		if note != "" && !slices.Contains(g.notes, note) {
 			g.notes = append(g.notes, note)
 		}
-		if g.newest == nil || supersedes(o, g.newest) {
+		if g.newest == nil || (supersedes(o, g.newest) && !outranks(g.newest, o, p.now, p.freshness)) {
 			g.newest = o
 		}
-		if c := g.perCluster[o.Cluster]; c == nil || supersedes(o, c) {
+		if c := g.perCluster[o.Cluster]; c == nil || (supersedes(o, c) && !outranks(c, o, p.now, p.freshness)) {
 			g.perCluster[o.Cluster] = o
 		}
 	}

@@ -153,6 +153,12 @@ type Result struct {
 // write-back's.
 func Plan(observations []observe.Observation, triggers []observe.Trigger, snap Snapshot, now time.Time) Result {
 	p := newPlanner(snap, now)
+	if snap.Config != nil {
+		var refused []string
+		observations, refused = InBounds(observations, snap.Config, now)
+		p.res.Errors = append(p.res.Errors, refused...)
+		_, _, p.freshness = snap.Config.Bounds()
+	}
 	for _, g := range p.group(observations) {
 		p.res.Decisions = append(p.res.Decisions, p.decide(g))
 	}

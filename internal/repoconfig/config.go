@@ -1,6 +1,7 @@
 package repoconfig
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -51,6 +52,7 @@ type Config struct {
 	IgnoreFields            []string               `yaml:"ignoreFields" json:"ignoreFields,omitempty" jsonschema_description:"Kubernetes field paths that are never drift. Globs: * matches one path segment (or a run of characters within one), ** any number of segments, [*] any list index."`
 	IgnoreManagers          []string               `yaml:"ignoreManagers" json:"ignoreManagers,omitempty" jsonschema_description:"Field managers whose writes are never drift (autoscalers, operators)."`
 	FollowUp                FollowUp               `yaml:"followUp" json:"followUp,omitempty" jsonschema_description:"Re-observation of objects after a write-back is merged."`
+	Observations            ObservationBounds      `yaml:"observations" json:"observations,omitempty" jsonschema_description:"How far observations are believed in time and against each other."`
 	DriftReport             DriftReport            `yaml:"driftReport" json:"driftReport,omitempty" jsonschema_description:"Reporting of unauthorized drift."`
 	Mode                    string                 `yaml:"mode" json:"mode,omitempty" jsonschema:"enum=write-back,enum=observe-only" jsonschema_description:"write-back (default) proposes authorized changes; observe-only reports every decision and writes nothing."`
 	Paused                  bool                   `yaml:"paused" json:"paused,omitempty" jsonschema_description:"When true backflow does nothing for this repository."`
@@ -164,6 +166,29 @@ type Receipts struct {
 // FollowUp says when merged write-backs are checked.
 type FollowUp struct {
 	GracePeriod Duration `yaml:"gracePeriod" json:"gracePeriod,omitempty" jsonschema_description:"How long after a merge to wait before re-observing the objects (a Go duration: 30s, 10m, 1h). Default 10m."`
+}
+
+// ObservationBounds bounds observations in time: one dated too far ahead
+// of backflow's clock or too long ago is refused, and a lower-trust one
+// does not replace a higher-trust one of the same object while that is
+// fresh.
+type ObservationBounds struct {
+	MaxSkew   Duration `yaml:"maxSkew" json:"maxSkew,omitempty" jsonschema_description:"How far ahead of backflow's clock an observation may be dated (a Go duration). Default 5m."`
+	MaxAge    Duration `yaml:"maxAge" json:"maxAge,omitempty" jsonschema_description:"How old an observation may be (a Go duration). Default 8760h (365 days)."`
+	Freshness Duration `yaml:"freshness" json:"freshness,omitempty" jsonschema_description:"How long an observation of higher trust (attribution) outranks a newer one of lower trust of the same object (a Go duration). Default 1h."`
+}
+
+// Defaults of ObservationBounds.
+const (
+	DefaultMaxSkew   = 5 * time.Minute
+	DefaultMaxAge    = 365 * 24 * time.Hour
+	DefaultFreshness = time.Hour
+)
+
+// Bounds returns the observation bounds with defaults for what is unset.
+func (c *Config) Bounds() (maxSkew, maxAge, freshness time.Duration) {
+	b := c.Observations
+	return cmp.Or(b.MaxSkew.Duration, DefaultMaxSkew), cmp.Or(b.MaxAge.Duration, DefaultMaxAge), cmp.Or(b.Freshness.Duration, DefaultFreshness)
 }
 
 // DriftReport says how unauthorized drift is reported.

@@ -1,0 +1,46 @@
+package plan
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
+)
+
+// InBounds keeps the observations dated within the repo config's bounds
+// (observations.maxSkew ahead of now, observations.maxAge before it) and
+// says, for each other one, why it is refused. Time is taken from now,
+// backflow's clock, never from the observation: a document dated in 2099
+// would otherwise outrank every later one, and one dated in year 1 say
+// nothing about now.
+func InBounds(observations []observe.Observation, cfg *repoconfig.Config, now time.Time) (kept []observe.Observation, refused []string) {
+	maxSkew, maxAge, _ := cfg.Bounds()
+	for _, o := range observations {
+		switch {
+		case o.ObservedAt.After(now.Add(maxSkew)):
+			refused = append(refused, fmt.Sprintf("%s: observation of %s dated %s is %s ahead of backflow's clock (%s), more than observations.maxSkew (%s): refused",
+				originOf(o), o.Object, o.ObservedAt.UTC().Format(time.RFC3339), o.ObservedAt.Sub(now).Round(time.Second), now.UTC().Format(time.RFC3339), maxSkew))
+		case o.ObservedAt.Before(now.Add(-maxAge)):
+			refused = append(refused, fmt.Sprintf("%s: observation of %s dated %s is older than observations.maxAge (%s): refused",
+				originOf(o), o.Object, o.ObservedAt.UTC().Format(time.RFC3339), maxAge))
+		default:
+			kept = append(kept, o)
+		}
+	}
+	return kept, refused
+}
+
+func originOf(o observe.Observation) string {
+	if o.Origin != "" {
+		return o.Origin
+	}
+	return o.Source
+}
+
+// outranks reports whether cur, of higher trust than o and still fresh at
+// now, keeps o from replacing it: a lower-trust observation never
+// overrides a higher-trust one of the same object within its freshness.
+func outranks(cur, o *observe.Observation, now time.Time, freshness time.Duration) bool {
+	return cur.Change.Attribution.Rank() > o.Change.Attribution.Rank() && now.Sub(cur.ObservedAt) <= freshness
+}
