@@ -13,46 +13,91 @@ import (
 // use are ignored (so a newer cub-scout still reads), but every key backflow
 // does use is checked.
 
-// notCompared are trace-diff statuses that say the object was not compared.
-// Such a document must not become an observation with no fields, which
-// would read as evidence that live matched desired.
-var notCompared = map[string]bool{
-	"error": true, "failed": true, "unavailable": true, "missing": true,
-	"not-found": true, "notfound": true, "unknown": true, "skipped": true,
-}
+// Trace-diff statuses (cub-scout's traceDiffStatus*) and the only
+// comparison backflow reads.
+const (
+	cubMatched      = "matched"
+	cubChanged      = "changed"
+	cubMissing      = "missing"
+	cubInconclusive = "inconclusive"
+	cubComparison   = "authored-fields-only"
+	// cubDefaultCluster is what cub-scout watch says when CLUSTER_NAME is
+	// unset: no cluster at all.
+	cubDefaultCluster = "default"
+)
 
 // decodeTraceDiff reads `cub-scout trace --diff --format json` output (a
-// traceDiffObservation). cub-scout never says who made a change, so the
-// attribution is unknown.
+// traceDiffObservation). Only matched and changed are observations; missing
+// and inconclusive are errors that say what was not compared (never an
+// observation with no fields, which would read as live matching desired).
+// cub-scout never says who made a change, so the attribution is unknown.
 func decodeTraceDiff(m *mapping) (Observation, error) {
 	o := Observation{Source: SourceCubScout, Change: Change{Attribution: AttributionUnknown, Claimed: AttributionUnknown}}
 	status, err := m.str("status", true)
 	if err != nil {
 		return o, err
 	}
-	read, err := m.sub("read", true)
+	if o.Evidence.Comparison, err = m.str("comparison", false); err != nil {
+		return o, err
+	}
+	if c := o.Evidence.Comparison; c != "" && c != cubComparison {
+		return o, errAt(m.vals["comparison"], "comparison", "%s: backflow reads only %s comparisons", c, cubComparison)
+	}
+	read, err := m.sub("read", false)
 	if err != nil {
 		return o, err
+	}
+	res, err := m.sub("resource", false)
+	if err != nil {
+		return o, err
+	}
+	if res == nil && read != nil {
+		res, err = read.sub("resource", false)
+		if err != nil {
+			return o, err
+		}
+	}
+	if res == nil {
+		return o, errAt(m.node, "resource", "required")
+	}
+	if o.Object, err = resourceKey(res, true); err != nil {
+		return o, err
+	}
+	omissions, err := m.strs("omissions")
+	if err != nil {
+		return o, err
+	}
+	switch status {
+	case cubMatched, cubChanged:
+	case cubMissing:
+		return o, errAt(m.vals["status"], "status", "missing: %s was not found live; an object absent live is not written back%s", o.Object, omissionNote(omissions))
+	case cubInconclusive:
+		if len(omissions) == 0 {
+			omissions = []string{"cub-scout gave no reason"}
+		}
+		return o, errAt(m.vals["status"], "status", "inconclusive: %s was not compared: %s", o.Object, strings.Join(omissions, "; "))
+	default:
+		return o, errAt(m.vals["status"], "status", "%q: want %s, %s, %s or %s", status, cubMatched, cubChanged, cubMissing, cubInconclusive)
+	}
+	if read == nil {
+		return o, errAt(m.node, "read", "required for status %s: without the read, nothing says when live was seen", status)
 	}
 	if avail, given, err := read.boolean("available"); err != nil {
 		return o, err
 	} else if given && !avail {
 		return o, errAt(read.vals["available"], "read.available", "false: the live object was not read")
 	}
-	if notCompared[strings.ToLower(status)] {
-		return o, errAt(m.vals["status"], "status", "%s: the object was not compared", status)
-	}
-	res, err := m.sub("resource", false)
-	if err != nil {
+	if src, err := m.sub("source", false); err != nil {
 		return o, err
-	}
-	if res == nil {
-		if res, err = read.sub("resource", true); err != nil {
-			return o, err
+	} else if src != nil {
+		for _, f := range []struct {
+			key string
+			to  *string
+		}{{"kind", &o.Evidence.RenderKind}, {"reference", &o.Evidence.RenderReference}, {"digest", &o.Evidence.RenderDigest}} {
+			if *f.to, err = src.str(f.key, false); err != nil {
+				return o, err
+			}
 		}
-	}
-	if o.Object, err = resourceKey(res, true); err != nil {
-		return o, err
 	}
 	if o.Cluster, err = m.str("context", false); err != nil {
 		return o, err
@@ -68,6 +113,9 @@ func decodeTraceDiff(m *mapping) (Observation, error) {
 	if o.ResourceVersion, err = read.str("resourceVersion", false); err != nil {
 		return o, err
 	}
+	if o.UID, err = read.str("uid", false); err != nil {
+		return o, err
+	}
 	diffs, has := m.vals["differences"]
 	if has && !yamlnode.IsNull(diffs) && diffs.Kind != yaml.SequenceNode {
 		return o, errAt(diffs, "differences", "want a list")
@@ -77,62 +125,90 @@ func decodeTraceDiff(m *mapping) (Observation, error) {
 		items = diffs.Content
 	}
 	switch {
-	case status == "changed" && len(items) == 0:
+	case status == cubChanged && len(items) == 0:
 		return o, errAt(m.vals["status"], "status", "changed, but no differences are listed")
-	case status != "changed" && len(items) > 0:
+	case status != cubChanged && len(items) > 0:
 		return o, errAt(m.vals["status"], "status", "%s, but differences are listed: want changed", status)
 	}
-	o.Fields = make([]Field, 0, len(items))
-	seen := map[string]bool{}
-	for i, item := range items {
-		path := fmt.Sprintf("differences[%d]", i)
-		dm, err := asMapping(item, path)
-		if err != nil {
-			return o, err
-		}
-		f := Field{Textual: true}
-		if f.Path, err = dm.str("field", true); err != nil {
-			return o, err
-		}
-		if err := checkFieldPath(f.Path); err != nil {
-			return o, errAt(dm.vals["field"], path+".field", "%v", err)
-		}
-		if seen[f.Path] {
-			return o, errAt(dm.vals["field"], path+".field", "field %s is listed twice", f.Path)
-		}
-		seen[f.Path] = true
-		if n, ok := dm.vals["live"]; ok {
-			if f.Live, err = scalarValue(n, path+".live"); err != nil {
-				return o, err
-			}
-		} else {
-			f.Removed = true
-		}
-		if n, ok := dm.vals["desired"]; ok {
-			f.HasDesired = true
-			if f.Desired, err = scalarValue(n, path+".desired"); err != nil {
-				return o, err
-			}
-		}
-		if f.Manager, err = dm.str("managerHint", false); err != nil {
-			return o, err
-		}
-		if f.Cause, err = dm.str("cause", false); err != nil {
-			return o, err
-		}
-		o.Fields = append(o.Fields, f)
+	if o.Fields, err = cubFields(items, "differences", o.Object.Kind); err != nil {
+		return o, err
 	}
 	return o, nil
 }
 
-// scalarValue reads cub-scout's live/desired: text is kept as text (the
-// planner reads it per the typing table); a null stays null.
-func scalarValue(n *yaml.Node, path string) (any, error) {
-	if n.Kind != yaml.ScalarNode {
-		return nil, errAt(n, path, "want a string")
+func omissionNote(omissions []string) string {
+	if len(omissions) == 0 {
+		return ""
 	}
-	if yamlnode.IsNull(n) {
-		return nil, nil
+	return " (" + strings.Join(omissions, "; ") + ")"
+}
+
+// cubFields reads cub-scout's field differences ({field, desired, live,
+// cause?, managerHint?}, desired and live always strings) of an object of
+// kind: paths in backflow's spelling, renderings of nothing as absent,
+// structure flagged, managerHint kept as a hint only.
+func cubFields(items []*yaml.Node, at, kind string) ([]Field, error) {
+	fields := make([]Field, 0, len(items))
+	seen := map[string]bool{}
+	for i, item := range items {
+		path := fmt.Sprintf("%s[%d]", at, i)
+		dm, err := asMapping(item, path)
+		if err != nil {
+			return nil, err
+		}
+		f := Field{Textual: true}
+		raw, err := dm.str("field", true)
+		if err != nil {
+			return nil, err
+		}
+		if f.Path, err = canonicalFieldPath(kind, raw); err != nil {
+			return nil, errAt(dm.vals["field"], path+".field", "%v", err)
+		}
+		if seen[f.Path] {
+			return nil, errAt(dm.vals["field"], path+".field", "field %s is listed twice", f.Path)
+		}
+		seen[f.Path] = true
+		live, err := cubString(dm, "live", path)
+		if err != nil {
+			return nil, err
+		}
+		desired, err := cubString(dm, "desired", path)
+		if err != nil {
+			return nil, err
+		}
+		if why := cubStructure(raw, desired, live); why != "" {
+			f.Structural = why
+		}
+		// "-" is nothing: absent live is a removal, absent desired a null.
+		if cubNothing(live) {
+			f.Removed = true
+		} else {
+			f.Live = live
+		}
+		f.HasDesired = true
+		if !cubNothing(desired) {
+			f.Desired = desired
+		}
+		if f.ManagerHint, err = dm.str("managerHint", false); err != nil {
+			return nil, err
+		}
+		if f.Cause, err = dm.str("cause", false); err != nil {
+			return nil, err
+		}
+		fields = append(fields, f)
+	}
+	return fields, nil
+}
+
+// cubString reads cub-scout's desired or live: always a string in its
+// output; absent or null is read as its placeholder for nothing.
+func cubString(dm *mapping, key, path string) (string, error) {
+	n, ok := dm.vals[key]
+	if !ok || yamlnode.IsNull(n) {
+		return "-", nil
+	}
+	if n.Kind != yaml.ScalarNode {
+		return "", errAt(n, path+"."+key, "want a string")
 	}
 	return n.Value, nil
 }
@@ -162,62 +238,136 @@ func resourceKey(res *mapping, strict bool) (ObjectKey, error) {
 	return k, nil
 }
 
-// Watch event types that may be triggers.
+// Watch event types (cub-scout watch's event types).
 const (
 	eventDriftDetected = "drift.detected"
 	eventScanFinding   = "scan.finding"
+	eventDeleted       = "resource.deleted"
+	eventOwnership     = "ownership.changed"
+	eventDiscovered    = "resource.discovered"
+	// ownerNative is cub-scout's owner of an object no controller applies.
+	ownerNative = "Native"
 )
 
-// decodeWatchEvent reads one `cub-scout watch` event. A drift.detected event,
-// or a scan.finding in the DRIFT category, is a trigger to look at the
-// object again; use is false for every other event.
-func decodeWatchEvent(m *mapping) (Trigger, bool, error) {
-	var t Trigger
+// watchEvent is what one cub-scout watch event asks of backflow: at most one
+// of trigger, forget and notice is set; none when the event is not used.
+type watchEvent struct {
+	trigger *Trigger
+	forget  *Forget
+	notice  *Notice
+}
+
+// decodeWatchEvent reads one `cub-scout watch` event. A drift.detected or
+// scan.finding event whose details.category is DRIFT is a trigger to look at
+// the object again (STATE findings are about readiness, not drift); a
+// resource.deleted event forgets the object; an ownership.changed event to
+// the Native owner (taken out of its controller's hands) is a notice.
+// Every other event is read and not used.
+func decodeWatchEvent(m *mapping) (watchEvent, error) {
+	var ev watchEvent
 	typ, err := m.str("type", true)
 	if err != nil {
-		return t, false, err
+		return ev, err
 	}
-	if t.At, err = m.time("timestamp", true); err != nil {
-		return t, false, err
+	at, err := m.time("timestamp", true)
+	if err != nil {
+		return ev, err
 	}
 	details, err := m.sub("details", false)
 	if err != nil {
-		return t, false, err
+		return ev, err
+	}
+	detail := func(key string) (string, error) {
+		if details == nil {
+			return "", nil
+		}
+		return details.str(key, false)
 	}
 	switch typ {
-	case eventDriftDetected:
-	case eventScanFinding:
-		category := ""
-		if details != nil {
-			if category, err = details.str("category", false); err != nil {
-				return t, false, err
-			}
+	case eventDriftDetected, eventScanFinding, eventDeleted, eventOwnership:
+	default:
+		return ev, nil
+	}
+	if typ == eventDriftDetected || typ == eventScanFinding {
+		category, err := detail("category")
+		if err != nil {
+			return ev, err
 		}
 		if !strings.EqualFold(category, "DRIFT") {
-			return t, false, nil
+			return ev, nil
 		}
-	default:
-		return t, false, nil
 	}
 	res, err := m.sub("resource", true)
 	if err != nil {
-		return t, false, err
+		return ev, err
 	}
-	if t.Object, err = resourceKey(res, false); err != nil {
-		return t, false, err
+	object, err := resourceKey(res, false)
+	if err != nil {
+		return ev, err
 	}
-	for _, key := range []string{"context", "cluster"} {
-		if t.Cluster != "" {
-			break
+	cluster, err := watchCluster(m)
+	if err != nil {
+		return ev, err
+	}
+	owner, ownerName := "", ""
+	if om, err := m.sub("owner", false); err != nil {
+		return ev, err
+	} else if om != nil {
+		if owner, err = om.str("type", false); err != nil {
+			return ev, err
 		}
-		if t.Cluster, err = m.str(key, false); err != nil {
-			return t, false, err
+		if ownerName, err = om.str("name", false); err != nil {
+			return ev, err
 		}
 	}
-	if details != nil {
-		if t.Message, err = details.str("message", false); err != nil {
-			return t, false, err
+	switch typ {
+	case eventDeleted:
+		ev.forget = &Forget{Object: object, Cluster: cluster, At: at}
+	case eventOwnership:
+		before, err := detail("before")
+		if err != nil {
+			return ev, err
 		}
+		after, err := detail("after")
+		if err != nil {
+			return ev, err
+		}
+		if after == "" {
+			after = owner
+		}
+		if after != ownerNative || before == ownerNative {
+			return ev, nil
+		}
+		if before == "" {
+			before = "its controller"
+		}
+		ev.notice = &Notice{Object: object, Cluster: cluster, At: at,
+			Message: fmt.Sprintf("ownership changed from %s to %s: no GitOps controller applies the object any more, so its live state will not be reconciled to desired", before, after)}
+	default:
+		msg, err := detail("message")
+		if err != nil {
+			return ev, err
+		}
+		ev.trigger = &Trigger{Object: object, Cluster: cluster, At: at, Message: msg, Owner: owner, OwnerName: ownerName}
 	}
-	return t, true, nil
+	return ev, nil
+}
+
+// watchCluster reads observation.scope.cluster, cub-scout's CLUSTER_NAME.
+// Its default, "default", says nothing about which cluster: it is read as
+// no cluster, which the operator's configuration must supply.
+func watchCluster(m *mapping) (string, error) {
+	obs, err := m.sub("observation", false)
+	if err != nil || obs == nil {
+		return "", err
+	}
+	scope, err := obs.sub("scope", false)
+	if err != nil || scope == nil {
+		return "", err
+	}
+	c, err := scope.str("cluster", false)
+	if err != nil || c == cubDefaultCluster {
+		return "", err
+	}
+	return c, nil
 }

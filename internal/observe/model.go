@@ -41,6 +41,12 @@ type Observation struct {
 	Object ObjectKey
 	// ResourceVersion is the object's resourceVersion when read, if known.
 	ResourceVersion string
+	// UID is the live object's metadata.uid when read, if known: an object
+	// deleted and recreated under the same name has another.
+	UID string
+	// Evidence is what the observer said about how it compared, kept for
+	// the receipt; zero when it said nothing.
+	Evidence Evidence
 	// Change says who made the live change, when that is known.
 	Change Change
 	// Fields are the fields whose live value differs from desired.
@@ -87,6 +93,14 @@ type Field struct {
 	HasDesired bool
 	// Manager is the field manager that last wrote the field, if known.
 	Manager string
+	// ManagerHint is an observer's representative manager for the object
+	// (cub-scout's managerHint): evidence only, never taken as the writer,
+	// so it satisfies neither ignoreManagers nor the audit join.
+	ManagerHint string
+	// Structural, when set, says why the difference is one of structure (a
+	// list whose length differs, a map or list rendered as text) and not a
+	// value: no value path can accept it.
+	Structural string
 	// ManagedAt is the time managedFields records for Manager's last
 	// write, if known.
 	ManagedAt time.Time
@@ -133,8 +147,90 @@ type Trigger struct {
 	At time.Time
 	// Message is the observer's free-text description.
 	Message string
+	// Owner is the controller the observer says applies the object
+	// (cub-scout's owner.type: Flux, ArgoCD, Helm, ConfigHub, Native...).
+	Owner string
+	// OwnerName names the owner's object (a Kustomization, an Application).
+	OwnerName string
 	// Origin is where the event was read, for messages.
 	Origin string
+}
+
+// Forget says an object was deleted live: what was pushed about it no
+// longer describes anything (cub-scout's resource.deleted).
+type Forget struct {
+	// Object is the deleted object's key; the apiVersion may be empty.
+	Object ObjectKey
+	// Cluster is the cluster it was deleted from, when said.
+	Cluster string
+	// At is when the observer saw it gone.
+	At time.Time
+	// Origin is where the event was read, for messages.
+	Origin string
+}
+
+// Notice is an event worth reporting that asks for no cycle: an object
+// taken out of its GitOps controller's hands (cub-scout's ownership.changed
+// to Native).
+type Notice struct {
+	// Object is the object's key; the apiVersion may be empty.
+	Object ObjectKey
+	// Cluster is the object's cluster, when said.
+	Cluster string
+	// At is when the observer saw it.
+	At time.Time
+	// Message says what happened.
+	Message string
+	// Origin is where the event was read, for messages.
+	Origin string
+}
+
+// Evidence is what an observer reported about its comparison, beyond the
+// fields: which render it compared against, which controller applies the
+// object, and, for a cub-scout receipt, its anchor and attribution hints.
+type Evidence struct {
+	// Comparison is the kind of comparison (cub-scout: authored-fields-only).
+	Comparison string
+	// RenderKind, RenderReference and RenderDigest name the desired render
+	// the observer compared against (cub-scout's source{kind,reference,digest}).
+	RenderKind      string
+	RenderReference string
+	RenderDigest    string
+	// Receipt is the cub-scout receipt the observation was read from: its
+	// predicateName and fingerprint; empty otherwise.
+	Receipt string
+	// Anchor is the receipt's desired-state anchor, when it has one.
+	Anchor *Anchor
+	// Cause, ManagerHint and Managers are the receipt's attribution hints
+	// (predicate.evidence.attribution): never an identity.
+	Cause       string
+	ManagerHint string
+	Managers    []string
+}
+
+// Anchor is where a cub-scout receipt says desired state lives
+// (predicate.spec.anchor).
+type Anchor struct {
+	Type     string
+	RepoURL  string
+	Revision string
+	Path     string
+	File     string
+}
+
+// String writes the anchor as repoUrl@revision:path.
+func (a Anchor) String() string {
+	s := a.RepoURL
+	if a.Revision != "" {
+		s += "@" + a.Revision
+	}
+	if p := a.File; p != "" {
+		return s + ":" + p
+	}
+	if a.Path != "" {
+		s += ":" + a.Path
+	}
+	return s
 }
 
 // ObjectKey identifies a Kubernetes object as apiVersion|Kind|namespace|name;

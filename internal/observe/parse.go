@@ -43,7 +43,11 @@ func (o Options) name() string {
 type Result struct {
 	Observations []Observation
 	Triggers     []Trigger
-	Errors       []error
+	// Forgets are objects deleted live (cub-scout's resource.deleted).
+	Forgets []Forget
+	// Notices are events to report that ask for no cycle.
+	Notices []Notice
+	Errors  []error
 	// Ignored counts documents read and deliberately not used: watch events
 	// of other types and repeated findings.
 	Ignored int
@@ -53,6 +57,8 @@ type Result struct {
 func (r *Result) Merge(other Result) {
 	r.Observations = append(r.Observations, other.Observations...)
 	r.Triggers = append(r.Triggers, other.Triggers...)
+	r.Forgets = append(r.Forgets, other.Forgets...)
+	r.Notices = append(r.Notices, other.Notices...)
 	r.Errors = append(r.Errors, other.Errors...)
 	r.Ignored += other.Ignored
 }
@@ -78,7 +84,8 @@ func (e *DocumentError) Unwrap() error { return e.Err }
 
 // Parse reads every document of r, recognising each by its content: a
 // native ObjectStateObserved document (YAML or JSON), a cub-scout trace-diff
-// (traceDiffObservation) or a cub-scout watch event. An input that cannot be
+// (traceDiffObservation), a cub-scout watch event or a cub-scout in-toto
+// receipt. An input that cannot be
 // read, or is larger than the cap, yields one error and nothing else.
 func Parse(r io.Reader, opts Options) Result {
 	data, err := ReadCapped(r, opts.maxBytes())
@@ -134,6 +141,7 @@ const (
 	formatNative
 	formatTraceDiff
 	formatWatch
+	formatCubReceipt
 )
 
 type parser struct {
@@ -177,21 +185,47 @@ func (p *parser) document(d document) {
 		o.Origin = origin
 		p.res.Observations = append(p.res.Observations, o)
 	case formatWatch:
-		t, use, err := decodeWatchEvent(m)
+		ev, err := decodeWatchEvent(m)
 		if err != nil {
 			p.fail(d, err)
 			return
 		}
-		key := t.Cluster + "\x00" + t.Object.String() + "\x00" + t.Message
-		if !use || p.seen[key] {
+		switch {
+		case ev.trigger != nil:
+			t := *ev.trigger
+			key := t.Cluster + "\x00" + t.Object.String() + "\x00" + t.Message
+			if p.seen[key] {
+				p.res.Ignored++
+				return
+			}
+			p.seen[key] = true
+			t.Origin = origin
+			p.res.Triggers = append(p.res.Triggers, t)
+		case ev.forget != nil:
+			ev.forget.Origin = origin
+			p.res.Forgets = append(p.res.Forgets, *ev.forget)
+		case ev.notice != nil:
+			ev.notice.Origin = origin
+			p.res.Notices = append(p.res.Notices, *ev.notice)
+		default:
 			p.res.Ignored++
+		}
+	case formatCubReceipt:
+		obs, triggers, err := decodeCubReceipt(m)
+		if err != nil {
+			p.fail(d, err)
 			return
 		}
-		p.seen[key] = true
-		t.Origin = origin
-		p.res.Triggers = append(p.res.Triggers, t)
+		for i := range obs {
+			obs[i].Origin = origin
+		}
+		for i := range triggers {
+			triggers[i].Origin = origin
+		}
+		p.res.Observations = append(p.res.Observations, obs...)
+		p.res.Triggers = append(p.res.Triggers, triggers...)
 	default:
-		p.fail(d, errors.New("not a recognised document: want kind ObjectStateObserved, a cub-scout trace-diff (differences, resource, read) or a cub-scout watch event (type, timestamp)"))
+		p.fail(d, errors.New("not a recognised document: want kind ObjectStateObserved, a cub-scout trace-diff (differences, resource, read), a cub-scout watch event (type, timestamp) or a cub-scout receipt (predicateType, predicate)"))
 	}
 }
 
@@ -206,6 +240,9 @@ func (p *parser) fail(d document, err error) {
 
 // detect recognises a document's format by its keys.
 func detect(m *mapping) format {
+	if m.has("predicateType") && m.has("predicate") {
+		return formatCubReceipt
+	}
 	if m.has("kind") || m.has("apiVersion") || m.has("spec") {
 		return formatNative
 	}

@@ -65,22 +65,35 @@ func TestParseCubScoutSamples(t *testing.T) {
 		},
 		{
 			file: "trace-diff.redis-replicas.json",
-			why:  "a trace-diff becomes one unattributed observation whose values stay text for the typing table",
+			why:  "a trace-diff becomes one unattributed observation: values stay text for the typing table, dotted label keys are escaped, \"-\" is a field absent live, managerHint is a hint and not the writer",
 			opts: Options{Ceiling: AttributionAuditLog},
 			want: Result{Observations: []Observation{{
-				Source: "cub-scout", Cluster: "prod-us-east-1", ObservedAt: ts("2026-06-18T12:00:00Z"), Object: redisKey,
-				ResourceVersion: "48213", Change: Change{Attribution: AttributionUnknown, Claimed: AttributionUnknown},
-				Fields: []Field{{Path: "spec.replicas", Live: "4", Desired: "3", HasDesired: true, Manager: "kubectl", Cause: "manual-edit", Textual: true}},
+				Source: "cub-scout", Cluster: "prod-us-east-1", ObservedAt: ts("2026-06-18T12:00:00.418263907Z"), Object: redisKey,
+				ResourceVersion: "48213", UID: "0f3c2d1e-7a4b-4c9d-8e2f-5a6b7c8d9e0f",
+				Evidence: Evidence{Comparison: "authored-fields-only", RenderKind: "local-rendered", RenderReference: "envs/prod-us-east/redis/rendered.yaml",
+					RenderDigest: "4b1f0c2e9a7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a3928170f6e5d4c"},
+				Change: Change{Attribution: AttributionUnknown, Claimed: AttributionUnknown},
+				Fields: []Field{
+					{Path: `metadata.labels.app\.kubernetes\.io/managed-by`, Live: "kubectl", Desired: "Helm", HasDesired: true, Textual: true},
+					{Path: "spec.replicas", Live: "4", Desired: "3", HasDesired: true, ManagerHint: "kubectl-scale", Cause: "manual-edit", Textual: true},
+					{Path: "spec.template.spec.containers[0].resources.requests.cpu", Removed: true, Desired: "250m", HasDesired: true, Textual: true},
+				},
 				Origin: "S:1",
 			}}},
 		},
 		{
 			file: "watch.drift-events.jsonl",
-			why:  "drift.detected is a trigger; the scan.finding repeating it and the discovery are not",
-			want: Result{Triggers: []Trigger{{
-				Object: ObjectKey{Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"},
-				At:     ts("2026-06-18T12:00:30Z"), Message: "replicas: live 4 differs from git 3", Origin: "S:1",
-			}}, Ignored: 2},
+			why:  "a DRIFT finding is a trigger of the scope's cluster (its scan.finding twin, the STATE finding and the discovery are not); resource.deleted forgets; ownership.changed to Native is a notice",
+			want: Result{
+				Triggers: []Trigger{{
+					Object: ObjectKey{Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"}, Cluster: "prod-us-east-1",
+					At: ts("2026-06-18T12:00:30.771029411Z"), Message: "replicas: live 4 differs from git 3", Owner: "Flux", OwnerName: "redis", Origin: "S:1",
+				}},
+				Forgets: []Forget{{Object: ObjectKey{Kind: "Deployment", Namespace: "prod", Name: "api"}, Cluster: "prod-us-east-1", At: ts("2026-06-18T12:01:00.104772118Z"), Origin: "S:5"}},
+				Notices: []Notice{{Object: ObjectKey{Kind: "StatefulSet", Namespace: "redis", Name: "redis-master"}, Cluster: "prod-us-east-1", At: ts("2026-06-18T12:01:00.104772118Z"),
+					Message: "ownership changed from Flux to Native: no GitOps controller applies the object any more, so its live state will not be reconciled to desired", Origin: "S:6"}},
+				Ignored: 3,
+			},
 		},
 	}
 	for _, tt := range tests {
@@ -261,8 +274,8 @@ func TestJSONValuesKeepTheirTypes(t *testing.T) {
 }
 
 func TestTraceDiffStatuses(t *testing.T) {
-	base := `{"status": "STATUS", "context": "c1", "resource": {"apiVersion": "v1", "kind": "ConfigMap", "name": "cm"},
-"read": {"available": true, "observedAt": "2026-06-18T12:00:00Z"}DIFFS}`
+	base := `{"status": "STATUS", "comparison": "authored-fields-only", "context": "c1", "resource": {"apiVersion": "v1", "kind": "ConfigMap", "namespace": "n", "name": "cm"},
+"read": {"available": true, "uid": "u1", "observedAt": "2026-06-18T12:00:00.5Z"}DIFFS}`
 	diffs := `, "differences": [{"field": "data.x", "desired": "3", "live": "4"}]`
 	tests := []struct {
 		why     string
@@ -272,12 +285,12 @@ func TestTraceDiffStatuses(t *testing.T) {
 		wantErr string
 	}{
 		{"changed with differences: one field each", "changed", diffs, 1, ""},
-		{"unchanged and no differences: positive evidence of convergence", "unchanged", "", 0, ""},
-		{"in-sync with an empty list: the same", "in-sync", `, "differences": []`, 0, ""},
+		{"matched and no differences: positive evidence of convergence", "matched", "", 0, ""},
 		{"changed without differences contradicts itself", "changed", "", -1, "changed, but no differences"},
-		{"another status with differences contradicts itself", "unchanged", diffs, -1, "want changed"},
-		{"an error status is not evidence that live matched", "error", "", -1, "not compared"},
-		{"a missing object is not evidence either", "not-found", "", -1, "not compared"},
+		{"matched with differences contradicts itself", "matched", diffs, -1, "want changed"},
+		{"a missing object is an error naming it, never an observation", "missing", "", -1, "missing: v1|ConfigMap|n|cm was not found live"},
+		{"inconclusive is an error naming the omission, never noop", "inconclusive", `, "omissions": ["live object could not be read; comparison is inconclusive"]`, -1, "inconclusive: v1|ConfigMap|n|cm was not compared: live object could not be read"},
+		{"a status cub-scout does not write is refused", "unchanged", "", -1, `"unchanged": want matched, changed, missing or inconclusive`},
 	}
 	for _, tt := range tests {
 		doc := strings.Replace(strings.Replace(base, "STATUS", tt.status, 1), "DIFFS", tt.diffs, 1)
@@ -302,7 +315,7 @@ func TestTraceDiffDetails(t *testing.T) {
 	}{
 		{
 			why: "a cluster-scoped object has an empty namespace segment",
-			doc: `{"status":"changed","context":"c1","resource":{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","name":"view"},"read":{"observedAt":"2026-06-18T12:00:00Z"},"differences":[{"field":"rules[0].verbs[1]","desired":"get","live":"list"}]}`,
+			doc: `{"status":"changed","context":"c1","resource":{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","namespace":"","name":"view"},"read":{"observedAt":"2026-06-18T12:00:00Z"},"differences":[{"field":"rules[0].verbs[1]","desired":"get","live":"list"}]}`,
 			check: func(r Result) bool {
 				return len(r.Observations) == 1 && r.Observations[0].Object.String() == "rbac.authorization.k8s.io/v1|ClusterRole||view"
 			},
@@ -315,30 +328,48 @@ func TestTraceDiffDetails(t *testing.T) {
 			},
 		},
 		{
-			why: "a difference without live is a field removed live; without desired, desired was not given",
-			doc: `{"status":"changed","context":"c1","resource":{"apiVersion":"v1","kind":"ConfigMap","name":"cm"},"read":{"observedAt":"2026-06-18T12:00:00Z"},"differences":[{"field":"data.a"}]}`,
+			why: "live \"-\" is a field removed live; desired \"-\" is a null desired, never the string \"-\"",
+			doc: `{"status":"changed","context":"c1","resource":{"apiVersion":"v1","kind":"ConfigMap","name":"cm"},"read":{"observedAt":"2026-06-18T12:00:00Z"},"differences":[{"field":"data.a","desired":"1","live":"-"},{"field":"data.b","desired":"-","live":"2"}]}`,
 			check: func(r Result) bool {
-				return len(r.Observations) == 1 && r.Observations[0].Fields[0].Removed && !r.Observations[0].Fields[0].HasDesired
+				if len(r.Observations) != 1 {
+					return false
+				}
+				a, b := r.Observations[0].Fields[0], r.Observations[0].Fields[1]
+				return a.Removed && a.Live == nil && a.Desired == "1" && !b.Removed && b.Live == "2" && b.HasDesired && b.Desired == nil
 			},
 		},
 		{
 			why: "an unread object is an error, not an observation",
-			doc: `{"status":"unchanged","context":"c1","resource":{"apiVersion":"v1","kind":"ConfigMap","name":"cm"},"read":{"available":false,"observedAt":"2026-06-18T12:00:00Z"}}`,
+			doc: `{"status":"matched","context":"c1","resource":{"apiVersion":"v1","kind":"ConfigMap","name":"cm"},"read":{"available":false,"observedAt":"2026-06-18T12:00:00Z"}}`,
 			check: func(r Result) bool {
 				return len(r.Observations) == 0 && len(r.Errors) == 1 && strings.Contains(r.Errors[0].Error(), "read.available")
 			},
 		},
 		{
 			why: "without a cluster the environment cannot be found",
-			doc: `{"status":"unchanged","resource":{"apiVersion":"v1","kind":"ConfigMap","name":"cm"},"read":{"observedAt":"2026-06-18T12:00:00Z"}}`,
+			doc: `{"status":"matched","resource":{"apiVersion":"v1","kind":"ConfigMap","name":"cm"},"read":{"observedAt":"2026-06-18T12:00:00Z"}}`,
 			check: func(r Result) bool {
 				return len(r.Errors) == 1 && strings.Contains(r.Errors[0].Error(), "read.context: required")
 			},
 		},
 		{
 			why:   "keys backflow does not use are tolerated in another project's format",
-			doc:   `{"status":"unchanged","context":"c1","newKey":{"x":1},"resource":{"apiVersion":"v1","kind":"ConfigMap","name":"cm"},"read":{"observedAt":"2026-06-18T12:00:00Z"}}`,
+			doc:   `{"status":"matched","context":"c1","newKey":{"x":1},"resource":{"apiVersion":"v1","kind":"ConfigMap","name":"cm"},"read":{"observedAt":"2026-06-18T12:00:00Z"}}`,
 			check: func(r Result) bool { return len(r.Observations) == 1 && len(r.Errors) == 0 },
+		},
+		{
+			why: "a comparison other than authored-fields-only is refused",
+			doc: `{"status":"matched","comparison":"full-object","context":"c1","resource":{"apiVersion":"v1","kind":"ConfigMap","name":"cm"},"read":{"observedAt":"2026-06-18T12:00:00Z"}}`,
+			check: func(r Result) bool {
+				return len(r.Errors) == 1 && strings.Contains(r.Errors[0].Error(), "full-object: backflow reads only authored-fields-only comparisons")
+			},
+		},
+		{
+			why: "a Secret's inconclusive result says why, not read: required",
+			doc: `{"status":"inconclusive","comparison":"authored-fields-only","coverage":"one-selected-object","source":{"kind":"local-rendered","reference":"r.yaml","objectCount":1},"context":"c1","resource":{"apiVersion":"v1","kind":"Secret","namespace":"n","name":"s"},"scopeDiscoveryReads":0,"summary":{"total":1,"changed":0,"added":0,"removed":0},"omissions":["Secret payload comparison omitted; Secret data and source-content digests are withheld"]}`,
+			check: func(r Result) bool {
+				return len(r.Errors) == 1 && strings.Contains(r.Errors[0].Error(), "Secret payload comparison omitted") && !strings.Contains(r.Errors[0].Error(), "read: required")
+			},
 		},
 	}
 	for _, tt := range tests {
@@ -363,9 +394,10 @@ func TestWatchEvents(t *testing.T) {
 		{"a finding repeating a drift event is dropped", ev("drift.detected", "Deployment", "a", "m", "") + ev("scan.finding", "Deployment", "a", "m", ""), 1, 1, 0},
 		{"a finding about another resource is its own trigger", ev("drift.detected", "Deployment", "a", "m", "") + ev("scan.finding", "Deployment", "b", "m", ""), 2, 0, 0},
 		{"a finding that is not drift is not a trigger", strings.Replace(ev("scan.finding", "Deployment", "a", "m", ""), "DRIFT", "CVE", 1), 0, 1, 0},
+		{"a STATE finding is readiness, not drift", strings.Replace(ev("drift.detected", "Deployment", "a", "m", ""), "DRIFT", "STATE", 1), 0, 1, 0},
 		{"other event types are ignored", ev("ownership.changed", "Deployment", "a", "m", "") + ev("resource.discovered", "Deployment", "a", "m", ""), 0, 2, 0},
 		{"a drift event without a resource name is an error", ev("drift.detected", "Deployment", "", "m", ""), 0, 0, 1},
-		{"the same message from two clusters is two triggers", ev("drift.detected", "Deployment", "a", "m", `,"context":"c1"`) + ev("drift.detected", "Deployment", "a", "m", `,"context":"c2"`), 2, 0, 0},
+		{"the same message from two clusters is two triggers", ev("drift.detected", "Deployment", "a", "m", `,"observation":{"scope":{"cluster":"c1"}}`) + ev("drift.detected", "Deployment", "a", "m", `,"observation":{"scope":{"cluster":"c2"}}`), 2, 0, 0},
 	}
 	for _, tt := range tests {
 		res := ParseWatchEvents(strings.NewReader(tt.input), Options{Name: "webhook"})

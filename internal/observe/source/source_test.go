@@ -57,7 +57,7 @@ func TestLoadPathDirectory(t *testing.T) {
 func TestLoadPathFile(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "events.log")
-	writeFile(t, p, `{"type":"drift.detected","timestamp":"2026-06-18T12:00:30Z","resource":{"kind":"Deployment","name":"api"}}`)
+	writeFile(t, p, `{"type":"drift.detected","timestamp":"2026-06-18T12:00:30Z","resource":{"kind":"Deployment","name":"api"},"details":{"category":"DRIFT"}}`)
 	// why: a file named directly is read whatever its extension.
 	if res := LoadPath(p, observe.Options{}); len(res.Triggers) != 1 || len(res.Errors) != 0 {
 		t.Errorf("got %+v", res)

@@ -1,0 +1,187 @@
+package observe
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/backflow-dev/backflow/internal/yamlnode"
+)
+
+// cub-scout writes field paths as dotted keys with [N] indexes and escapes
+// nothing, so a key with dots in it (every app.kubernetes.io/... label) is
+// spelt like several keys. backflow spells every field path one way, Helm's
+// --set syntax with `\` escapes (metadata.labels.app\.kubernetes\.io/name);
+// canonicalFieldPath converts.
+//
+// The rule: the key that follows a Kubernetes map of strings is one key,
+// whatever it contains. Those maps hold only scalars, so once the path
+// reaches one, the rest of it is the key. They are metadata.labels and
+// metadata.annotations (at any depth: a pod template's too),
+// matchLabels and nodeSelector (at any depth), resources.limits and
+// resources.requests (nvidia.com/gpu), a Service's spec.selector, a
+// ConfigMap's or Secret's data, binaryData and stringData, and a
+// StorageClass's parameters. Anywhere else a dot separates keys.
+
+// canonicalFieldPath converts a cub-scout field path of an object of kind
+// into backflow's spelling.
+func canonicalFieldPath(kind, raw string) (string, error) {
+	if raw == "$" {
+		// The whole object: cub-scout's path for a root-level mismatch.
+		return raw, nil
+	}
+	if strings.TrimSpace(raw) != raw || raw == "" {
+		return "", fmt.Errorf("field path %q: empty or padded with spaces", raw)
+	}
+	var segs []yamlnode.Segment
+	i := 0
+	for i < len(raw) {
+		if stringMapAt(kind, segs) {
+			// The rest is the key of a map of strings.
+			segs = append(segs, yamlnode.Segment{Key: raw[i:]})
+			break
+		}
+		switch raw[i] {
+		case '[':
+			end := strings.IndexByte(raw[i:], ']')
+			if end < 0 {
+				return "", fmt.Errorf("field path %q: unclosed [", raw)
+			}
+			n, err := strconv.Atoi(raw[i+1 : i+end])
+			if err != nil || n < 0 || strings.ContainsAny(raw[i+1:i+end], "+-") {
+				return "", fmt.Errorf("field path %q: list index must be digits", raw)
+			}
+			segs = append(segs, yamlnode.Segment{Index: n, IsIndex: true})
+			i += end + 1
+			if i < len(raw) && raw[i] == '.' {
+				i++
+				if i == len(raw) {
+					return "", fmt.Errorf("field path %q: empty last segment", raw)
+				}
+			}
+			continue
+		}
+		end := strings.IndexAny(raw[i:], ".[")
+		key := raw[i:]
+		if end >= 0 {
+			key = raw[i : i+end]
+		}
+		if key == "" {
+			return "", fmt.Errorf("field path %q: empty segment", raw)
+		}
+		segs = append(segs, yamlnode.Segment{Key: key})
+		i += len(key)
+		if i < len(raw) && raw[i] == '.' {
+			i++
+			if i == len(raw) {
+				return "", fmt.Errorf("field path %q: empty last segment", raw)
+			}
+		}
+	}
+	return yamlnode.FormatPath(segs), nil
+}
+
+// stringMapAt reports whether the path so far (segs) names a Kubernetes map
+// of strings in an object of kind, so that what follows is one key.
+func stringMapAt(kind string, segs []yamlnode.Segment) bool {
+	n := len(segs)
+	if n == 0 || segs[n-1].IsIndex {
+		return false
+	}
+	last := segs[n-1].Key
+	parent := ""
+	if n >= 2 && !segs[n-2].IsIndex {
+		parent = segs[n-2].Key
+	}
+	switch last {
+	case "labels", "annotations":
+		return parent == "metadata"
+	case "matchLabels", "nodeSelector":
+		return true
+	case "limits", "requests":
+		return parent == "resources"
+	case "selector":
+		return n == 2 && parent == "spec" && (kind == "Service" || kind == "ReplicationController")
+	case "data", "binaryData", "stringData":
+		return n == 1 && (kind == "ConfigMap" || kind == "Secret")
+	case "parameters":
+		return n == 1 && kind == "StorageClass"
+	}
+	return false
+}
+
+// cubNothing reports cub-scout's renderings of nothing: formatObjectSetDiffValue
+// prints "-" for a nil, absent or empty value; "<nil>" is Go's %v of nil.
+func cubNothing(s string) bool { return s == "-" || s == "" || s == "<nil>" }
+
+// listFields are Kubernetes fields that hold lists. For a list whose length
+// differs, cub-scout names the list and reports the two lengths as its
+// values ("1" and "2"): on these fields two counts are structure.
+var listFields = map[string]bool{
+	"containers": true, "initContainers": true, "ephemeralContainers": true,
+	"env": true, "envFrom": true, "ports": true, "volumeMounts": true,
+	"volumeDevices": true, "volumes": true, "args": true, "command": true,
+	"tolerations": true, "imagePullSecrets": true, "hostAliases": true,
+	"topologySpreadConstraints": true, "volumeClaimTemplates": true,
+	"readinessGates": true, "resourceClaims": true, "finalizers": true,
+	"ownerReferences": true, "matchExpressions": true, "rules": true,
+	"tls": true, "subjects": true, "paths": true, "hosts": true,
+	"ingress": true, "egress": true, "accessModes": true, "items": true,
+	"add": true, "drop": true, "nameservers": true, "searches": true,
+	"options": true, "sources": true, "externalIPs": true, "clusterIPs": true,
+	"ipFamilies": true, "loadBalancerSourceRanges": true, "webhooks": true,
+	"verbs": true, "apiGroups": true, "resources": true, "resourceNames": true,
+	"nonResourceURLs": true, "podCIDRs": true, "taints": true, "conditions": true,
+}
+
+// cubStructure says why a cub-scout difference is structure and not a
+// value, or "" when it is a value: a map or list printed with Go's %v, the
+// whole object ($), or two counts on a list field.
+func cubStructure(path, desired, live string) string {
+	if path == "$" {
+		return "the whole object differs (cub-scout's $: a type mismatch at the root)"
+	}
+	for _, v := range []struct{ side, s string }{{"desired", desired}, {"live", live}} {
+		if goRendering(v.s) {
+			return fmt.Sprintf("%s is a map or list printed as text (%s), not a value", v.side, clip(v.s))
+		}
+	}
+	if isCount(desired) && isCount(live) && listFields[lastKey(path)] {
+		return fmt.Sprintf("%s is a list: cub-scout reports its length, %s desired and %s live, not a value", path, desired, live)
+	}
+	return ""
+}
+
+// goRendering reports Go's %v text of a map (map[k:v]) or a slice ([a b]).
+func goRendering(s string) bool {
+	return strings.HasPrefix(s, "map[") && strings.HasSuffix(s, "]") ||
+		strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]")
+}
+
+func isCount(s string) bool {
+	if s == "" || len(s) > 9 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// lastKey is the last key of a dotted path, ignoring a trailing index.
+func lastKey(path string) string {
+	path = strings.TrimRight(path, "]0123456789[")
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		return path[i+1:]
+	}
+	return path
+}
+
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
