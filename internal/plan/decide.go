@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -122,12 +123,16 @@ func (p *planner) decide(g *group) Decision {
 		}
 		return d
 	}
+	anchorWhy := p.anchorReason(o, u.Name, uv)
 	if stale := p.staleReasons(fields, uv, show); len(stale) > 0 {
 		d.Outcome = Stale
 		d.Reasons = append(d.Reasons, stale...)
 		return d
 	}
 	reasons, role := p.authorize(o, g, fields, held, secret)
+	if anchorWhy != "" {
+		reasons, role = append(reasons, anchorWhy), ""
+	}
 	for i, fs := range fields {
 		d.Changes[i].Authorized = fs.authorized
 	}
@@ -155,6 +160,10 @@ func (p *planner) decide(g *group) Decision {
 // value (the repository's when it holds the path, else the observer's), or
 // live is null where the repository holds nothing.
 func (fs *fieldState) unchanged() bool {
+	if fs.f.Structural != "" {
+		// Structure is never a value that could equal desired.
+		return false
+	}
 	if fs.f.Removed {
 		// A field absent live is a change only when desired has a value.
 		return !fs.present && (!fs.f.HasDesired || fs.obsDesired == nil)
@@ -179,6 +188,19 @@ func (p *planner) fieldState(f observe.Field, g *group, uv *unitValues, held []s
 		fs.repo, fs.present = lookup(uv.merged, fs.valuePath)
 		fs.file = uv.editedFile(fs.valuePath)
 	}
+	if f.Textual && fs.f.Structural == "" && fs.present {
+		switch fs.repo.(type) {
+		case map[string]any, []any:
+			// An observer's text where the values file holds a map or a
+			// list: a count or a rendering, never the value to write.
+			fs.f.Structural = fmt.Sprintf("%s holds a %s at %s; the observer's text %q is structure, not a value",
+				uv.files[fs.file].path, kindOf(fs.repo), fs.valuePath, textOf(f))
+		}
+	}
+	if fs.f.Structural != "" {
+		// Neither side is a value: nothing is typed, nothing compared.
+		return fs
+	}
 	if !f.Removed {
 		fs.live = plain(f.LiveLike(fs.repo))
 	}
@@ -186,6 +208,21 @@ func (p *planner) fieldState(f observe.Field, g *group, uv *unitValues, held []s
 		fs.obsDesired = plain(f.DesiredLike(fs.repo))
 	}
 	return fs
+}
+
+func kindOf(v any) string {
+	if _, ok := v.([]any); ok {
+		return "list"
+	}
+	return "map"
+}
+
+// textOf is the observer's live text, or its desired text when live is absent.
+func textOf(f observe.Field) any {
+	if !f.Removed {
+		return f.Live
+	}
+	return f.Desired
 }
 
 // mapField finds the value path a field maps to on object: the valuePath of
@@ -240,7 +277,7 @@ func listsEnvironment(patterns []string, env string) bool {
 func (p *planner) staleReasons(fields []*fieldState, uv *unitValues, show func(any) any) []string {
 	var out []string
 	for _, fs := range fields {
-		if !fs.present || !fs.f.HasDesired || values.Equal(fs.obsDesired, fs.repo) {
+		if !fs.present || !fs.f.HasDesired || fs.f.Structural != "" || values.Equal(fs.obsDesired, fs.repo) {
 			continue
 		}
 		out = append(out, fmt.Sprintf("stale: %s: the observer compared against desired %s, but %s holds %s at %s%s; desired moved since, look again",
@@ -304,6 +341,9 @@ func (p *planner) authorize(o *observe.Observation, g *group, fields []*fieldSta
 			add("%s", fs.mapWhy)
 			continue
 		case secret:
+			continue
+		case fs.f.Structural != "":
+			add("structural: %s: %s; no value path can accept a change of structure", fs.f.Path, fs.f.Structural)
 			continue
 		case fs.f.Removed:
 			add("field-removed: %s: the field is absent live; removals are not written back", fs.f.Path)
@@ -464,4 +504,30 @@ func denyDecision(d *Decision, reason string) {
 		return strings.HasPrefix(r, "allow:") || strings.HasPrefix(r, "report-only:")
 	})
 	d.Reasons = append(d.Reasons, reason)
+}
+
+// anchorReason cross-checks a cub-scout receipt's desired-state anchor
+// against the unit: when it names a path, one of the unit's values files
+// must be at or under it. A receipt anchored elsewhere compared live with
+// another desired state, so nothing it says may be written to this unit.
+func (p *planner) anchorReason(o *observe.Observation, unit string, uv *unitValues) string {
+	a := o.Evidence.Anchor
+	if a == nil || (a.Path == "" && a.File == "") {
+		return ""
+	}
+	var files []string
+	for _, f := range uv.files {
+		files = append(files, f.path)
+		if a.File != "" && path.Clean(a.File) == path.Clean(f.path) {
+			return ""
+		}
+		if a.File == "" {
+			dir := path.Clean(a.Path)
+			if dir == "." || path.Clean(f.path) == dir || strings.HasPrefix(path.Clean(f.path), dir+"/") {
+				return ""
+			}
+		}
+	}
+	return fmt.Sprintf("anchor: the cub-scout receipt compared live with desired state at %s, which holds none of unit %s's values files (%s)",
+		a.String(), unit, strings.Join(files, ", "))
 }

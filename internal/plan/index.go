@@ -170,6 +170,19 @@ func (p *planner) group(observations []observe.Observation) []*group {
 		if g.newest == nil || (supersedes(o, g.newest) && !outranks(g.newest, o, p.now, p.freshness)) {
 			g.newest = o
 		}
+		if c := g.perCluster[o.Cluster]; c != nil && c.UID != "" && o.UID != "" && c.UID != o.UID {
+			// The same name, another object: what was seen of the older one
+			// says nothing about the newer.
+			older, newer := c, o
+			if supersedes(c, o) {
+				older, newer = o, c
+			}
+			note := fmt.Sprintf("recreated: %s on cluster %s was deleted and created again (uid %s at %s, uid %s at %s); only the newer object's observation is used",
+				o.Object, o.Cluster, older.UID, older.ObservedAt.UTC().Format(time.RFC3339), newer.UID, newer.ObservedAt.UTC().Format(time.RFC3339))
+			if !slices.Contains(g.notes, note) {
+				g.notes = append(g.notes, note)
+			}
+		}
 		if c := g.perCluster[o.Cluster]; c == nil || (supersedes(o, c) && !outranks(c, o, p.now, p.freshness)) {
 			g.perCluster[o.Cluster] = o
 		}

@@ -61,6 +61,8 @@ func PolicyRef(path, workdir string) (string, error) {
 // 3 status, 4 notClaimed, 5 trigger.role, 6 trigger.class, 7 policyRef,
 // 8 changedFields, 9 each field's authorization, 10-13 the scope claims,
 // 14 desiredValueAfter, 15-16 the round trip, 17 provenance, 18 method.
+// backflow adds that no value is an observer's placeholder (see
+// IsPlaceholder).
 func Verify(r *Receipt, pol *policy.Policy, policyRef string) []Violation {
 	v := &verifier{out: slices.Clone(r.decodeErrors)}
 	s := &r.Spec
@@ -113,6 +115,7 @@ func Verify(r *Receipt, pol *policy.Policy, policyRef string) []Violation {
 		v.fail("writeBack.desiredValueAfter", "is %s, want observation.liveValue %s (same value and type)",
 			show(s.WriteBack.DesiredValueAfter.V), show(s.Observation.LiveValue.V))
 	}
+	v.placeholders(s)
 	// Rule 15.
 	if len(s.RoundTrip.ResidualDrift) > 0 {
 		v.fail("roundTrip.residualDrift", "must be empty, has %d item(s)", len(s.RoundTrip.ResidualDrift))
@@ -349,6 +352,32 @@ func (v *verifier) observation(s *Spec) {
 	}
 	if cf.To.Set && o.LiveValue.Set && !values.Equal(cf.To.V, o.LiveValue.V) {
 		v.fail(at+".to", "is %s, want observation.liveValue %s (same value and type)", show(cf.To.V), show(o.LiveValue.V))
+	}
+}
+
+// IsPlaceholder reports an observer's rendering of nothing: cub-scout prints
+// "-" for a missing, null or empty value ("<nil>" is Go's text of nil). It
+// is never a value: a receipt that records one as a live value or as the
+// desired value written back would write the placeholder into desired state.
+func IsPlaceholder(v any) bool {
+	s, ok := v.(string)
+	return ok && (s == "-" || s == "<nil>")
+}
+
+// placeholders refuses a placeholder wherever a receipt records a value
+// observed live or written back.
+func (v *verifier) placeholders(s *Spec) {
+	check := func(path string, val Value) {
+		if val.Set && IsPlaceholder(val.V) {
+			v.fail(path, "is %s, an observer's placeholder for nothing, not a value: a field absent live is a removal, which is never written back", show(val.V))
+		}
+	}
+	check("observation.liveValue", s.Observation.LiveValue)
+	check("writeBack.desiredValueAfter", s.WriteBack.DesiredValueAfter)
+	for i, cf := range s.Bounds.ChangedFields {
+		at := "bounds.changedFields[" + strconv.Itoa(i) + "]"
+		check(at+".to", cf.To)
+		check(at+".desiredValueAfter", cf.DesiredValueAfter)
 	}
 }
 
