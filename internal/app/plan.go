@@ -33,7 +33,10 @@ func PlanCheckout(repo string, paths []string, ceiling observe.Attribution, now 
 		}
 		obs.Merge(source.LoadPath(p, observe.Options{Ceiling: ceiling}))
 	}
+	// What was seen of an object before it was deleted describes nothing.
+	obs.ApplyForgets()
 	res := plan.Plan(obs.Observations, obs.Triggers, snap.Snapshot, now)
+	res.Notices = obs.Notices
 	var errs []string
 	for _, e := range append(snap.FileErrors, obs.Errors...) {
 		errs = append(errs, e.Error())

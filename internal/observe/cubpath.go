@@ -147,7 +147,7 @@ func cubStructure(path, desired, live string) string {
 		}
 	}
 	if isCount(desired) && isCount(live) && listFields[lastKey(path)] {
-		return fmt.Sprintf("%s is a list: cub-scout reports its length, %s desired and %s live, not a value", path, desired, live)
+		return fmt.Sprintf("a list whose length differs: cub-scout reports the lengths, %s desired and %s live, not a value", desired, live)
 	}
 	return ""
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"time"
 )
 
 // DefaultMaxBytes caps one input (a file, a response body, a pushed body).
@@ -253,4 +255,31 @@ func detect(m *mapping) format {
 		return formatWatch
 	}
 	return formatUnknown
+}
+
+// Covers reports whether f is about the object k on cluster, seen at at: the
+// same cluster, kind, namespace and name (and apiVersion when f says one),
+// observed no later than the deletion.
+func (f Forget) Covers(cluster string, k ObjectKey, at time.Time) bool {
+	return cluster == f.Cluster && k.Kind == f.Object.Kind && k.Namespace == f.Object.Namespace && k.Name == f.Object.Name &&
+		(f.Object.APIVersion == "" || k.APIVersion == f.Object.APIVersion) && !at.After(f.At)
+}
+
+// ApplyForgets drops the observations and triggers of r that a forget of r
+// covers: what was seen of an object before it was deleted describes
+// nothing live.
+func (r *Result) ApplyForgets() {
+	if len(r.Forgets) == 0 {
+		return
+	}
+	covered := func(cluster string, k ObjectKey, at time.Time) bool {
+		for _, f := range r.Forgets {
+			if f.Covers(cluster, k, at) {
+				return true
+			}
+		}
+		return false
+	}
+	r.Observations = slices.DeleteFunc(r.Observations, func(o Observation) bool { return covered(o.Cluster, o.Object, o.ObservedAt) })
+	r.Triggers = slices.DeleteFunc(r.Triggers, func(t Trigger) bool { return covered(t.Cluster, t.Object, t.At) })
 }

@@ -337,13 +337,13 @@ func (p *planner) authorize(o *observe.Observation, g *group, fields []*fieldSta
 	for _, fs := range fields {
 		fs.matches = map[string]*policy.Match{}
 		switch {
+		case fs.f.Structural != "":
+			add("structural: %s: %s; no value path can accept a change of structure", fs.f.Path, fs.f.Structural)
+			continue
 		case fs.valuePath == "":
 			add("%s", fs.mapWhy)
 			continue
 		case secret:
-			continue
-		case fs.f.Structural != "":
-			add("structural: %s: %s; no value path can accept a change of structure", fs.f.Path, fs.f.Structural)
 			continue
 		case fs.f.Removed:
 			add("field-removed: %s: the field is absent live; removals are not written back", fs.f.Path)

@@ -204,6 +204,9 @@ func (p *planner) environmentOf(o *observe.Observation) (env, why, note string) 
 	if o.Environment != "" {
 		return o.Environment, "", ""
 	}
+	if o.Cluster == "" {
+		return "", fmt.Sprintf("unmapped: the %s observation names no cluster, so no environment of %s can be found", sourceName(o), repoconfig.Path), ""
+	}
 	return "", fmt.Sprintf("unmapped: cluster %q is in no environment of %s", o.Cluster, repoconfig.Path), ""
 }
 

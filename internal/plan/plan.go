@@ -142,6 +142,10 @@ type Result struct {
 	// Triggers ask for objects to be looked at again, sorted by object,
 	// cluster and time.
 	Triggers []observe.Trigger
+	// Notices are observers' events worth reporting that ask for no
+	// decision (an object taken out of its controller's hands); the caller
+	// sets them.
+	Notices []observe.Notice
 	// Errors are problems that kept a decision from being made as it
 	// should have been; the affected decisions fail closed (deny).
 	Errors []string

@@ -22,7 +22,14 @@ type (
 	jsonResult struct {
 		Decisions []jsonDecision `json:"decisions"`
 		Triggers  []jsonTrigger  `json:"triggers"`
+		Notices   []jsonNotice   `json:"notices,omitempty"`
 		Errors    []string       `json:"errors"`
+	}
+	jsonNotice struct {
+		Object  string `json:"object"`
+		Cluster string `json:"cluster"`
+		At      string `json:"at"`
+		Message string `json:"message"`
 	}
 	jsonDecision struct {
 		Unit        *string         `json:"unit"`
@@ -48,6 +55,7 @@ type (
 		Object  string `json:"object"`
 		Cluster string `json:"cluster"`
 		At      string `json:"at"`
+		Owner   string `json:"owner,omitempty"`
 	}
 )
 
@@ -89,11 +97,14 @@ func (r Result) JSON() ([]byte, error) {
 		out.Decisions = append(out.Decisions, jd)
 	}
 	for _, t := range r.Triggers {
-		jt := jsonTrigger{Object: t.Object.String(), Cluster: t.Cluster}
+		jt := jsonTrigger{Object: t.Object.String(), Cluster: t.Cluster, Owner: t.Owner}
 		if !t.At.IsZero() {
 			jt.At = t.At.UTC().Format(time.RFC3339)
 		}
 		out.Triggers = append(out.Triggers, jt)
+	}
+	for _, n := range r.Notices {
+		out.Notices = append(out.Notices, jsonNotice{Object: n.Object.String(), Cluster: n.Cluster, At: n.At.UTC().Format(time.RFC3339), Message: n.Message})
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -249,6 +260,12 @@ func (r Result) Markdown() ([]byte, error) {
 			fmt.Fprintf(&b, "- %s on %s at %s\n", codeSpan(t.Object.String()), orDash(t.Cluster), t.At.UTC().Format(time.RFC3339))
 		}
 	}
+	if len(r.Notices) > 0 {
+		b.WriteString("\n### Notices\n\n")
+		for _, n := range r.Notices {
+			fmt.Fprintf(&b, "- %s on %s at %s: %s\n", codeSpan(n.Object.String()), orDash(n.Cluster), n.At.UTC().Format(time.RFC3339), n.Message)
+		}
+	}
 	if len(r.Errors) > 0 {
 		b.WriteString("\n### Errors\n\n")
 		for _, e := range r.Errors {
@@ -284,6 +301,12 @@ func (r Result) Table() ([]byte, error) {
 		buf.WriteString("\ntriggers (look again):\n")
 		for _, t := range r.Triggers {
 			fmt.Fprintf(&buf, "  %s on %s at %s\n", t.Object.String(), orDash(t.Cluster), t.At.UTC().Format(time.RFC3339))
+		}
+	}
+	if len(r.Notices) > 0 {
+		buf.WriteString("\nnotices:\n")
+		for _, n := range r.Notices {
+			fmt.Fprintf(&buf, "  %s on %s at %s: %s\n", n.Object.String(), orDash(n.Cluster), n.At.UTC().Format(time.RFC3339), n.Message)
 		}
 	}
 	if len(r.Errors) > 0 {

@@ -76,8 +76,10 @@ func planScenario(t *testing.T, dir string) (plan.Result, plan.Snapshot) {
 		t.Fatal(err)
 	}
 	obs := source.LoadPath(filepath.Join(dir, "observations"), observe.Options{Ceiling: scenarioTrust(t, dir)})
+	obs.ApplyForgets()
 	now, _ := time.Parse(time.RFC3339, scenarioNow)
 	res := plan.Plan(obs.Observations, obs.Triggers, got.Snapshot, now)
+	res.Notices = obs.Notices
 	var errs []string
 	for _, e := range append(got.FileErrors, obs.Errors...) {
 		errs = append(errs, e.Error())
