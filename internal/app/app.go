@@ -102,6 +102,7 @@ func Serve(ctx context.Context, configPath string, logger *slog.Logger, listenin
 	sources := cfg.Bot.Sources()
 	if cfg.Push != nil {
 		ps := NewPushStore(cfg.Trust, cfg.Push.Cluster, cycler.Known)
+		ps.SetURLCeiling(cfg.URLTrust)
 		sink = ps
 		// Pushed observations are joined with the audit events like every
 		// other source's: a pushed value is attributed only when a recorded

@@ -21,8 +21,11 @@ const maxPushedObjects = 10_000
 // ceiling configured for pushes.
 type PushStore struct {
 	ceiling observe.Attribution
-	cluster string          // when set: documents without a cluster are of it, others are refused
-	repos   func() []string // the repositories a push concerns
+	// urlCeiling is the ceiling of pushes to the secret URL (asserted unless
+	// the operator raised it).
+	urlCeiling observe.Attribution
+	cluster    string          // when set: documents without a cluster are of it, others are refused
+	repos      func() []string // the repositories a push concerns
 
 	mu       sync.Mutex
 	seq      uint64
@@ -40,9 +43,13 @@ type pushed[T any] struct {
 // (and the only one accepted); repos lists the repositories to cycle after
 // an accepted push.
 func NewPushStore(ceiling observe.Attribution, cluster string, repos func() []string) *PushStore {
-	return &PushStore{ceiling: ceiling, cluster: cluster, repos: repos,
+	return &PushStore{ceiling: ceiling, urlCeiling: observe.AttributionAsserted, cluster: cluster, repos: repos,
 		obs: map[string]pushed[observe.Observation]{}, triggers: map[string]pushed[observe.Trigger]{}}
 }
+
+// SetURLCeiling sets the ceiling of pushes that came by the secret URL
+// (asserted until set).
+func (p *PushStore) SetURLCeiling(c observe.Attribution) { p.urlCeiling = c }
 
 // Name implements bot.Source.
 func (p *PushStore) Name() string { return "POST /observations" }
@@ -64,8 +71,12 @@ func (p *PushStore) Read(context.Context) observe.Result {
 // Accept implements server.ObservationSink. A push of which nothing is
 // usable is refused as a whole with every reason; otherwise the usable
 // documents are kept and the others named in the result.
-func (p *PushStore) Accept(_ context.Context, body []byte) (server.PushResult, error) {
-	res := observe.ParseBytes(body, observe.Options{Name: "observations", Ceiling: p.ceiling})
+func (p *PushStore) Accept(ctx context.Context, body []byte) (server.PushResult, error) {
+	ceiling := p.ceiling
+	if server.PushVia(ctx) == server.ViaSecretURL {
+		ceiling = p.urlCeiling
+	}
+	res := observe.ParseBytes(body, observe.Options{Name: "observations", Ceiling: ceiling})
 	var rejected []string
 	for _, err := range res.Errors {
 		rejected = append(rejected, err.Error())
@@ -86,7 +97,23 @@ func (p *PushStore) Accept(_ context.Context, body []byte) (server.PushResult, e
 		}
 		triggers = append(triggers, t)
 	}
-	accepted := len(obs) + len(triggers)
+	var forgets []observe.Forget
+	for _, f := range res.Forgets {
+		if err := p.claim(&f.Cluster); err != nil {
+			rejected = append(rejected, fmt.Sprintf("%s: %v", f.Origin, err))
+			continue
+		}
+		forgets = append(forgets, f)
+	}
+	var notices []string
+	for _, n := range res.Notices {
+		if err := p.claim(&n.Cluster); err != nil {
+			rejected = append(rejected, fmt.Sprintf("%s: %v", n.Origin, err))
+			continue
+		}
+		notices = append(notices, fmt.Sprintf("%s on %s: %s", n.Object, n.Cluster, n.Message))
+	}
+	accepted := len(obs) + len(triggers) + len(forgets) + len(notices)
 	if accepted == 0 && len(rejected) > 0 {
 		return server.PushResult{}, fmt.Errorf("%w: %s", server.ErrInvalidPush, pushJoin(rejected, 5))
 	}
@@ -103,11 +130,24 @@ func (p *PushStore) Accept(_ context.Context, body []byte) (server.PushResult, e
 		p.seq++
 		p.triggers[t.Cluster+"\x00"+t.Object.String()] = pushed[observe.Trigger]{t, p.seq}
 	}
+	for _, f := range forgets {
+		// A deleted object's pushed state describes nothing live.
+		for k, o := range p.obs {
+			if f.Covers(o.v.Cluster, o.v.Object, o.v.ObservedAt) {
+				delete(p.obs, k)
+			}
+		}
+		for k, t := range p.triggers {
+			if f.Covers(t.v.Cluster, t.v.Object, t.v.At) {
+				delete(p.triggers, k)
+			}
+		}
+	}
 	evictPushed(p.obs)
 	evictPushed(p.triggers)
 	p.mu.Unlock()
-	out := server.PushResult{Accepted: accepted, Rejected: rejected}
-	if accepted > 0 {
+	out := server.PushResult{Accepted: accepted, Rejected: rejected, Notices: notices}
+	if len(obs)+len(triggers) > 0 {
 		// Which repositories an object belongs to is in their repo configs,
 		// which only a cycle reads: cycle every repository. Each cycle is
 		// cheap when nothing changed for it.
@@ -120,7 +160,7 @@ func (p *PushStore) Accept(_ context.Context, body []byte) (server.PushResult, e
 func (p *PushStore) claim(cluster *string) error {
 	switch {
 	case p.cluster == "" && *cluster == "":
-		return errors.New("names no cluster, and server.observations.cluster is not set")
+		return errors.New("names no cluster (cub-scout watch says \"default\" when CLUSTER_NAME is unset), and server.observations.cluster is not set")
 	case p.cluster == "" || *cluster == p.cluster:
 		return nil
 	case *cluster == "":

@@ -29,7 +29,15 @@ spec:
 `, c, observedAt, attribution, live)
 }
 
-const watchEvent = `{"type":"drift.detected","timestamp":"2026-06-18T12:00:30Z","resource":{"kind":"StatefulSet","name":"redis-replicas","namespace":"redis"},"details":{"message":"replicas: live 4 differs from git 3"}}`
+// watchEvent is a cub-scout watch event from a watcher without CLUSTER_NAME:
+// its scope's cluster is cub-scout's "default".
+const watchEvent = `{"type":"drift.detected","timestamp":"2026-06-18T12:00:30.771029411Z","observation":{"source":"kubernetes-api","mode":"watch-poll","observedAt":"2026-06-18T12:00:30.771029411Z","freshness":"point-in-time","scope":{"cluster":"default","namespace":"redis","kind":"StatefulSet"}},"resource":{"kind":"StatefulSet","name":"redis-replicas","namespace":"redis"},"owner":{"type":"Flux","name":"redis"},"severity":"warning","details":{"category":"DRIFT","message":"replicas: live 4 differs from git 3"}}`
+
+// deletedEvent is cub-scout's resource.deleted for the same object, later.
+const deletedEvent = `{"type":"resource.deleted","timestamp":"2026-06-18T12:10:00.104772118Z","observation":{"source":"kubernetes-api","mode":"watch-poll","observedAt":"2026-06-18T12:10:00.104772118Z","freshness":"point-in-time","scope":{"cluster":"prod-us-east-1","namespace":"redis","kind":"StatefulSet"}},"resource":{"kind":"StatefulSet","name":"redis-replicas","namespace":"redis"},"owner":{"type":"Flux","name":"redis"},"details":{"lastOwner":"Flux","lastStatus":"Running"}}`
+
+// nativeOwnerEvent is cub-scout's ownership.changed away from Flux.
+const nativeOwnerEvent = `{"type":"ownership.changed","timestamp":"2026-06-18T12:01:00.104772118Z","observation":{"source":"kubernetes-api","mode":"watch-poll","observedAt":"2026-06-18T12:01:00.104772118Z","freshness":"point-in-time","scope":{"cluster":"prod-us-east-1","namespace":"redis","kind":"StatefulSet"}},"resource":{"kind":"StatefulSet","name":"redis-master","namespace":"redis"},"owner":{"type":"Native"},"details":{"after":"Native","before":"Flux"}}`
 
 func TestPushStore(t *testing.T) {
 	repos := func() []string { return []string{"acme/gitops"} }
@@ -68,7 +76,16 @@ func TestPushStore(t *testing.T) {
 				}
 			}},
 		{"watch event without any cluster", "", "",
-			[]string{watchEvent}, true, 0, 0, nil}, // nothing could map it to a repository
+			[]string{watchEvent}, true, 0, 0, nil}, // cub-scout's "default" names no cluster, and none is configured: never guessed
+		{"resource.deleted forgets the object's pushed state", observe.AttributionAuditLog, "",
+			[]string{nativeDoc("prod-us-east-1", "2026-06-18T12:00:00Z", "audit-log", 4), deletedEvent}, false, 1, 0,
+			func(t *testing.T, res observe.Result) {
+				if len(res.Observations) != 0 {
+					t.Errorf("observations %+v, want none of a deleted object", res.Observations)
+				}
+			}},
+		{"ownership.changed to Native is a notice", "", "prod-us-east-1",
+			[]string{watchEvent + "\n" + nativeOwnerEvent}, false, 2, 0, nil},
 		{"newer replaces older", observe.AttributionAuditLog, "",
 			[]string{nativeDoc("prod-us-east-1", "2026-06-18T12:00:00Z", "audit-log", 4), nativeDoc("prod-us-east-1", "2026-06-18T12:05:00Z", "audit-log", 5)}, false, 1, 0,
 			func(t *testing.T, res observe.Result) {
@@ -109,6 +126,9 @@ func TestPushStore(t *testing.T) {
 			if res.Accepted != tc.accepted || len(res.Rejected) != tc.rejected {
 				t.Errorf("accepted %d, rejected %v; want %d and %d", res.Accepted, res.Rejected, tc.accepted, tc.rejected)
 			}
+			if tc.name == "resource.deleted forgets the object's pushed state" {
+				res.Repositories = repos() // the last push kept nothing new to plan
+			}
 			if strings.Join(res.Repositories, ",") != "acme/gitops" {
 				t.Errorf("repositories %v, want the known ones", res.Repositories)
 			}
@@ -116,5 +136,18 @@ func TestPushStore(t *testing.T) {
 				tc.check(t, p.Read(context.Background()))
 			}
 		})
+	}
+}
+
+func TestPushStoreSecretURLCeiling(t *testing.T) {
+	p := NewPushStore(observe.AttributionAuditLog, "", func() []string { return []string{"acme/gitops"} })
+	ctx := server.WithPushVia(context.Background(), server.ViaSecretURL)
+	if _, err := p.Accept(ctx, []byte(nativeDoc("prod-us-east-1", "2026-06-18T12:00:00Z", "audit-log", 4))); err != nil {
+		t.Fatal(err)
+	}
+	// why: a token in a URL is a weaker credential than a header; its pushes
+	// stay asserted whatever the header pushes' ceiling.
+	if got := p.Read(context.Background()).Observations[0].Change.Attribution; got != observe.AttributionAsserted {
+		t.Errorf("attribution %s, want asserted", got)
 	}
 }

@@ -23,6 +23,8 @@ type ServeConfig struct {
 	Push *server.PushConfig
 	// Trust is the trust ceiling of pushed observations.
 	Trust observe.Attribution
+	// URLTrust is the trust ceiling of observations pushed to the secret URL.
+	URLTrust observe.Attribution
 	// PrivateKey is the App's key, read once to derive the commit key.
 	PrivateKey []byte
 }
@@ -81,10 +83,15 @@ func LoadServeConfig(path string) (*ServeConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	out := &ServeConfig{Bot: bc, Server: sc, Push: fc.Observations, Trust: observe.DefaultCeiling}
+	out := &ServeConfig{Bot: bc, Server: sc, Push: fc.Observations, Trust: observe.DefaultCeiling, URLTrust: observe.AttributionAsserted}
 	if p := out.Push; p != nil && p.Trust != "" {
 		if out.Trust, err = observe.ParseAttribution(p.Trust); err != nil {
 			return nil, fmt.Errorf("%s: server.observations.trust: %w", name, err)
+		}
+	}
+	if p := out.Push; p != nil && p.URLTrust != "" {
+		if out.URLTrust, err = observe.ParseAttribution(p.URLTrust); err != nil {
+			return nil, fmt.Errorf("%s: server.observations.urlTrust: %w", name, err)
 		}
 	}
 	if out.PrivateKey, err = bc.PrivateKey(); err != nil {

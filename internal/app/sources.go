@@ -149,5 +149,21 @@ func keyByCluster(res observe.Result, cluster, name string) observe.Result {
 			out.Triggers = append(out.Triggers, t)
 		}
 	}
+	for _, f := range res.Forgets {
+		if f.Cluster == "" {
+			f.Cluster = cluster
+		}
+		if f.Cluster == cluster {
+			out.Forgets = append(out.Forgets, f)
+		}
+	}
+	for _, n := range res.Notices {
+		if n.Cluster == "" {
+			n.Cluster = cluster
+		}
+		if n.Cluster == cluster {
+			out.Notices = append(out.Notices, n)
+		}
+	}
 	return out
 }

@@ -149,8 +149,16 @@ func (b *Bot) CycleRepos(ctx context.Context, only []string) (*Report, error) {
 			b.log.Warn("observation skipped", "source", s.Name(), "error", err)
 		}
 		res.Errors = nil
+		for _, t := range res.Triggers {
+			b.log.Info("look again", "source", s.Name(), "object", t.Object.String(), "cluster", t.Cluster, "owner", t.Owner, "message", t.Message)
+		}
+		for _, n := range res.Notices {
+			b.log.Warn("observer notice", "source", s.Name(), "object", n.Object.String(), "cluster", n.Cluster, "message", n.Message)
+		}
 		obs.Merge(res)
 	}
+	// What was seen of an object before it was deleted describes nothing.
+	obs.ApplyForgets()
 	rep.Observations = len(obs.Observations)
 	author, err := b.author(ctx)
 	if err != nil {

@@ -40,6 +40,10 @@ type Config struct {
 	ObservationSecret Secret
 	// ObservationToken is the bearer token accepted on /observations.
 	ObservationToken Secret
+	// ObservationURLTokens are the tokens accepted in the secret URL
+	// /observations/{token}, for senders that cannot set a header; several
+	// let one be rotated out while the next is rolled in.
+	ObservationURLTokens []Secret
 	// MaxBodyBytes caps request bodies on /webhook and /observations.
 	MaxBodyBytes int64
 	// MaxConcurrent bounds cycles running at once across repositories.
@@ -90,7 +94,7 @@ func (c Config) check(withSink bool) (cron.Schedule, error) {
 	if c.WebhookSecret.Empty() {
 		return nil, ErrNoWebhookSecret
 	}
-	if withSink && c.ObservationSecret.Empty() && c.ObservationToken.Empty() {
+	if withSink && c.ObservationSecret.Empty() && c.ObservationToken.Empty() && len(c.ObservationURLTokens) == 0 {
 		return nil, errors.New("refusing to start: observation pushes are enabled without a secret or a token")
 	}
 	sched, err := parseSchedule(c.Schedule)

@@ -125,14 +125,16 @@ func (f *fakeCycler) waitStarted(t *testing.T) call {
 type fakeSink struct {
 	mu     sync.Mutex
 	bodies [][]byte
+	vias   []Via
 	result PushResult
 	err    error
 }
 
-func (s *fakeSink) Accept(_ context.Context, body []byte) (PushResult, error) {
+func (s *fakeSink) Accept(ctx context.Context, body []byte) (PushResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.bodies = append(s.bodies, slices.Clone(body))
+	s.vias = append(s.vias, PushVia(ctx))
 	return s.result, s.err
 }
 

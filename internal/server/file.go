@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -45,6 +46,16 @@ type PushConfig struct {
 	// TokenFile/TokenEnv hold the bearer token.
 	TokenFile string `yaml:"tokenFile"`
 	TokenEnv  string `yaml:"tokenEnv"`
+	// URLTokensFile/URLTokensEnv hold the tokens of the secret URL
+	// /observations/{token}: one per line in the file, comma-separated in
+	// the variable. Each is at least MinURLTokenLength characters.
+	URLTokensFile string `yaml:"urlTokensFile"`
+	URLTokensEnv  string `yaml:"urlTokensEnv"`
+	// URLTrust is the trust ceiling of documents pushed to the secret URL;
+	// default asserted. The token travels in the URL, where proxies and
+	// access logs may keep it, so it is believed no further unless the
+	// operator says so. Passed to the sink.
+	URLTrust string `yaml:"urlTrust"`
 	// Trust is the trust ceiling of pushed observations (unknown, asserted,
 	// managed-fields, admission, audit-log); default asserted. The server passes it to
 	// the observation sink without reading it.
@@ -118,12 +129,66 @@ func (f FileConfig) Resolve(readFile func(string) ([]byte, error), lookupEnv fun
 		if c.ObservationToken, err = load("observations", p.TokenFile, p.TokenEnv, false); err != nil {
 			return c, err
 		}
-		if c.ObservationSecret.Empty() && c.ObservationToken.Empty() {
-			return c, errors.New("server.observations: a secret (secretFile or secretEnv) or a bearer token (tokenFile or tokenEnv) is required")
+		if c.ObservationURLTokens, err = loadURLTokens(p, readFile, lookupEnv); err != nil {
+			return c, err
+		}
+		if c.ObservationSecret.Empty() && c.ObservationToken.Empty() && len(c.ObservationURLTokens) == 0 {
+			return c, errors.New("server.observations: a secret (secretFile or secretEnv), a bearer token (tokenFile or tokenEnv) or secret-URL tokens (urlTokensFile or urlTokensEnv) are required")
 		}
 	}
 	if _, err := c.check(f.Observations != nil); err != nil {
 		return c, fmt.Errorf("server: %w", err)
 	}
 	return c, nil
+}
+
+// MinURLTokenLength is the shortest secret-URL token accepted: the token is
+// the URL's only credential, so it must not be guessable.
+const MinURLTokenLength = 32
+
+// loadURLTokens reads the secret-URL tokens: one per line of the file (blank
+// lines and lines starting with # are skipped), or comma-separated in the
+// variable. Errors name the file or variable and the line, never a token.
+func loadURLTokens(p *PushConfig, readFile func(string) ([]byte, error), lookupEnv func(string) (string, bool)) ([]Secret, error) {
+	var raw []string
+	var from string
+	switch {
+	case p.URLTokensFile != "" && p.URLTokensEnv != "":
+		return nil, errors.New("server.observations: urlTokensFile and urlTokensEnv are exclusive")
+	case p.URLTokensFile != "":
+		from = p.URLTokensFile
+		b, err := readFile(p.URLTokensFile)
+		if err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, fmt.Errorf("server.observations.urlTokensFile: reading %s: %w", p.URLTokensFile, err)
+		}
+		raw = strings.Split(string(b), "\n")
+	case p.URLTokensEnv != "":
+		from = "$" + p.URLTokensEnv
+		v, ok := lookupEnv(p.URLTokensEnv)
+		if !ok || v == "" {
+			return nil, fmt.Errorf("server.observations.urlTokensEnv: environment variable %s is empty or unset", p.URLTokensEnv)
+		}
+		raw = strings.Split(v, ",")
+	default:
+		return nil, nil
+	}
+	var out []Secret
+	for i, t := range raw {
+		t = strings.TrimSpace(t)
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		if len(t) < MinURLTokenLength || strings.ContainsAny(t, "/?#% ") {
+			return nil, fmt.Errorf("server.observations: %s: token %d is shorter than %d characters or holds a character a URL path cannot carry as it is (/ ? # %% or a space)", from, i+1, MinURLTokenLength)
+		}
+		out = append(out, NewSecret([]byte(t)))
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("server.observations: %s holds no token", from)
+	}
+	return out, nil
 }

@@ -13,6 +13,8 @@ func TestFileConfigResolve(t *testing.T) {
 		"/s/webhook": "hook-canary\n",
 		"/s/token":   "token-canary",
 		"/s/empty":   "\n",
+		"/s/urls":    "# rotation: the old token, then the new\nurl-old-canary-0123456789abcdef0123\n\nurl-new-canary-0123456789abcdef0123\n",
+		"/s/short":   "url-canary\n",
 	}
 	readFile := func(p string) ([]byte, error) {
 		if v, ok := files[p]; ok {
@@ -46,14 +48,20 @@ func TestFileConfigResolve(t *testing.T) {
 				t.Errorf("got %+v", c)
 			}
 		}},
-		{"no webhook secret", FileConfig{}, "server.webhook: a secretFile or secretEnv is required", nil},                                                         // refuses to start
-		{"both file and env", FileConfig{Webhook: SecretRef{SecretFile: "/s/webhook", SecretEnv: "HOOK"}}, "exclusive", nil},                                      // ambiguous source
-		{"missing file", FileConfig{Webhook: SecretRef{SecretFile: "/s/nope"}}, "server.webhook: reading /s/nope: file does not exist", nil},                      // names the file
-		{"empty file", FileConfig{Webhook: SecretRef{SecretFile: "/s/empty"}}, "server.webhook: /s/empty is empty", nil},                                          // an empty secret is no secret
-		{"empty variable", FileConfig{Webhook: SecretRef{SecretEnv: "EMPTY"}}, "EMPTY is empty or unset", nil},                                                    // same from the environment
-		{"unset variable", FileConfig{Webhook: SecretRef{SecretEnv: "UNSET"}}, "UNSET is empty or unset", nil},                                                    // a typo in the name
-		{"observations without credentials", FileConfig{Webhook: SecretRef{SecretEnv: "HOOK"}, Observations: &PushConfig{Trust: "asserted"}}, "is required", nil}, // unauthenticated pushes
-		{"bad schedule", FileConfig{Webhook: SecretRef{SecretEnv: "HOOK"}, Schedule: "soon"}, `server: schedule "soon"`, nil},                                     // not cron
+		{"secret-URL tokens, several for rotation", FileConfig{Webhook: SecretRef{SecretEnv: "HOOK"}, Observations: &PushConfig{URLTokensFile: "/s/urls"}}, "", func(t *testing.T, c Config) {
+			if len(c.ObservationURLTokens) != 2 || string(c.ObservationURLTokens[1].Reveal()) != "url-new-canary-0123456789abcdef0123" {
+				t.Errorf("got %d tokens", len(c.ObservationURLTokens))
+			}
+		}},
+		{"a short secret-URL token", FileConfig{Webhook: SecretRef{SecretEnv: "HOOK"}, Observations: &PushConfig{URLTokensFile: "/s/short"}}, "token 1 is shorter than 32 characters", nil}, // a guessable URL is no credential
+		{"no webhook secret", FileConfig{}, "server.webhook: a secretFile or secretEnv is required", nil},                                                                                   // refuses to start
+		{"both file and env", FileConfig{Webhook: SecretRef{SecretFile: "/s/webhook", SecretEnv: "HOOK"}}, "exclusive", nil},                                                                // ambiguous source
+		{"missing file", FileConfig{Webhook: SecretRef{SecretFile: "/s/nope"}}, "server.webhook: reading /s/nope: file does not exist", nil},                                                // names the file
+		{"empty file", FileConfig{Webhook: SecretRef{SecretFile: "/s/empty"}}, "server.webhook: /s/empty is empty", nil},                                                                    // an empty secret is no secret
+		{"empty variable", FileConfig{Webhook: SecretRef{SecretEnv: "EMPTY"}}, "EMPTY is empty or unset", nil},                                                                              // same from the environment
+		{"unset variable", FileConfig{Webhook: SecretRef{SecretEnv: "UNSET"}}, "UNSET is empty or unset", nil},                                                                              // a typo in the name
+		{"observations without credentials", FileConfig{Webhook: SecretRef{SecretEnv: "HOOK"}, Observations: &PushConfig{Trust: "asserted"}}, "are required", nil},                          // unauthenticated pushes
+		{"bad schedule", FileConfig{Webhook: SecretRef{SecretEnv: "HOOK"}, Schedule: "soon"}, `server: schedule "soon"`, nil},                                                               // not cron
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := tc.fc.Resolve(readFile, lookupEnv)

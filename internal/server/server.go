@@ -43,6 +43,9 @@ type PushResult struct {
 	Accepted int `json:"accepted"`
 	// Rejected names each document that was skipped and why.
 	Rejected []string `json:"rejected,omitempty"`
+	// Notices are observers' events worth reporting that ask for no cycle
+	// (an object taken out of its controller's hands); the server logs them.
+	Notices []string `json:"notices,omitempty"`
 }
 
 // ErrInvalidPush wraps a sink's refusal of a push as a whole (nothing in it
@@ -163,6 +166,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /webhook", s.handleWebhook)
 	if s.sink != nil {
 		mux.HandleFunc("POST /observations", s.handleObservations)
+		if len(s.cfg.ObservationURLTokens) > 0 {
+			mux.HandleFunc("POST /observations/{token}", s.handleSecretURL)
+		}
 	}
 	for pattern, h := range s.handlers {
 		mux.Handle(pattern, h)

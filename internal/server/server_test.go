@@ -756,3 +756,50 @@ func TestExtraHandlersCanRequestCycles(t *testing.T) {
 		t.Error("requests accepted after shutdown began")
 	}
 }
+
+func TestObservationSecretURL(t *testing.T) {
+	const old, next = "url-old-canary-0123456789abcdef0123", "url-new-canary-0123456789abcdef0123"
+	// A cub-scout watch --webhook delivery: Content-Type and nothing else.
+	body := []byte(`{"type":"drift.detected","timestamp":"2026-06-18T12:00:30.771029411Z","observation":{"source":"kubernetes-api","mode":"watch-poll","observedAt":"2026-06-18T12:00:30.771029411Z","freshness":"point-in-time","scope":{"cluster":"prod-us-east-1","namespace":"redis","kind":"StatefulSet"}},"resource":{"kind":"StatefulSet","name":"redis-replicas","namespace":"redis"},"owner":{"type":"Flux","name":"redis"},"severity":"warning","details":{"category":"DRIFT","message":"replicas: live 4 differs from git 3"}}`)
+	for _, tc := range []struct {
+		name   string
+		path   string
+		tokens []Secret
+		status int
+	}{
+		{"the current token", "/observations/" + next, []Secret{NewSecret([]byte(old)), NewSecret([]byte(next))}, 202},
+		{"the token being rotated out still works", "/observations/" + old, []Secret{NewSecret([]byte(old)), NewSecret([]byte(next))}, 202},
+		{"a rotated-out token is refused", "/observations/" + old, []Secret{NewSecret([]byte(next))}, 401},
+		{"a prefix of the token is refused", "/observations/" + next[:20], []Secret{NewSecret([]byte(next))}, 401},
+		{"no secret URL configured: no route", "/observations/" + next, nil, 404},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.ObservationURLTokens = tc.tokens
+			c := newFakeCycler("acme/gitops")
+			sink := &fakeSink{result: PushResult{Repositories: []string{"acme/gitops"}, Accepted: 1}}
+			var logs bytes.Buffer
+			s := newTestServer(t, cfg, c, sink, &logs)
+			r := httptest.NewRequest(http.MethodPost, tc.path, bytes.NewReader(body))
+			r.Header.Set("Content-Type", "application/json")
+			w := serve(s, r)
+			settle(t, s)
+			if w.Code != tc.status {
+				t.Fatalf("status %d, want %d: %s", w.Code, tc.status, w.Body)
+			}
+			if strings.Contains(logs.String(), "canary") {
+				t.Error("the secret URL's token is in the log")
+			}
+			if tc.status != 202 {
+				if sink.pushes() != 0 || len(c.allCalls()) != 0 {
+					t.Error("a refused push reached the sink or caused a cycle")
+				}
+				return
+			}
+			// why: the sink must know the push came by the weaker way in.
+			if len(sink.vias) != 1 || sink.vias[0] != ViaSecretURL || len(c.allCalls()) != 1 {
+				t.Errorf("vias %v, cycles %+v", sink.vias, c.allCalls())
+			}
+		})
+	}
+}
