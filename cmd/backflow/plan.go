@@ -21,9 +21,13 @@ func newPlanCmd() *cobra.Command {
 		Long: `Read the GitOps repository checked out at DIR (.github/backflow.yaml, the
 policy and the values files, from the working tree) and the observations at
 each PATH (a file or a directory of ObjectStateObserved documents, cub-scout
-trace-diff JSON or watch JSONL), and print one decision per observed object:
-allow (with the values edit and its receipt), deny (with every reason), noop,
-stale or unmapped. Nothing is written.
+trace-diff JSON, watch JSONL or cub-scout receipts), and print one decision
+per observed object: allow (with the values edit and its receipt), deny (with
+every reason), noop, stale or unmapped, then the objects to look at again, the
+notices (an object taken out of its GitOps controller's hands) and the errors
+(a cub-scout status missing or inconclusive is an error, never noop). A
+cub-scout "-" is a field absent live, never a value; a list length or a
+map printed as text is structure, denied. Nothing is written.
 
 --observations may be repeated; further PATHs may follow as arguments.
 --trust is the highest attribution believed from these files: a document

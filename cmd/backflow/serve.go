@@ -27,7 +27,11 @@ never has two cycles at once.
 FILE is the bot config of "backflow run --once" plus a server: section
 (listen address, schedule, webhook secret file or variable, observation push
 secret or token and trust ceiling). It refuses to start without a webhook
-secret. Serves /webhook, /observations, /healthz, /readyz and /metrics; logs
+secret. Serves /webhook, /observations, /healthz, /readyz and /metrics, and,
+with server.observations.urlTokensFile or urlTokensEnv, the secret URL
+/observations/TOKEN for cub-scout watch --webhook, which cannot send a header
+(its pushes are believed no higher than server.observations.urlTrust,
+default asserted; the token is never logged, list several to rotate); logs
 are JSON lines on stderr. With an admission: section (listen, certFile,
 keyFile, optional clientCAFile, gitopsUsers, gitopsGroups, maxBytes, ttl) it
 also serves POST /admission, the validating admission webhook that records
