@@ -55,7 +55,13 @@ func TestCubScoutManagerHintIsNotTheWriter(t *testing.T) {
 	// why: managerHint is a representative manager, not the field's writer:
 	// it must not make the change an ignored manager's.
 	if d.Outcome != Allow || len(d.Changes) != 1 {
-		t.Errorf("got %s %v", d.Outcome, d.Reasons)
+		t.Fatalf("got %s %v", d.Outcome, d.Reasons)
+	}
+	// why: the receipt keeps cub-scout's evidence in its observation section,
+	// the hint marked as one.
+	obs := d.Receipt.Spec.Observation
+	if obs.UID != "u1" || !strings.Contains(strings.Join(obs.Evidence, "\n"), "spec.replicas: cause manual-edit, managerHint kubectl-scale (a representative manager, not the writer)") {
+		t.Errorf("receipt observation %+v", obs)
 	}
 }
 

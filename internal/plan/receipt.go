@@ -93,6 +93,7 @@ func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending,
 				ReceiptRef: observationRef(o),
 				Object:     d.Object, Field: first.f.Path, ValuePath: first.valuePath,
 				LiveValue: receipt.ValueOf(first.live), DesiredValueBefore: receipt.ValueOf(first.from()),
+				UID: o.UID, Evidence: observerEvidence(o, pd.fields),
 			},
 			Authority: receipt.Authority{
 				PolicyRef: p.snap.PolicyPath, Decision: receipt.DecisionAllow, MatchedRule: strings.Join(rules, "; "),
@@ -197,4 +198,45 @@ func receiptName(u *repoconfig.Unit, k observe.ObjectKey) string {
 
 func marshalReceipt(d *Decision) ([]byte, error) {
 	return receipt.Marshal(d.Receipt)
+}
+
+// observerEvidence states what the observer reported beyond the values, for
+// the receipt's observation section: hints stay hints, never an identity.
+func observerEvidence(o *observe.Observation, fields []*fieldState) []string {
+	ev := o.Evidence
+	var out []string
+	if ev.Comparison != "" {
+		out = append(out, "comparison: "+ev.Comparison)
+	}
+	if ev.RenderKind != "" || ev.RenderReference != "" {
+		r := strings.TrimSpace(ev.RenderKind + " " + ev.RenderReference)
+		if ev.RenderDigest != "" {
+			r += " (sha256 " + ev.RenderDigest + ")"
+		}
+		out = append(out, "compared against render: "+r)
+	}
+	if ev.Receipt != "" {
+		out = append(out, "read from cub-scout receipt: "+ev.Receipt)
+	}
+	if ev.Anchor != nil {
+		out = append(out, "desired state anchored at: "+ev.Anchor.String())
+	}
+	if ev.Cause != "" || ev.ManagerHint != "" || len(ev.Managers) > 0 {
+		out = append(out, fmt.Sprintf("attribution hints: cause %s, managerHint %s, managers [%s] (hints, not the writer)",
+			orNone(ev.Cause), orNone(ev.ManagerHint), strings.Join(ev.Managers, ", ")))
+	}
+	for _, fs := range fields {
+		if fs.f.Cause != "" || fs.f.ManagerHint != "" {
+			out = append(out, fmt.Sprintf("%s: cause %s, managerHint %s (a representative manager, not the writer)",
+				fs.f.Path, orNone(fs.f.Cause), orNone(fs.f.ManagerHint)))
+		}
+	}
+	return out
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }

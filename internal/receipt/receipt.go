@@ -112,6 +112,13 @@ type Observation struct {
 	ValuePath          string `yaml:"valuePath"`
 	LiveValue          Value  `yaml:"liveValue"`
 	DesiredValueBefore Value  `yaml:"desiredValueBefore"`
+	// UID is the live object's metadata.uid when it was observed, if the
+	// observer said: a recreated object has another.
+	UID string `yaml:"uid,omitempty"`
+	// Evidence is what the observer reported beyond the values (the render
+	// it compared against, cause and manager hints, a cub-scout receipt's
+	// anchor and attribution), one statement each. Never an identity.
+	Evidence []string `yaml:"evidence,omitempty"`
 }
 
 // Authority records the policy decision.
