@@ -45,6 +45,9 @@ var (
 	// ErrNonStringKey: a key on the path that yaml.v3 and Helm name
 	// differently (a plain on:, 0755:), or that two keys share.
 	ErrNonStringKey = refusal("a key that Helm reads as another type")
+	// ErrSelector: a `[key=value]` list selector that matches no item or
+	// several, or that Helm's reader resolves to another item.
+	ErrSelector = refusal("a list selector that does not name exactly one item")
 	// ErrUnsupportedVal: a value no scalar token reads back as (NaN, a
 	// type that is not a scalar).
 	ErrUnsupportedVal = refusal("a value that cannot be written as a scalar")

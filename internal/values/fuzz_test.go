@@ -22,6 +22,7 @@ func FuzzSet(f *testing.F) {
 		{"- a\n- b\n", "[0]", "1"},
 		{"a:\n- b: 1\n  c: 2\n", "a[0].d", "on"},
 		{"a: plain\n  continued\nb: 1\n", "a", "x"},
+		{"env:\n- name: TZ\n  value: UTC\n- name: X\n", "env[name=TZ].value", "CET"},
 	}
 	for _, s := range seeds {
 		f.Add(s.data, s.path, s.value)
@@ -54,7 +55,10 @@ func FuzzSet(f *testing.F) {
 		if err != nil {
 			t.Fatalf("output does not parse: %v\n%s", err, out)
 		}
-		segs, _ := yamlnode.ParsePath(path)
+		segs, _ := parseEditPath(path)
+		if segs, err = before.doc.resolveSelectors(segs, before.helm); err != nil {
+			t.Fatalf("Set resolved a selector that resolves no more: %v", err)
+		}
 		got, ok := lookupValue(after.helm, segs)
 		if !ok || !sameValue(got, v) {
 			t.Fatalf("Helm reads %#v at %s, want %#v\n%s", got, path, v, out)
@@ -69,6 +73,50 @@ func FuzzSet(f *testing.F) {
 		}
 		if err := diffExcept(b3, a3, nil, [][]yamlnode.Segment{segs}); err != nil {
 			t.Fatalf("yaml.v3 reads another change: %v\n%s", err, out)
+		}
+	})
+}
+
+// FuzzLocate runs the kyaml locate against the walk by hand it replaced, on
+// arbitrary documents and paths: both must find the same nodes, the same
+// parent and indentation, and fail with the same error.
+func FuzzLocate(f *testing.F) {
+	seeds := []struct{ data, path string }{
+		{"a: 1 # c\nb: x\n", "a"},
+		{"a: {b: 1}\nl: [1, 2]\n", "l[1]"},
+		{"a: &x 1\nb: *x\n", "b"},
+		{"a: {}\n", "a.b.c"},
+		{"on: 1\n'on': 2\n", "on"},
+		{"0755: x\n", "493"},
+		{"a: 1\na: 2\n", "a"},
+		{"b: &m {c: 1}\nd:\n  <<: *m\n  e: 2\n", "d.c"},
+		{"- a\n- b\n", "[1]"},
+		{"a:\n- b: 1\n  c: 2\n", "a[0].c"},
+		{"? [x]\n: 1\ny: 2\n", "y"},
+		{"!!str 1: a\n\"2\": b\n", "1"},
+		{"a:\n  b: ~\n", "a.b.c"},
+		{"1: x\n", "1"},
+	}
+	for _, s := range seeds {
+		f.Add(s.data, s.path)
+	}
+	f.Fuzz(func(t *testing.T, data, path string) {
+		segs, err := yamlnode.ParsePath(path)
+		if err != nil {
+			return
+		}
+		zero := 0
+		file, err := Parse([]byte(data), Options{Document: &zero, MaxBytes: 1 << 16})
+		if err != nil {
+			return
+		}
+		got, gotErr := file.doc.locate(segs)
+		want, wantErr := file.doc.locateByHand(segs)
+		if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+			t.Fatalf("path %q: kyaml locate error %v, by hand %v\n%s", path, gotErr, wantErr, data)
+		}
+		if got != want {
+			t.Fatalf("path %q: kyaml locate %+v, by hand %+v\n%s", path, got, want, data)
 		}
 	})
 }

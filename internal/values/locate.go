@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/backflow-dev/backflow/internal/yamlnode"
@@ -21,8 +22,12 @@ type located struct {
 	indent  int        // indentation of the node's key or dash
 }
 
-// locate follows path through the document, refusing paths that go through
-// aliases or anchors that aliases reuse.
+// locate follows path through the document with kyaml's path functions
+// (RNode.Field for a key, GetElementByIndex for an index), refusing paths
+// that go through aliases or anchors that aliases reuse. A mapping whose
+// keys YAML 1.1 reads as something other than their text, or that merges
+// another with <<, is searched as Helm reads keys: kyaml compares key text.
+// The path must not hold list selectors: resolveSelectors replaces them.
 func (d *document) locate(path []yamlnode.Segment) (located, error) {
 	loc := located{parent: nil, pindent: -1}
 	cur := d.root
@@ -30,13 +35,13 @@ func (d *document) locate(path []yamlnode.Segment) (located, error) {
 	indent := -1
 	flow := false
 	for i, seg := range path {
-		where := yamlnode.FormatPath(path[:i])
-		if where == "" {
-			where = "the document root"
-		}
 		if cur == nil {
 			loc.depth = i
 			return loc, nil
+		}
+		where := yamlnode.FormatPath(path[:i])
+		if where == "" {
+			where = "the document root"
 		}
 		if cur.Kind == yaml.AliasNode || d.aliased[cur] {
 			return loc, fmt.Errorf("%s (line %d): %w", where, d.line(cur), ErrAlias)
@@ -44,32 +49,14 @@ func (d *document) locate(path []yamlnode.Segment) (located, error) {
 		loc.parent, loc.pkey, loc.pindent, loc.flow = cur, curKey, indent, flow
 		switch cur.Kind {
 		case yaml.MappingNode:
-			if seg.IsIndex {
+			if seg.IsIndex || seg.AnyIndex {
 				return loc, fmt.Errorf("%s (line %d) is a mapping, not a list: %w", where, d.line(cur), ErrThroughScalar)
 			}
-			var next, nextKey *yaml.Node
-			merge := false
-			for j := 0; j+1 < len(cur.Content); j += 2 {
-				k := cur.Content[j]
-				if k.Kind == yaml.ScalarNode && k.Value == "<<" && k.Style == 0 {
-					merge = true
-				}
-				if hk, ok := helmKeyOf(k); ok && hk == seg.Key {
-					if !sameKeyForBoth(k, hk) {
-						// yaml.v3 and Helm would name this key differently
-						// (`on`, `0755`): the edit could not be verified.
-						return loc, fmt.Errorf("%s (line %d): key %s: %w", where, d.line(k), k.Value, ErrNonStringKey)
-					}
-					if next != nil {
-						return loc, fmt.Errorf("%s (line %d): two keys that Helm reads as %q: %w", where, d.line(k), seg.Key, ErrNonStringKey)
-					}
-					next, nextKey = cur.Content[j+1], k
-				}
+			next, nextKey, err := d.field(cur, seg.Key, where)
+			if err != nil {
+				return loc, err
 			}
 			if next == nil {
-				if merge {
-					return loc, fmt.Errorf("%s (line %d) merges another mapping with <<: %w", where, d.line(cur), ErrAlias)
-				}
 				loc.depth = i
 				return loc, nil
 			}
@@ -80,7 +67,11 @@ func (d *document) locate(path []yamlnode.Segment) (located, error) {
 			if !seg.IsIndex {
 				return loc, fmt.Errorf("%s (line %d) is a list; use [N]: %w", where, d.line(cur), ErrThroughScalar)
 			}
-			if seg.Index >= len(cur.Content) {
+			item, err := kyaml.NewRNode(cur).Pipe(kyaml.GetElementByIndex(seg.Index))
+			if err != nil {
+				return loc, fmt.Errorf("%s (line %d): %v: %w", where, d.line(cur), err, ErrUnsupported)
+			}
+			if item == nil {
 				loc.depth = i
 				return loc, nil
 			}
@@ -89,7 +80,7 @@ func (d *document) locate(path []yamlnode.Segment) (located, error) {
 			if flow {
 				indent = loc.pindent
 			}
-			cur, curKey = cur.Content[seg.Index], nil
+			cur, curKey = item.YNode(), nil
 		case yaml.ScalarNode:
 			if cur.Tag == "!!null" {
 				loc.depth = i
@@ -105,6 +96,78 @@ func (d *document) locate(path []yamlnode.Segment) (located, error) {
 	}
 	loc.node, loc.depth, loc.flow, loc.indent = cur, len(path), flow, indent
 	return loc, nil
+}
+
+// field finds the value and key node of key in mapping m. kyaml's Field
+// finds it by the key's text; that is how Helm names it unless some key of
+// m is a YAML 1.1 look-alike (`on`, `0755`), is tagged or is not a scalar,
+// or m merges another mapping: then the keys are read one by one as Helm
+// reads them, since kyaml knows nothing of YAML 1.1.
+func (d *document) field(m *yaml.Node, key, where string) (value, keyNode *yaml.Node, err error) {
+	var twice *yaml.Node
+	same := 0
+	for j := 0; j+1 < len(m.Content); j += 2 {
+		k := m.Content[j]
+		if !textKey(k) {
+			return d.helmField(m, key, where)
+		}
+		if k.Value == key {
+			if same++; same == 2 {
+				twice = k
+			}
+		}
+	}
+	if twice != nil {
+		return nil, nil, fmt.Errorf("%s (line %d): two keys that Helm reads as %q: %w", where, d.line(twice), key, ErrNonStringKey)
+	}
+	f := kyaml.NewRNode(m).Field(key)
+	if f == nil {
+		return nil, nil, nil
+	}
+	return f.Value.YNode(), f.Key.YNode(), nil
+}
+
+// textKey says both readers name key k by its text: a scalar, untagged or
+// tagged !!str, quoted or plain text that YAML 1.1 cannot read as another
+// type, and not the merge key.
+func textKey(k *yaml.Node) bool {
+	if k.Kind != yaml.ScalarNode {
+		return false
+	}
+	if k.Style&yaml.TaggedStyle != 0 {
+		return k.Tag == "!!str"
+	}
+	if k.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		return true
+	}
+	return !maybeNotText(k.Value) && k.Value != "<<"
+}
+
+// helmField searches mapping m for key as Helm reads keys (YAML 1.1),
+// refusing keys the two readers name differently and merged mappings.
+func (d *document) helmField(m *yaml.Node, key, where string) (value, keyNode *yaml.Node, err error) {
+	merge := false
+	for j := 0; j+1 < len(m.Content); j += 2 {
+		k := m.Content[j]
+		if k.Kind == yaml.ScalarNode && k.Value == "<<" && k.Style == 0 {
+			merge = true
+		}
+		if hk, ok := helmKeyOf(k); ok && hk == key {
+			if !sameKeyForBoth(k, hk) {
+				// yaml.v3 and Helm would name this key differently
+				// (`on`, `0755`): the edit could not be verified.
+				return nil, nil, fmt.Errorf("%s (line %d): key %s: %w", where, d.line(k), k.Value, ErrNonStringKey)
+			}
+			if value != nil {
+				return nil, nil, fmt.Errorf("%s (line %d): two keys that Helm reads as %q: %w", where, d.line(k), key, ErrNonStringKey)
+			}
+			value, keyNode = m.Content[j+1], k
+		}
+	}
+	if value == nil && merge {
+		return nil, nil, fmt.Errorf("%s (line %d) merges another mapping with <<: %w", where, d.line(m), ErrAlias)
+	}
+	return value, keyNode, nil
 }
 
 func (d *document) line(n *yaml.Node) int { return d.sp.line + n.Line - 1 }

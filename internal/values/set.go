@@ -103,8 +103,11 @@ func readBoth(src *source, index int) (*document, any, error) {
 
 // Get returns the value at path, typed as Helm reads it.
 func (f *File) Get(path string) (any, error) {
-	segs, err := yamlnode.ParsePath(path)
+	segs, err := parseEditPath(path)
 	if err != nil {
+		return nil, err
+	}
+	if segs, err = f.doc.resolveSelectors(segs, f.helm); err != nil {
 		return nil, err
 	}
 	v, ok := lookupValue(f.helm, segs)
@@ -134,8 +137,11 @@ func (f *File) Set(edits []Edit) ([]byte, []Change, error) {
 	}
 	paths := make([][]yamlnode.Segment, len(edits))
 	for i, e := range edits {
-		p, err := yamlnode.ParsePath(e.Path)
+		p, err := parseEditPath(e.Path)
 		if err != nil {
+			return nil, nil, err
+		}
+		if p, err = f.doc.resolveSelectors(p, f.helm); err != nil {
 			return nil, nil, err
 		}
 		paths[i] = p

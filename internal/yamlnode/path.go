@@ -55,7 +55,16 @@ const maxIndex = 1 << 30
 // ParsePath reads a value path in Helm's --set syntax: `.` separates keys,
 // `[N]` indexes a list, `\` makes the next character literal, and digits
 // without brackets are a mapping key.
-func ParsePath(path string) ([]Segment, error) {
+func ParsePath(path string) ([]Segment, error) { return parsePath(path, false) }
+
+// ParseSelectorPath reads a value path as ParsePath does and also kyaml's
+// list selector `[key=value]`, which names the one list item whose mapping
+// has key set to value (`env[name=TZ].value`). A selector segment is
+// AnyIndex with MergeKey and MergeValue set; the editor resolves it to an
+// index before it edits.
+func ParseSelectorPath(path string) ([]Segment, error) { return parsePath(path, true) }
+
+func parsePath(path string, selectors bool) ([]Segment, error) {
 	if path == "" {
 		return nil, &PathError{Path: path, Offset: 0, Msg: "empty path"}
 	}
@@ -103,6 +112,18 @@ func ParsePath(path string) ([]Segment, error) {
 				return nil, &PathError{Path: path, Offset: i, Msg: "unclosed ["}
 			}
 			digits := path[i+1 : i+end]
+			if eq := strings.IndexByte(digits, '='); eq >= 0 && selectors {
+				if eq == 0 {
+					return nil, &PathError{Path: path, Offset: i + 1, Msg: "empty key in list selector [key=value]"}
+				}
+				segs = append(segs, Segment{AnyIndex: true, MergeKey: digits[:eq], MergeValue: digits[eq+1:]})
+				i += end + 1
+				if i < len(path) && path[i] != '.' && path[i] != '[' {
+					return nil, &PathError{Path: path, Offset: i, Msg: "expected . or [ after ]"}
+				}
+				expectKey = false
+				continue
+			}
 			if digits == "" {
 				return nil, &PathError{Path: path, Offset: i + 1, Msg: "empty list index"}
 			}

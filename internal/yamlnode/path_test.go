@@ -142,3 +142,45 @@ func TestLookup(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSelectorPath(t *testing.T) {
+	k := func(s string) Segment { return Segment{Key: s} }
+	sel := func(key, val string) Segment { return Segment{AnyIndex: true, MergeKey: key, MergeValue: val} }
+	cases := []struct {
+		in   string
+		want []Segment
+		why  string
+	}{
+		{"env[name=TZ].value", []Segment{k("env"), sel("name", "TZ"), k("value")}, "a selector names a list item by a field"},
+		{"a[0].b", []Segment{k("a"), {Index: 0, IsIndex: true}, k("b")}, "indexes still read as indexes"},
+		{"env[name=a=b]", []Segment{k("env"), sel("name", "a=b")}, "the first = splits key from value"},
+		{"env[name=]", []Segment{k("env"), sel("name", "")}, "an empty value matches an empty string"},
+		{"[name=x][k=v]", []Segment{sel("name", "x"), sel("k", "v")}, "selectors at the root and in a row"},
+	}
+	for _, c := range cases {
+		got, err := ParseSelectorPath(c.in)
+		if err != nil {
+			t.Errorf("%q (%s): %v", c.in, c.why, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%q (%s): got %+v, want %+v", c.in, c.why, got, c.want)
+		}
+		if back := FormatPath(got); back != c.in {
+			t.Errorf("%q (%s): formats back as %q", c.in, c.why, back)
+		}
+	}
+	for _, bad := range []struct{ in, why string }{
+		{"env[=TZ]", "a selector needs a key"},
+		{"env[name=TZ]x", "a selector ends a segment"},
+		{"env[name=TZ", "an unclosed selector"},
+	} {
+		if _, err := ParseSelectorPath(bad.in); err == nil {
+			t.Errorf("%q (%s): parsed", bad.in, bad.why)
+		}
+	}
+	// Policy and config paths keep Helm's syntax alone.
+	if _, err := ParsePath("env[name=TZ]"); err == nil {
+		t.Error("ParsePath accepted a list selector")
+	}
+}
