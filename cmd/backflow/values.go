@@ -28,40 +28,78 @@ edited tokens change; comments, blank lines, quoting and layout stay.`,
 	return cmd
 }
 
-// documentOption turns --document (-1 when not given) into editor options.
-func documentOption(n int) values.Options {
-	if n < 0 {
-		return values.Options{}
-	}
-	return values.Options{Document: &n}
+// valuesFlags are the flags get and set share to choose what they read.
+type valuesFlags struct {
+	document int
+	root     string
+	inline   bool
 }
+
+func (f *valuesFlags) add(cmd *cobra.Command) {
+	cmd.Flags().IntVar(&f.document, "document", -1, "the document's index (from 0) in a file of several")
+	cmd.Flags().StringVar(&f.root, "root", "", "the path of a values mapping inside the document (spec.values); paths are read below it")
+	cmd.Flags().BoolVar(&f.inline, "inline", false, "read the inline values of a Flux HelmRelease (spec.values) or Argo CD Application (spec.source.helm.valuesObject)")
+}
+
+// options checks the flags and turns them into editor options; --document
+// is -1 when not given.
+func (f *valuesFlags) options(cmd *cobra.Command) (values.Options, error) {
+	name := cmd.Name()
+	if cmd.Flags().Changed("document") && f.document < 0 {
+		return values.Options{}, usageError("values %s: --document must be 0 or more", name)
+	}
+	if f.inline && f.root != "" {
+		return values.Options{}, usageError("values %s: --inline finds the root itself: give --inline or --root, not both", name)
+	}
+	opts := values.Options{Root: f.root, Inline: f.inline}
+	if f.document >= 0 {
+		n := f.document
+		opts.Document = &n
+	}
+	return opts, nil
+}
+
+// valuesPathHelp is the path syntax both subcommands read.
+const valuesPathHelp = `Paths use Helm's --set syntax: . between
+keys, [N] for a list item, \ makes the next character literal (a\.b is the
+key a.b); digits without brackets are a key (ports.80). A list item may also
+be named by a field, as kyaml names it: env[name=TZ].value is the value of
+the one item of env whose name is TZ (no item, several, or a field Helm reads
+as another type is refused).
+
+Inline values: --root P reads paths below the mapping at P in the document
+(--root spec.values); --inline finds it by kind: a Flux HelmRelease
+(helm.toolkit.fluxcd.io) keeps its values at spec.values, an Argo CD
+Application (argoproj.io) at spec.source.helm.valuesObject. With several such
+manifests in the file, --document N chooses one. Only the edited tokens of
+the manifest change.`
 
 func newValuesGetCmd() *cobra.Command {
 	var file, path string
-	var document int
+	var flags valuesFlags
 	cmd := &cobra.Command{
-		Use:   "get --file F --path P [--document N]",
+		Use:   "get --file F --path P [--document N] [--root P | --inline]",
 		Short: "Print the value at a path as YAML (exit 1 when the path is missing)",
 		Long: `get prints the value at --path as YAML, typed as Helm reads the file
-(YAML 1.1: yes is true, 0755 is 493). Paths use Helm's --set syntax: . between
-keys, [N] for a list item, \ makes the next character literal (a\.b is the
-key a.b); digits without brackets are a key (ports.80). --document N (from 0)
-chooses a document in a file of several. Exit 0 with the value; 1 when the
-path names nothing; 2 when the file or the path does not parse, or on a
-usage error.`,
+(YAML 1.1: yes is true, 0755 is 493). --document N (from 0) chooses a
+document in a file of several. Exit 0 with the value; 1 when the path names
+nothing; 2 when the file or the path does not parse, or on a usage error.
+
+` + valuesPathHelp,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" || path == "" {
 				return usageError("values get: --file and --path are required")
 			}
-			if cmd.Flags().Changed("document") && document < 0 {
-				return usageError("values get: --document must be 0 or more")
+			opts, err := flags.options(cmd)
+			if err != nil {
+				return err
 			}
 			data, err := os.ReadFile(file)
 			if err != nil {
 				return usageError("%v", err)
 			}
-			v, err := values.Get(data, path, documentOption(document))
+			v, err := values.Get(data, path, opts)
 			if err != nil {
 				return valuesError(file, err)
 			}
@@ -74,32 +112,35 @@ usage error.`,
 		},
 	}
 	cmd.Flags().StringVar(&file, "file", "", "the values file")
-	cmd.Flags().StringVar(&path, "path", "", "the value path, Helm --set syntax (a.b[0].c, a\\.b)")
-	cmd.Flags().IntVar(&document, "document", -1, "the document's index (from 0) in a file of several")
+	cmd.Flags().StringVar(&path, "path", "", "the value path, Helm --set syntax (a.b[0].c, a\\.b, env[name=TZ])")
+	flags.add(cmd)
 	return cmd
 }
 
 func newValuesSetCmd() *cobra.Command {
 	var file string
 	var paths, vals []string
-	var document int
+	var flags valuesFlags
 	var inPlace bool
 	cmd := &cobra.Command{
-		Use:   "set --file F --path P --value V [--path P2 --value V2 ...] [--document N] [--in-place]",
+		Use:   "set --file F --path P --value V [--path P2 --value V2 ...] [--document N] [--root P | --inline] [--in-place]",
 		Short: "Set values and print the new file (or replace it with --in-place)",
 		Long: `Set the value at each --path to the --value given in the same position.
 A value is read as a YAML 1.2 core-schema scalar: 4 is an int, 4.5 a float,
 true/false a bool, null, a quoted scalar ("4", 'yes') a string, anything else
 a string. Missing keys are created. The new file goes to stdout, or with
 --in-place replaces the file atomically (same mode). An edit that cannot be
-made safely is refused: exit 1 and no output.`,
+made safely is refused: exit 1 and no output.
+
+` + valuesPathHelp,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" || len(paths) == 0 {
 				return usageError("values set: --file, --path and --value are required")
 			}
-			if cmd.Flags().Changed("document") && document < 0 {
-				return usageError("values set: --document must be 0 or more")
+			opts, err := flags.options(cmd)
+			if err != nil {
+				return err
 			}
 			if len(paths) != len(vals) {
 				return usageError("values set: %d --path but %d --value: give one --value after each --path", len(paths), len(vals))
@@ -116,7 +157,7 @@ made safely is refused: exit 1 and no output.`,
 			if err != nil {
 				return usageError("%v", err)
 			}
-			out, _, err := values.Set(data, edits, documentOption(document))
+			out, _, err := values.Set(data, edits, opts)
 			if err != nil {
 				return valuesError(file, err)
 			}
@@ -136,7 +177,7 @@ made safely is refused: exit 1 and no output.`,
 	cmd.Flags().StringVar(&file, "file", "", "the values file")
 	cmd.Flags().StringArrayVar(&paths, "path", nil, "a value path, Helm --set syntax (repeatable)")
 	cmd.Flags().StringArrayVar(&vals, "value", nil, "the value for the --path before it (repeatable)")
-	cmd.Flags().IntVar(&document, "document", -1, "the document's index (from 0) in a file of several")
+	flags.add(cmd)
 	cmd.Flags().BoolVar(&inPlace, "in-place", false, "replace the file instead of printing it")
 	return cmd
 }

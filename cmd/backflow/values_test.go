@@ -179,3 +179,37 @@ func TestValuesGCRestored(t *testing.T) {
 		t.Errorf("memory limit after the commands: %d, want %d", got, limit)
 	}
 }
+
+func TestValuesInline(t *testing.T) {
+	const manifest = `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: podinfo
+spec:
+  values:
+    replicaCount: 2 # by hand
+    env:
+    - name: TZ
+      value: UTC
+`
+	f := writeValues(t, manifest, 0o644)
+	cases := []struct {
+		args []string
+		code int
+		out  string
+		why  string
+	}{
+		{[]string{"get", "--file", f, "--inline", "--path", "replicaCount"}, 0, "2\n", "found by kind"},
+		{[]string{"get", "--file", f, "--root", "spec.values", "--path", "env[name=TZ].value"}, 0, "UTC\n", "an explicit root and a selector"},
+		{[]string{"get", "--file", f, "--path", "env[name=TZ].value"}, 1, "", "without a root the manifest is the values"},
+		{[]string{"get", "--file", f, "--inline", "--root", "spec.values", "--path", "a"}, 2, "", "--inline and --root together cannot run"},
+		{[]string{"set", "--file", f, "--inline", "--path", "env[name=TZ].value", "--value", "CET"}, 0, strings.Replace(manifest, "value: UTC", "value: CET", 1), "a byte-minimal edit of inline values"},
+		{[]string{"set", "--file", f, "--root", "spec.chart", "--path", "a", "--value", "1"}, 1, "", "a root that is not there is refused"},
+	}
+	for _, c := range cases {
+		code, out, errOut := runCLI(t, append([]string{"values"}, c.args...)...)
+		if code != c.code || out != c.out {
+			t.Errorf("%v (%s): exit %d, stdout %q, stderr %q; want %d, %q", c.args, c.why, code, out, errOut, c.code, c.out)
+		}
+	}
+}

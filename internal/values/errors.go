@@ -48,6 +48,9 @@ var (
 	// ErrSelector: a `[key=value]` list selector that matches no item or
 	// several, or that Helm's reader resolves to another item.
 	ErrSelector = refusal("a list selector that does not name exactly one item")
+	// ErrInline: no manifest with inline values where Options.Inline or
+	// Options.Root looks for them.
+	ErrInline = refusal("no inline values mapping there")
 	// ErrUnsupportedVal: a value no scalar token reads back as (NaN, a
 	// type that is not a scalar).
 	ErrUnsupportedVal = refusal("a value that cannot be written as a scalar")

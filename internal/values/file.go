@@ -26,6 +26,14 @@ type Options struct {
 	Document *int
 	// MaxBytes caps the file size; zero means DefaultMaxBytes.
 	MaxBytes int
+	// Root is the path (Helm syntax) of a values mapping inside the
+	// document, such as a HelmRelease's spec.values: paths are read below
+	// it. Empty means the document is the values.
+	Root string
+	// Inline finds the root itself: the document must be a Flux
+	// HelmRelease (spec.values) or an Argo CD Application
+	// (spec.source.helm.valuesObject); with several, Document chooses.
+	Inline bool
 }
 
 // span is one document's bytes: [start, end) of the file, starting at a line

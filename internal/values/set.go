@@ -47,6 +47,8 @@ type File struct {
 	index int
 	doc   *document
 	helm  any
+	// root is Options.Root parsed: every path is read below it.
+	root []yamlnode.Segment
 	// v3Err says whether the original decodes with yaml.v3, found out
 	// once, when the first edit needs it.
 	v3Err  error
@@ -68,6 +70,12 @@ func Parse(data []byte, opts Options) (*File, error) {
 	if err := checkSize(data, opts); err != nil {
 		return nil, err
 	}
+	if opts.Inline {
+		var err error
+		if opts, err = chooseInline(data, opts); err != nil {
+			return nil, err
+		}
+	}
 	src := newSource(data)
 	index, err := src.chooseDocument(opts)
 	if err != nil {
@@ -77,7 +85,11 @@ func Parse(data []byte, opts Options) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &File{src: src, index: index, doc: doc, helm: helm}, nil
+	root, err := doc.rootOf(opts.Root)
+	if err != nil {
+		return nil, err
+	}
+	return &File{src: src, index: index, doc: doc, helm: helm, root: root}, nil
 }
 
 // readBoth parses document index with yaml.v3 nodes and with Helm's reader
@@ -107,7 +119,7 @@ func (f *File) Get(path string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if segs, err = f.doc.resolveSelectors(segs, f.helm); err != nil {
+	if segs, err = f.doc.resolveSelectors(f.under(segs), f.helm); err != nil {
 		return nil, err
 	}
 	v, ok := lookupValue(f.helm, segs)
@@ -141,7 +153,7 @@ func (f *File) Set(edits []Edit) ([]byte, []Change, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if p, err = f.doc.resolveSelectors(p, f.helm); err != nil {
+		if p, err = f.doc.resolveSelectors(f.under(p), f.helm); err != nil {
 			return nil, nil, err
 		}
 		paths[i] = p
