@@ -1,7 +1,8 @@
 // Package yamlnode reads hand-written YAML: the one document splitter every
 // reader shares (so that the editor, the planner and the observation parser
 // count the same documents), the one value-path syntax (Helm's --set
-// spelling, for values paths and Kubernetes field paths alike) and the one
+// spelling, for values paths and Kubernetes field paths alike, with kyaml's
+// `[key=value]` list selector where the values editor reads it) and the one
 // walk of a path through a decoded tree, strict node-level reading of one
 // document whose root is a mapping, a walk bounded against alias bombs,
 // and a reflective decoder that names every wrong place by its dotted path.

@@ -10,7 +10,8 @@ import (
 // IsIndex is set. A Segment may also stand for a list item whose index is
 // not known (AnyIndex), optionally named by a merge key as a strategic merge
 // patch names items (MergeKey=MergeValue): a write set can say that much,
-// a path that ParsePath reads cannot.
+// and so can ParseSelectorPath's `[key=value]`; a path that ParsePath reads
+// cannot.
 type Segment struct {
 	Key        string
 	Index      int
