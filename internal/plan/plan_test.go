@@ -68,7 +68,9 @@ units:
     objects: ["apps/v1|StatefulSet|redis|*"]
 roles:
   platform-sre:
+    users: [erin]
     groups: [sre]
+    attribution: [audit-log, admission]
   dba:
     users: [dora]
     groups: [sre]
@@ -111,6 +113,19 @@ func byAlice(cluster, name string, at time.Time, fields ...observe.Field) observ
 		Change: observe.Change{Actor: "alice", Groups: []string{"sre"}, Attribution: observe.AttributionAuditLog, Claimed: observe.AttributionAuditLog},
 		Fields: fields,
 	}
+}
+
+// admitted attributes o at level admission, as a confirmed admission
+// record does.
+func admitted(o observe.Observation) observe.Observation {
+	o.Change.Attribution, o.Change.Claimed = observe.AttributionAdmission, observe.AttributionAdmission
+	return o
+}
+
+// byErin is o made by erin, who holds platform-sre alone.
+func byErin(o observe.Observation) observe.Observation {
+	o.Change.Actor, o.Change.Groups = "erin", nil
+	return o
 }
 
 func field(path string, live, desired any) observe.Field {
@@ -177,6 +192,10 @@ func TestDecisions(t *testing.T) {
 			[]observe.Observation{byAlice("euw-1", "redis-replicas", t0, field("spec.replicas", "4", 3))}, Deny, "value-out-of-bounds:", false, ""},
 		{"textual values are typed like the file", `cub-scout's "4" becomes the number the file holds`,
 			[]observe.Observation{byAlice("euw-1", "redis-replicas", t0, observe.Field{Path: "spec.replicas", Live: "4", Desired: "3", HasDesired: true, Textual: true})}, Allow, "allow:", true, "platform-sre"},
+		{"admission auto-merges", "a watch-confirmed admission record is an identity the API server authenticated, and erin's one role lists it",
+			[]observe.Observation{byErin(admitted(byAlice("euw-1", "redis-replicas", t0, field("spec.replicas", 4, 3))))}, Allow, "allow:", true, "platform-sre"},
+		{"admission only where listed", "alice also holds dba, whose attribution does not list admission: refused",
+			[]observe.Observation{admitted(byAlice("euw-1", "redis-replicas", t0, field("spec.template.metadata.labels.version", "7.4", "7.2")))}, Deny, "attribution-not-accepted:", false, ""},
 		{"stale", "the observer compared against 2 but the file holds 3",
 			[]observe.Observation{byAlice("euw-1", "redis-replicas", t0, field("spec.replicas", 4, 2))}, Stale, "stale:", false, ""},
 	}
