@@ -300,6 +300,11 @@ func TestLiveRoundTrip(t *testing.T) {
 	t.Logf("timing: whole round trip %s", time.Since(start).Round(time.Millisecond))
 }
 
+// markdownText reads back the cells of a drift table as their text: code
+// spans may be written <code>...</code>, with | escaped, so that a value
+// cannot split a row.
+var markdownText = strings.NewReplacer("<code>", "`", "</code>", "`", "&#124;", "|", `\|`, "|")
+
 // driftNames checks that the open drift tracking issue names every want.
 func driftNames(t *testing.T, h *hubClient, want ...string) error {
 	issues, err := h.driftIssues(t)
@@ -310,9 +315,10 @@ func driftNames(t *testing.T, h *hubClient, want ...string) error {
 		if is.State != "open" {
 			continue
 		}
+		body := markdownText.Replace(is.Body)
 		missing := ""
 		for _, w := range want {
-			if !strings.Contains(is.Body, w) {
+			if !strings.Contains(body, w) {
 				missing = w
 				break
 			}
