@@ -76,12 +76,16 @@ func AttributeLive(o Observation, events []AuditEvent, records []AdmissionRecord
 		f := &o.Fields[i]
 		by, mismatch := attributeField(*f, o.ObservedAt, mine, reviews, live)
 		f.By = &by
+		if f.Cause == CauseForwardApply {
+			// The controller's write back to desired is nobody's change: an
+			// audit event of it that has not arrived yet says nothing of the
+			// fields people changed.
+			continue
+		}
 		if mismatch {
 			mismatches = append(mismatches, by.Evidence)
 		}
-		if f.Cause != CauseForwardApply {
-			people = append(people, f.By)
-		}
+		people = append(people, f.By)
 	}
 	if len(mismatches) > 0 {
 		// The recorded writes contradict the observed values: whatever the

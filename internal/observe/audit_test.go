@@ -346,3 +346,20 @@ func TestAttributeResolvesMergeKeysAgainstLive(t *testing.T) {
 		t.Errorf("actors %q, %q; want bob, unknown", got.Fields[0].By.Actor, got.Fields[1].By.Actor)
 	}
 }
+
+func TestAttributeForwardApplyBehindItsEvent(t *testing.T) {
+	// why: the forward apply wrote replicas back to 4 before its audit event
+	// arrived, so the latest event of the field set 3; that is the
+	// controller's field and nobody's change, and bob's image change is
+	// still bob's.
+	fluxApply := ev{id: "flux-1", user: "flux", verb: "patch", at: t0.Add(5 * time.Second), body: map[string]any{"spec": map[string]any{"replicas": 3}}}
+	bobImage := ev{id: "bob-1", user: "bob", at: t0.Add(20 * time.Second), body: map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+		"containers": []any{map[string]any{"name": "redis", "image": "redis:8"}}}}}}}
+	o := redisObservation(
+		Field{Path: "spec.replicas", Live: int64(4), Cause: CauseForwardApply},
+		Field{Path: "spec.template.spec.containers[0].image", Live: "redis:8"})
+	got := Attribute(o, parseEvents(t, fluxApply, bobImage))
+	if got.Change.Actor != "bob" || got.Change.Attribution != AttributionAuditLog {
+		t.Errorf("change %+v, want bob at audit-log", got.Change)
+	}
+}
