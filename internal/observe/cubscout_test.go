@@ -153,3 +153,16 @@ func TestCubScoutReceipts(t *testing.T) {
 		t.Errorf("got %+v", res)
 	}
 }
+
+func TestCubScoutPathJoinsTheAudit(t *testing.T) {
+	// why: unescaped, the audit join split cub-scout's label path into five
+	// segments and matched no write of the label.
+	p, err := canonicalFieldPath("StatefulSet", "metadata.labels.app.kubernetes.io/version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	segs, err := fieldSegs(p)
+	if err != nil || len(segs) != 3 || segs[2].Key != "app.kubernetes.io/version" {
+		t.Errorf("%q reads as %+v, %v; want metadata, labels, app.kubernetes.io/version", p, segs, err)
+	}
+}
