@@ -229,3 +229,24 @@ func TestWitnessFailsClosed(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkPlanWitness plans the redis replica scale with the render
+// witness and without it (the same unit, its chart not rendered): the
+// difference is the witness's share of the planner's cycle.
+func BenchmarkPlanWitness(b *testing.B) {
+	scale := change("StatefulSet", "redis-replicas", "spec.replicas", 4, 3)
+	pol := policyFor("replica.replicaCount", "spec.replicas", replicas)
+	for _, bc := range []struct{ name, config string }{
+		{"witness", redisConfig},
+		{"no-chart", strings.Replace(redisConfig, ", path: charts/redis", "", 1)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				snap := snapshot(b, bc.config, pol, redisValues)
+				if res := plan.Plan([]observe.Observation{scale}, nil, snap, now); res.Decisions[0].Outcome != plan.Allow {
+					b.Fatalf("outcome %s: %q", res.Decisions[0].Outcome, res.Decisions[0].Reasons)
+				}
+			}
+		})
+	}
+}
