@@ -13,7 +13,7 @@ import (
 func chartRepo(t *testing.T) string {
 	t.Helper()
 	dir := configRepo(t)
-	src := filepath.Join("..", "..", "testdata", "charts", "redis")
+	src := filepath.Join("..", "..", "internal", "demo", "sample", "charts", "redis")
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err

@@ -88,6 +88,12 @@ func TestDemoJSON(t *testing.T) {
 	if r.Spec.Status != receipt.StatusProven || r.Spec.WriteBack.MergeCommit != pr.MergeCommit || r.Spec.Trigger.Actor != "alice" {
 		t.Errorf("receipt file: status %s, merge commit %s, actor %s", r.Spec.Status, r.Spec.WriteBack.MergeCommit, r.Spec.Trigger.Actor)
 	}
+	// The sample's units name the real redis chart: the receipt carries the
+	// render witness, which changed exactly the accepted field.
+	if rs := r.Spec.Render; rs == nil || rs.Chart != "redis" || len(rs.ChangedFields) != 1 || rs.ChangedFields[0].Field != "spec.replicas" ||
+		rs.ChangedFields[0].After.V != 4 || r.Spec.RoundTrip.RenderedAfterMatchesObserved == nil || !*r.Spec.RoundTrip.RenderedAfterMatchesObserved {
+		t.Errorf("receipt file: render section %+v", rs)
+	}
 
 	live := map[string]any{}
 	for _, f := range sum.ForwardApply {

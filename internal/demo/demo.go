@@ -294,9 +294,15 @@ func (r *run) startHub() error {
 		paths = append(paths, p)
 	}
 	slices.Sort(paths)
+	charts := 0
 	for _, p := range paths {
+		if strings.HasPrefix(p, "charts/") {
+			charts++
+			continue
+		}
 		r.say("     %s", p)
 	}
+	r.say("     charts/: the bitnami/redis chart with its common dependency (%d files), rendered by the render witness", charts)
 	r.say("   policy: default deny; role platform-sre may accept replica.replicaCount (spec.replicas) on redis-replicas, autoMerge: true")
 	return nil
 }

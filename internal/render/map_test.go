@@ -5,9 +5,13 @@ import (
 	"testing"
 )
 
+// chartRoots are the folders holding the real charts: redis is the demo's
+// sample repository's (embedded in the binary), podinfo a test fixture.
+var chartRoots = map[string]string{"redis": "../demo/sample/charts", "podinfo": "../../testdata/charts"}
+
 func loadTestChart(t testing.TB, name string) *Chart {
 	t.Helper()
-	c, err := LoadFromSource(DirSource{Root: "../../testdata/charts"}, name)
+	c, err := LoadFromSource(DirSource{Root: chartRoots[name]}, name)
 	if err != nil {
 		t.Fatal(err)
 	}

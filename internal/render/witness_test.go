@@ -21,9 +21,10 @@ var (
 )
 
 // The repository the tests plan against: the real charts sit under
-// charts/ (testdata/charts of the module), the values in memory.
+// charts/ (the demo's sample repository, internal/demo/sample), the values
+// in memory.
 const (
-	repoRoot   = "../../testdata"
+	repoRoot   = "../demo/sample"
 	valuesPath = "envs/prod/redis/values.yaml"
 )
 
