@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -14,6 +15,11 @@ import (
 // maxPushedObjects bounds the objects whose pushed state is kept; past it
 // the longest-unchanged are dropped (their observer will push again).
 const maxPushedObjects = 10_000
+
+// maxPushedBytes bounds the store by size too (each observation counted as
+// its JSON encoding): ten thousand large objects would otherwise hold
+// gigabytes. Past it the longest-unchanged are dropped.
+const maxPushedBytes = 32 << 20
 
 // PushStore receives pushes to /observations (server.ObservationSink) and
 // serves them to every cycle (bot.Source): for each object, the latest
@@ -34,8 +40,9 @@ type PushStore struct {
 }
 
 type pushed[T any] struct {
-	v   T
-	seq uint64 // arrival order, for eviction
+	v    T
+	seq  uint64 // arrival order, for eviction
+	size int    // bytes, as JSON
 }
 
 // NewPushStore is an empty store of pushes believed no higher than
@@ -124,11 +131,11 @@ func (p *PushStore) Accept(ctx context.Context, body []byte) (server.PushResult,
 			continue // an older observation arriving late does not replace a newer one
 		}
 		p.seq++
-		p.obs[k] = pushed[observe.Observation]{o, p.seq}
+		p.obs[k] = pushed[observe.Observation]{o, p.seq, jsonSize(o)}
 	}
 	for _, t := range triggers {
 		p.seq++
-		p.triggers[t.Cluster+"\x00"+t.Object.String()] = pushed[observe.Trigger]{t, p.seq}
+		p.triggers[t.Cluster+"\x00"+t.Object.String()] = pushed[observe.Trigger]{t, p.seq, jsonSize(t)}
 	}
 	for _, f := range forgets {
 		// A deleted object's pushed state describes nothing live.
@@ -171,16 +178,34 @@ func (p *PushStore) claim(cluster *string) error {
 	}
 }
 
-// evictPushed drops the oldest entries beyond maxPushedObjects.
+// evictPushed drops the oldest entries beyond maxPushedObjects, then
+// beyond maxPushedBytes.
 func evictPushed[T any](m map[string]pushed[T]) {
-	if len(m) <= maxPushedObjects {
+	total := 0
+	for _, e := range m {
+		total += e.size
+	}
+	if len(m) <= maxPushedObjects && total <= maxPushedBytes {
 		return
 	}
 	keys := pushSortedKeys(m)
 	sort.Slice(keys, func(i, j int) bool { return m[keys[i]].seq < m[keys[j]].seq })
-	for _, k := range keys[:len(m)-maxPushedObjects] {
+	for _, k := range keys {
+		if len(m) <= maxPushedObjects && total <= maxPushedBytes {
+			return
+		}
+		total -= m[k].size
 		delete(m, k)
 	}
+}
+
+// jsonSize is v's size as JSON, what the store is capped by.
+func jsonSize(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0
+	}
+	return len(b)
 }
 
 func pushSortedKeys[V any](m map[string]V) []string {

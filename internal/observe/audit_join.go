@@ -375,12 +375,14 @@ func commonChange(people []*Change, fields []Field) Change {
 	}
 	out := Change{Actor: first.Actor, Attribution: weakest, Claimed: weakest}
 	var evidence []string
+	seen := map[string]bool{}
 	var latest *Change
 	for _, c := range people {
 		if latest == nil || !c.At.Before(latest.At) {
 			latest = c
 		}
-		if c.Evidence != "" && !containsString(evidence, c.Evidence) {
+		if c.Evidence != "" && !seen[c.Evidence] {
+			seen[c.Evidence] = true
 			evidence = append(evidence, c.Evidence)
 		}
 		if c.Intent != "" {
@@ -390,15 +392,6 @@ func commonChange(people []*Change, fields []Field) Change {
 	out.Groups, out.At = latest.Groups, latest.At
 	out.Evidence = strings.Join(evidence, "; ")
 	return out
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // SplitAPIVersion splits apps/v1 into apps and v1, and v1 into "" and v1.

@@ -3,6 +3,7 @@ package observe
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ func TestRealAPIServerRecords(t *testing.T) {
 	var got []string
 	for _, e := range res.Events {
 		sets := strings.Join(e.Sets, ",")
-		if len(e.Sets) > 3 && containsString(e.Sets, "spec.replicas") && containsString(e.Sets, "spec.template.spec.containers[name=redis].image") {
+		if len(e.Sets) > 3 && slices.Contains(e.Sets, "spec.replicas") && slices.Contains(e.Sets, "spec.template.spec.containers[name=redis].image") {
 			// A server-side apply sets every field of its manifest.
 			sets = "the manifest's fields"
 		}

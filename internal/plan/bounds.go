@@ -8,6 +8,13 @@ import (
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
 
+// Caps on the fields the planner reads, so that no input can make a cycle
+// unbounded: per observation, and over all observations of a cycle.
+const (
+	MaxFieldsPerObservation = 10_000
+	MaxFieldsPerCycle       = 200_000
+)
+
 // InBounds keeps the observations dated within the repo config's bounds
 // (observations.maxSkew ahead of now, observations.maxAge before it) and
 // says, for each other one, why it is refused. Time is taken from now,
@@ -16,8 +23,13 @@ import (
 // nothing about now.
 func InBounds(observations []observe.Observation, cfg *repoconfig.Config, now time.Time) (kept []observe.Observation, refused []string) {
 	maxSkew, maxAge, _ := cfg.Bounds()
+	fields := 0
 	for _, o := range observations {
 		switch {
+		case len(o.Fields) > MaxFieldsPerObservation:
+			refused = append(refused, fmt.Sprintf("%s: observation of %s lists %d fields, more than %d: refused", originOf(o), o.Object, len(o.Fields), MaxFieldsPerObservation))
+		case fields+len(o.Fields) > MaxFieldsPerCycle:
+			refused = append(refused, fmt.Sprintf("%s: observation of %s: the cycle's observations list more than %d fields: refused", originOf(o), o.Object, MaxFieldsPerCycle))
 		case o.ObservedAt.After(now.Add(maxSkew)):
 			refused = append(refused, fmt.Sprintf("%s: observation of %s dated %s is %s ahead of backflow's clock (%s), more than observations.maxSkew (%s): refused",
 				originOf(o), o.Object, o.ObservedAt.UTC().Format(time.RFC3339), o.ObservedAt.Sub(now).Round(time.Second), now.UTC().Format(time.RFC3339), maxSkew))
@@ -25,6 +37,7 @@ func InBounds(observations []observe.Observation, cfg *repoconfig.Config, now ti
 			refused = append(refused, fmt.Sprintf("%s: observation of %s dated %s is older than observations.maxAge (%s): refused",
 				originOf(o), o.Object, o.ObservedAt.UTC().Format(time.RFC3339), maxAge))
 		default:
+			fields += len(o.Fields)
 			kept = append(kept, o)
 		}
 	}

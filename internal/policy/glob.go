@@ -55,17 +55,27 @@ func MatchKey(pattern, name string) bool {
 }
 
 // Glob reports whether name matches pattern, where `*` matches any run of
-// characters (possibly none) and every other character itself. It backtracks
-// only to the last star, so it is linear in practice and never worse than
-// len(pattern)*len(name), with no recursion.
+// characters (possibly none) and every other character itself (GlobSeq
+// over bytes).
 func Glob(pattern, name string) bool {
+	return GlobSeq(len(pattern), len(name), func(p int) bool { return pattern[p] == '*' }, func(p, n int) bool { return pattern[p] == name[n] })
+}
+
+// GlobSeq is the project's one wildcard matcher, over any sequences: a
+// pattern of np elements, each a star (star(p): any run of the name's
+// elements, possibly none) or one that matches exactly one name element
+// (match(p, n)), against a name of nn elements. It backtracks only to the
+// last star, so it is linear in practice and never worse than np*nn steps,
+// with no recursion: hostile names and patterns cannot make it blow up.
+// Object-key segments, environments and ignoreFields' `**` all use it.
+func GlobSeq(np, nn int, star func(p int) bool, match func(p, n int) bool) bool {
 	px, nx, starPx, starNx := 0, 0, -1, 0
-	for nx < len(name) {
+	for nx < nn {
 		switch {
-		case px < len(pattern) && pattern[px] == '*':
+		case px < np && star(px):
 			starPx, starNx = px, nx
 			px++
-		case px < len(pattern) && pattern[px] == name[nx]:
+		case px < np && match(px, nx):
 			px++
 			nx++
 		case starPx >= 0:
@@ -75,8 +85,8 @@ func Glob(pattern, name string) bool {
 			return false
 		}
 	}
-	for px < len(pattern) && pattern[px] == '*' {
+	for px < np && star(px) {
 		px++
 	}
-	return px == len(pattern)
+	return px == np
 }

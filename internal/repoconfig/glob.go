@@ -225,35 +225,22 @@ func (p FieldPattern) Match(path string) bool {
 	return matchSegs(p.segs, segs)
 }
 
+// matchSegs matches a path against the pattern's segments with the
+// project's one wildcard matcher: `**` is its star, every other segment
+// matches one path segment. Linear in practice, never worse than
+// len(pat)*len(path): several `**` on a long path cannot make it blow up.
 func matchSegs(pat []fieldSeg, path []yamlnode.Segment) bool {
-	if len(pat) == 0 {
-		return len(path) == 0
-	}
-	s := pat[0]
-	if s.anyMany {
-		for k := 0; k <= len(path); k++ {
-			if matchSegs(pat[1:], path[k:]) {
-				return true
-			}
-		}
-		return false
-	}
-	if len(path) == 0 {
-		return false
-	}
-	x := path[0]
+	return policy.GlobSeq(len(pat), len(path), func(p int) bool { return pat[p].anyMany }, func(p, n int) bool { return segMatches(pat[p], path[n]) })
+}
+
+func segMatches(s fieldSeg, x yamlnode.Segment) bool {
 	switch {
 	case s.any:
+		return true
 	case s.index:
-		if !x.IsIndex || (!s.anyIndex && x.Index != s.n) {
-			return false
-		}
-	default:
-		if x.IsIndex || !matchParts(s.parts, x.Key) {
-			return false
-		}
+		return x.IsIndex && (s.anyIndex || x.Index == s.n)
 	}
-	return matchSegs(pat[1:], path[1:])
+	return !x.IsIndex && matchParts(s.parts, x.Key)
 }
 
 // matchParts matches a key against literal parts separated by stars.
