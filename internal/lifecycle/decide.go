@@ -517,13 +517,15 @@ func (in *Input) desired(u *repoconfig.Unit, valuePath string) (any, bool) {
 	return repoconfig.Lookup(plan.MergeValues(trees), valuePath)
 }
 
-// EnvOf is the environment an observation belongs to: its own, or the one
-// whose clusters list its cluster.
+// EnvOf is the environment an observation belongs to, as the repository
+// binds its cluster; a document's own claim counts only where it agrees
+// (the planner refuses the others), and a cluster no environment lists has
+// none.
 func (in *Input) EnvOf(o observe.Observation) string {
-	if o.Environment != "" {
-		return o.Environment
-	}
 	env, _ := in.Config.EnvironmentOf(o.Cluster)
+	if o.Environment != "" && o.Environment != env {
+		return ""
+	}
 	return env
 }
 

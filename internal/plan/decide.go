@@ -77,11 +77,7 @@ func (p *planner) decide(g *group) Decision {
 	u := p.unitFor(g.env, g.object)
 	if u == nil {
 		d.Outcome = Unmapped
-		why := fmt.Sprintf("unmapped: no unit of %s claims %s in environment %s", repoconfig.Path, g.object, g.env)
-		if _, known := p.cfg.Environments[g.env]; !known {
-			why = fmt.Sprintf("unmapped: environment %s (named by the observation) is not in %s", g.env, repoconfig.Path)
-		}
-		d.Reasons = append(d.Reasons, why)
+		d.Reasons = append(d.Reasons, fmt.Sprintf("unmapped: no unit of %s claims %s in environment %s", repoconfig.Path, g.object, g.env))
 		d.Changes = p.rawChanges(o, show)
 		return d
 	}

@@ -147,25 +147,29 @@ type group struct {
 }
 
 // group reduces observations to one group per object and environment, in
-// first-seen order. The newest observation wins (see supersedes).
+// first-seen order. The newest observation wins (see supersedes). An
+// observation whose cluster no environment lists, or whose document names
+// an environment other than its cluster's, is refused: it joins an unmapped
+// group of its cluster and the refusal is a planning error naming the
+// document.
 func (p *planner) group(observations []observe.Observation) []*group {
 	var out []*group
 	byKey := map[string]*group{}
 	for i := range observations {
 		o := &observations[i]
-		env, why, note := p.environmentOf(o)
+		env, why := p.environmentOf(o)
 		key := env + "\x00" + o.Object.String()
 		if env == "" {
 			key = "\x01" + o.Cluster + "\x00" + o.Object.String()
+			if p.snap.Config != nil {
+				p.res.Errors = append(p.res.Errors, documentOf(o)+": "+why)
+			}
 		}
 		g := byKey[key]
 		if g == nil {
-			g = &group{env: env, object: o.Object.String(), unmappedWhy: why, perCluster: map[string]*observe.Observation{}}
+			g = &group{env: env, object: o.Object.String(), unmappedWhy: "unmapped: " + why, perCluster: map[string]*observe.Observation{}}
 			byKey[key] = g
 			out = append(out, g)
-		}
-		if note != "" && !slices.Contains(g.notes, note) {
-			g.notes = append(g.notes, note)
 		}
 		if g.newest == nil || (supersedes(o, g.newest) && !outranks(g.newest, o, p.now, p.freshness)) {
 			g.newest = o
@@ -190,24 +194,35 @@ func (p *planner) group(observations []observe.Observation) []*group {
 	return out
 }
 
+// documentOf names the document an observation was read from, for errors.
+func documentOf(o *observe.Observation) string {
+	if o.Origin != "" {
+		return o.Origin
+	}
+	return fmt.Sprintf("observation of %s on cluster %q", o.Object, o.Cluster)
+}
+
 // environmentOf maps an observation to its environment. The repository is
-// the authority on which cluster belongs to which environment: a document's
-// own environment is used only for a cluster the config does not list, and
-// a document that contradicts the config is noted.
-func (p *planner) environmentOf(o *observe.Observation) (env, why, note string) {
-	if e, ok := p.cfg.EnvironmentOf(o.Cluster); ok {
-		if o.Environment != "" && o.Environment != e {
-			note = fmt.Sprintf("the observation names environment %s, but %s puts cluster %s in %s; %s is used", o.Environment, repoconfig.Path, o.Cluster, e, e)
+// the only authority on which cluster belongs to which environment: a
+// cluster no environment lists has none, whatever the document or its
+// source's trust says, and a document that names another environment than
+// its cluster's is refused (env is empty and why says so).
+func (p *planner) environmentOf(o *observe.Observation) (env, why string) {
+	e, ok := p.cfg.EnvironmentOf(o.Cluster)
+	if !ok {
+		why = fmt.Sprintf("cluster %q is in no environment of %s", o.Cluster, repoconfig.Path)
+		if o.Cluster == "" {
+			why = fmt.Sprintf("the %s observation names no cluster, so no environment of %s can be found", sourceName(o), repoconfig.Path)
 		}
-		return e, "", note
+		if o.Environment != "" {
+			why += fmt.Sprintf("; the environment %s the document names is not believed", o.Environment)
+		}
+		return "", why
 	}
-	if o.Environment != "" {
-		return o.Environment, "", ""
+	if o.Environment != "" && o.Environment != e {
+		return "", fmt.Sprintf("the document names environment %s, but %s puts cluster %q in %s: the observation is refused", o.Environment, repoconfig.Path, o.Cluster, e)
 	}
-	if o.Cluster == "" {
-		return "", fmt.Sprintf("unmapped: the %s observation names no cluster, so no environment of %s can be found", sourceName(o), repoconfig.Path), ""
-	}
-	return "", fmt.Sprintf("unmapped: cluster %q is in no environment of %s", o.Cluster, repoconfig.Path), ""
+	return e, ""
 }
 
 // supersedes reports whether o replaces cur as the observation to decide
