@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/backflow-dev/backflow/internal/render"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
@@ -57,7 +58,12 @@ chart renders for it is checked by changing its value path: the change must
 move the entry's field on every such object, and nothing else; a mismatch is
 a problem naming the entry. Warnings
 (on stderr, exit 0) say where a policy valuePath is not yet in a unit's
-values, or a role is named on one side only.
+values, or a role is named on one side only. On a valid repository, each
+values file that units of more than one environment read is listed with
+its readers ("shared: FILE: read by UNIT (ENV), ..."): a write-back for one
+environment never edits such a file, it writes an override into the unit's
+own, most specific values file instead, unless every environment reading
+the file authorized the same change in the same plan.
 
 Exit 0: valid. 1: invalid (every problem is listed on stderr).
 2: DIR or its .github/backflow.yaml could not be read.`,
@@ -88,6 +94,9 @@ Exit 0: valid. 1: invalid (every problem is listed on stderr).
 			c := rep.Config
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: valid (environments: %d, units: %d, policy: %s, rules: %d, warnings: %d)\n",
 				repoconfig.Path, len(c.Environments), len(c.Units), c.Policy, len(rep.Policy.Rules), len(rep.Warnings))
+			for _, s := range c.SharedFiles() {
+				fmt.Fprintf(cmd.OutOrStdout(), "shared: %s: read by %s\n", s.Path, strings.Join(s.Readers, ", "))
+			}
 			return nil
 		},
 	}

@@ -92,6 +92,22 @@ func TestConfigValidate(t *testing.T) {
 			stderr: "envs/prod-us-east/redis/values.yaml does not exist",
 		},
 		{
+			why: "a values file both environments read is listed with its readers",
+			change: func(dir string) error {
+				p := filepath.Join(dir, ".github/backflow.yaml")
+				data, _ := os.ReadFile(p)
+				if err := os.MkdirAll(filepath.Join(dir, "base"), 0o755); err != nil {
+					return err
+				}
+				if err := os.WriteFile(filepath.Join(dir, "base/values.yaml"), []byte("architecture: replication\n"), 0o644); err != nil {
+					return err
+				}
+				return os.WriteFile(p, []byte(strings.ReplaceAll(string(data), "    valuesFiles:\n      - envs/", "    valuesFiles:\n      - base/values.yaml\n      - envs/")), 0o644)
+			},
+			code:   0,
+			stdout: "shared: base/values.yaml: read by redis (prod-us-east), redis (prod-eu-west)\n",
+		},
+		{
 			why:    "no config at all: it could not run",
 			change: func(dir string) error { return os.Remove(filepath.Join(dir, ".github/backflow.yaml")) },
 			code:   2,

@@ -25,6 +25,9 @@ type fieldState struct {
 	present bool
 	// file indexes the unit's values file a write-back edits.
 	file int
+	// placedWhy says why file is not the file Helm takes the value from
+	// (a shared file's override); empty otherwise.
+	placedWhy string
 	// live and obsDesired are typed like repo (the typing table).
 	live       any
 	obsDesired any

@@ -46,12 +46,17 @@ func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending,
 		residual = []any{}
 		rules    []string
 		files    []string
+		placed   []string
 	)
 	for _, fs := range pd.fields {
 		changed = append(changed, receipt.ChangedField{
 			Object: d.Object, Field: fs.f.Path, ValuePath: fs.valuePath,
 			From: receipt.ValueOf(fs.from()), To: receipt.ValueOf(fs.live), DesiredValueAfter: receipt.ValueOf(fs.live),
+			ValuesFile: uv.files[fs.file].path,
 		})
+		if fs.placedWhy != "" && !slices.Contains(placed, fs.placedWhy) {
+			placed = append(placed, fs.placedWhy)
+		}
 		got, ok := lookup(after, fs.valuePath)
 		switch {
 		case !ok:
@@ -109,7 +114,7 @@ func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending,
 				},
 			},
 			RoundTrip:  receipt.RoundTrip{DesiredAfterMatchesObserved: &closed, ResidualDrift: residual, Result: result},
-			NotClaimed: p.notClaimed(o, branch, rendered),
+			NotClaimed: append(p.notClaimed(o, branch, rendered), placed...),
 		},
 	}
 	if rendered != nil {

@@ -19,6 +19,7 @@ import (
 // whose receipt fails verification is denied (fail closed), and the unit's
 // write-back is rebuilt without it.
 func (p *planner) writeBacks() {
+	p.placeShared()
 	units := slices.Collect(maps.Keys(p.allowed))
 	slices.SortFunc(units, func(a, b *repoconfig.Unit) int {
 		return cmp.Compare(p.cfg.Branch(a), p.cfg.Branch(b))

@@ -147,6 +147,9 @@ type ChangedField struct {
 	// DesiredValueAfter is backflow's extension: the desired value written
 	// back, which must equal To.
 	DesiredValueAfter Value `yaml:"desiredValueAfter,omitempty"`
+	// ValuesFile is backflow's extension: the values file the write-back
+	// wrote the value to, one of unit.desiredRender's.
+	ValuesFile string `yaml:"valuesFile,omitempty"`
 }
 
 // WriteBack records how desired state was updated.

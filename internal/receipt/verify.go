@@ -261,6 +261,9 @@ func (v *verifier) scope(s *Spec, pol *policy.Policy) {
 		if cf.DesiredValueAfter.Set && cf.To.Set && !values.Equal(cf.DesiredValueAfter.V, cf.To.V) {
 			v.fail(at+".desiredValueAfter", "is %s, want its to %s (same value and type)", show(cf.DesiredValueAfter.V), show(cf.To.V))
 		}
+		if cf.ValuesFile != "" && !slices.Contains(RenderedFiles(s.Unit.DesiredRender), cf.ValuesFile) {
+			v.fail(at+".valuesFile", "%s is not one of unit.desiredRender's files", cf.ValuesFile)
+		}
 		// Rule 9.
 		d := pol.Evaluate(policy.Request{
 			Roles: roles, Environment: s.Environment,
@@ -396,4 +399,15 @@ func showList(ss []string) string {
 		q[i] = strconv.Quote(s)
 	}
 	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// RenderedFiles splits unit.desiredRender into the values files it names.
+func RenderedFiles(desiredRender string) []string {
+	var out []string
+	for _, f := range strings.Split(desiredRender, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
