@@ -239,9 +239,9 @@ func TestWorkflows(t *testing.T) {
 	}
 	runs := strings.Join(runScripts(t, receipts), "\n")
 	for _, want := range []string{
-		`git show "${base}:${REPO_CONFIG}"`, // the repo config comes from the base branch
-		`git show "${base}:${policy}"`,      // and so does the policy
-		`backflow" verify --policy "${policy}"`,
+		`git cat-file -e "${base}:${REPO_CONFIG}"`,                        // the repo config comes from the base branch
+		`backflow" verify --repo . --base "${base}" --head "${HEAD_SHA}"`, // and the check reads config and policy there
+		`--config "${REPO_CONFIG}"`,
 	} {
 		if !strings.Contains(runs, want) {
 			t.Errorf("receipts workflow lacks %q", want)

@@ -88,14 +88,17 @@ func redisObservation(t *testing.T, observedAt string) string {
 	return strings.Replace(string(data), "OBSERVED_AT", observedAt, 1)
 }
 
+// workflowVerifyStep is the receipts workflow's step that runs the check.
+const workflowVerifyStep = "Verify the pull request's whole diff against its receipts and the base branch's policy"
+
 // TestReceiptsWorkflowUsesTheBasePolicy runs the receipts workflow's verify
 // script on a repository with two pull requests: one adding a receipt the
 // default branch's policy authorizes (passes), and one that edits the policy
 // to authorize its own change and adds the matching receipt (fails, although
 // the receipt verifies against the pull request's own policy).
 func TestReceiptsWorkflowUsesTheBasePolicy(t *testing.T) {
-	script := workflowStep(t, ".github/workflows/receipts.yml", "Verify changed receipts against the base branch's policy")
-	for _, tool := range []string{"git", "yq"} {
+	script := workflowStep(t, ".github/workflows/receipts.yml", workflowVerifyStep)
+	for _, tool := range []string{"git"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s is not installed (GitHub's runners have it)", tool)
 		}
@@ -149,6 +152,23 @@ func TestReceiptsWorkflowUsesTheBasePolicy(t *testing.T) {
 	goodSHA := commitBranch("good", map[string]string{receiptPath: string(good)})
 	evilSHA := commitBranch("evil", map[string]string{receiptPath: string(evil), policy: edited})
 	noneSHA := commitBranch("none", map[string]string{"envs/prod-us-east/redis/notes.txt": "no receipt here\n"})
+	// The write-back as backflow makes it: the values edit and its receipt.
+	const valuesPath = "envs/prod-us-east/redis/values.yaml"
+	vdata, err := os.ReadFile(filepath.Join(repo, valuesPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scaled := strings.Replace(string(vdata), "replicaCount: 3", "replicaCount: 4", 1)
+	if scaled == string(vdata) {
+		t.Fatal("the test values changed shape")
+	}
+	writeBackSHA := commitBranch("write-back", map[string]string{receiptPath: string(good), valuesPath: scaled})
+	// A person's extra commit on it: a value no receipt claims.
+	unclaimed := strings.Replace(scaled, "size: 8Gi", "size: 800Gi", 1)
+	if unclaimed == scaled {
+		t.Fatal("the test values changed shape")
+	}
+	unclaimedSHA := commitBranch("unclaimed", map[string]string{receiptPath: string(good), valuesPath: unclaimed})
 
 	// The runner's bin/backflow is this test binary acting as the command.
 	runnerTemp := filepath.Join(tmp, "runner")
@@ -173,9 +193,12 @@ func TestReceiptsWorkflowUsesTheBasePolicy(t *testing.T) {
 		name, sha, want string
 		pass            bool
 	}{
-		{"receipt authorized by the base policy", goodSHA, "verified 1 receipt(s)", true},
+		{"receipt authorized by the base policy", goodSHA, "the whole diff is within its receipts: 1 receipt(s), 0 changed value path(s)", true},
+		{"a write-back: the values edit its receipt claims", writeBackSHA, "the whole diff is within its receipts: 1 receipt(s), 1 changed value path(s), 2 file(s)", true},
+		{"an unclaimed value change beside the receipt", unclaimedSHA, valuesPath + ": master.persistence.size is set to 800Gi, but no receipt of this pull request claims that value there", false},
 		{"pull request authorizing itself", evilSHA, `environment "prod-eu-west" is not listed`, false}, // the edited policy is never consulted
-		{"no receipt changed", noneSHA, "No receipt under .backflow/receipts/ is added or changed.", true},
+		{"pull request changing the policy", evilSHA, ".github/reverse-reconcile-policy.yaml: changed, but it is neither a receipt", false},
+		{"no receipt changed", noneSHA, "no receipt is added or changed: the pull request claims no authority", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := run(tc.sha)

@@ -13,13 +13,14 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/receipt"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
 
 func newVerifyCmd() *cobra.Command {
-	var policyPath string
+	var policyPath, repoDir, base, head, configPath string
 	cmd := &cobra.Command{
-		Use:   "verify --policy POLICY RECEIPT...",
-		Short: "Verify reverse-reconcile receipts against the authority policy",
+		Use:   "verify --policy POLICY RECEIPT... | verify --repo DIR --base REF --head REF",
+		Short: "Verify reverse-reconcile receipts, or a pull request's whole diff, against the authority policy",
 		Long: `verify checks every property of each ReverseReconcileReceipt: the seed's
 verifier rules and backflow's additions. POLICY's path as given (cleaned,
 /-separated, relative to the working directory) is the policyRef every receipt
@@ -28,14 +29,46 @@ must name. A receipt passes only as an authorized write-back.
 All pass: exit 0 and "verified N receipt(s)". Otherwise exit 1 and one line per
 violation, "<file>: <property>: <message>", for the policy and the receipts.
 Exit 2 when a file cannot be read or parsed, after checking the others.
-Unknown keys in a receipt are warnings on stderr.`,
-		Args: minArgs(1),
+Unknown keys in a receipt are warnings on stderr.
+
+With --repo, verify checks a pull request's whole diff instead, in the git
+checkout DIR: the changes from the merge base of --base and --head to
+--head (what GitHub shows as the pull request's files), against the repo
+config (--config) and the policy it names, both read at --base, never at
+the head. It passes only when every changed file is a receipt under the
+receipts folder or a values file one of those receipts names; every value
+path that changed in those values files (compared as parsed YAML, path by
+path, as Helm reads them: comments and formatting do not count) is claimed
+by a receipt's changed field with that valuesFile and that new value; and
+every receipt verifies against the base branch's policy. A diff that adds or
+changes no receipt claims no authority: it passes with a note, to be
+reviewed as any other pull request. This is the same check the App runs as
+backflow/receipt. Exit 0: within bounds. 1: one line per violation,
+"<file>: <problem>". 2: DIR, a ref, or the base's config could not be read.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if repoDir != "" {
+				return exactArgs(0)(cmd, args)
+			}
+			return minArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if repoDir != "" {
+				if base == "" || head == "" {
+					return usageError("--repo needs --base and --head")
+				}
+				return runVerifyDiff(cmd.OutOrStdout(), repoDir, base, head, configPath)
+			}
+			if policyPath == "" {
+				return usageError("--policy is required (or --repo, --base and --head for a whole diff)")
+			}
 			return runVerify(cmd.OutOrStdout(), cmd.ErrOrStderr(), policyPath, args)
 		},
 	}
-	cmd.Flags().StringVar(&policyPath, "policy", "", "the ReverseReconcilePolicy file (required)")
-	_ = cmd.MarkFlagRequired("policy")
+	cmd.Flags().StringVar(&policyPath, "policy", "", "the ReverseReconcilePolicy file (receipts mode)")
+	cmd.Flags().StringVar(&repoDir, "repo", "", "a git checkout: check the whole diff of --base...--head")
+	cmd.Flags().StringVar(&base, "base", "", "with --repo: the pull request's base (a branch, remote ref or SHA)")
+	cmd.Flags().StringVar(&head, "head", "", "with --repo: the pull request's head")
+	cmd.Flags().StringVar(&configPath, "config", repoconfig.Path, "with --repo: the repo config's path at --base")
 	return cmd
 }
 

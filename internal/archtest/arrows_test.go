@@ -28,6 +28,7 @@ var core = []string{
 	"internal/plan",
 	"internal/lifecycle",
 	"internal/witness",
+	"internal/diffbound",
 }
 
 // clients are the libraries that reach a cluster, GitHub, git or the

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,5 +73,58 @@ func TestHubSharedBaseFileNotEditedForOneEnvironment(t *testing.T) {
 	r := e.file("main", m.Receipts[0])
 	if !strings.Contains(r, "valuesFile: "+valuesEast) || !strings.Contains(r, "which units of prod-eu-west also read") {
 		t.Errorf("the receipt does not say where and why:\n%s", r)
+	}
+}
+
+// A person with write access adds a commit to an armed bot pull request,
+// through the real adapter and the local hub (which, as GitHub, keeps
+// auto-merge armed on such a push): the check for the new head is red with
+// the reason, auto-merge is disarmed, the pull request is labelled and
+// commented once, and nothing merges when the other checks turn green.
+func TestHubPersonsCommitOnArmedBranch(t *testing.T) {
+	e := newHubEnv(t, forge.CommitGit, nil)
+	if err := e.hub.SetBranchProtection(testRepo, "main", CheckName, "ci/test"); err != nil {
+		t.Fatal(err)
+	}
+	e.src.Result.Observations = append(e.src.Result.Observations, replicas(4, 0))
+	e.cycle()
+	prs := e.pulls()
+	if len(prs) != 1 || !prs[0].AutoMergeEnabled {
+		t.Fatalf("want one armed pull request: %+v", prs)
+	}
+	e.pushAsPerson(branchEast, "envs/prod-us-east/redis/extra-values.yaml", "master:\n  persistence:\n    size: 800Gi\n")
+	head, err := e.adapter.BranchHead(e.ctx, e.repo, branchEast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr := e.pulls()[0]; !pr.AutoMergeEnabled {
+		t.Fatal("the hub cancelled auto-merge on a collaborator's push; GitHub keeps it")
+	}
+	_, _, routes := e.cycle()
+	pr := e.pulls()[0]
+	if pr.AutoMergeEnabled {
+		t.Error("auto-merge still armed after a person's commit")
+	}
+	if !slices.Contains(pr.Labels, LabelPersonCommit) || slices.Contains(pr.Labels, LabelPreAuthorized) {
+		t.Errorf("labels %v", pr.Labels)
+	}
+	runs, err := e.adapter.ListCheckRuns(e.ctx, e.repo, head, CheckName)
+	if err != nil || len(runs) != 1 || runs[0].Conclusion != forge.ConclusionFailure || !strings.Contains(runs[0].Summary, "commits backflow did not make") {
+		t.Errorf("check on the person's head: %+v %v", runs, err)
+	}
+	if routes["POST /repos/{owner}/{repo}/issues/{number}/comments"] != 1 {
+		t.Errorf("comments: %v", routes)
+	}
+	if _, err := e.adapter.CreateCheckRun(e.ctx, e.repo, forge.CheckRun{Name: "ci/test", HeadSHA: head, Status: forge.CheckCompleted, Conclusion: forge.ConclusionSuccess}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, routes := e.cycle(); hasWrite(routes) {
+		t.Errorf("acted again on a person's pull request: %v", routes)
+	}
+	if pr := e.pulls()[0]; pr.Merged || pr.State != forge.StateOpen {
+		t.Errorf("merged or closed: %+v", pr)
+	}
+	if v := e.file("main", valuesEast); strings.Contains(v, "replicaCount: 4") {
+		t.Errorf("main changed:\n%s", v)
 	}
 }

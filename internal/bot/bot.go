@@ -43,6 +43,7 @@ type Forge interface {
 	RequestReviewers(ctx context.Context, repo forge.Repo, number int, users, teams []string) error
 	CreateCheckRun(ctx context.Context, repo forge.Repo, run forge.CheckRun) (forge.CheckRun, error)
 	EnableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest, expectedHead string, method forge.MergeMethod) error
+	DisableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest) error
 	Merge(ctx context.Context, repo forge.Repo, number int, headSHA string, method forge.MergeMethod) (string, error)
 	// The follow-up after a merge and the drift report.
 	ListCheckRuns(ctx context.Context, repo forge.Repo, sha, name string) ([]forge.CheckRun, error)

@@ -68,7 +68,23 @@ func (rc *repoCycle) do(e lifecycle.Effect) bool {
 		return rc.commentOnce(e)
 	case lifecycle.Cleanup:
 		return rc.cleanup(e)
+	case lifecycle.Disarm:
+		if err := rc.b.opts.Forge.DisableAutoMerge(rc.ctx, rc.repo, e.Pull.PR); err != nil {
+			return rc.fail(e.Branch, fmt.Errorf("error disabling auto-merge on #%d: %w", e.Pull.PR.Number, err))
+		}
+		e.Pull.PR.AutoMergeEnabled = false
+		rc.act(e, e.Reason)
+		return true
 	case lifecycle.Check:
+		if e.IfUnchecked {
+			runs, err := rc.b.opts.Forge.ListCheckRuns(rc.ctx, rc.repo, e.Run.HeadSHA, e.Run.Name)
+			if err != nil {
+				return rc.fail(e.Branch, fmt.Errorf("error listing the %s checks on %s: %w", e.Run.Name, e.Run.HeadSHA, err))
+			}
+			if lifecycle.Checked(runs, *e.Run) {
+				return true
+			}
+		}
 		if _, err := rc.b.opts.Forge.CreateCheckRun(rc.ctx, rc.repo, *e.Run); err != nil {
 			return rc.fail(e.Branch, fmt.Errorf("error creating the %s check on %s: %w", e.Run.Name, e.Run.HeadSHA, err))
 		}
@@ -251,7 +267,7 @@ func (rc *repoCycle) update(e lifecycle.Effect) bool {
 	}
 	rc.act(e, e.Reason)
 	pr.HeadSHA = sha
-	pr.AutoMergeEnabled = false // a new head cancels auto-merge
+	pr.AutoMergeEnabled = false // disarmed before the rewrite (the Disarm effect)
 	next := &lifecycle.Pull{PR: pr, Marker: m}
 	rc.apply(rc.in.Finish(next, p, sha, st.PR.Labels, false))
 	return true

@@ -13,6 +13,9 @@ const (
 	LabelReverseReconcile = lifecycle.LabelReverseReconcile
 	// LabelPreAuthorized marks a write-back that merges without review.
 	LabelPreAuthorized = lifecycle.LabelPreAuthorized
+	// LabelPersonCommit marks a write-back pull request that carries a
+	// commit backflow did not make.
+	LabelPersonCommit = lifecycle.LabelPersonCommit
 	// LabelProven and LabelReverted mark a merged write-back's follow-up done.
 	LabelProven   = lifecycle.LabelProven
 	LabelReverted = lifecycle.LabelReverted

@@ -85,6 +85,9 @@ type Forge interface {
 	// ErrConflict: the head moved; ErrAutoMergeNotAllowed: the repository
 	// forbids it.
 	EnableAutoMerge(ctx context.Context, repo Repo, pr PullRequest, expectedHead string, method MergeMethod) error
+	// DisableAutoMerge disarms auto-merge on pr; disarming a pull request
+	// that is not armed is not an error.
+	DisableAutoMerge(ctx context.Context, repo Repo, pr PullRequest) error
 	// Merge merges a pull request only while its head is headSHA and returns
 	// the merge commit's SHA. ErrConflict: the head moved; ErrNotMergeable:
 	// checks or conflicts prevent it.

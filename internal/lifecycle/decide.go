@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/backflow-dev/backflow/internal/diffbound"
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
-	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
 )
@@ -180,6 +180,12 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 	if p.Fingerprint == st.Marker.Fingerprint {
 		why = "the default branch changed under the values file or the policy; regenerated from " + Short(in.Head)
 	}
+	if st.PR.AutoMergeEnabled {
+		// GitHub keeps auto-merge armed across the bot's own push: it is
+		// disarmed before the new head exists, and re-armed for that head
+		// after its own check when the proposal still qualifies.
+		out = append(out, Effect{Kind: Disarm, Branch: u.Branch, Pull: st, Reason: "auto-merge disarmed before the branch is rewritten"})
+	}
 	return append(out, Effect{Kind: Update, Branch: u.Branch, Pull: st, Proposal: p, Reason: why + ": " + p.Title() + p.MergeNote()})
 }
 
@@ -205,13 +211,33 @@ func (in *Input) adopt(st *Pull, commits []forge.Commit) ([]string, bool) {
 }
 
 // humanCommit answers a branch that carries a commit the bot did not
-// record: it says so once and never updates the branch again.
+// record. GitHub keeps auto-merge armed when someone with write access
+// pushes, so it is disarmed; the backflow/receipt check fails for that
+// head with the reason (the receipts no longer bound the diff); the pull
+// request is labelled person-commit (and loses pre-authorized) and
+// commented once. The branch is never updated again: it is a person's pull
+// request, reviewed as any other.
 func (in *Input) humanCommit(st *Pull) []Effect {
-	text := fmt.Sprintf("This branch has commits that backflow did not make (head %s). backflow will not update or rewrite it; it stays as you left it, for review.", Short(st.PR.HeadSHA))
-	if e, ok := commentOnce(st, noteHumanCommit, text); ok {
-		return []Effect{e}
+	branch := st.Marker.Branch
+	var out []Effect
+	if st.PR.AutoMergeEnabled {
+		out = append(out, Effect{Kind: Disarm, Branch: branch, Pull: st, Reason: "auto-merge disarmed: a person's commit is on the branch"})
 	}
-	return []Effect{keep(st, "a person's commit is on the branch; not updated")}
+	reason := fmt.Sprintf("head %s carries commits backflow did not make: its receipts no longer bound the pull request's diff, so it is a person's pull request now, to be reviewed as any other", Short(st.PR.HeadSHA))
+	run := forge.CheckRun{Name: CheckName, HeadSHA: st.PR.HeadSHA, Status: forge.CheckCompleted, Conclusion: forge.ConclusionFailure,
+		Title: "a commit backflow did not make", Summary: reason}
+	out = append(out, Effect{Kind: Check, Branch: branch, Pull: st, Run: &run, IfUnchecked: true, Reason: "failure: " + reason})
+	if !slices.Contains(st.PR.Labels, LabelPersonCommit) {
+		out = append(out, Effect{Kind: Label, Branch: branch, Pull: st, Labels: []string{LabelPersonCommit}, Reason: "label " + LabelPersonCommit})
+	}
+	if slices.Contains(st.PR.Labels, LabelPreAuthorized) {
+		out = append(out, Effect{Kind: Unlabel, Branch: branch, Pull: st, Labels: []string{LabelPreAuthorized}, Reason: "no longer pre-authorized: a person's commit is on the branch"})
+	}
+	text := fmt.Sprintf("This branch has commits that backflow did not make (head %s). Auto-merge is disarmed and the %s check fails for this head: the receipts no longer bound the diff. backflow will not update or rewrite the branch; it stays as you left it, for review.", Short(st.PR.HeadSHA), CheckName)
+	if e, ok := commentOnce(st, noteHumanCommit, text); ok {
+		return append(out, e)
+	}
+	return append(out, keep(st, "a person's commit is on the branch; not updated"))
 }
 
 func keep(st *Pull, why string) Effect {
@@ -284,6 +310,9 @@ func (in *Input) Finish(st *Pull, p *Proposal, head string, have []string, fresh
 	}
 	if !p.AutoMerge && slices.Contains(have, LabelPreAuthorized) {
 		out = append(out, Effect{Kind: Unlabel, Branch: branch, Pull: st, Labels: []string{LabelPreAuthorized}, Reason: "no longer pre-authorized"})
+	}
+	if !p.AutoMerge && st.PR.AutoMergeEnabled {
+		out = append(out, Effect{Kind: Disarm, Branch: branch, Pull: st, Reason: "auto-merge disarmed: the proposal no longer qualifies"})
 	}
 	if p.AutoMerge && !st.PR.AutoMergeEnabled && !st.PR.Draft {
 		method := forge.MergeMethod(in.Config.AutoMerge.Method)
@@ -619,22 +648,22 @@ func (in *Input) Propose(wb *plan.WriteBack) *Proposal {
 	return p
 }
 
-// verify checks the write-back's receipts against the default branch's
-// policy, as `backflow verify` does.
+// verify checks the write-back's whole diff as the backflow/receipt check
+// and `backflow verify --repo` do: every file a receipt or a values file
+// its receipts name, every changed value path claimed, every receipt
+// verified against the default branch's policy.
 func (in *Input) verify(wb *plan.WriteBack) checkResult {
-	var res checkResult
-	for _, f := range wb.Receipts {
-		res.checked++
-		c := receipt.Check(f.Path, f.Data, in.Snapshot.Policy, in.Snapshot.PolicyPath)
-		if c.Err != nil {
-			res.violations = append(res.violations, fmt.Sprintf("%s: %v", f.Path, c.Err))
-			continue
-		}
-		for _, v := range c.Strict() {
-			res.violations = append(res.violations, f.Path+": "+v.String())
+	d := diffbound.Input{Config: in.Config, Policy: in.Snapshot.Policy, PolicyPath: in.Snapshot.PolicyPath,
+		Base: map[string][]byte{}, Head: map[string][]byte{}}
+	for _, f := range append(slices.Clone(wb.Files), wb.Receipts...) {
+		d.Changed = append(d.Changed, f.Path)
+		d.Head[f.Path] = f.Data
+		if data, ok := in.Snapshot.Files[f.Path]; ok {
+			d.Base[f.Path] = data
 		}
 	}
-	return res
+	res := diffbound.Check(d)
+	return checkResult{checked: res.Receipts, violations: res.Violations}
 }
 
 // files are the commit's files: the edited values files and the receipts,
@@ -671,8 +700,15 @@ func (p *Proposal) CheckRun(head string) forge.CheckRun { return p.doc.check.run
 // CommitRequest is the commit of the proposal on the default branch's head
 // by author, replacing expected (empty: the branch must not exist).
 func (in *Input) CommitRequest(repo forge.Repo, p *Proposal, author forge.Author, method forge.CommitMethod, expected string, force bool) forge.CommitRequest {
-	token := commitToken(in.CommitKey, p.WriteBack.Branch, in.Head, p.Fingerprint)
-	return forge.CommitRequest{Repo: repo, Branch: p.WriteBack.Branch, BaseSHA: in.Head, ExpectedHead: expected, Force: force,
+	return in.CommitRequestOn(in.Head, repo, p, author, method, expected, force)
+}
+
+// CommitRequestOn is CommitRequest on another base commit: the default
+// branch's head after this cycle's own merge of another unit, when that
+// merge left the proposal's files as planned (see SameFiles).
+func (in *Input) CommitRequestOn(base string, repo forge.Repo, p *Proposal, author forge.Author, method forge.CommitMethod, expected string, force bool) forge.CommitRequest {
+	token := commitToken(in.CommitKey, p.WriteBack.Branch, base, p.Fingerprint)
+	return forge.CommitRequest{Repo: repo, Branch: p.WriteBack.Branch, BaseSHA: base, ExpectedHead: expected, Force: force,
 		Files: p.Files, Message: p.doc.commitMessage(p.Fingerprint, token), Author: author, Method: method}
 }
 

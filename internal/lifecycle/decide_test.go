@@ -99,18 +99,20 @@ func TestDecide(t *testing.T) {
 			pr.Labels, pr.AutoMergeEnabled, pr.Draft = nil, false, true
 			return state{in: in, prs: []forge.PullRequest{pr}}
 		}, []string{"review", "label"}, ""},
-		{"person's commit", "a commit the bot did not make is said once, and the branch is not touched", func(t *testing.T) state {
+		{"person's commit", "a commit the bot did not make on an armed branch: disarmed, check red for that head, labelled, said once, the branch not touched", func(t *testing.T) state {
 			in := input(t, nil, scaled)
 			pr := proposed(t, in, 1, "c1")
 			pr.HeadSHA = "p1"
 			return state{in: in, prs: []forge.PullRequest{pr}, commits: []forge.Commit{{SHA: "p1", Parents: []string{"c1"}, Message: "hand edit\n"}}}
-		}, []string{"comment:human-commit"}, "commits that backflow did not make"},
+		}, []string{"disarm", "check", "label", "unlabel", "comment:human-commit"}, "commits that backflow did not make"},
 		{"person's commit, said", "once said, a person's branch is kept as it is, even with a new live value", func(t *testing.T) state {
 			in := input(t, nil, replicas(5, "kubectl", time.Minute))
 			pr := edit(t, proposed(t, input(t, nil, scaled), 1, "c1"), func(m *Marker) { m.Notes = []string{noteHumanCommit} })
 			pr.HeadSHA = "p1"
+			pr.AutoMergeEnabled = false
+			pr.Labels = append(slices.DeleteFunc(pr.Labels, func(l string) bool { return l == LabelPreAuthorized }), LabelPersonCommit)
 			return state{in: in, prs: []forge.PullRequest{pr}, commits: []forge.Commit{{SHA: "p1", Parents: []string{"c1"}, Message: "hand edit\n"}}}
-		}, []string{"keep"}, "a person's commit"},
+		}, []string{"check", "keep"}, "a person's commit"},
 		{"bot's unrecorded commit", "a crash between the push and the body update: the bot's own keyed commit is recorded, not taken for a person's", func(t *testing.T) state {
 			in := input(t, nil, scaled)
 			p := in.Propose(&in.Result.WriteBacks[0])
@@ -139,14 +141,26 @@ func TestDecide(t *testing.T) {
 			open := proposed(t, input(t, nil, scaled), 2, "c2")
 			return state{in: in, prs: []forge.PullRequest{refused, open}}
 		}, []string{"close:superseded", "cleanup"}, "which was closed without merge"},
-		{"new live value", "live moved on: the branch is rewritten with the new value", func(t *testing.T) state {
+		{"new live value", "live moved on: auto-merge (which GitHub keeps across the bot's push) is disarmed first, then the branch is rewritten with the new value", func(t *testing.T) state {
 			in := input(t, nil, replicas(5, "kubectl", time.Minute))
 			return state{in: in, prs: []forge.PullRequest{proposed(t, input(t, nil, scaled), 1, "c1")}}
-		}, []string{"update"}, "new live value: reverse-reconcile(prod-us-east): replica.replicaCount 3 -> 5"},
+		}, []string{"disarm", "update"}, "new live value: reverse-reconcile(prod-us-east): replica.replicaCount 3 -> 5"},
+		{"no longer qualifies for auto-merge", "an armed pull request whose proposal no longer qualifies is disarmed", func(t *testing.T) state {
+			in := input(t, func(f map[string]string) {
+				f[".github/backflow.yaml"] = strings.Replace(f[".github/backflow.yaml"], "enabled: true", "enabled: false", 1)
+			}, scaled)
+			return state{in: in, prs: []forge.PullRequest{proposed(t, input(t, nil, scaled), 1, "c1")}}
+		}, []string{"unlabel", "disarm"}, "no longer qualifies"},
+		{"new live value, not armed", "nothing to disarm on a pull request that is not armed", func(t *testing.T) state {
+			in := input(t, nil, replicas(5, "kubectl", time.Minute))
+			pr := proposed(t, input(t, nil, scaled), 1, "c1")
+			pr.AutoMergeEnabled = false
+			return state{in: in, prs: []forge.PullRequest{pr}}
+		}, []string{"update"}, ""},
 		{"default branch moved under the values file", "the same proposal is regenerated on the new values file", func(t *testing.T) state {
 			in := input(t, func(f map[string]string) { f[valuesEast] += "# a person's comment\n" }, scaled)
 			return state{in: in, prs: []forge.PullRequest{proposed(t, input(t, nil, scaled), 1, "c1")}}
-		}, []string{"update"}, "regenerated from 111111111111"},
+		}, []string{"disarm", "update"}, "regenerated from 111111111111"},
 		{"superseded", "the default branch already holds the live value", func(t *testing.T) state {
 			in := input(t, setValues("4"), scaled)
 			return state{in: in, prs: []forge.PullRequest{proposed(t, input(t, nil, scaled), 1, "c1")}}
@@ -199,7 +213,7 @@ func TestDecide(t *testing.T) {
 			in := input(t, nil, scaled)
 			pr := edit(t, proposed(t, in, 1, "c1"), func(m *Marker) { m.Notes = []string{noteReceipt + ":abcdefabcdef"} })
 			return state{in: in, prs: []forge.PullRequest{pr}}
-		}, []string{"update"}, ""},
+		}, []string{"disarm", "update"}, ""},
 		{"denied under the same policy", "a newer observation with weaker attribution is denied; the checked proposal stands", func(t *testing.T) state {
 			o := replicas(4, "kubectl", time.Minute)
 			o.Change.Attribution = observe.AttributionAsserted

@@ -21,6 +21,7 @@ const (
 	Skip         Kind = "skip"        // a proposal not written (closed before by a person, a foreign branch)
 	Cleanup      Kind = "cleanup"     // delete a closed pull request's branch, once
 	Check        Kind = "check"       // a failed receipt check on an open pull request's head
+	Disarm       Kind = "disarm"      // disable auto-merge (GitHub keeps it armed across a push with write access)
 	Prove        Kind = "proven"      // publish the proven receipts of a merged write-back
 	Revert       Kind = "reverted"    // say that a merged write-back did not stick
 	Wait         Kind = "follow-up"   // a merged write-back waits for evidence
@@ -77,6 +78,10 @@ type Effect struct {
 	Method forge.MergeMethod
 	// Run is the check run Check posts.
 	Run *forge.CheckRun
+	// IfUnchecked makes a Check post only when the head carries no run of
+	// the bot's with the same conclusion yet (see Checked): the forge
+	// alone knows.
+	IfUnchecked bool
 	// Commits are the bot's commits Record writes into the marker.
 	Commits []string
 	// FollowUp is the evidence of Prove and Revert.

@@ -21,7 +21,10 @@ const CheckName = "backflow/receipt"
 const (
 	LabelReverseReconcile = "reverse-reconcile"
 	LabelPreAuthorized    = "pre-authorized"
-	labelEnvPrefix        = "env:"
+	// LabelPersonCommit marks a write-back pull request that carries a
+	// commit backflow did not make: it is a person's pull request now.
+	LabelPersonCommit = "person-commit"
+	labelEnvPrefix    = "env:"
 )
 
 // Title is the pull request's title:
@@ -297,7 +300,7 @@ func (c checkResult) escaped() []string {
 
 func (c checkResult) summary() string {
 	if c.ok() {
-		return fmt.Sprintf("%d receipt(s) verified against the default branch's policy", c.checked)
+		return fmt.Sprintf("%d receipt(s) verified against the default branch's policy; every changed file and value path is claimed by them", c.checked)
 	}
 	if c.checked == 0 {
 		return "no receipt to verify"

@@ -1,6 +1,7 @@
 package localhub
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -106,16 +107,59 @@ func TestAutoMerge(t *testing.T) {
 		t.Fatalf("not auto-merged after checks turned green: merged %v state %q", got.GetMerged(), got.GetMergeableState())
 	}
 
-	// A new head cancels auto-merge.
-	commitFile(t, e, c, "main", "next", "envs/staging/redis/values.yaml", "replicas: 2\n", "two")
-	next := openPull(t, e, c, "next")
-	if out := enableAutoMerge(t, e, c, gql, next, next.GetHead().GetSHA()); len(out.Errors) != 0 {
-		t.Fatalf("enable next: %+v", out)
+}
+
+// TestAutoMergeKeptOrCancelled: GitHub cancels auto-merge when someone
+// without write access pushes to the head branch, or the base branch
+// changes; a push by the App or a collaborator keeps it armed.
+func TestAutoMergeKeptOrCancelled(t *testing.T) {
+	e := newEnv(t, Options{})
+	c := e.client(t)
+	if err := e.hub.SetBranchProtection(testFull, "main", "ci"); err != nil {
+		t.Fatal(err)
 	}
-	commitFile(t, e, c, "next", "next", "envs/staging/redis/values.yaml", "replicas: 3\n", "three")
-	got, _, _ = c.PullRequests.Get(e.ctx, testOwner, testRepo, next.GetNumber())
-	if got.GetAutoMerge() != nil || got.GetHead().GetSHA() == next.GetHead().GetSHA() {
-		t.Fatalf("after a push: auto_merge %v head %s", got.GetAutoMerge(), got.GetHead().GetSHA())
+	if err := e.hub.SetPermission(testFull, "fred", "read"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.hub.SetPermission(testFull, "fred", "owner"); err == nil {
+		t.Error("an unknown permission level was accepted")
+	}
+	if _, resp, err := c.Git.CreateRef(e.ctx, testOwner, testRepo, &github.Reference{Ref: github.String("refs/heads/other"), Object: &github.GitObject{SHA: github.String(e.head(t, c, "main"))}}); err != nil {
+		mustStatus(t, "create other", resp, err, 201)
+	}
+	for i, tc := range []struct {
+		name  string
+		push  func(branch string)
+		keeps bool
+	}{
+		{"a push by the App", func(branch string) {
+			commitFile(t, e, c, branch, branch, "envs/staging/redis/values.yaml", "replicas: 3\n", "three")
+		}, true},
+		{"a push by a collaborator with write access", func(branch string) {
+			commitFile(t, e, e.userClient(t, "ann"), branch, branch, "envs/staging/redis/values.yaml", "replicas: 5\n", "five")
+		}, true},
+		{"a push by someone without write access", func(branch string) {
+			commitFile(t, e, e.userClient(t, "fred"), branch, branch, "envs/staging/redis/values.yaml", "replicas: 6\n", "six")
+		}, false},
+		{"a base branch change", func(branch string) {
+			pr := e.pullFor(t, c, branch)
+			_, resp, err := c.PullRequests.Edit(e.ctx, testOwner, testRepo, pr.GetNumber(), &github.PullRequest{Base: &github.PullRequestBranch{Ref: github.String("other")}})
+			mustStatus(t, "change base", resp, err, 200)
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			branch := fmt.Sprintf("armed-%d", i)
+			commitFile(t, e, c, "main", branch, "envs/staging/redis/values.yaml", "replicas: 2\n", "two")
+			pr := openPull(t, e, c, branch)
+			if out := enableAutoMerge(t, e, c, e.srv.URL+"/graphql", pr, pr.GetHead().GetSHA()); len(out.Errors) != 0 {
+				t.Fatalf("enable: %+v", out)
+			}
+			tc.push(branch)
+			got, _, _ := c.PullRequests.Get(e.ctx, testOwner, testRepo, pr.GetNumber())
+			if (got.GetAutoMerge() != nil) != tc.keeps || got.GetMerged() {
+				t.Errorf("auto_merge %v merged %v, want armed %v", got.GetAutoMerge(), got.GetMerged(), tc.keeps)
+			}
+		})
 	}
 }
 

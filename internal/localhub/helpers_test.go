@@ -147,3 +147,32 @@ func mustStatus(t testing.TB, what string, resp *github.Response, err error, wan
 }
 
 type githubTokenOptions = github.InstallationTokenOptions
+
+// userClient authenticates as a person with a user token.
+func (e *env) userClient(t testing.TB, login string) *github.Client {
+	t.Helper()
+	tok, err := e.hub.IssueUserToken(login)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.tokenClient(t, tok)
+}
+
+// head is a branch's head commit.
+func (e *env) head(t testing.TB, c *github.Client, branch string) string {
+	t.Helper()
+	ref, resp, err := c.Git.GetRef(e.ctx, testOwner, testRepo, "heads/"+branch)
+	mustStatus(t, "get ref", resp, err, 200)
+	return ref.GetObject().GetSHA()
+}
+
+// pullFor is the open pull request of a head branch.
+func (e *env) pullFor(t testing.TB, c *github.Client, branch string) *github.PullRequest {
+	t.Helper()
+	prs, resp, err := c.PullRequests.List(e.ctx, testOwner, testRepo, &github.PullRequestListOptions{Head: testOwner + ":" + branch})
+	mustStatus(t, "list pulls", resp, err, 200)
+	if len(prs) != 1 {
+		t.Fatalf("%d pull requests for %s", len(prs), branch)
+	}
+	return prs[0]
+}

@@ -88,8 +88,11 @@ func (h *Hub) refChanged(rs *repoState, g *gitRepo, ref, old, new, actor string)
 		prev := is.Pull.HeadSHA
 		is.Pull.HeadSHA = new
 		is.Updated = h.now()
-		// A new head cancels auto-merge: the approval was for the old commits.
-		is.Pull.AutoMerge = nil
+		// As on GitHub, a push by someone without write access cancels
+		// auto-merge; a push by the App or a collaborator keeps it armed.
+		if !h.canWrite(rs, actor) {
+			is.Pull.AutoMerge = nil
+		}
 		h.pullEvent(rs, g, is, "synchronize", actor, obj{"before": prev, "after": new})
 	}
 	h.tryAutoMerge(rs, g)
@@ -461,6 +464,8 @@ func (h *Hub) updatePull(c *call) {
 			return
 		}
 		is.Pull.BaseRef = *body.Base
+		// GitHub cancels auto-merge when the base branch changes.
+		is.Pull.AutoMerge = nil
 		actions = append(actions, "edited")
 	}
 	if body.Title != nil && *body.Title != is.Title {

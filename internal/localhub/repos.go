@@ -124,6 +124,42 @@ func (h *Hub) SetAllowAutoMerge(full string, allow bool) error {
 	return h.persist()
 }
 
+// SetPermission sets a user's permission level on a repository: read,
+// triage, write, maintain or admin. A user never set has write. A push by
+// a user below write (a contributor pushing to their fork's head branch,
+// on GitHub) cancels auto-merge; one with write keeps it armed.
+func (h *Hub) SetPermission(full, login, level string) error {
+	switch level {
+	case "read", "triage", "write", "maintain", "admin":
+	default:
+		return fmt.Errorf("permission %q: want read, triage, write, maintain or admin", level)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	rs := h.repoByName(full)
+	if rs == nil {
+		return fmt.Errorf("repository %s: not found", full)
+	}
+	if rs.Permissions == nil {
+		rs.Permissions = map[string]string{}
+	}
+	rs.Permissions[login] = level
+	return h.persist()
+}
+
+// canWrite reports whether actor has write access to rs: the App's bot
+// (its installation has contents: write) and users at write or above.
+func (h *Hub) canWrite(rs *repoState, actor string) bool {
+	if actor == h.botLogin() {
+		return true
+	}
+	switch rs.Permissions[actor] {
+	case "", "write", "maintain", "admin":
+		return true
+	}
+	return false
+}
+
 func validName(s string) bool {
 	if s == "" || s == "." || s == ".." || len(s) > 100 {
 		return false

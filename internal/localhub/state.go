@@ -63,6 +63,9 @@ type repoState struct {
 	CheckRuns      []*checkRun            `json:"checkRuns,omitempty"`
 	Statuses       []*commitStatus        `json:"statuses,omitempty"`
 	Verified       map[string]bool        `json:"verified,omitempty"` // commits GitHub would have signed
+	// Permissions are users' permission levels on the repository (read,
+	// triage, write, maintain, admin); a user not listed has write.
+	Permissions map[string]string `json:"permissions,omitempty"`
 }
 
 func (r *repoState) fullName() string { return r.Owner + "/" + r.Name }

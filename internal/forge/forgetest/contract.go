@@ -382,6 +382,12 @@ func contractMerge(t *testing.T, h Harness) {
 	if !got.AutoMergeEnabled || got.Merged {
 		t.Fatalf("after EnableAutoMerge: auto-merge %v merged %v", got.AutoMergeEnabled, got.Merged)
 	}
+	must(t, "DisableAutoMerge", h.Forge.DisableAutoMerge(ctx, h.Repo, pr))
+	if got, err = h.Forge.GetPullRequest(ctx, h.Repo, pr.Number); err != nil || got.AutoMergeEnabled {
+		t.Fatalf("after DisableAutoMerge: auto-merge %v (%v)", got.AutoMergeEnabled, err)
+	}
+	must(t, "DisableAutoMerge when not armed", h.Forge.DisableAutoMerge(ctx, h.Repo, pr))
+	must(t, "EnableAutoMerge again", h.Forge.EnableAutoMerge(ctx, h.Repo, pr, pr.HeadSHA, forge.MergeSquash))
 	_, err = h.Forge.CreateCheckRun(ctx, h.Repo, forge.CheckRun{Name: "backflow/receipt", HeadSHA: pr.HeadSHA, Conclusion: forge.ConclusionSuccess, Title: "verified", Summary: "ok"})
 	must(t, "CreateCheckRun", err)
 	got, err = h.Forge.GetPullRequest(ctx, h.Repo, pr.Number)

@@ -358,6 +358,16 @@ func (r *Recorder) EnableAutoMerge(ctx context.Context, repo forge.Repo, pr forg
 	return err
 }
 
+// DisableAutoMerge implements forge.Forge.
+func (r *Recorder) DisableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest) error {
+	if err := r.begin("DisableAutoMerge", true); err != nil {
+		return err
+	}
+	err := r.Forge.DisableAutoMerge(ctx, repo, pr)
+	r.record(err, "%s#%d:auto-merge-off", repo, pr.Number)
+	return err
+}
+
 // Merge implements forge.Forge.
 func (r *Recorder) Merge(ctx context.Context, repo forge.Repo, number int, headSHA string, method forge.MergeMethod) (string, error) {
 	if err := r.begin("Merge", true); err != nil {

@@ -305,6 +305,10 @@ const enableAutoMergeMutation = `mutation($input: EnablePullRequestAutoMergeInpu
   enablePullRequestAutoMerge(input: $input) { pullRequest { number autoMergeRequest { enabledAt } } }
 }`
 
+const disableAutoMergeMutation = `mutation($input: DisablePullRequestAutoMergeInput!) {
+  disablePullRequestAutoMerge(input: $input) { pullRequest { number autoMergeRequest { enabledAt } } }
+}`
+
 type gqlResponse struct {
 	Data   map[string]any `json:"data"`
 	Errors []struct {
@@ -374,5 +378,46 @@ func (a *Adapter) EnableAutoMerge(ctx context.Context, repo forge.Repo, pr forge
 	}, func(ctx context.Context) (bool, error) {
 		p, _, err := in.api.GetPull(ctx, repo.Owner, repo.Name, pr.Number)
 		return err == nil && p.AutoMerge != nil, err
+	})
+}
+
+// DisableAutoMerge implements forge.Forge with GraphQL's
+// disablePullRequestAutoMerge. GitHub keeps auto-merge armed when someone
+// with write access pushes to the head branch, so the bot disarms it
+// itself before a head it has not checked can merge.
+func (a *Adapter) DisableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest) error {
+	in, err := a.forRepo(ctx, repo.Owner, repo.Name)
+	if err != nil {
+		return err
+	}
+	where := fmt.Sprintf("disabling auto-merge on %s#%d", repo, pr.Number)
+	if pr.NodeID == "" {
+		p, _, err := in.api.GetPull(ctx, repo.Owner, repo.Name, pr.Number)
+		if err != nil {
+			return mapErr(err, "%s", where)
+		}
+		pr.NodeID = p.GetNodeID()
+	}
+	body := map[string]any{"query": disableAutoMergeMutation, "variables": map[string]any{"input": map[string]any{"pullRequestId": pr.NodeID}}}
+	return a.create(ctx, func(ctx context.Context) error {
+		var out gqlResponse
+		if _, err := in.api.GraphQL(ctx, a.cfg.GraphQLURL, body, &out); err != nil {
+			return mapErr(err, "%s", where)
+		}
+		if len(out.Errors) == 0 {
+			return nil
+		}
+		msg := out.Errors[0].Message
+		sentinel := forge.ErrInvalid
+		switch {
+		case out.Errors[0].Type == "NOT_FOUND":
+			sentinel = forge.ErrNotFound
+		case out.Errors[0].Type == "FORBIDDEN":
+			sentinel = forge.ErrUnauthorized
+		}
+		return fmt.Errorf("error %s: %s: %w", where, msg, sentinel)
+	}, func(ctx context.Context) (bool, error) {
+		p, _, err := in.api.GetPull(ctx, repo.Owner, repo.Name, pr.Number)
+		return err == nil && p.AutoMerge == nil, err
 	})
 }

@@ -1,0 +1,242 @@
+package diffbound
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/backflow-dev/backflow/internal/policy"
+	"github.com/backflow-dev/backflow/internal/receipt"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
+	"github.com/backflow-dev/backflow/internal/values"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
+)
+
+// Input is one pull request as the check sees it.
+type Input struct {
+	// Config and Policy are the BASE branch's, never the head's; PolicyPath
+	// is the policy's repository path, the policyRef receipts must name.
+	Config     *repoconfig.Config
+	Policy     *policy.Policy
+	PolicyPath string
+	// Changed lists every file the pull request changes (added, modified,
+	// deleted or renamed: both names), repository-relative.
+	Changed []string
+	// Base holds a changed file's bytes where the pull request starts
+	// (the merge base); Head its bytes at the head. A file missing from
+	// Base was added; missing from Head, deleted.
+	Base, Head map[string][]byte
+}
+
+// Result is the check's answer.
+type Result struct {
+	// Receipts counts the receipts checked.
+	Receipts int
+	// ValuePaths counts the changed value paths found in values files.
+	ValuePaths int
+	// Violations say, one per line, "<file>: <problem>"; none means pass.
+	Violations []string
+}
+
+// OK reports whether the diff is within its receipts' bounds.
+func (r Result) OK() bool { return len(r.Violations) == 0 }
+
+// claim is one changed field of a receipt: the value it puts at a value
+// path of a values file.
+type claim struct {
+	receipt   string
+	file      string
+	valuePath string
+	to        any
+}
+
+// Check applies the bound to in. It never fails: an input it cannot read
+// is a violation.
+func Check(in Input) Result {
+	var res Result
+	fail := func(format string, a ...any) { res.Violations = append(res.Violations, fmt.Sprintf(format, a...)) }
+	if in.Config == nil {
+		fail("%s: the base branch has no readable repo config: nothing can be authorized", repoconfig.Path)
+		return res
+	}
+	dir := strings.TrimSuffix(cmp.Or(in.Config.Receipts.Dir, repoconfig.DefaultReceiptsDir), "/") + "/"
+	changed := slices.Clone(in.Changed)
+	slices.Sort(changed)
+	changed = slices.Compact(changed)
+
+	var claims []claim
+	named := map[string]bool{}
+	var others []string
+	for _, p := range changed {
+		if !isReceipt(p, dir) {
+			others = append(others, p)
+			continue
+		}
+		data, ok := in.Head[p]
+		if !ok {
+			fail("%s: a receipt is deleted; receipts are only ever added or updated", p)
+			continue
+		}
+		res.Receipts++
+		c := receipt.Check(p, data, in.Policy, in.PolicyPath)
+		if c.Err != nil {
+			fail("%s: %v", p, c.Err)
+			continue
+		}
+		// Strict: a key the model does not know could carry a claim no
+		// check reads.
+		for _, v := range c.Strict() {
+			fail("%s: %s", p, v.String())
+		}
+		r := c.Receipt
+		files := receipt.RenderedFiles(r.Spec.Unit.DesiredRender)
+		for _, f := range files {
+			named[f] = true
+		}
+		for _, cf := range r.Spec.Bounds.ChangedFields {
+			c := claim{receipt: p, file: cf.ValuesFile, valuePath: cf.ValuePath, to: cf.To.V}
+			if c.file != "" {
+				claims = append(claims, c)
+				continue
+			}
+			// A receipt without valuesFile claims the path in each file
+			// it renders from.
+			for _, f := range files {
+				c.file = f
+				claims = append(claims, c)
+			}
+		}
+	}
+	for _, p := range others {
+		if !named[p] {
+			fail("%s: changed, but it is neither a receipt under %s nor a values file a receipt of this pull request names", p, dir)
+			continue
+		}
+		if err := in.Config.Writable(p); err != nil {
+			fail("%s: %v", p, err)
+			continue
+		}
+		res.ValuePaths += checkValues(p, in, claims, fail)
+	}
+	return res
+}
+
+func isReceipt(p, dir string) bool {
+	ext := path.Ext(p)
+	return strings.HasPrefix(p, dir) && (ext == ".yaml" || ext == ".yml") && !strings.Contains(p, "..")
+}
+
+// checkValues compares a values file as Helm reads it at base and head,
+// path by path, and fails every changed path no receipt claims with that
+// value. It returns how many paths changed.
+func checkValues(p string, in Input, claims []claim, fail func(string, ...any)) int {
+	root := valuesRootOf(in.Config, p)
+	base, head := map[string]any{}, map[string]any{}
+	if data, ok := in.Base[p]; ok {
+		t, err := repoconfig.Values(p, data, root)
+		if err != nil {
+			fail("%s: at the base: %v", p, err)
+			return 0
+		}
+		base = t
+	}
+	data, ok := in.Head[p]
+	if !ok {
+		fail("%s: a values file is deleted; no receipt claims that", p)
+		return 0
+	}
+	head, err := repoconfig.Values(p, data, root)
+	if err != nil {
+		fail("%s: at the head: %v", p, err)
+		return 0
+	}
+	var diffs []string
+	diffPaths(nil, base, head, &diffs)
+	for _, vp := range diffs {
+		if !claimed(p, vp, head, claims) {
+			v, present := repoconfig.Lookup(head, vp)
+			now := "removed"
+			if present {
+				now = "set to " + values.Format(v)
+			}
+			fail("%s: %s is %s, but no receipt of this pull request claims that value there", p, vp, now)
+		}
+	}
+	return len(diffs)
+}
+
+// claimed reports whether a receipt claims the changed path vp of file:
+// a claim on vp itself or on an enclosing path, whose value at the head
+// is the receipt's `to`.
+func claimed(file, vp string, head map[string]any, claims []claim) bool {
+	for _, c := range claims {
+		if c.file != file {
+			continue
+		}
+		if c.valuePath != vp && !strings.HasPrefix(vp, c.valuePath+".") && !strings.HasPrefix(vp, c.valuePath+"[") {
+			continue
+		}
+		if v, ok := repoconfig.Lookup(head, c.valuePath); ok && values.Equal(v, c.to) {
+			return true
+		}
+	}
+	return false
+}
+
+// valuesRootOf is the valuesRoot of the units that read p (validation
+// keeps it one per file in practice); nil when none.
+func valuesRootOf(cfg *repoconfig.Config, p string) *repoconfig.ValuesRoot {
+	for _, u := range cfg.Units {
+		if slices.Contains(u.ValuesFiles, p) && u.ValuesRoot != nil {
+			return u.ValuesRoot
+		}
+	}
+	return nil
+}
+
+// diffPaths appends every value path where a and b differ: leaves that
+// changed, keys and list items added or removed (the path of the added or
+// removed node itself).
+func diffPaths(at []yamlnode.Segment, a, b any, out *[]string) {
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if aok && bok {
+		keys := map[string]bool{}
+		for k := range am {
+			keys[k] = true
+		}
+		for k := range bm {
+			keys[k] = true
+		}
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
+			av, ain := am[k]
+			bv, bin := bm[k]
+			next := append(slices.Clone(at), yamlnode.Segment{Key: k})
+			if ain != bin {
+				*out = append(*out, yamlnode.FormatPath(next))
+				continue
+			}
+			diffPaths(next, av, bv, out)
+		}
+		return
+	}
+	al, aok := a.([]any)
+	bl, bok := b.([]any)
+	if aok && bok {
+		for i := range max(len(al), len(bl)) {
+			next := append(slices.Clone(at), yamlnode.Segment{Index: i, IsIndex: true})
+			if i >= len(al) || i >= len(bl) {
+				*out = append(*out, yamlnode.FormatPath(next))
+				continue
+			}
+			diffPaths(next, al[i], bl[i], out)
+		}
+		return
+	}
+	if !values.Equal(a, b) {
+		*out = append(*out, yamlnode.FormatPath(at))
+	}
+}

@@ -1,0 +1,10 @@
+// Package diffbound decides whether a pull request's whole diff stays
+// within what its receipts claim: every changed file is a receipt under the
+// receipts folder or a values file a receipt names, every changed value path
+// of those files is claimed by a receipt with that new value, and every
+// receipt verifies against the base branch's policy.
+//
+// It is pure: the caller reads the base branch's config and policy and the
+// changed files' bytes (from GitHub, or a local checkout) and hands them in.
+// It must not know GitHub, git, HTTP or the clock.
+package diffbound
