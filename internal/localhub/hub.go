@@ -82,6 +82,15 @@ type Hub struct {
 
 // New creates a hub, loading the state folder when one is given.
 func New(opts Options) (*Hub, error) {
+	if opts.Dir != "" {
+		// git runs in other working directories (a repository's own, the
+		// import's): a relative state folder must not move with it.
+		abs, err := filepath.Abs(opts.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("state folder %s: %w", opts.Dir, err)
+		}
+		opts.Dir = abs
+	}
 	h := &Hub{opts: opts, clock: opts.Clock, dir: opts.Dir, backend: opts.GitHTTPBackend, logger: opts.Logger, rate: map[string]*rateWindow{}}
 	if h.clock == nil {
 		h.clock = SystemClock{}

@@ -43,6 +43,13 @@ func (h *Hub) CreateRepo(o RepoOptions) error {
 		return fmt.Errorf("repository %s: %w", full, ErrRepoExists)
 	}
 	src := o.Dir
+	if src != "" {
+		abs, err := filepath.Abs(src)
+		if err != nil {
+			return fmt.Errorf("repository %s: %w", full, err)
+		}
+		src = abs
+	}
 	if src == "" {
 		tmp, err := os.MkdirTemp("", "localhub-import-")
 		if err != nil {

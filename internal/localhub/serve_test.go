@@ -13,7 +13,18 @@ import (
 )
 
 func TestRunServesImportedRepositories(t *testing.T) {
-	dir, src := t.TempDir(), t.TempDir()
+	runServes(t, t.TempDir(), t.TempDir())
+}
+
+// The README's own form: --dir ./state --repo o/n=./folder, relative to
+// the working directory.
+func TestRunWithRelativePaths(t *testing.T) {
+	t.Chdir(t.TempDir())
+	runServes(t, "./state", "./folder")
+}
+
+func runServes(t *testing.T, dir, src string) {
+	t.Helper()
 	if err := os.MkdirAll(filepath.Join(src, "envs"), 0o755); err != nil {
 		t.Fatal(err)
 	}
