@@ -88,10 +88,17 @@ func TestRunOnce(t *testing.T) {
 		Repositories []struct {
 			Repository string
 			Actions    []struct{ Kind string }
+			Decisions  []struct {
+				Changes []struct{ From, To any }
+			}
 		}
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("json: %v\n%s", err, out)
+	}
+	// why: as plan does, the values keep their types (the numbers 3 and 4).
+	if ds := rep.Repositories[0].Decisions; len(ds) != 1 || len(ds[0].Changes) != 1 || ds[0].Changes[0].From != float64(3) || ds[0].Changes[0].To != float64(4) {
+		t.Errorf("decisions' changes: %+v", ds)
 	}
 	var kinds []string
 	for _, a := range rep.Repositories[0].Actions {

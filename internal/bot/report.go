@@ -70,9 +70,10 @@ type ChangeReport struct {
 	// Field is the Kubernetes field path; ValuePath the values path, if mapped.
 	Field     string `json:"field"`
 	ValuePath string `json:"valuePath,omitempty"`
-	// From and To are the desired and live values, formatted on one line.
-	From string `json:"from"`
-	To   string `json:"to"`
+	// From and To are the desired and live values, typed as plan reports
+	// them (a number stays a number; nil is null).
+	From any `json:"from"`
+	To   any `json:"to"`
 	// Authorized says the policy lets the actor's role accept the field.
 	Authorized bool `json:"authorized"`
 }
@@ -115,7 +116,7 @@ func decisionReport(d plan.Decision) DecisionReport {
 	out := DecisionReport{Unit: d.Unit, Environment: d.Environment, Object: d.Object, Outcome: string(d.Outcome),
 		AutoMerge: d.AutoMerge, Reasons: append([]string{}, d.Reasons...), Changes: []ChangeReport{}}
 	for _, c := range d.Changes {
-		out.Changes = append(out.Changes, ChangeReport{Field: c.Field, ValuePath: c.ValuePath, From: values.Format(c.From), To: values.Format(c.To), Authorized: c.Authorized})
+		out.Changes = append(out.Changes, ChangeReport{Field: c.Field, ValuePath: c.ValuePath, From: c.From, To: c.To, Authorized: c.Authorized})
 	}
 	return out
 }
@@ -220,7 +221,7 @@ func (r *Report) Text() string {
 			fmt.Fprintf(&b, "  %-5s %s/%s %s", d.Outcome, d.Environment, d.Unit, d.Object)
 			var cs []string
 			for _, c := range d.Changes {
-				cs = append(cs, fmt.Sprintf("%s %s -> %s", c.Field, c.From, c.To))
+				cs = append(cs, fmt.Sprintf("%s %s -> %s", c.Field, values.Format(c.From), values.Format(c.To)))
 			}
 			if len(cs) > 0 {
 				fmt.Fprintf(&b, ": %s", strings.Join(cs, ", "))
