@@ -10,10 +10,13 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultListen          = ":8080"
-	DefaultSchedule        = "*/5 * * * *"
-	DefaultJitter          = 30 * time.Second
-	DefaultMaxBodyBytes    = 2 << 20
+	DefaultListen       = ":8080"
+	DefaultSchedule     = "*/5 * * * *"
+	DefaultJitter       = 30 * time.Second
+	DefaultMaxBodyBytes = 2 << 20
+	// DefaultMaxWebhookBytes is GitHub's own cap on a webhook payload
+	// (25 MB): a smaller one refuses deliveries GitHub does send.
+	DefaultMaxWebhookBytes = 25 << 20
 	DefaultMaxConcurrent   = 4
 	DefaultShutdownTimeout = 30 * time.Second
 	DefaultDeliveryMemory  = 10000
@@ -44,8 +47,10 @@ type Config struct {
 	// /observations/{token}, for senders that cannot set a header; several
 	// let one be rotated out while the next is rolled in.
 	ObservationURLTokens []Secret
-	// MaxBodyBytes caps request bodies on /webhook and /observations.
+	// MaxBodyBytes caps request bodies on /observations.
 	MaxBodyBytes int64
+	// MaxWebhookBytes caps request bodies on /webhook.
+	MaxWebhookBytes int64
 	// MaxConcurrent bounds cycles running at once across repositories.
 	MaxConcurrent int
 	// ShutdownTimeout bounds how long running cycles may take to finish
@@ -68,6 +73,7 @@ func DefaultConfig() Config {
 		Schedule:          DefaultSchedule,
 		Jitter:            DefaultJitter,
 		MaxBodyBytes:      DefaultMaxBodyBytes,
+		MaxWebhookBytes:   DefaultMaxWebhookBytes,
 		MaxConcurrent:     DefaultMaxConcurrent,
 		ShutdownTimeout:   DefaultShutdownTimeout,
 		DeliveryMemory:    DefaultDeliveryMemory,
@@ -106,6 +112,8 @@ func (c Config) check(withSink bool) (cron.Schedule, error) {
 		return nil, fmt.Errorf("jitter %s: must not be negative", c.Jitter)
 	case c.MaxBodyBytes <= 0:
 		return nil, fmt.Errorf("max body bytes %d: must be positive", c.MaxBodyBytes)
+	case c.MaxWebhookBytes <= 0:
+		return nil, fmt.Errorf("max webhook bytes %d: must be positive", c.MaxWebhookBytes)
 	case c.MaxConcurrent <= 0:
 		return nil, fmt.Errorf("max concurrent cycles %d: must be positive", c.MaxConcurrent)
 	case c.ShutdownTimeout <= 0:

@@ -19,8 +19,10 @@ type FileConfig struct {
 	Schedule string `yaml:"schedule"`
 	// Jitter delays each scheduled run by up to this; default 30s, 0 disables.
 	Jitter *time.Duration `yaml:"jitter"`
-	// MaxBodyBytes caps webhook and observation bodies; default 2 MiB.
+	// MaxBodyBytes caps observation bodies; default 2 MiB.
 	MaxBodyBytes int64 `yaml:"maxBodyBytes"`
+	// MaxWebhookBytes caps webhook bodies; default 25 MiB (GitHub's cap).
+	MaxWebhookBytes int64 `yaml:"maxWebhookBytes"`
 	// ShutdownTimeout bounds how long running cycles may finish; default 30s.
 	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
 	// Webhook holds the GitHub App's webhook secret. Required.
@@ -82,6 +84,9 @@ func (f FileConfig) Resolve(readFile func(string) ([]byte, error), lookupEnv fun
 	}
 	if f.MaxBodyBytes != 0 {
 		c.MaxBodyBytes = f.MaxBodyBytes
+	}
+	if f.MaxWebhookBytes != 0 {
+		c.MaxWebhookBytes = f.MaxWebhookBytes
 	}
 	if f.ShutdownTimeout != 0 {
 		c.ShutdownTimeout = f.ShutdownTimeout

@@ -117,6 +117,7 @@ func TestNewRefusesToStartWithoutSecrets(t *testing.T) {
 		{"bad schedule", func(c *Config) { c.Schedule = "every five minutes" }, nil},                                                            // not a cron expression
 		{"negative jitter", func(c *Config) { c.Jitter = -time.Second }, nil},                                                                   // cannot wait a negative time
 		{"no body cap", func(c *Config) { c.MaxBodyBytes = 0 }, nil},                                                                            // an uncapped body is unbounded memory
+		{"no webhook cap", func(c *Config) { c.MaxWebhookBytes = 0 }, nil},                                                                      // the same on /webhook
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig()
@@ -172,7 +173,7 @@ func TestWebhookBadSignaturesHaveNoEffect(t *testing.T) {
 
 func TestWebhookBodyCap(t *testing.T) {
 	cfg := testConfig()
-	cfg.MaxBodyBytes = 1024
+	cfg.MaxWebhookBytes = 1024
 	big := pushPayload("acme/gitops", "refs/heads/main")
 	big = append(big[:len(big)-1], []byte(`,"pad":"`+strings.Repeat("x", 2048)+`"}`)...)
 	for _, tc := range []struct {
@@ -802,4 +803,23 @@ func TestObservationSecretURL(t *testing.T) {
 			}
 		})
 	}
+}
+
+// GitHub sends webhook payloads up to 25 MB: one over the observation cap
+// (2 MiB) but under GitHub's is accepted with the defaults, and the
+// default webhook cap is GitHub's.
+func TestWebhookAcceptsGitHubSizedPayloads(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	if cfg.MaxWebhookBytes != 25<<20 {
+		t.Errorf("default webhook cap %d, want GitHub's 25 MB", cfg.MaxWebhookBytes)
+	}
+	big := pushPayload("acme/gitops", "refs/heads/main")
+	big = append(big[:len(big)-1], []byte(`,"pad":"`+strings.Repeat("x", 3<<20)+`"}`)...)
+	c := newFakeCycler("acme/gitops")
+	s := newTestServer(t, cfg, c, nil, nil)
+	if w := serve(s, signedHook("push", "big-3mib", big).request()); w.Code != http.StatusAccepted {
+		t.Fatalf("status %d, want 202", w.Code)
+	}
+	settle(t, s)
 }

@@ -65,7 +65,7 @@ type (
 func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
 	event := r.Header.Get("X-GitHub-Event")
 	label := eventLabel(event)
-	body, status := readBody(w, r, s.cfg.MaxBodyBytes)
+	body, status := readBody(w, r, s.cfg.MaxWebhookBytes)
 	if status != 0 {
 		result := resultBadRequest
 		if status == http.StatusRequestEntityTooLarge {
