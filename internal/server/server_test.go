@@ -292,6 +292,9 @@ func TestWebhookRouting(t *testing.T) {
 		{"pull request opened", "pull_request", `{"action":"opened","number":9,"repository":{"full_name":"acme/gitops"}}`, 200, nil},
 		{"check run rerequested", "check_run", `{"action":"rerequested","check_run":{"head_sha":"def456"},"repository":{"full_name":"acme/gitops"}}`, 202,
 			&Trigger{Kind: TriggerCheckRerequested, HeadSHA: "def456"}}, // verify again
+		{"check suite rerequested", "check_suite", `{"action":"rerequested","check_suite":{"head_sha":"abc789"},"repository":{"full_name":"acme/gitops"}}`, 202,
+			&Trigger{Kind: TriggerCheckRerequested, HeadSHA: "abc789"}}, // "Re-run all checks" asks the App as check_suite, not check_run
+		{"check suite requested", "check_suite", `{"action":"requested","check_suite":{"head_sha":"abc789"},"repository":{"full_name":"acme/gitops"}}`, 200, nil}, // a push's new suite: the bot checks its own heads
 		{"check run completed", "check_run", `{"action":"completed","check_run":{"head_sha":"def456"},"repository":{"full_name":"acme/gitops"}}`, 200, nil}, // our own check's events
 		{"ping", "ping", `{"zen":"Design for failure."}`, 200, nil},                                                                                         // acknowledged
 		{"other event", "issues", `{"action":"opened","repository":{"full_name":"acme/gitops"}}`, 200, nil},                                                 // acknowledged and ignored

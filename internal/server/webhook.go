@@ -21,7 +21,7 @@ const (
 // other is counted as "other", so that an unsigned request cannot add label
 // values.
 var events = map[string]bool{
-	"push": true, "pull_request": true, "check_run": true,
+	"push": true, "pull_request": true, "check_run": true, "check_suite": true,
 	"installation": true, "installation_repositories": true, "ping": true,
 }
 
@@ -55,6 +55,9 @@ type (
 		CheckRun struct {
 			HeadSHA string `json:"head_sha"`
 		} `json:"check_run"`
+		CheckSuite struct {
+			HeadSHA string `json:"head_sha"`
+		} `json:"check_suite"`
 	}
 )
 
@@ -153,6 +156,14 @@ func (s *Server) route(event, id string, p hookPayload) (string, string) {
 			return resultIgnored, "check_run " + p.Action
 		}
 		return s.enqueueFor(repo, Trigger{Kind: TriggerCheckRerequested, HeadSHA: p.CheckRun.HeadSHA, Delivery: id})
+	case "check_suite":
+		// "Re-run all checks" on GitHub is a check_suite rerequested event
+		// (Apps with checks: write receive it unsubscribed): the same work
+		// as a rerequested check run.
+		if p.Action != "rerequested" {
+			return resultIgnored, "check_suite " + p.Action
+		}
+		return s.enqueueFor(repo, Trigger{Kind: TriggerCheckRerequested, HeadSHA: p.CheckSuite.HeadSHA, Delivery: id})
 	default:
 		return resultIgnored, "event not handled"
 	}
