@@ -62,7 +62,8 @@ func (a *Adapter) CreateIssue(ctx context.Context, repo forge.Repo, ni forge.New
 	if err != nil {
 		return forge.Issue{}, err
 	}
-	labels := ni.Labels
+	// GitHub's REST description has labels as an array: none is [], not null.
+	labels := append([]string{}, ni.Labels...)
 	var out forge.Issue
 	err = a.create(ctx, func(ctx context.Context) error {
 		is, _, err := in.api.CreateIssue(ctx, repo.Owner, repo.Name, &gh.IssueRequest{Title: &ni.Title, Body: &ni.Body, Labels: &labels})
