@@ -500,7 +500,7 @@ func (r *run) firstCycle() error {
 		for _, d := range rr.Decisions {
 			var cs []string
 			for _, ch := range d.Changes {
-				cs = append(cs, fmt.Sprintf("%s %s -> %s", ch.Field, ch.From, ch.To))
+				cs = append(cs, fmt.Sprintf("%s %s -> %s", ch.Field, values.Format(ch.From), values.Format(ch.To)))
 			}
 			note := ""
 			if d.Outcome == "allow" && d.AutoMerge {
