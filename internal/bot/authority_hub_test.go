@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/localhub"
 )
 
 // An observation from a cluster no environment lists, claiming prod and
@@ -145,5 +146,34 @@ func TestHubTwoWriteBacksAfterAnAutoMerge(t *testing.T) {
 				t.Fatalf("want two merged pull requests in one cycle, got %+v\n%s", prs, rep.Text())
 			}
 		})
+	}
+}
+
+// A suspended installation is skipped: the other installation's
+// repository still cycles, and the cycle reports no error.
+func TestHubSuspendedInstallationSkipped(t *testing.T) {
+	e := newHubEnv(t, forge.CommitGit, nil)
+	files := gitopsFiles(t)
+	if err := e.hub.CreateRepo(localhub.RepoOptions{Owner: "other", Name: "gitops", Files: files, AllowAutoMerge: true}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := e.hub.Install("other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.hub.Suspend(other, true); err != nil {
+		t.Fatal(err)
+	}
+	e.src.Result.Observations = append(e.src.Result.Observations, replicas(4, 0))
+	rep, _, _ := e.cycle()
+	var names []string
+	for _, rr := range rep.Repos {
+		names = append(names, rr.Repo)
+	}
+	if len(names) != 1 || names[0] != testRepo {
+		t.Errorf("cycled %v, want only %s", names, testRepo)
+	}
+	if prs := e.pulls(); len(prs) != 1 || !prs[0].Merged {
+		t.Errorf("the active installation's write-back: %+v", prs)
 	}
 }

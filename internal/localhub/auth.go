@@ -52,8 +52,12 @@ func (h *Hub) authenticate(c *call, rt *route) bool {
 	}
 	for _, inst := range h.st.Installations {
 		if inst.ID == tok.Installation {
+			if inst.SuspendedAt != nil {
+				c.fail(http.StatusForbidden, suspendedMessage)
+				return false
+			}
 			c.inst, c.tok = inst, tok
-			return true
+			return h.permits(c, rt)
 		}
 	}
 	// The installation was removed after the token was issued.

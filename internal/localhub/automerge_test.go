@@ -37,7 +37,7 @@ func enableAutoMerge(t *testing.T, e *env, c *github.Client, url string, pr *git
 }
 
 func TestAutoMerge(t *testing.T) {
-	e := newEnv(t, Options{})
+	e := newEnv(t, Options{Permissions: widePermissions})
 	c := e.client(t)
 	gql := e.srv.URL + "/graphql"
 	commitFile(t, e, c, "main", "clean", "envs/prod/redis/values.yaml", "replicas: 4\n", "four")
@@ -164,7 +164,7 @@ func TestAutoMergeKeptOrCancelled(t *testing.T) {
 }
 
 func TestChecksAndStatuses(t *testing.T) {
-	e := newEnv(t, Options{})
+	e := newEnv(t, Options{Permissions: widePermissions})
 	c := e.client(t)
 	ref, _, _ := c.Git.GetRef(e.ctx, testOwner, testRepo, "heads/main")
 	head := ref.GetObject().GetSHA()

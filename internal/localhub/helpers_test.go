@@ -176,3 +176,8 @@ func (e *env) pullFor(t testing.TB, c *github.Client, branch string) *github.Pul
 	}
 	return prs[0]
 }
+
+// widePermissions add commit statuses and branch protection (read) to the
+// manifest's, for tests of those endpoints.
+var widePermissions = map[string]string{"contents": "write", "pull_requests": "write", "checks": "write", "issues": "write",
+	"metadata": "read", "statuses": "write", "administration": "read"}

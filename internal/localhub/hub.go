@@ -54,6 +54,10 @@ type Options struct {
 	GitHTTPBackend string
 	// Logger receives one line per failed internal operation; nil discards.
 	Logger *slog.Logger
+	// Permissions are the App's permissions, which every installation token
+	// is limited to (a call outside them gets GitHub's 403); nil means
+	// DefaultPermissions, the App manifest's.
+	Permissions map[string]string
 }
 
 // Hub is a GitHub-compatible server. It is an http.Handler; all methods are
@@ -75,6 +79,9 @@ type Hub struct {
 	// autoMerging is set while tryAutoMerge runs, so merges it makes do not re-enter it.
 	autoMerging bool
 
+	// perms are the App's permissions.
+	perms map[string]string
+
 	faults *Faults
 	reqlog *RequestLog
 	hooks  *webhooks
@@ -91,7 +98,7 @@ func New(opts Options) (*Hub, error) {
 		}
 		opts.Dir = abs
 	}
-	h := &Hub{opts: opts, clock: opts.Clock, dir: opts.Dir, backend: opts.GitHTTPBackend, logger: opts.Logger, rate: map[string]*rateWindow{}}
+	h := &Hub{perms: clonePermissions(opts.Permissions), opts: opts, clock: opts.Clock, dir: opts.Dir, backend: opts.GitHTTPBackend, logger: opts.Logger, rate: map[string]*rateWindow{}}
 	if h.clock == nil {
 		h.clock = SystemClock{}
 	}

@@ -68,22 +68,33 @@ func (h *Hub) renderInstallation(inst *installation) obj {
 	return obj{
 		"id": inst.ID, "app_id": h.st.App.ID, "app_slug": h.st.App.Slug, "target_type": "Organization",
 		"account": h.user(inst.Account), "repository_selection": "all",
-		"permissions": appPermissions(), "events": []string{"push", "pull_request", "check_run"},
+		"permissions": h.permissionsObj(), "events": []string{"push", "pull_request", "check_run"},
 		"access_tokens_url": fmt.Sprintf("%s/app/installations/%d/access_tokens", h.baseURL, inst.ID),
 		"repositories_url":  h.baseURL + "/installation/repositories",
 		"created_at":        ts(inst.Created), "updated_at": ts(inst.Created),
+		"suspended_at":      tsOrNil(inst.SuspendedAt), "suspended_by": suspendedBy(h, inst),
 	}
 }
 
-func appPermissions() obj {
-	return obj{"contents": "write", "pull_requests": "write", "issues": "write", "checks": "write",
-		"statuses": "write", "metadata": "read"}
+func tsOrNil(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return ts(*t)
 }
+
+func suspendedBy(h *Hub, inst *installation) any {
+	if inst.SuspendedAt == nil {
+		return nil
+	}
+	return h.user(inst.Account)
+}
+
 
 func (h *Hub) renderApp() obj {
 	a := h.st.App
 	return obj{"id": a.ID, "slug": a.Slug, "node_id": nodeID("A", a.ID), "name": a.Name, "owner": h.user(a.Owner),
-		"html_url": h.baseURL + "/apps/" + a.Slug, "permissions": appPermissions(),
+		"html_url": h.baseURL + "/apps/" + a.Slug, "permissions": h.permissionsObj(),
 		"events": []string{"push", "pull_request", "check_run"}}
 }
 

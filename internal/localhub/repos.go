@@ -219,6 +219,10 @@ func (h *Hub) createAccessToken(c *call) {
 		c.fail(http.StatusNotFound, "Not Found")
 		return
 	}
+	if inst.SuspendedAt != nil {
+		c.fail(http.StatusForbidden, suspendedMessage)
+		return
+	}
 	var body struct {
 		Repositories  []string `json:"repositories"`
 		RepositoryIDs []int64  `json:"repository_ids"`
@@ -253,7 +257,7 @@ func (h *Hub) createAccessToken(c *call) {
 		names = append(names, rs.fullName())
 	}
 	token, at := h.issueToken(inst, names)
-	resp := obj{"token": token, "expires_at": ts(at.ExpiresAt), "permissions": appPermissions(), "repository_selection": "all"}
+	resp := obj{"token": token, "expires_at": ts(at.ExpiresAt), "permissions": h.permissionsObj(), "repository_selection": "all"}
 	if len(scoped) > 0 {
 		repos := []obj{}
 		for _, rs := range scoped {

@@ -10,7 +10,7 @@ import (
 )
 
 func TestContentsBranchesAndETag(t *testing.T) {
-	e := newEnv(t, Options{})
+	e := newEnv(t, Options{Permissions: widePermissions})
 	c := e.client(t)
 	cases := []struct {
 		name, path, ref string

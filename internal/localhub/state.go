@@ -35,6 +35,8 @@ type installation struct {
 	ID      int64     `json:"id"`
 	Account string    `json:"account"`
 	Created time.Time `json:"created"`
+	// SuspendedAt is set while the installation is suspended.
+	SuspendedAt *time.Time `json:"suspendedAt,omitempty"`
 }
 
 type accessToken struct {

@@ -28,6 +28,12 @@ func (a *Adapter) Repositories(ctx context.Context) ([]forge.Repo, error) {
 	}
 	var out []forge.Repo
 	for _, inst := range insts {
+		if inst.SuspendedAt != nil {
+			// A suspended installation answers 403 for its repositories:
+			// it is skipped, and the other installations still cycle.
+			a.cfg.Logger.Warn("skipping a suspended installation", "installation", inst.GetID(), "account", inst.GetAccount().GetLogin())
+			continue
+		}
 		in := a.installation(inst.GetID())
 		for page := 1; page != 0; {
 			list, resp, err := in.api.ListInstallationRepos(ctx, &gh.ListOptions{Page: page, PerPage: perPage})
