@@ -72,7 +72,7 @@ func (h *Hub) renderInstallation(inst *installation) obj {
 		"access_tokens_url": fmt.Sprintf("%s/app/installations/%d/access_tokens", h.baseURL, inst.ID),
 		"repositories_url":  h.baseURL + "/installation/repositories",
 		"created_at":        ts(inst.Created), "updated_at": ts(inst.Created),
-		"suspended_at":      tsOrNil(inst.SuspendedAt), "suspended_by": suspendedBy(h, inst),
+		"suspended_at": tsOrNil(inst.SuspendedAt), "suspended_by": suspendedBy(h, inst),
 	}
 }
 
@@ -89,7 +89,6 @@ func suspendedBy(h *Hub, inst *installation) any {
 	}
 	return h.user(inst.Account)
 }
-
 
 func (h *Hub) renderApp() obj {
 	a := h.st.App

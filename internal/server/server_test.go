@@ -295,10 +295,10 @@ func TestWebhookRouting(t *testing.T) {
 		{"check suite rerequested", "check_suite", `{"action":"rerequested","check_suite":{"head_sha":"abc789"},"repository":{"full_name":"acme/gitops"}}`, 202,
 			&Trigger{Kind: TriggerCheckRerequested, HeadSHA: "abc789"}}, // "Re-run all checks" asks the App as check_suite, not check_run
 		{"check suite requested", "check_suite", `{"action":"requested","check_suite":{"head_sha":"abc789"},"repository":{"full_name":"acme/gitops"}}`, 200, nil}, // a push's new suite: the bot checks its own heads
-		{"check run completed", "check_run", `{"action":"completed","check_run":{"head_sha":"def456"},"repository":{"full_name":"acme/gitops"}}`, 200, nil}, // our own check's events
-		{"ping", "ping", `{"zen":"Design for failure."}`, 200, nil},                                                                                         // acknowledged
-		{"other event", "issues", `{"action":"opened","repository":{"full_name":"acme/gitops"}}`, 200, nil},                                                 // acknowledged and ignored
-		{"not JSON", "push", `not json`, 400, nil},                                                                                                          // signed garbage
+		{"check run completed", "check_run", `{"action":"completed","check_run":{"head_sha":"def456"},"repository":{"full_name":"acme/gitops"}}`, 200, nil},       // our own check's events
+		{"ping", "ping", `{"zen":"Design for failure."}`, 200, nil},                                         // acknowledged
+		{"other event", "issues", `{"action":"opened","repository":{"full_name":"acme/gitops"}}`, 200, nil}, // acknowledged and ignored
+		{"not JSON", "push", `not json`, 400, nil},                                                          // signed garbage
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newFakeCycler("acme/gitops")
