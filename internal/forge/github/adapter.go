@@ -80,7 +80,7 @@ func New(cfg Config) (*Adapter, error) {
 }
 
 func (a *Adapter) newGate() *gate {
-	return &gate{clock: a.cfg.Clock, sleep: a.cfg.Sleep, maxWait: a.cfg.MaxWait, perMinute: a.cfg.WritesPerMinute}
+	return &gate{clock: a.cfg.Clock, sleep: a.cfg.Sleep, maxWait: a.cfg.MaxWait, perMinute: a.cfg.WritesPerMinute, perHour: a.cfg.WritesPerHour}
 }
 
 // newClient builds a paced client on tr; refresh renews tr's credential

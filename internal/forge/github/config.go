@@ -84,6 +84,9 @@ type Config struct {
 	// WritesPerMinute caps content-creating requests per installation in any
 	// minute; zero means 80, GitHub's limit.
 	WritesPerMinute int
+	// WritesPerHour caps content-creating requests per installation in any
+	// hour; zero means 500, GitHub's limit.
+	WritesPerHour int
 	// Attempts bounds tries of a failing idempotent request (5xx, timeouts,
 	// resets); zero means 4.
 	Attempts int
@@ -152,6 +155,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxWait == 0 {
 		c.MaxWait = 2 * time.Minute
+	}
+	if c.WritesPerHour == 0 {
+		c.WritesPerHour = 500
 	}
 	if c.WritesPerMinute == 0 {
 		c.WritesPerMinute = 80

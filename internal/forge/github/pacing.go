@@ -25,11 +25,12 @@ type gate struct {
 	sleep     SleepFunc
 	maxWait   time.Duration
 	perMinute int
+	perHour   int
 
 	mu     sync.Mutex
 	until  time.Time
 	reason string
-	writes []time.Time // send times of the writes of the last minute
+	writes []time.Time // send times of the writes of the last hour
 	peak   int         // most writes seen in any one-minute window
 }
 
@@ -43,8 +44,11 @@ func (g *gate) embargo(t time.Time, reason string) {
 }
 
 // wait blocks until a request may be sent. A write also needs room in the
-// sliding minute: a log of send times rather than a refilling bucket, because
-// a bucket of 80 refilled at 80/min lets 160 through in one minute.
+// sliding minute and the sliding hour (GitHub's secondary limits are 80
+// content-creating requests a minute AND 500 an hour): a log of send times
+// rather than a refilling bucket, because a bucket of 80 refilled at 80/min
+// lets 160 through in one minute. A wait for the hour's room longer than
+// maxWait fails with *forge.RateLimitError rather than holding the cycle.
 func (g *gate) wait(ctx context.Context, write bool) error {
 	for {
 		if err := ctx.Err(); err != nil {
@@ -62,15 +66,28 @@ func (g *gate) wait(ctx context.Context, write bool) error {
 			}
 		} else if write {
 			cut := 0
-			for cut < len(g.writes) && !g.writes[cut].After(now.Add(-time.Minute)) {
+			for cut < len(g.writes) && !g.writes[cut].After(now.Add(-time.Hour)) {
 				cut++
 			}
 			g.writes = g.writes[cut:]
-			if len(g.writes) >= g.perMinute {
-				d = g.writes[0].Add(time.Minute).Sub(now)
-			} else {
+			minute := 0
+			for minute < len(g.writes) && !g.writes[minute].After(now.Add(-time.Minute)) {
+				minute++
+			}
+			inMinute := len(g.writes) - minute
+			switch {
+			case g.perHour > 0 && len(g.writes) >= g.perHour:
+				d = g.writes[len(g.writes)-g.perHour].Add(time.Hour).Sub(now)
+				if d > g.maxWait {
+					until := now.Add(d)
+					g.mu.Unlock()
+					return &forge.RateLimitError{Until: until, Reason: fmt.Sprintf("%d content-creating requests in the last hour", g.perHour)}
+				}
+			case inMinute >= g.perMinute:
+				d = g.writes[len(g.writes)-g.perMinute].Add(time.Minute).Sub(now)
+			default:
 				g.writes = append(g.writes, now)
-				g.peak = max(g.peak, len(g.writes))
+				g.peak = max(g.peak, inMinute+1)
 			}
 		}
 		g.mu.Unlock()

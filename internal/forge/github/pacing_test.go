@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,6 +27,41 @@ func TestRouteOf(t *testing.T) {
 		if got := routeOf(tc.path); got != tc.want {
 			t.Errorf("%s: routeOf(%q) = %q, want %q", tc.why, tc.path, got, tc.want)
 		}
+	}
+}
+
+// Why: GitHub's secondary limit is also 500 content-creating requests an
+// hour: at 80 a minute that is reached in under seven minutes, and the
+// 501st write of the hour waits for the first to be an hour old, or fails
+// with the hour's end when that is beyond maxWait.
+func TestGateSlidingHour(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := localhub.NewFakeClock(t0)
+	g := &gate{clock: clock, maxWait: 2 * time.Minute, perMinute: 80, perHour: 500, sleep: func(ctx context.Context, d time.Duration) error {
+		clock.Advance(d)
+		return nil
+	}}
+	ctx := context.Background()
+	for i := range 500 {
+		if err := g.wait(ctx, true); err != nil {
+			t.Fatalf("write %d: %v", i+1, err)
+		}
+	}
+	// 500 writes at 80 a minute: the last went out in the seventh minute.
+	if got := clock.Now().Sub(t0); got != 6*time.Minute {
+		t.Fatalf("500 writes took %s, want 6m0s", got)
+	}
+	err := g.wait(ctx, true)
+	rl, ok := forge.IsRateLimited(err)
+	if !ok || !rl.Until.Equal(t0.Add(time.Hour)) || !strings.Contains(rl.Reason, "500") {
+		t.Fatalf("the 501st write = %v, want a RateLimitError until %s", err, t0.Add(time.Hour))
+	}
+	if err := g.wait(ctx, false); err != nil {
+		t.Fatalf("a read waited: %v", err)
+	}
+	clock.Set(t0.Add(time.Hour - time.Minute))
+	if err := g.wait(ctx, true); err != nil || !clock.Now().Equal(t0.Add(time.Hour)) {
+		t.Fatalf("within maxWait of the hour: %v at %s, want sent at %s", err, clock.Now(), t0.Add(time.Hour))
 	}
 }
 
