@@ -177,3 +177,41 @@ func TestHubSuspendedInstallationSkipped(t *testing.T) {
 		t.Errorf("the active installation's write-back: %+v", prs)
 	}
 }
+
+// GitHub refuses to arm auto-merge with an error the adapter does not
+// recognise: the cycle does not fail the same way every time; it says so
+// once on the pull request, quoting the error, and merges over REST pinned
+// to the head once the required checks pass.
+func TestHubUnrecognisedAutoMergeErrorFallsBack(t *testing.T) {
+	e := newHubEnv(t, forge.CommitGit, nil)
+	if err := e.hub.SetBranchProtection(testRepo, "main", CheckName, "ci/test"); err != nil {
+		t.Fatal(err)
+	}
+	e.hub.Faults().Add(localhub.Fault{Kind: localhub.FaultGraphQLError, Method: "POST", Route: "/graphql", Message: "Merge queue is required for this branch"})
+	e.src.Result.Observations = append(e.src.Result.Observations, replicas(4, 0))
+	_, _, routes := e.cycle()
+	prs := e.pulls()
+	if len(prs) != 1 || prs[0].Merged || prs[0].AutoMergeEnabled {
+		t.Fatalf("want one open, unarmed pull request: %+v", prs)
+	}
+	if routes["POST /repos/{owner}/{repo}/issues/{number}/comments"] != 1 {
+		t.Fatalf("comments: %v", routes)
+	}
+	comments, err := e.adapter.ListComments(e.ctx, e.repo, prs[0].Number)
+	if err != nil || len(comments) != 1 || !strings.Contains(comments[0].Body, "Merge queue is required for this branch") {
+		t.Fatalf("the comment does not quote the error: %+v %v", comments, err)
+	}
+	if _, _, routes := e.cycle(); routes["POST /repos/{owner}/{repo}/issues/{number}/comments"] != 0 {
+		t.Errorf("commented again: %v", routes)
+	}
+	if _, err := e.adapter.CreateCheckRun(e.ctx, e.repo, forge.CheckRun{Name: "ci/test", HeadSHA: prs[0].HeadSHA, Status: forge.CheckCompleted, Conclusion: forge.ConclusionSuccess}); err != nil {
+		t.Fatal(err)
+	}
+	e.cycle()
+	if pr := e.pulls()[0]; !pr.Merged {
+		t.Fatalf("not merged over REST once green: %+v", pr)
+	}
+	if v := e.file("main", valuesEast); !strings.Contains(v, "replicaCount: 4") {
+		t.Errorf("main:\n%s", v)
+	}
+}

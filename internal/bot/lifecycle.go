@@ -314,6 +314,22 @@ func (rc *repoCycle) autoMerge(e lifecycle.Effect) bool {
 	case errors.Is(err, forge.ErrConflict):
 		rc.keep(pr.HeadRef, pr, "the head moved; not merged")
 		return true
+	case errors.Is(err, forge.ErrInvalid):
+		// An answer the adapter does not recognise: rather than fail the
+		// same way every cycle, merge over REST pinned to the head once
+		// GitHub calls it mergeable and green, and until then say once on
+		// the pull request why it waits, quoting the error.
+		cur, gerr := f.GetPullRequest(rc.ctx, rc.repo, pr.Number)
+		if gerr != nil {
+			return rc.fail(pr.HeadRef, fmt.Errorf("error reading #%d: %w", pr.Number, gerr))
+		}
+		if ok, why := lifecycle.MergeNow(cur, head); !ok {
+			if c, once := lifecycle.AutoMergeRefused(e.Pull, err.Error()); once {
+				return rc.commentOnce(c)
+			}
+			rc.keep(pr.HeadRef, pr, "auto-merge refused ("+err.Error()+"); "+why)
+			return true
+		}
 	default:
 		return rc.fail(pr.HeadRef, fmt.Errorf("error enabling auto-merge on #%d: %w", pr.Number, err))
 	}

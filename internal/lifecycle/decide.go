@@ -324,6 +324,15 @@ func (in *Input) Finish(st *Pull, p *Proposal, head string, have []string, fresh
 	return out
 }
 
+// AutoMergeRefused is the comment, made once, on a pull request whose
+// auto-merge GitHub refused with an error the adapter does not recognise:
+// it quotes the error and says the bot merges over REST, pinned to the
+// head, once the pull request is mergeable and green.
+func AutoMergeRefused(p *Pull, msg string) (Effect, bool) {
+	text := fmt.Sprintf("GitHub refused to arm auto-merge on this pull request:\n\n> %s\n\nbackflow will merge it over REST, pinned to head %s, once it is mergeable and its required checks pass.", strings.ReplaceAll(msg, "\n", " "), Short(p.PR.HeadSHA))
+	return commentOnce(p, noteAutoMergeRefused, text)
+}
+
 // MergeNow decides, where auto-merge cannot be armed, whether to merge the
 // pull request over REST now: only while its head is still the one checked
 // and GitHub calls it mergeable and green. why says what it waits for.

@@ -31,6 +31,9 @@ const (
 	noteHumanCommit = "human-commit"
 	noteReverted    = "reverted-by-gitops"
 	noteReceipt     = "receipt-failed"
+	// noteAutoMergeRefused: GitHub refused auto-merge with an error the
+	// adapter does not recognise; said once.
+	noteAutoMergeRefused = "auto-merge-refused"
 )
 
 // Marker is the bot's memory of one write-back, carried in its pull

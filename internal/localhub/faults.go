@@ -29,6 +29,9 @@ const (
 	FaultDelay FaultKind = "delay"
 	// FaultReset drops the connection with a TCP reset and no response.
 	FaultReset FaultKind = "reset"
+	// FaultGraphQLError answers a GraphQL request 200 with Message in
+	// "errors", as GitHub reports a refused mutation.
+	FaultGraphQLError FaultKind = "graphql-error"
 )
 
 // Fault is one injection rule. A request matches when Method and Route (a
@@ -43,6 +46,8 @@ type Fault struct {
 	Status     int
 	Delay      time.Duration
 	RetryAfter time.Duration
+	// Message is the error message of FaultGraphQLError.
+	Message string
 }
 
 // Faults holds the rules, switchable while the hub serves.
@@ -152,6 +157,10 @@ func (f *Faults) apply(w http.ResponseWriter, r *http.Request, template string, 
 		case FaultSecondaryRateLimit:
 			hdr.Set("Retry-After", strconv.Itoa(int(retry.Seconds())))
 			writeError(w, http.StatusForbidden, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.", "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits")
+		case FaultGraphQLError:
+			hdr.Set("Content-Type", "application/json; charset=utf-8")
+			w.WriteHeader(http.StatusOK)
+			fmt.Fprintf(w, `{"data":null,"errors":[{"type":"UNPROCESSABLE","message":%q}]}`, rule.Message)
 		case FaultTooManyRequests:
 			hdr.Set("Retry-After", strconv.Itoa(int(retry.Seconds())))
 			writeError(w, http.StatusTooManyRequests, "Too Many Requests", docsURL)
