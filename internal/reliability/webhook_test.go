@@ -152,7 +152,7 @@ func (z *zeros) Read(p []byte) (int, error) {
 // with or without Content-Length.
 func TestCase02BodyCap(t *testing.T) {
 	const capBytes = 1 << 20
-	s := newServerEnv(t, func(c *server.Config) { c.MaxBodyBytes = capBytes })
+	s := newServerEnv(t, func(c *server.Config) { c.MaxBodyBytes, c.MaxWebhookBytes = capBytes, capBytes })
 	size := int64(count(16<<20, 64<<20))
 	var peak uint64
 	for _, tc := range []struct {
