@@ -239,6 +239,12 @@ func (h *Hub) renderPull(rs *repoState, g *gitRepo, is *issue, detailed bool) ob
 	o["url"], o["issue_url"] = pu, fmt.Sprintf("%s/issues/%d", h.repoURL(rs), is.Number)
 	o["diff_url"], o["patch_url"] = o["html_url"].(string)+".diff", o["html_url"].(string)+".patch"
 	o["commits_url"] = pu + "/commits"
+	o["comments_url"] = fmt.Sprintf("%s/issues/%d/comments", h.repoURL(rs), is.Number)
+	o["review_comments_url"], o["review_comment_url"] = pu+"/comments", h.repoURL(rs)+"/pulls/comments{/number}"
+	o["statuses_url"] = h.repoURL(rs) + "/statuses/" + pr.HeadSHA
+	o["_links"] = obj{"self": obj{"href": pu}, "html": obj{"href": o["html_url"]}, "issue": obj{"href": o["issue_url"]},
+		"comments": obj{"href": o["comments_url"]}, "review_comments": obj{"href": o["review_comments_url"]},
+		"review_comment": obj{"href": o["review_comment_url"]}, "commits": obj{"href": o["commits_url"]}, "statuses": obj{"href": o["statuses_url"]}}
 	o["head"], o["base"] = branch(pr.HeadRef, pr.HeadSHA), branch(pr.BaseRef, baseSHA)
 	o["draft"], o["merged"], o["merged_at"] = pr.Draft, pr.Merged, tsPtr(pr.MergedAt)
 	o["merged_by"] = h.user(pr.MergedBy)
@@ -686,6 +692,7 @@ func (h *Hub) listPullFiles(c *call) {
 		from = emptyTree
 	}
 	files, _, err := c.git.diffFiles(from, is.Pull.HeadSHA)
+	h.fileURLs(c.repo, is.Pull.HeadSHA, files)
 	if err != nil {
 		c.internal(err)
 		return

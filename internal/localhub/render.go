@@ -40,8 +40,12 @@ func (h *Hub) user(login string) obj {
 		typ = "Bot"
 	}
 	id := userID(login)
+	u := h.baseURL + "/users/" + login
 	return obj{"login": login, "id": id, "node_id": nodeID("U", id), "type": typ, "site_admin": false,
-		"url": h.baseURL + "/users/" + login, "html_url": h.baseURL + "/" + login}
+		"url": u, "html_url": h.baseURL + "/" + login, "avatar_url": h.baseURL + "/avatars/" + login, "gravatar_id": "",
+		"events_url": u + "/events{/privacy}", "followers_url": u + "/followers", "following_url": u + "/following{/other_user}",
+		"gists_url": u + "/gists{/gist_id}", "organizations_url": u + "/orgs", "received_events_url": u + "/received_events",
+		"repos_url": u + "/repos", "starred_url": u + "/starred{/owner}{/repo}", "subscriptions_url": u + "/subscriptions"}
 }
 
 func (h *Hub) repoURL(rs *repoState) string { return h.baseURL + "/repos/" + rs.fullName() }
@@ -51,7 +55,7 @@ func (h *Hub) renderRepo(rs *repoState) obj {
 	if rs.Private {
 		vis = "private"
 	}
-	return obj{
+	out := obj{
 		"id": rs.ID, "node_id": nodeID("R", rs.ID), "name": rs.Name, "full_name": rs.fullName(),
 		"owner": h.user(rs.Owner), "private": rs.Private, "visibility": vis, "fork": false,
 		"default_branch": rs.DefaultBranch, "allow_auto_merge": rs.AllowAutoMerge,
@@ -62,6 +66,34 @@ func (h *Hub) renderRepo(rs *repoState) obj {
 		"created_at": ts(rs.Created), "updated_at": ts(rs.Created), "pushed_at": ts(rs.Created),
 		"permissions": obj{"admin": false, "maintain": false, "push": true, "triage": true, "pull": true},
 	}
+	// The rest of GitHub's full repository: URL templates, counts and
+	// settings the hub does not model.
+	u := h.repoURL(rs)
+	for k, v := range map[string]string{
+		"archive_url": "/{archive_format}{/ref}", "assignees_url": "/assignees{/user}", "blobs_url": "/git/blobs{/sha}",
+		"branches_url": "/branches{/branch}", "collaborators_url": "/collaborators{/collaborator}", "comments_url": "/comments{/number}",
+		"commits_url": "/commits{/sha}", "compare_url": "/compare/{base}...{head}", "contents_url": "/contents/{+path}",
+		"contributors_url": "/contributors", "deployments_url": "/deployments", "downloads_url": "/downloads", "events_url": "/events",
+		"forks_url": "/forks", "git_commits_url": "/git/commits{/sha}", "git_refs_url": "/git/refs{/sha}", "git_tags_url": "/git/tags{/sha}",
+		"hooks_url": "/hooks", "issue_comment_url": "/issues/comments{/number}", "issue_events_url": "/issues/events{/number}",
+		"issues_url": "/issues{/number}", "keys_url": "/keys{/key_id}", "labels_url": "/labels{/name}", "languages_url": "/languages",
+		"merges_url": "/merges", "milestones_url": "/milestones{/number}", "notifications_url": "/notifications{?since,all,participating}",
+		"pulls_url": "/pulls{/number}", "releases_url": "/releases{/id}", "stargazers_url": "/stargazers", "statuses_url": "/statuses/{sha}",
+		"subscribers_url": "/subscribers", "subscription_url": "/subscription", "tags_url": "/tags", "teams_url": "/teams", "trees_url": "/git/trees{/sha}",
+	} {
+		out[k] = u + v
+	}
+	for _, k := range []string{"forks", "forks_count", "open_issues", "open_issues_count", "size", "stargazers_count", "watchers", "watchers_count", "network_count", "subscribers_count"} {
+		out[k] = 0
+	}
+	for k, v := range map[string]bool{"has_issues": true, "has_projects": false, "has_wiki": false, "has_pages": false, "has_discussions": false} {
+		out[k] = v
+	}
+	out["description"], out["homepage"], out["language"], out["mirror_url"], out["license"] = nil, nil, nil, nil, nil
+	out["has_downloads"] = false
+	out["ssh_url"] = "git@localhost:" + rs.fullName() + ".git"
+	out["svn_url"] = h.baseURL + "/" + rs.fullName()
+	return out
 }
 
 func (h *Hub) renderInstallation(inst *installation) obj {
@@ -73,6 +105,8 @@ func (h *Hub) renderInstallation(inst *installation) obj {
 		"repositories_url":  h.baseURL + "/installation/repositories",
 		"created_at":        ts(inst.Created), "updated_at": ts(inst.Created),
 		"suspended_at": tsOrNil(inst.SuspendedAt), "suspended_by": suspendedBy(h, inst),
+		"target_id": userID(inst.Account), "single_file_name": nil,
+		"html_url": fmt.Sprintf("%s/organizations/%s/settings/installations/%d", h.baseURL, inst.Account, inst.ID),
 	}
 }
 
@@ -94,7 +128,8 @@ func (h *Hub) renderApp() obj {
 	a := h.st.App
 	return obj{"id": a.ID, "slug": a.Slug, "node_id": nodeID("A", a.ID), "name": a.Name, "owner": h.user(a.Owner),
 		"html_url": h.baseURL + "/apps/" + a.Slug, "permissions": h.permissionsObj(),
-		"events": []string{"push", "pull_request", "check_run"}}
+		"events": []string{"push", "pull_request", "check_run"}, "description": nil, "external_url": h.baseURL,
+		"created_at": ts(time.Unix(0, 0).UTC()), "updated_at": ts(time.Unix(0, 0).UTC())}
 }
 
 // renderGitCommit is the Git database shape (git/commits).
@@ -122,11 +157,11 @@ func renderPerson(p person) obj {
 func (h *Hub) verification(rs *repoState, c *commitObject) obj {
 	switch {
 	case rs.Verified[c.SHA]:
-		return obj{"verified": true, "reason": "valid", "signature": nil, "payload": nil}
+		return obj{"verified": true, "reason": "valid", "signature": nil, "payload": nil, "verified_at": ts(c.Committer.When)}
 	case c.Signature != "":
-		return obj{"verified": false, "reason": "unknown_key", "signature": c.Signature, "payload": nil}
+		return obj{"verified": false, "reason": "unknown_key", "signature": c.Signature, "payload": nil, "verified_at": nil}
 	default:
-		return obj{"verified": false, "reason": "unsigned", "signature": nil, "payload": nil}
+		return obj{"verified": false, "reason": "unsigned", "signature": nil, "payload": nil, "verified_at": nil}
 	}
 }
 
@@ -138,9 +173,11 @@ func (h *Hub) renderRepoCommit(rs *repoState, c *commitObject) obj {
 	delete(gc, "parents")
 	delete(gc, "html_url")
 	delete(gc, "node_id")
+	gc["comment_count"] = 0
 	return obj{"sha": c.SHA, "node_id": nodeID("C", userID(c.SHA)), "commit": gc, "parents": parents,
 		"url": h.repoURL(rs) + "/commits/" + c.SHA, "html_url": h.baseURL + "/" + rs.fullName() + "/commit/" + c.SHA,
-		"author": nil, "committer": nil}
+		"comments_url": h.repoURL(rs) + "/commits/" + c.SHA + "/comments",
+		"author":       nil, "committer": nil}
 }
 
 func (h *Hub) renderLabel(rs *repoState, l *label) obj {
@@ -176,10 +213,18 @@ func (h *Hub) renderIssue(rs *repoState, is *issue) obj {
 		"created_at": ts(is.Created), "updated_at": ts(is.Updated), "closed_at": tsPtr(is.Closed),
 		"url":      fmt.Sprintf("%s/issues/%d", h.repoURL(rs), is.Number),
 		"html_url": fmt.Sprintf("%s/%s/issues/%d", h.baseURL, rs.fullName(), is.Number),
+		"assignee": nil, "milestone": nil, "repository_url": h.repoURL(rs),
+		"comments_url": fmt.Sprintf("%s/issues/%d/comments", h.repoURL(rs), is.Number),
+		"events_url":   fmt.Sprintf("%s/issues/%d/events", h.repoURL(rs), is.Number),
+		"labels_url":   fmt.Sprintf("%s/issues/%d/labels{/name}", h.repoURL(rs), is.Number),
+	}
+	if len(is.Assignees) > 0 {
+		o["assignee"] = h.user(is.Assignees[0])
 	}
 	if is.Pull != nil {
+		pullHTML := fmt.Sprintf("%s/%s/pull/%d", h.baseURL, rs.fullName(), is.Number)
 		o["pull_request"] = obj{"url": fmt.Sprintf("%s/pulls/%d", h.repoURL(rs), is.Number),
-			"html_url": fmt.Sprintf("%s/%s/pull/%d", h.baseURL, rs.fullName(), is.Number)}
+			"html_url": pullHTML, "diff_url": pullHTML + ".diff", "patch_url": pullHTML + ".patch"}
 		o["html_url"] = fmt.Sprintf("%s/%s/pull/%d", h.baseURL, rs.fullName(), is.Number)
 	}
 	return o
@@ -201,8 +246,10 @@ func (h *Hub) renderCheckRun(rs *repoState, cr *checkRun) obj {
 	return obj{"id": cr.ID, "node_id": nodeID("CR", cr.ID), "name": cr.Name, "head_sha": cr.HeadSHA, "status": cr.Status,
 		"conclusion": concl, "details_url": cr.DetailsURL, "external_id": cr.ExternalID,
 		"started_at": ts(cr.StartedAt), "completed_at": tsPtr(cr.CompletedAt),
-		"output": obj{"title": cr.Title, "summary": cr.Summary, "text": cr.Text, "annotations_count": 0},
-		"app":    h.renderApp(), "url": fmt.Sprintf("%s/check-runs/%d", h.repoURL(rs), cr.ID),
+		"output": obj{"title": cr.Title, "summary": cr.Summary, "text": cr.Text, "annotations_count": 0,
+			"annotations_url": fmt.Sprintf("%s/check-runs/%d/annotations", h.repoURL(rs), cr.ID)},
+		"check_suite": obj{"id": cr.ID},
+		"app":         h.renderApp(), "url": fmt.Sprintf("%s/check-runs/%d", h.repoURL(rs), cr.ID),
 		"html_url":      fmt.Sprintf("%s/%s/runs/%d", h.baseURL, rs.fullName(), cr.ID),
 		"pull_requests": []obj{}}
 }
@@ -211,4 +258,14 @@ func (h *Hub) renderStatus(cs *commitStatus) obj {
 	return obj{"id": cs.ID, "node_id": nodeID("SC", cs.ID), "state": cs.State, "context": cs.Context,
 		"description": cs.Description, "target_url": cs.TargetURL, "creator": h.user(cs.Creator),
 		"created_at": ts(cs.Created), "updated_at": ts(cs.Updated)}
+}
+
+// fileURLs adds GitHub's blob, contents and raw URLs to a diff's files at sha.
+func (h *Hub) fileURLs(rs *repoState, sha string, files []map[string]any) {
+	for _, f := range files {
+		name, _ := f["filename"].(string)
+		f["blob_url"] = h.baseURL + "/" + rs.fullName() + "/blob/" + sha + "/" + name
+		f["raw_url"] = h.baseURL + "/" + rs.fullName() + "/raw/" + sha + "/" + name
+		f["contents_url"] = h.repoURL(rs) + "/contents/" + name + "?ref=" + sha
+	}
 }

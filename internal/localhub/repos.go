@@ -523,9 +523,15 @@ func (h *Hub) getBranch(c *call) {
 	}
 	prot := c.repo.Protection[b]
 	o := obj{"name": b, "commit": h.renderRepoCommit(c.repo, co), "protected": prot != nil,
-		"protection_url": h.repoURL(c.repo) + "/branches/" + b + "/protection"}
+		"protection_url": h.repoURL(c.repo) + "/branches/" + b + "/protection",
+		"_links":         obj{"self": h.repoURL(c.repo) + "/branches/" + b, "html": h.baseURL + "/" + c.repo.fullName() + "/tree/" + b}}
+	o["protection"] = obj{"enabled": false, "required_status_checks": obj{"enforcement_level": "off", "contexts": []string{}, "checks": []obj{}}}
 	if prot != nil {
-		o["protection"] = obj{"enabled": true, "required_status_checks": obj{"enforcement_level": "non_admins", "contexts": prot.RequiredChecks}}
+		checks := []obj{}
+		for _, n := range prot.RequiredChecks {
+			checks = append(checks, obj{"context": n, "app_id": nil})
+		}
+		o["protection"] = obj{"enabled": true, "required_status_checks": obj{"enforcement_level": "non_admins", "contexts": prot.RequiredChecks, "checks": checks}}
 	}
 	c.json(http.StatusOK, o)
 }
@@ -575,6 +581,7 @@ func (h *Hub) getCommit(c *call) {
 		from = co.Parents[0]
 	}
 	files, stats, err := c.git.diffFiles(from, sha)
+	h.fileURLs(c.repo, sha, files)
 	if err != nil {
 		c.internal(err)
 		return
@@ -653,6 +660,9 @@ func (h *Hub) compare(c *call) {
 	}
 	bc, _ := c.git.readCommit(baseSHA)
 	mbc, _ := c.git.readCommit(mb)
-	c.json(http.StatusOK, obj{"status": status, "ahead_by": len(ahead), "behind_by": len(behind), "total_commits": len(ahead),
+	h.fileURLs(c.repo, headSHA, files)
+	cu := h.baseURL + "/" + c.repo.fullName() + "/compare/" + c.p["basehead"]
+	c.json(http.StatusOK, obj{"url": h.repoURL(c.repo) + "/compare/" + c.p["basehead"], "html_url": cu, "permalink_url": cu,
+		"diff_url": cu + ".diff", "patch_url": cu + ".patch", "status": status, "ahead_by": len(ahead), "behind_by": len(behind), "total_commits": len(ahead),
 		"commits": commits, "files": files, "base_commit": h.renderRepoCommit(c.repo, bc), "merge_base_commit": h.renderRepoCommit(c.repo, mbc)})
 }
