@@ -85,7 +85,7 @@ func TestAutoMerge(t *testing.T) {
 	if len(out.Errors) != 0 || out.Data["enablePullRequestAutoMerge"] == nil {
 		t.Fatalf("enable: %+v", out)
 	}
-	got, _, _ := c.PullRequests.Get(e.ctx, testOwner, testRepo, clean.GetNumber())
+	got := readPull(t, e, c, clean.GetNumber())
 	if got.GetAutoMerge() == nil || got.GetAutoMerge().GetMergeMethod() != "squash" || got.GetMergeableState() != "blocked" {
 		t.Fatalf("auto_merge %v state %q", got.GetAutoMerge(), got.GetMergeableState())
 	}

@@ -73,6 +73,10 @@ func (h *Hub) refChanged(rs *repoState, g *gitRepo, ref, old, new, actor string)
 		return
 	}
 	for _, is := range rs.Issues {
+		if is.Pull != nil && is.State == "open" && is.Pull.BaseRef == branch {
+			// The base moved: mergeability is computed again.
+			is.Pull.Computing = true
+		}
 		if is.Pull == nil || is.State != "open" || is.Pull.HeadRef != branch {
 			continue
 		}
@@ -87,6 +91,7 @@ func (h *Hub) refChanged(rs *repoState, g *gitRepo, ref, old, new, actor string)
 		}
 		prev := is.Pull.HeadSHA
 		is.Pull.HeadSHA = new
+		is.Pull.Computing = true
 		is.Updated = h.now()
 		// As on GitHub, a push by someone without write access cancels
 		// auto-merge; a push by the App or a collaborator keeps it armed.
@@ -262,7 +267,7 @@ func (h *Hub) renderPull(rs *repoState, g *gitRepo, is *issue, detailed bool) ob
 	if !detailed {
 		return o
 	}
-	if is.State == "open" {
+	if is.State == "open" && !pr.Computing {
 		if ms, err := h.mergeability(rs, g, is); err == nil {
 			o["mergeable"], o["mergeable_state"], o["rebaseable"] = ms.mergeable, ms.state, ms.mergeable
 		}
@@ -366,6 +371,8 @@ func (h *Hub) getPull(c *call) {
 		return
 	}
 	c.json(http.StatusOK, h.renderPull(c.repo, c.git, is, true))
+	// The read started the computation; the next read has its answer.
+	is.Pull.Computing = false
 }
 
 func (h *Hub) openPullFor(rs *repoState, head, base string) *issue {
@@ -427,7 +434,7 @@ func (h *Hub) createPull(c *call) {
 	}
 	now := h.now()
 	is := &issue{ID: h.st.newID(), Number: c.repo.NextNumber, Title: *body.Title, Body: body.Body, State: "open", User: c.actor(),
-		Created: now, Updated: now, Pull: &pull{HeadRef: headRef, HeadSHA: headSHA, BaseRef: body.Base, BaseSHA: baseSHA, Draft: body.Draft}}
+		Created: now, Updated: now, Pull: &pull{HeadRef: headRef, HeadSHA: headSHA, BaseRef: body.Base, BaseSHA: baseSHA, Draft: body.Draft, Computing: true}}
 	c.repo.NextNumber++
 	c.repo.Issues = append(c.repo.Issues, is)
 	h.pullEvent(c.repo, c.git, is, "opened", c.actor(), nil)

@@ -21,8 +21,13 @@ func TestPullRequestLifecycle(t *testing.T) {
 	c := e.client(t)
 	commitFile(t, e, c, "main", "backflow/prod/redis", "envs/prod/redis/values.yaml", "replicas: 4\n", "Scale redis to 4")
 	pr := openPull(t, e, c, "backflow/prod/redis")
-	if pr.GetNumber() != 1 || pr.GetHead().GetRef() != "backflow/prod/redis" || pr.GetNodeID() == "" || !pr.GetMergeable() {
+	// why: as on GitHub, mergeability is computed in the background after
+	// a pull request is opened: null at first, known on a later read.
+	if pr.GetNumber() != 1 || pr.GetHead().GetRef() != "backflow/prod/redis" || pr.GetNodeID() == "" || pr.Mergeable != nil || pr.GetMergeableState() != "unknown" {
 		t.Fatalf("pull %v", pr)
+	}
+	if got := readPull(t, e, c, pr.GetNumber()); !got.GetMergeable() {
+		t.Fatalf("mergeable once computed: %v %q", got.Mergeable, got.GetMergeableState())
 	}
 
 	invalid := []struct {
@@ -147,7 +152,7 @@ func TestMergeConflictAndMethods(t *testing.T) {
 		t.Fatalf("squash commit %v", sq)
 	}
 
-	got, _, _ := c.PullRequests.Get(e.ctx, testOwner, testRepo, pb.GetNumber())
+	got := readPull(t, e, c, pb.GetNumber())
 	if got.GetMergeable() || got.GetMergeableState() != "dirty" {
 		t.Fatalf("conflicting pull: mergeable %v state %q", got.GetMergeable(), got.GetMergeableState())
 	}
@@ -194,4 +199,20 @@ func TestIssues(t *testing.T) {
 	if len(repoLabels) != 1 || repoLabels[0].GetName() != "drift" {
 		t.Fatalf("repo labels %v", repoLabels)
 	}
+}
+
+// readPull reads a pull request until its mergeability is computed: GitHub
+// answers mergeable null while its background job runs, and the hub does so
+// on the first read after the head or the base moved.
+func readPull(t testing.TB, e *env, c *github.Client, number int) *github.PullRequest {
+	t.Helper()
+	for range 2 {
+		pr, resp, err := c.PullRequests.Get(e.ctx, testOwner, testRepo, number)
+		mustStatus(t, "get pull", resp, err, 200)
+		if pr.Mergeable != nil || pr.GetState() != "open" {
+			return pr
+		}
+	}
+	t.Fatalf("pull #%d: mergeable still null on the second read", number)
+	return nil
 }

@@ -105,6 +105,10 @@ type pull struct {
 	Reviewers      []string   `json:"reviewers,omitempty"`
 	TeamReviewers  []string   `json:"teamReviewers,omitempty"`
 	AutoMerge      *autoMerge `json:"autoMerge,omitempty"`
+	// Computing says GitHub's background mergeability job has not run
+	// since the head or the base moved: the next read of the pull request
+	// answers mergeable null, and starts it.
+	Computing bool `json:"computing,omitempty"`
 }
 
 type autoMerge struct {

@@ -306,6 +306,12 @@ func contractPulls(t *testing.T, h Harness) {
 	must(t, "RequestReviewers", h.Forge.RequestReviewers(ctx, h.Repo, pr.Number, []string{"alice"}, []string{"sre"}))
 	got, err := h.Forge.GetPullRequest(ctx, h.Repo, pr.Number)
 	must(t, "GetPullRequest", err)
+	if got.Mergeable == nil {
+		// GitHub computes mergeability in the background: null on the
+		// first read after the head moved, known on a later one.
+		got, err = h.Forge.GetPullRequest(ctx, h.Repo, pr.Number)
+		must(t, "GetPullRequest again", err)
+	}
 	if !slices.Equal(got.Labels, []string{"env:prod", "reverse-reconcile"}) || !slices.Equal(got.RequestedReviewers, []string{"alice"}) ||
 		!slices.Equal(got.RequestedTeams, []string{"sre"}) || got.Mergeable == nil || !*got.Mergeable {
 		t.Fatalf("GetPullRequest = labels %v reviewers %v teams %v mergeable %v", got.Labels, got.RequestedReviewers, got.RequestedTeams, got.Mergeable)
