@@ -162,7 +162,7 @@ func mergedAfter(t *testing.T, snap Snapshot, res Result, env string) map[string
 			}
 			trees = append(trees, tree)
 		}
-		return plain(mergeValues(trees)).(map[string]any)
+		return plain(MergeValues(trees)).(map[string]any)
 	}
 	t.Fatalf("no unit in %s", env)
 	return nil
