@@ -64,7 +64,7 @@ image:
 
 // pullRequest is the planner's own write-back for replicas 3 -> 5, as
 // the input of the check.
-func pullRequest(t *testing.T) Input {
+func pullRequest(t testing.TB) Input {
 	t.Helper()
 	cfg, err := repoconfig.Parse(repoconfig.Path, []byte(testConfig))
 	if err != nil {
