@@ -158,8 +158,10 @@ func TestResponsesConformToGitHubsDescription(t *testing.T) {
 	must("installation repositories", resp, err)
 	_, resp, err = c.Repositories.Get(ctx, testOwner, testRepo)
 	must("repository", resp, err)
-	_, resp, err = c.Repositories.GetBranch(ctx, testOwner, testRepo, "main", 0)
-	must("branch", resp, err)
+	_, resp, err = app.Apps.FindRepositoryInstallation(ctx, testOwner, testRepo)
+	must("repository installation", resp, err)
+	_, _, resp, err = c.Repositories.GetContents(ctx, testOwner, testRepo, "README.md", nil)
+	must("contents", resp, err)
 
 	// The Git database: ref, blob, tree, commit, ref update.
 	base := commitFile(t, e, c, "main", "backflow/prod/redis", "envs/prod/redis/values.yaml", "replicas: 4\n", "four")
@@ -187,8 +189,10 @@ func TestResponsesConformToGitHubsDescription(t *testing.T) {
 	must("edit comment", resp, err)
 	_, resp, err = c.Issues.ListComments(ctx, testOwner, testRepo, pr.GetNumber(), nil)
 	must("list comments", resp, err)
-	_, resp, err = c.Issues.AddLabelsToIssue(ctx, testOwner, testRepo, pr.GetNumber(), []string{"reverse-reconcile"})
+	_, resp, err = c.Issues.AddLabelsToIssue(ctx, testOwner, testRepo, pr.GetNumber(), []string{"reverse-reconcile", "pre-authorized"})
 	must("labels", resp, err)
+	resp, err = c.Issues.RemoveLabelForIssue(ctx, testOwner, testRepo, pr.GetNumber(), "pre-authorized")
+	must("remove label", resp, err)
 	head := pr.GetHead().GetSHA()
 	if got, _, err := c.PullRequests.Get(ctx, testOwner, testRepo, pr.GetNumber()); err == nil {
 		head = got.GetHead().GetSHA()

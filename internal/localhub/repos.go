@@ -460,9 +460,11 @@ func (h *Hub) contentEntry(c *call, e treeEntry, p, typ string) obj {
 	o := obj{"type": typ, "name": path.Base(p), "path": p, "sha": e.SHA, "size": size, "url": u,
 		"git_url":  h.repoURL(c.repo) + "/git/blobs/" + e.SHA,
 		"html_url": h.baseURL + "/" + c.repo.fullName() + "/blob/" + ref + "/" + p}
+	o["download_url"] = nil
 	if typ == "file" {
 		o["download_url"] = h.baseURL + "/raw/" + c.repo.fullName() + "/" + sha + "/" + p
 	}
+	o["_links"] = obj{"self": u, "git": o["git_url"], "html": o["html_url"]}
 	return o
 }
 
