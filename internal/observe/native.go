@@ -183,8 +183,10 @@ func decodeFields(spec *mapping) ([]Field, error) {
 	return fields, nil
 }
 
-// checkFieldPath refuses paths that cannot name a field: empty segments,
-// whitespace around them, or an unterminated index or escape.
+// checkFieldPath refuses paths that cannot name a field: padded with
+// spaces, holding a control character, or not read by yamlnode.ParsePath,
+// the one reader of path syntax (empty segments, an unterminated index or
+// escape, an index that is not digits).
 func checkFieldPath(p string) error {
 	if strings.TrimSpace(p) != p || p == "" {
 		return fmt.Errorf("field path %q: empty or padded with spaces", p)
@@ -192,40 +194,8 @@ func checkFieldPath(p string) error {
 	if strings.ContainsAny(p, "\n\r\x00") {
 		return fmt.Errorf("field path contains a control character")
 	}
-	escaped, inIndex, segLen, digits := false, false, 0, 0
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		switch {
-		case escaped:
-			escaped = false
-			segLen++
-		case c == '\\':
-			escaped = true
-		case inIndex:
-			switch {
-			case c == ']' && digits == 0:
-				return fmt.Errorf("field path %q: empty list index", p)
-			case c == ']':
-				inIndex = false
-			case c < '0' || c > '9':
-				return fmt.Errorf("field path %q: list index must be digits", p)
-			default:
-				digits++
-			}
-		case c == '[':
-			inIndex, digits = true, 0
-			segLen = 1
-		case c == '.':
-			if segLen == 0 {
-				return fmt.Errorf("field path %q: empty segment", p)
-			}
-			segLen = 0
-		default:
-			segLen++
-		}
-	}
-	if escaped || inIndex || segLen == 0 {
-		return fmt.Errorf("field path %q: unterminated or empty last segment", p)
+	if _, err := yamlnode.ParsePath(p); err != nil {
+		return fmt.Errorf("field %w", err)
 	}
 	return nil
 }
