@@ -1,7 +1,3 @@
-// Command backflow is a GitHub App that does reverse reconciliation for
-// GitOps repositories: it accepts authorized live changes back into the Helm
-// values files that Git holds, through attributed pull requests that carry a
-// machine-checkable receipt.
 package main
 
 import (

@@ -33,9 +33,9 @@ var ContractFiles = map[string]string{
 
 const valuesPath = "envs/prod/redis/values.yaml"
 
-// RunContract checks that a forge behaves as the port documents, so the
-// fake and the GitHub adapter (against the local hub) can be held to the
-// same behaviour. newHarness is called once per case.
+// RunContract checks that a forge behaves as the port documents; it runs
+// against the GitHub adapter on the local hub, the one GitHub simulator.
+// newHarness is called once per case.
 func RunContract(t *testing.T, newHarness func(t *testing.T) Harness) {
 	cases := []struct {
 		name string

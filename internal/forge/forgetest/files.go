@@ -8,7 +8,7 @@ import (
 )
 
 // ReadFiles reads every file under dir into a map keyed by its slash-separated
-// path relative to dir: the shape AddRepo and the local hub's imports take.
+// path relative to dir: the shape localhub.RepoOptions.Files takes.
 // It fails the test when the folder cannot be read.
 func ReadFiles(tb testing.TB, dir string) map[string]string {
 	tb.Helper()
