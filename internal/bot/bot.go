@@ -301,9 +301,7 @@ func (rc *repoCycle) run() {
 	}
 	rc.in.Recovered = rc.recoverClosed(prs)
 	units, problems := rc.in.Index(prs)
-	for _, p := range problems {
-		rc.rep.Errors = append(rc.rep.Errors, errors.New(p))
-	}
+	rc.rep.Errors = append(rc.rep.Errors, problems...)
 	for _, u := range units {
 		for _, chain := range lifecycle.Cleanups(u) {
 			rc.apply(chain)

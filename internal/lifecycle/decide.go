@@ -55,8 +55,9 @@ type Input struct {
 // branch. Only pull requests this App opened against the default branch
 // and that carry a marker naming their own head branch count: a marker
 // copied into someone else's pull request is ignored. problems lists
-// branches that two open pull requests claim (the oldest is kept).
-func (in *Input) Index(prs []forge.PullRequest) (units []*Unit, problems []string) {
+// pull requests whose marker is not authentic (ErrMarkerForged, wrapped)
+// and branches that two open pull requests claim (the oldest is kept).
+func (in *Input) Index(prs []forge.PullRequest) (units []*Unit, problems []error) {
 	by := map[string]*Unit{}
 	get := func(branch string) *Unit {
 		if by[branch] == nil {
@@ -76,7 +77,7 @@ func (in *Input) Index(prs []forge.PullRequest) (units []*Unit, problems []strin
 		}
 		m, err := in.PullMarker(pr)
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("#%d: %v: ignored", pr.Number, err))
+			problems = append(problems, fmt.Errorf("#%d: %w: ignored", pr.Number, err))
 			m = in.Recovered[pr.Number]
 		}
 		if m == nil || m.Branch != pr.HeadRef {
@@ -90,7 +91,7 @@ func (in *Input) Index(prs []forge.PullRequest) (units []*Unit, problems []strin
 		case pr.State == forge.StateOpen:
 			// Two open pull requests for one branch cannot both be from
 			// the same head on GitHub; keep the oldest and report.
-			problems = append(problems, fmt.Sprintf("%s: pull requests #%d and #%d both claim it", m.Branch, u.Open.PR.Number, pr.Number))
+			problems = append(problems, fmt.Errorf("%s: pull requests #%d and #%d both claim it", m.Branch, u.Open.PR.Number, pr.Number))
 		default:
 			u.Closed = append(u.Closed, st)
 		}

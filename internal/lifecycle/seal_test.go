@@ -46,3 +46,19 @@ func TestPullMarker(t *testing.T) {
 		}
 	}
 }
+
+// A forged marker reaches the cycle's errors as ErrMarkerForged, not as a
+// message, so logs and metrics can tell it from any other problem.
+func TestIndexKeepsTheForgedSentinel(t *testing.T) {
+	in := &Input{CommitKey: commitKey, Repo: testRepo, DefaultBranch: "main"}
+	m := Seal(&Marker{Version: MarkerVersion, Branch: branchEast, Fingerprint: "sha256:ab", Commits: []string{"c1"}}, commitKey, testRepo, 8)
+	pr := forge.PullRequest{Number: 7, Body: "text\n\n" + m.Encode() + "\n", Mine: true, State: forge.StateOpen,
+		HeadRef: branchEast, HeadSHA: "c1", BaseRef: "main"}
+	units, problems := in.Index([]forge.PullRequest{pr})
+	if len(problems) != 1 || !errors.Is(problems[0], ErrMarkerForged) || !strings.Contains(problems[0].Error(), "#7: ") {
+		t.Fatalf("problems %v, want one naming #7 and wrapping ErrMarkerForged", problems)
+	}
+	if len(units) != 0 {
+		t.Errorf("a pull request with a forged marker was indexed: %+v", units)
+	}
+}
