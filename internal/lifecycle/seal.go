@@ -61,9 +61,9 @@ func (in *Input) authentic(m *Marker, number int) bool {
 
 // PullMarker returns the marker of pr: the one ending its body, when it is
 // authentic for pr. A marker sealed before the pull request had a number
-// (the process stopped between opening and sealing it) counts only on the
-// App's open pull request whose head is the marker's last commit: the same
-// proposal at the same head. It returns nil without a marker, and
+// (the process stopped, or another merged it, between opening and sealing
+// it) counts only on the App's pull request whose head is the marker's
+// last commit: the same proposal at the same head. It returns nil without a marker, and
 // ErrMarkerForged when the last marker is not authentic; a marker quoted
 // earlier in the body (a receipt's intent) is never read.
 func (in *Input) PullMarker(pr forge.PullRequest) (*Marker, error) {
@@ -77,7 +77,7 @@ func (in *Input) PullMarker(pr forge.PullRequest) (*Marker, error) {
 		return nil, ErrMarkerForged
 	case in.authentic(m, pr.Number):
 		return m, nil
-	case pr.Mine && pr.State == forge.StateOpen && m.Branch == pr.HeadRef && m.OwnsHead(pr.HeadSHA) && in.authentic(m, 0):
+	case pr.Mine && m.Branch == pr.HeadRef && m.OwnsHead(pr.HeadSHA) && in.authentic(m, 0):
 		return m, nil
 	}
 	return nil, ErrMarkerForged

@@ -38,7 +38,12 @@ func TestPullMarker(t *testing.T) {
 		{"an authentic marker quoted before a forged one", pull(sealed(7, testRepo, nil) + sealed(8, testRepo, nil)), ErrMarkerForged, false},
 		{"sealed before opening, on its own open head", pull(sealed(0, testRepo, nil)), nil, true},
 		{"sealed before opening, on another head", func() forge.PullRequest { p := pull(sealed(0, testRepo, nil)); p.HeadSHA = "c9"; return p }(), ErrMarkerForged, false},
-		{"sealed before opening, closed", func() forge.PullRequest { p := pull(sealed(0, testRepo, nil)); p.State = forge.StateClosed; return p }(), ErrMarkerForged, false},
+		{"sealed before opening, merged at that head", func() forge.PullRequest {
+			p := pull(sealed(0, testRepo, nil))
+			p.State, p.Merged = forge.StateClosed, true
+			return p
+		}(), nil, true},
+		{"sealed before opening, on someone else's pull request", func() forge.PullRequest { p := pull(sealed(0, testRepo, nil)); p.Mine = false; return p }(), ErrMarkerForged, false},
 	} {
 		m, err := in.PullMarker(tc.pr)
 		if !errors.Is(err, tc.want) || (m != nil) != tc.ok {
