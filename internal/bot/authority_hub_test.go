@@ -130,25 +130,6 @@ func TestHubPersonsCommitOnArmedBranch(t *testing.T) {
 	}
 }
 
-// Two units' write-backs in one cycle with the git commit method: the
-// first merges at once (moving the default branch), and the second is
-// still written and merged in the same cycle.
-func TestHubTwoWriteBacksAfterAnAutoMerge(t *testing.T) {
-	for _, method := range []forge.CommitMethod{forge.CommitGit, forge.CommitAPI} {
-		t.Run(string(method), func(t *testing.T) {
-			e := newHubEnv(t, method, nil)
-			west := replicas(5, 0)
-			west.Cluster = "prod-eu-west-1"
-			e.src.Result.Observations = append(e.src.Result.Observations, replicas(4, 0), west)
-			rep, _, _ := e.cycle()
-			prs := e.pulls()
-			if len(prs) != 2 || !prs[0].Merged || !prs[1].Merged {
-				t.Fatalf("want two merged pull requests in one cycle, got %+v\n%s", prs, rep.Text())
-			}
-		})
-	}
-}
-
 // A suspended installation is skipped: the other installation's
 // repository still cycles, and the cycle reports no error.
 func TestHubSuspendedInstallationSkipped(t *testing.T) {

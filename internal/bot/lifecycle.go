@@ -137,28 +137,13 @@ func (rc *repoCycle) open(e lifecycle.Effect) bool {
 	// A plan made on a default branch that someone else (another backflow
 	// process merging the same proposal, a person) has moved since is made
 	// again next cycle rather than written now.
-	req := rc.in.CommitRequest(rc.repo, p, rc.author, rc.b.opts.CommitMethod, "", false)
 	if head, err := f.BranchHead(rc.ctx, rc.repo, rc.repo.DefaultBranch); err != nil {
 		return rc.fail(e.Branch, fmt.Errorf("error reading the head of %s: %w", rc.repo.DefaultBranch, err))
 	} else if rc.in.BaseMoved(head, rc.merges) {
 		rc.actAction(Action{Kind: string(lifecycle.Keep), Branch: e.Branch, Detail: rc.repo.DefaultBranch + " moved during the cycle; planned again next cycle"})
 		return false
-	} else if head != rc.head {
-		// This cycle's own merge of another unit moved the default branch.
-		// The write-back goes on top of it when that merge left this one's
-		// files as planned (the git method can only clone the branch's
-		// head); otherwise it is planned again next cycle.
-		same, err := rc.sameFiles(head, p.Files)
-		if err != nil {
-			return rc.fail(e.Branch, err)
-		}
-		if !same {
-			rc.actAction(Action{Kind: string(lifecycle.Keep), Branch: e.Branch, Detail: rc.repo.DefaultBranch + " moved under this write-back's files during the cycle; planned again next cycle"})
-			return false
-		}
-		req = rc.in.CommitRequestOn(head, rc.repo, p, rc.author, rc.b.opts.CommitMethod, "", false)
 	}
-	sha, err := f.Commit(rc.ctx, req)
+	sha, err := f.Commit(rc.ctx, rc.in.CommitRequest(rc.repo, p, rc.author, rc.b.opts.CommitMethod, "", false))
 	recovered := errors.Is(err, forge.ErrConflict)
 	if recovered {
 		// The branch exists without an open pull request: left by a crash

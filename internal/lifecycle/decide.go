@@ -710,15 +710,8 @@ func (p *Proposal) CheckRun(head string) forge.CheckRun { return p.doc.check.run
 // CommitRequest is the commit of the proposal on the default branch's head
 // by author, replacing expected (empty: the branch must not exist).
 func (in *Input) CommitRequest(repo forge.Repo, p *Proposal, author forge.Author, method forge.CommitMethod, expected string, force bool) forge.CommitRequest {
-	return in.CommitRequestOn(in.Head, repo, p, author, method, expected, force)
-}
-
-// CommitRequestOn is CommitRequest on another base commit: the default
-// branch's head after this cycle's own merge of another unit, when that
-// merge left the proposal's files as planned (see SameFiles).
-func (in *Input) CommitRequestOn(base string, repo forge.Repo, p *Proposal, author forge.Author, method forge.CommitMethod, expected string, force bool) forge.CommitRequest {
-	token := commitToken(in.CommitKey, p.WriteBack.Branch, base, p.Fingerprint)
-	return forge.CommitRequest{Repo: repo, Branch: p.WriteBack.Branch, BaseSHA: base, ExpectedHead: expected, Force: force,
+	token := commitToken(in.CommitKey, p.WriteBack.Branch, in.Head, p.Fingerprint)
+	return forge.CommitRequest{Repo: repo, Branch: p.WriteBack.Branch, BaseSHA: in.Head, ExpectedHead: expected, Force: force,
 		Files: p.Files, Message: p.doc.commitMessage(p.Fingerprint, token), Author: author, Method: method}
 }
 
