@@ -1,12 +1,11 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/backflow-dev/backflow/internal/render"
+	"github.com/backflow-dev/backflow/internal/app"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/spf13/cobra"
 )
@@ -81,9 +80,7 @@ Exit 0: valid. 1: invalid (every problem is listed on stderr).
 				fmt.Fprintln(stderr, "warning: "+w)
 			}
 			if rep.OK() {
-				for _, p := range checkCharts(cmd.Context(), repo, rep) {
-					rep.Problems = append(rep.Problems, errors.New(p))
-				}
+				rep.Problems = append(rep.Problems, app.CheckCharts(cmd.Context(), repo, rep)...)
 			}
 			if !rep.OK() {
 				for _, p := range rep.Problems {
@@ -102,48 +99,4 @@ Exit 0: valid. 1: invalid (every problem is listed on stderr).
 	}
 	cmd.Flags().StringVar(&repo, "repo", ".", "checkout of the GitOps repository")
 	return cmd
-}
-
-// checkCharts renders every unit whose chart names a path and checks the
-// policy's mayAccept entries against it, returning one problem per entry
-// (or chart) that fails.
-func checkCharts(ctx context.Context, repo string, rep *repoconfig.Report) []string {
-	var problems []string
-	src := render.DirSource{Root: repo}
-	for i := range rep.Config.Units {
-		u := &rep.Config.Units[i]
-		if !u.Rendered() {
-			continue
-		}
-		at := fmt.Sprintf("%s: units[%d].chart.path", repoconfig.Path, i)
-		c, err := render.LoadFromSource(src, u.Chart.Path)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %v", at, err))
-			continue
-		}
-		var trees []map[string]any
-		for _, f := range u.ValuesFiles {
-			data, err := repoconfig.ReadRepoFile(repo, f, repoconfig.MaxValuesSize)
-			if err == nil {
-				var t map[string]any
-				if t, err = repoconfig.Values(f, data, u.ValuesRoot); err == nil {
-					trees = append(trees, t)
-					continue
-				}
-			}
-			problems = append(problems, fmt.Sprintf("%s: %v", at, err))
-		}
-		if len(trees) != len(u.ValuesFiles) {
-			continue
-		}
-		ps, err := render.CheckPolicy(ctx, c, u, trees, rep.Policy, render.OptionsFor(u, 0))
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: cannot render %s with the values of unit %s (%s): %v", at, u.Chart.Path, u.Name, u.Environment, err))
-			continue
-		}
-		for _, p := range ps {
-			problems = append(problems, rep.Config.Policy+": "+p)
-		}
-	}
-	return problems
 }
