@@ -1,8 +1,8 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/backflow-dev/backflow/internal/app"
 	"github.com/backflow-dev/backflow/internal/render"
-	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
 )
 
@@ -61,17 +61,11 @@ chart does not render the object, or a flag is wrong.`,
 			if err != nil {
 				return usageError("%v", err)
 			}
-			var trees []map[string]any
-			for _, f := range valuesFiles {
-				data, err := readLimited(f, repoconfig.MaxValuesSize)
-				if err != nil {
-					return usageError("--values %s: %v", f, err)
-				}
-				t, err := repoconfig.Values(f, data, nil)
-				if err != nil {
-					return usageError("%v", err)
-				}
-				trees = append(trees, t)
+			trees, err := app.ReadValuesFiles(valuesFiles)
+			if re := (*app.ReadFileError)(nil); errors.As(err, &re) {
+				return usageError("--values %s: %v", re.Path, re.Err)
+			} else if err != nil {
+				return usageError("%v", err)
 			}
 			if opts.Release == "" {
 				opts.Release = c.Name
@@ -136,21 +130,4 @@ func renderedText(v any, has bool) string {
 		return "absent"
 	}
 	return values.Format(v)
-}
-
-// readLimited reads a file of at most max bytes.
-func readLimited(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if info.Size() > max {
-		return nil, fmt.Errorf("larger than %d bytes", max)
-	}
-	return os.ReadFile(path)
 }

@@ -2,7 +2,10 @@
 // it names (the App's key, the commit key derived from it, webhook and
 // audit credentials), builds the observation sources the config lists, keeps
 // the observations pushed to backflow serve, reads a checkout's snapshot for
-// backflow plan, replaces a file atomically for values set --in-place, and
+// backflow plan, reads a pull request's whole diff from a git checkout for
+// backflow verify --repo, renders a checkout's charts against the policy for
+// backflow config validate, reads the values files backflow map is given,
+// replaces a file atomically for values set --in-place, and
 // puts the GitHub adapter, the bot and the server together for backflow run
 // --once and backflow serve (the Cycler the server drives).
 //
