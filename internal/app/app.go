@@ -12,7 +12,9 @@ import (
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/forge/github"
 	"github.com/backflow-dev/backflow/internal/observe/source"
+	"github.com/backflow-dev/backflow/internal/render"
 	"github.com/backflow-dev/backflow/internal/server"
+	"github.com/backflow-dev/backflow/internal/witness"
 )
 
 // SetupError is a command that could not start: its config, its secrets or
@@ -48,8 +50,15 @@ func BotOptions(c *Config, key []byte, fg bot.Forge, sources []bot.Source, logge
 		Forge: fg, Sources: sources, Logger: logger,
 		AppSlug: c.GitHub.AppSlug, BotUserID: c.GitHub.BotUserID,
 		CommitMethod: c.Method(), Repositories: c.Repositories, GitOpsManagers: c.Managers(),
-		CommitKey: CommitKey(key),
+		CommitKey: CommitKey(key), Renderer: Renderer,
 	}
+}
+
+// Renderer is the render witness the bot plans with: the Helm SDK
+// rendering a unit's chart read through files, with render's default
+// timeout.
+func Renderer(ctx context.Context, files bot.ChartFiles) witness.Renderer {
+	return render.NewUnits(ctx, files, 0)
 }
 
 // RunOnce is backflow run --once: one reconcile cycle over every repository

@@ -14,7 +14,6 @@ import (
 	"github.com/backflow-dev/backflow/internal/lifecycle"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
-	"github.com/backflow-dev/backflow/internal/render"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
 
@@ -79,6 +78,10 @@ type Options struct {
 	CommitKey []byte
 	// DryRun reads everything and writes nothing, reporting what it would do.
 	DryRun bool
+	// Renderer builds the render witness's renderer for each repository
+	// cycle; nil makes the planner refuse every change to a unit that
+	// names a chart path (fail closed: no write-back without the witness).
+	Renderer RendererFunc
 }
 
 // Bot runs reconcile cycles. It is safe to call Cycle from one goroutine at
@@ -363,7 +366,11 @@ func (rc *repoCycle) snapshot() bool {
 	rc.policySum = got.PolicySum
 	rc.cfg = got.Snapshot.Config
 	rc.snap = got.Snapshot
-	rc.snap.Renderer = render.NewUnits(rc.ctx, chartSource{rc}, 0)
+	// Without a renderer the planner fails every unit that names a chart
+	// path closed: no write-back without the render witness.
+	if rc.b.opts.Renderer != nil {
+		rc.snap.Renderer = rc.b.opts.Renderer(rc.ctx, chartSource{rc})
+	}
 	// The planner fails the decisions of a unit whose values are missing closed.
 	rc.rep.Errors = append(rc.rep.Errors, got.FileErrors...)
 	return true

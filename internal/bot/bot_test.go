@@ -481,7 +481,7 @@ func TestForeignBranchIsLeftAlone(t *testing.T) {
 func TestTwoProcesses(t *testing.T) {
 	fx := newFixture(t, reviewOnly)
 	fx.observe(replicas(4, 0))
-	other, err := New(Options{Forge: fx.hub, Sources: []Source{fx.src}, Now: fx.clock.Now, BotUserID: 4242, CommitKey: []byte("test commit key")})
+	other, err := New(Options{Forge: fx.hub, Sources: []Source{fx.src}, Now: fx.clock.Now, BotUserID: 4242, CommitKey: []byte("test commit key"), Renderer: renderCharts})
 	if err != nil {
 		t.Fatal(err)
 	}

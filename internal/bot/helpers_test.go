@@ -13,7 +13,15 @@ import (
 	"github.com/backflow-dev/backflow/internal/forge/forgetest"
 	"github.com/backflow-dev/backflow/internal/localhub"
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/render"
+	"github.com/backflow-dev/backflow/internal/witness"
 )
+
+// renderCharts is the render witness the tests plan with, as internal/app
+// wires it: the Helm SDK reading the chart through the bot's files.
+func renderCharts(ctx context.Context, files ChartFiles) witness.Renderer {
+	return render.NewUnits(ctx, files, 0)
+}
 
 const (
 	testRepo    = "acme/gitops"
@@ -70,7 +78,7 @@ func newFixture(t *testing.T, mutate func(files map[string]string), opts ...func
 	repo := hub.AddRepo(testRepo, files)
 	fx := &fixture{t: t, hub: hub, clock: c, src: &StaticSource{Label: "test"}, repo: repo}
 	fx.reads = &readLog{Forge: hub}
-	o := Options{Forge: fx.reads, Sources: []Source{fx.src}, Now: c.Now, BotUserID: 4242, CommitKey: []byte("test commit key"), CommitMethod: forge.CommitAPI}
+	o := Options{Forge: fx.reads, Sources: []Source{fx.src}, Now: c.Now, BotUserID: 4242, CommitKey: []byte("test commit key"), CommitMethod: forge.CommitAPI, Renderer: renderCharts}
 	for _, f := range opts {
 		f(&o)
 	}

@@ -120,7 +120,7 @@ func newHubEnv(t *testing.T, method forge.CommitMethod, mutate func(map[string]s
 	e := &hubEnv{t: t, hub: h, clock: clock, adapter: a, src: &StaticSource{Label: "test"}, ctx: context.Background(), logs: logs, srv: srv,
 		repo: forge.Repo{Owner: "acme", Name: "gitops", DefaultBranch: "main"}}
 	e.bot, err = New(Options{Forge: a, Sources: []Source{e.src}, Now: clock.Now, BotUserID: 4242, CommitMethod: method,
-		CommitKey: hubCommitKey, Logger: logger})
+		CommitKey: hubCommitKey, Logger: logger, Renderer: renderCharts})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backflow-dev/backflow/internal/app"
 	"github.com/backflow-dev/backflow/internal/bot"
 	"github.com/backflow-dev/backflow/internal/forge"
 	ghforge "github.com/backflow-dev/backflow/internal/forge/github"
@@ -59,7 +60,7 @@ func TestCase14TokenExpiryAndClockSkew(t *testing.T) {
 		}
 	}}
 	b, err := bot.New(bot.Options{Forge: fx, Sources: []bot.Source{src}, Now: e.clock.Now, Logger: e.log, CommitMethod: forge.CommitGit,
-		CommitKey: []byte("reliability commit key")})
+		CommitKey: []byte("reliability commit key"), Renderer: app.Renderer})
 	if err != nil {
 		t.Fatal(err)
 	}

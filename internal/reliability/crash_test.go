@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/backflow-dev/backflow/internal/app"
 	"github.com/backflow-dev/backflow/internal/bot"
 	"github.com/backflow-dev/backflow/internal/forge"
 )
@@ -155,7 +156,7 @@ func (e *hubEnv) process(repo forge.Repo, src bot.Source, method forge.CommitMet
 	e.t.Helper()
 	fx.Forge = e.adapter(nil)
 	b, err := bot.New(bot.Options{Forge: fx, Sources: []bot.Source{src}, Now: e.clock.Now, Logger: e.log, BotUserID: 4242,
-		CommitMethod: method, CommitKey: []byte("reliability commit key"), Repositories: []string{repo.FullName()}})
+		CommitMethod: method, CommitKey: []byte("reliability commit key"), Repositories: []string{repo.FullName()}, Renderer: app.Renderer})
 	if err != nil {
 		e.t.Fatal(err)
 	}

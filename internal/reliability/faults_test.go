@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backflow-dev/backflow/internal/app"
 	"github.com/backflow-dev/backflow/internal/bot"
 	"github.com/backflow-dev/backflow/internal/forge"
 	ghforge "github.com/backflow-dev/backflow/internal/forge/github"
@@ -151,7 +152,7 @@ func TestCase09ForgeFaults(t *testing.T) {
 		})
 		fx := &effects{Forge: a, allowed: -1}
 		b, err := bot.New(bot.Options{Forge: fx, Sources: []bot.Source{src}, Now: e.clock.Now, Logger: e.log, CommitMethod: forge.CommitAPI,
-			CommitKey: []byte("reliability commit key"), Repositories: []string{repo.FullName()}})
+			CommitKey: []byte("reliability commit key"), Repositories: []string{repo.FullName()}, Renderer: app.Renderer})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,6 +17,7 @@ import (
 
 	gh "github.com/google/go-github/v62/github"
 
+	"github.com/backflow-dev/backflow/internal/app"
 	"github.com/backflow-dev/backflow/internal/bot"
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/forge/forgetest"
@@ -154,7 +155,7 @@ func (e *hubEnv) adapter(edit func(*ghforge.Config)) *ghforge.Adapter {
 func (e *hubEnv) newBot(f bot.Forge, src bot.Source, method forge.CommitMethod) *bot.Bot {
 	e.t.Helper()
 	b, err := bot.New(bot.Options{Forge: f, Sources: []bot.Source{src}, Now: e.clock.Now, Logger: e.log, BotUserID: 4242,
-		CommitMethod: method, CommitKey: []byte("reliability commit key")})
+		CommitMethod: method, CommitKey: []byte("reliability commit key"), Renderer: app.Renderer})
 	if err != nil {
 		e.t.Fatal(err)
 	}

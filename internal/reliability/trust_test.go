@@ -270,7 +270,7 @@ func TestCase07bTrustCeilings(t *testing.T) {
 	}))
 	t.Cleanup(web.Close)
 	a := e.adapter(nil)
-	b, err := bot.New(bot.Options{Forge: a, Now: e.clock.Now, Logger: e.log, CommitKey: []byte("k"), Sources: []bot.Source{
+	b, err := bot.New(bot.Options{Forge: a, Now: e.clock.Now, Logger: e.log, CommitKey: []byte("k"), Renderer: app.Renderer, Sources: []bot.Source{
 		&app.PathSource{Cluster: usEastNode, Path: dir, Ceiling: observe.DefaultCeiling},
 		&app.HTTPSource{Cluster: usEastNode, Poller: &source.HTTPSource{URL: web.URL, Ceiling: observe.AttributionAsserted}},
 	}})
