@@ -16,7 +16,12 @@
 // request), the bot reads it, asks the lifecycle, then acts. A dry run is
 // decided in one place, where effects are applied: every effect is
 // reported, none applied. Errors stay errors (Report's Errors), so the
-// forge's sentinels reach the caller. The package must not know a concrete
-// adapter, HTTP, git or GitHub's wire format. Time comes from an injected
-// clock.
+// forge's sentinels reach the caller. The render witness comes in through
+// Options (internal/app wires the Helm SDK's), reading charts through the
+// bot's files; without one, a unit that names a chart path is failed
+// closed. The package must not know a concrete adapter, the Helm SDK, a
+// Kubernetes client, HTTP, git or GitHub's wire format: internal/archtest
+// checks that it links none of them, net/http only through the YAML
+// library (kyaml) the values editor uses, whose loader it never calls.
+// Time comes from an injected clock.
 package bot
