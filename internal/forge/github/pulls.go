@@ -333,12 +333,8 @@ func (a *Adapter) EnableAutoMerge(ctx context.Context, repo forge.Repo, pr forge
 		return err
 	}
 	where := fmt.Sprintf("enabling auto-merge on %s#%d", repo, pr.Number)
-	if pr.NodeID == "" {
-		p, _, err := in.api.GetPull(ctx, repo.Owner, repo.Name, pr.Number)
-		if err != nil {
-			return mapErr(err, "%s", where)
-		}
-		pr.NodeID = p.GetNodeID()
+	if pr.NodeID, err = in.nodeID(ctx, repo, pr, where); err != nil {
+		return err
 	}
 	if method == "" {
 		method = forge.MergeCommit
@@ -381,6 +377,19 @@ func (a *Adapter) EnableAutoMerge(ctx context.Context, repo forge.Repo, pr forge
 	})
 }
 
+// nodeID is the pull request's GraphQL node ID, read over REST when the
+// caller's copy lacks it.
+func (in *installation) nodeID(ctx context.Context, repo forge.Repo, pr forge.PullRequest, where string) (string, error) {
+	if pr.NodeID != "" {
+		return pr.NodeID, nil
+	}
+	p, _, err := in.api.GetPull(ctx, repo.Owner, repo.Name, pr.Number)
+	if err != nil {
+		return "", mapErr(err, "%s", where)
+	}
+	return p.GetNodeID(), nil
+}
+
 // DisableAutoMerge implements forge.Forge with GraphQL's
 // disablePullRequestAutoMerge. GitHub keeps auto-merge armed when someone
 // with write access pushes to the head branch, so the bot disarms it
@@ -391,12 +400,8 @@ func (a *Adapter) DisableAutoMerge(ctx context.Context, repo forge.Repo, pr forg
 		return err
 	}
 	where := fmt.Sprintf("disabling auto-merge on %s#%d", repo, pr.Number)
-	if pr.NodeID == "" {
-		p, _, err := in.api.GetPull(ctx, repo.Owner, repo.Name, pr.Number)
-		if err != nil {
-			return mapErr(err, "%s", where)
-		}
-		pr.NodeID = p.GetNodeID()
+	if pr.NodeID, err = in.nodeID(ctx, repo, pr, where); err != nil {
+		return err
 	}
 	body := map[string]any{"query": disableAutoMergeMutation, "variables": map[string]any{"input": map[string]any{"pullRequestId": pr.NodeID}}}
 	return a.create(ctx, func(ctx context.Context) error {
