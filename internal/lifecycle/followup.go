@@ -229,11 +229,7 @@ func (in *Input) provenReceipt(p string, data []byte, pr forge.PullRequest, vs [
 	}
 	r.Spec.NotClaimed = notClaimed
 	if vs := receipt.Verify(r, in.Snapshot.Policy, in.Snapshot.PolicyPath); len(vs) > 0 {
-		msgs := make([]string, len(vs))
-		for i, v := range vs {
-			msgs[i] = v.String()
-		}
-		return nil, fmt.Errorf("the proven receipt %s fails verification against %s: %s", p, in.Snapshot.PolicyPath, strings.Join(msgs, "; "))
+		return nil, fmt.Errorf("the proven receipt %s fails verification against %s: %s", p, in.Snapshot.PolicyPath, receipt.JoinViolations(vs))
 	}
 	return receipt.Marshal(r)
 }

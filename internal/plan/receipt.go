@@ -126,11 +126,7 @@ func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending,
 		r.Spec.Version = u.Chart.Version
 	}
 	if vs := receipt.Verify(r, p.snap.Policy, p.snap.PolicyPath); len(vs) > 0 {
-		msgs := make([]string, len(vs))
-		for i, v := range vs {
-			msgs[i] = v.String()
-		}
-		return fmt.Errorf("the receipt fails verification: %s", strings.Join(msgs, "; "))
+		return fmt.Errorf("the receipt fails verification: %s", receipt.JoinViolations(vs))
 	}
 	d.Receipt = r
 	d.ReceiptPath = p.receiptPath(u, o.Object.APIVersion, o.Object.Kind, o.Object.Namespace, o.Object.Name)

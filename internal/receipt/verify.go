@@ -24,6 +24,16 @@ type Violation struct {
 // String writes the violation as "<property>: <message>".
 func (v Violation) String() string { return v.Path + ": " + v.Message }
 
+// JoinViolations writes violations on one line, separated by "; ", for an
+// error that must say every property a receipt failed.
+func JoinViolations(vs []Violation) string {
+	msgs := make([]string, len(vs))
+	for i, v := range vs {
+		msgs[i] = v.String()
+	}
+	return strings.Join(msgs, "; ")
+}
+
 // methodsByStatus lists the write-back methods each known status allows.
 var methodsByStatus = map[string][]string{
 	StatusDesignExample: {MethodManualFixture},

@@ -271,3 +271,19 @@ func TestPolicyRef(t *testing.T) {
 }
 
 func readFileBytes(path string) ([]byte, error) { return os.ReadFile(path) }
+
+func TestJoinViolations(t *testing.T) {
+	for _, tc := range []struct {
+		why  string
+		in   []Violation
+		want string
+	}{
+		{"no violation says nothing", nil, ""},
+		{"one violation is its own line", []Violation{{"status", "unknown"}}, "status: unknown"},
+		{"several keep their order", []Violation{{"a", "x"}, {"b.c[0]", "y"}}, "a: x; b.c[0]: y"},
+	} {
+		if got := JoinViolations(tc.in); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.why, got, tc.want)
+		}
+	}
+}
