@@ -365,44 +365,9 @@ func TestAdmissionRoundTrip(t *testing.T) {
 		!bytes.Contains(attributed[0], []byte(`"attribution":"admission"`)) || !bytes.Contains(attributed[0], []byte(`"fields":["spec.replicas"]`)) {
 		t.Errorf("backflow serve's attributed lines: %s", bytes.Join(attributed, []byte("\n")))
 	}
-	eventually(t, stepTimeout, "the pre-authorized pull request merged", func() error {
-		pulls, err := h.pulls(t)
-		if err != nil {
-			return err
-		}
-		if p := pullFor(pulls, replicasKey); p == nil || p.MergedAt == nil {
-			return fmt.Errorf("#%d not merged", pr.Number)
-		}
-		return nil
-	})
-	values, err := h.file(t, valuesRel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(values, []byte("replicaCount: 4")) {
-		t.Fatalf("main's values file after the merge:\n%s", values)
-	}
-
-	// 3. The forward apply keeps 4; the receipt is proven and verifies.
-	forwardApply(t, c, h)
-	if n := replicas(t, c, "redis-replicas"); n != 4 {
-		t.Fatalf("after the forward apply redis-replicas has %d replicas, want 4", n)
-	}
-	var receipts []string
-	eventually(t, stepTimeout, "the proven receipt", func() error {
-		comments, err := h.comments(t, pr.Number)
-		if err != nil {
-			return err
-		}
-		for _, cm := range comments {
-			receipts = append(receipts, provenReceipts(cm.Body)...)
-		}
-		if len(receipts) == 0 {
-			return fmt.Errorf("#%d: no proven receipt among %d comments", pr.Number, len(comments))
-		}
-		return nil
-	})
-	verifyReceipt(t, h, bin, receipts[0])
+	// 3. It merges itself, the forward apply keeps 4, and the receipt is
+	// proven and verifies.
+	receipts, values := mergeApplyProve(t, c, h, bin, pr, "replicaCount: 4")
 	for _, want := range []string{"status: proven", "actor: alice", "at level admission", "admission review "} {
 		if !strings.Contains(receipts[0], want) {
 			t.Errorf("the proven receipt lacks %q:\n%s", want, receipts[0])

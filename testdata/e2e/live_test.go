@@ -151,45 +151,10 @@ func TestLiveRoundTrip(t *testing.T) {
 			t.Errorf("pull request #%d does not name %q:\n%s", pr.Number, want, pr.Body)
 		}
 	}
-	eventually(t, stepTimeout, "the pre-authorized pull request merged", func() error {
-		pulls, err := h.pulls(t)
-		if err != nil {
-			return err
-		}
-		if p := pullFor(pulls, replicasKey); p == nil || p.MergedAt == nil {
-			return fmt.Errorf("#%d not merged", pr.Number)
-		}
-		return nil
-	})
-	values, err := h.file(t, valuesRel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(values, []byte("replicaCount: 4 # absorbs read load; scaled live during incidents")) {
-		t.Fatalf("main's values file after the merge:\n%s", values)
-	}
-
-	// 3. The forward apply from the merged main keeps 4; the follow-up
-	// proves the receipt, and backflow verify accepts it.
-	forwardApply(t, c, h)
-	if n := replicas(t, c, "redis-replicas"); n != 4 {
-		t.Fatalf("after the forward apply of the merged values redis-replicas has %d replicas, want 4", n)
-	}
-	var receipts []string
-	eventually(t, stepTimeout, "the proven receipt", func() error {
-		comments, err := h.comments(t, pr.Number)
-		if err != nil {
-			return err
-		}
-		for _, cm := range comments {
-			receipts = append(receipts, provenReceipts(cm.Body)...)
-		}
-		if len(receipts) == 0 {
-			return fmt.Errorf("#%d: no proven receipt among %d comments", pr.Number, len(comments))
-		}
-		return nil
-	})
-	verifyReceipt(t, h, bin, receipts[0])
+	// 3. It merges itself (the comment on the line stays), the forward
+	// apply from the merged main keeps 4, and the receipt is proven and
+	// verifies.
+	receipts, values := mergeApplyProve(t, c, h, bin, pr, "replicaCount: 4 # absorbs read load; scaled live during incidents")
 	for _, want := range []string{"status: proven", "actor: alice"} {
 		if !strings.Contains(receipts[0], want) {
 			t.Errorf("the proven receipt lacks %q:\n%s", want, receipts[0])
@@ -374,4 +339,52 @@ func verifyReceipt(t *testing.T, h *hubClient, bin, receipt string) {
 	if out, err := verify.CombinedOutput(); err != nil {
 		t.Fatalf("backflow verify refused the proven receipt: %v\n%s\n%s", err, out, receipt)
 	}
+}
+
+// mergeApplyProve waits for the pre-authorized pull request to merge with
+// valuesLine in main's values file, runs the forward apply, which must keep
+// 4 replicas, and waits for the follow-up's proven receipts, the first of
+// which backflow verify must accept. It returns them and main's values file
+// after the merge, which later denied changes must leave as it is.
+func mergeApplyProve(t *testing.T, c *cluster, h *hubClient, bin string, pr *pull, valuesLine string) (receipts []string, values []byte) {
+	t.Helper()
+	eventually(t, stepTimeout, "the pre-authorized pull request merged", func() error {
+		pulls, err := h.pulls(t)
+		if err != nil {
+			return err
+		}
+		if p := pullFor(pulls, replicasKey); p == nil || p.MergedAt == nil {
+			return fmt.Errorf("#%d not merged", pr.Number)
+		}
+		return nil
+	})
+	values, err := h.file(t, valuesRel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(values, []byte(valuesLine)) {
+		t.Fatalf("main's values file after the merge:\n%s", values)
+	}
+
+	// The forward apply from the merged main keeps 4; the follow-up proves
+	// the receipt, and backflow verify accepts it.
+	forwardApply(t, c, h)
+	if n := replicas(t, c, "redis-replicas"); n != 4 {
+		t.Fatalf("after the forward apply of the merged values redis-replicas has %d replicas, want 4", n)
+	}
+	eventually(t, stepTimeout, "the proven receipt", func() error {
+		comments, err := h.comments(t, pr.Number)
+		if err != nil {
+			return err
+		}
+		for _, cm := range comments {
+			receipts = append(receipts, provenReceipts(cm.Body)...)
+		}
+		if len(receipts) == 0 {
+			return fmt.Errorf("#%d: no proven receipt among %d comments", pr.Number, len(comments))
+		}
+		return nil
+	})
+	verifyReceipt(t, h, bin, receipts[0])
+	return receipts, values
 }
