@@ -1,18 +1,14 @@
 package app
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/backflow-dev/backflow/internal/localhub"
-	"github.com/backflow-dev/backflow/internal/server"
 )
 
 // TestServeSecretURLTakesCubScoutWatch runs serve in-process over loopback
@@ -57,30 +53,8 @@ server:
     urlTokensFile: url-tokens
 `, hub.AppID(), hub.APIURL(), hub.GraphQLURL()))
 
-	var logs syncBuffer
-	msgs := make(chan string, 1000)
-	logger := slog.New(notifier{slog.NewJSONHandler(&logs, nil), msgs})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	type started struct {
-		addr net.Addr
-		srv  *server.Server
-	}
-	up := make(chan started, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- Serve(ctx, config, logger, func(a net.Addr, s *server.Server) { up <- started{a, s} })
-	}()
-	var st started
-	select {
-	case st = <-up:
-	case err := <-done:
-		t.Fatalf("serve did not start: %v\n%s", err, logs.String())
-	}
-	base := "http://" + st.addr.String()
-	hub.SetWebhookURL(base + "/webhook")
-	<-st.srv.ReadyC()
-	waitMsg(t, msgs, "cycle done", &logs) // the startup cycle
+	base, logs, msgs, stop := startServe(t, config, hub)
+	waitMsg(t, msgs, "cycle done", logs) // the startup cycle
 
 	post := func(path, body string) (int, string) {
 		t.Helper()
@@ -108,16 +82,15 @@ server:
 	if code != http.StatusAccepted || !strings.Contains(body, `"repositories":["acme/gitops"]`) {
 		t.Fatalf("the secret URL: %d %s, want 202 and a cycle of acme/gitops", code, body)
 	}
-	waitMsg(t, msgs, "look again", &logs)
-	waitMsg(t, msgs, "cycle done", &logs)
+	waitMsg(t, msgs, "look again", logs)
+	waitMsg(t, msgs, "cycle done", logs)
 	if !strings.Contains(logs.String(), `"msg":"look again","source":"POST /observations","object":"|StatefulSet|redis|redis-replicas","cluster":"prod-us-east-1","owner":"Flux"`) {
 		t.Errorf("the cycle did not look again at redis-replicas on prod-us-east-1:\n%s", logs.String())
 	}
 	if !strings.Contains(logs.String(), `"via":"secret-url"`) {
 		t.Error("the push is not logged as having come by the secret URL")
 	}
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Errorf("serve after shutdown: %v", err)
 	}
 	if strings.Contains(logs.String(), token) {

@@ -191,33 +191,11 @@ server:
     cluster: prod-us-east-1
 `, hub.AppID(), hub.APIURL(), hub.GraphQLURL()))
 
-	var logs syncBuffer
-	msgs := make(chan string, 1000)
-	logger := slog.New(notifier{slog.NewJSONHandler(&logs, nil), msgs})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	type started struct {
-		addr net.Addr
-		srv  *server.Server
-	}
-	up := make(chan started, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- Serve(ctx, config, logger, func(a net.Addr, s *server.Server) { up <- started{a, s} })
-	}()
-	var st started
-	select {
-	case st = <-up:
-	case err := <-done:
-		t.Fatalf("serve did not start: %v\n%s", err, logs.String())
-	}
-	base := "http://" + st.addr.String()
-	hub.SetWebhookURL(base + "/webhook")
-	<-st.srv.ReadyC()
+	base, logs, msgs, stop := startServe(t, config, hub)
 
 	// The startup cycle has nothing to do; wait for it so that the
 	// measurement below is the observation's alone.
-	waitMsg(t, msgs, "cycle done", &logs)
+	waitMsg(t, msgs, "cycle done", logs)
 
 	now := time.Now().UTC()
 	doc := fmt.Sprintf(`apiVersion: backflow.dev/v1alpha1
@@ -258,7 +236,7 @@ spec:
 
 	// The hub sends pull_request "opened" to serve's /webhook when the PR
 	// is created: wait for that delivery.
-	wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
+	wctx, wcancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer wcancel()
 	seen := 0
 	waitDelivery := func(what string, match func(localhub.Delivery) bool) {
@@ -277,7 +255,7 @@ spec:
 	waitDelivery("of the pull request opened", func(d localhub.Delivery) bool { return d.Event == "pull_request" && d.Action == "opened" })
 	opened := time.Since(pushedAt)
 	t.Logf("observation push answered in %s; pull request opened %s after the push", answered, opened)
-	waitMsg(t, msgs, "cycle done", &logs)
+	waitMsg(t, msgs, "cycle done", logs)
 
 	// Pre-authorized: it merges. Then the forward apply writes the accepted
 	// value (field manager kustomize-controller), an observation of that is
@@ -296,7 +274,7 @@ spec:
 	})
 	// The cycle that proved it records its metrics before it logs its end.
 	for !strings.Contains(get(t, base+"/metrics"), `backflow_fixes_total{result="proven"} 1`) {
-		waitMsg(t, msgs, "cycle done", &logs)
+		waitMsg(t, msgs, "cycle done", logs)
 	}
 
 	// Every delivery the hub signed was accepted by serve's strict check.
@@ -327,8 +305,7 @@ spec:
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Errorf("serve after shutdown: %v", err)
 	}
 	for _, secret := range []string{"push-token-canary-33", hub.WebhookSecret(), strings.TrimSpace(string(hub.PrivateKeyPEM()))} {
@@ -391,4 +368,35 @@ func get(t *testing.T, url string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// startServe runs backflow serve with config in the background, points the
+// hub's webhooks at it and waits until it is ready. stop shuts it down and
+// returns Serve's error.
+func startServe(t *testing.T, config string, hub *localhub.Server) (base string, logs *syncBuffer, msgs chan string, stop func() error) {
+	t.Helper()
+	logs = &syncBuffer{}
+	msgs = make(chan string, 1000)
+	logger := slog.New(notifier{slog.NewJSONHandler(logs, nil), msgs})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	type started struct {
+		addr net.Addr
+		srv  *server.Server
+	}
+	up := make(chan started, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(ctx, config, logger, func(a net.Addr, s *server.Server) { up <- started{a, s} })
+	}()
+	var st started
+	select {
+	case st = <-up:
+	case err := <-done:
+		t.Fatalf("serve did not start: %v\n%s", err, logs.String())
+	}
+	base = "http://" + st.addr.String()
+	hub.SetWebhookURL(base + "/webhook")
+	<-st.srv.ReadyC()
+	return base, logs, msgs, func() error { cancel(); return <-done }
 }
