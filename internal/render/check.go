@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strconv"
 
-	"helm.sh/helm/v4/pkg/chart/common/util"
-
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
@@ -32,17 +30,9 @@ func CheckPolicy(ctx context.Context, c *Chart, u *repoconfig.Unit, files []map[
 		return nil, err
 	}
 	unstable := witness.Unstable(base, again)
-	ch, err := c.load()
+	merged, err := c.mergedValues(files)
 	if err != nil {
 		return nil, err
-	}
-	user := map[string]any{}
-	for _, f := range files {
-		user = mergeMaps(user, helmTyped(f).(map[string]any))
-	}
-	merged, err := util.CoalesceValues(ch, user)
-	if err != nil {
-		return nil, fmt.Errorf("merging the values: %w", err)
 	}
 	var problems []string
 	for ri, rule := range pol.Rules {

@@ -7,8 +7,6 @@ import (
 	"maps"
 	"slices"
 
-	"helm.sh/helm/v4/pkg/chart/common/util"
-
 	"github.com/backflow-dev/backflow/internal/values"
 	"github.com/backflow-dev/backflow/internal/witness"
 	"github.com/backflow-dev/backflow/internal/yamlnode"
@@ -85,17 +83,9 @@ func (c *Chart) Map(ctx context.Context, opts Options, files []map[string]any, o
 	}
 	res.Renders++
 	unstable := witness.Unstable(base, again)
-	ch, err := c.load()
+	merged, err := c.mergedValues(files)
 	if err != nil {
 		return nil, err
-	}
-	user := map[string]any{}
-	for _, f := range files {
-		user = mergeMaps(user, helmTyped(f).(map[string]any))
-	}
-	merged, err := util.CoalesceValues(ch, user)
-	if err != nil {
-		return nil, fmt.Errorf("merging the values: %w", err)
 	}
 	var leaves []leaf
 	collectLeaves(merged.AsMap(), nil, &leaves)

@@ -83,10 +83,7 @@ func (c *Chart) Render(ctx context.Context, opts Options, files []map[string]any
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: %w", c.Name, err)
 	}
-	vals := map[string]any{}
-	for _, f := range files {
-		vals = mergeMaps(vals, helmTyped(f).(map[string]any))
-	}
+	vals := userValues(files)
 	if err := chartutil.ProcessDependencies(ch, vals); err != nil {
 		return nil, fmt.Errorf("chart %s: dependencies: %w", c.Name, err)
 	}
@@ -249,4 +246,28 @@ func mergeMaps(a, b map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// userValues merges the values files in order, as Helm merges -f files,
+// with numbers typed as Helm's reader has them.
+func userValues(files []map[string]any) map[string]any {
+	vals := map[string]any{}
+	for _, f := range files {
+		vals = mergeMaps(vals, helmTyped(f).(map[string]any))
+	}
+	return vals
+}
+
+// mergedValues is what the templates see of the values files: the user's
+// values coalesced with the chart's defaults.
+func (c *Chart) mergedValues(files []map[string]any) (common.Values, error) {
+	ch, err := c.load()
+	if err != nil {
+		return nil, err
+	}
+	merged, err := util.CoalesceValues(ch, userValues(files))
+	if err != nil {
+		return nil, fmt.Errorf("merging the values: %w", err)
+	}
+	return merged, nil
 }
