@@ -163,6 +163,7 @@ func serveForgeConfig(cfg *ServeConfig, m *server.Metrics, logger *slog.Logger) 
 	c := ForgeConfig(cfg.Bot, cfg.PrivateKey, logger)
 	c.Transport = rateLimitGauge{next: http.DefaultTransport, metrics: m}
 	c.Observer = func(ev forge.RequestEvent) { m.GitHubRequest(ev.Status) }
+	c.Waited = m.GitHubWait
 	return c
 }
 

@@ -53,6 +53,7 @@ func (c *Cycler) Known() []string {
 func (c *Cycler) Cycle(ctx context.Context, repo string, _ []server.Trigger) error {
 	c.run.Lock()
 	defer c.run.Unlock()
+	server.CycleStarted(ctx)
 	rep, err := c.bot.CycleRepos(ctx, []string{repo})
 	if rep != nil {
 		c.record(rep)

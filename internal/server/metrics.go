@@ -22,11 +22,13 @@ type Metrics struct {
 
 	cycles         *prometheus.CounterVec
 	cycleDuration  prometheus.Histogram
+	cycleLockWait  prometheus.Histogram
 	decisions      *prometheus.CounterVec
 	pullRequests   *prometheus.CounterVec
 	fixes          *prometheus.CounterVec
 	githubRequests *prometheus.CounterVec
 	rateRemaining  prometheus.Gauge
+	githubWaits    *prometheus.HistogramVec
 	errors         *prometheus.CounterVec
 	webhooks       *prometheus.CounterVec
 	observations   *prometheus.CounterVec
@@ -43,8 +45,13 @@ func NewMetrics() *Metrics {
 		}, []string{"result"}),
 		cycleDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "backflow_cycle_duration_seconds",
-			Help:    "Duration of one repository's reconcile cycle.",
-			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300},
+			Help:    "Duration of one repository's reconcile cycle, from its start (after the wait for its turn) to its end.",
+			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300},
+		}),
+		cycleLockWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "backflow_cycle_lock_wait_seconds",
+			Help:    "Time a requested cycle waited for its turn (cycles that share the bot wait for one another) before it started.",
+			Buckets: []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300},
 		}),
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "backflow_decisions_total",
@@ -66,6 +73,11 @@ func NewMetrics() *Metrics {
 			Name: "backflow_github_rate_limit_remaining",
 			Help: "X-RateLimit-Remaining of the latest GitHub response that carried it.",
 		}),
+		githubWaits: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "backflow_github_wait_seconds",
+			Help:    "Waits before requests to GitHub, by reason (embargo-primary, embargo-secondary, embargo-429, writes-per-minute, writes-per-hour, retry, create-retry).",
+			Buckets: []float64{0.1, 0.5, 1, 5, 10, 30, 60, 120, 300, 900, 3600},
+		}, []string{"reason"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "backflow_errors_total",
 			Help: "Errors, by kind.",
@@ -82,7 +94,7 @@ func NewMetrics() *Metrics {
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.cycles, m.cycleDuration, m.decisions, m.pullRequests, m.fixes,
+		m.cycles, m.cycleDuration, m.cycleLockWait, m.githubWaits, m.decisions, m.pullRequests, m.fixes,
 		m.githubRequests, m.rateRemaining, m.errors, m.webhooks, m.observations,
 	)
 	return m
@@ -96,13 +108,15 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
 }
 
-// Cycle records one finished cycle.
-func (m *Metrics) Cycle(d time.Duration, err error) {
+// Cycle records one finished cycle: how long it waited for its turn and
+// how long it ran.
+func (m *Metrics) Cycle(wait, d time.Duration, err error) {
 	result := "ok"
 	if err != nil {
 		result = "error"
 	}
 	m.cycles.WithLabelValues(result).Inc()
+	m.cycleLockWait.Observe(wait.Seconds())
 	m.cycleDuration.Observe(d.Seconds())
 }
 
@@ -115,9 +129,15 @@ func (m *Metrics) PullRequest(action string) { m.pullRequests.WithLabelValues(ac
 // Fix counts a followed-up fix by result: proven or reverted.
 func (m *Metrics) Fix(result string) { m.fixes.WithLabelValues(result).Inc() }
 
-// GitHubRequest counts one request to GitHub by its HTTP status.
+// GitHubRequest counts one request to GitHub by its HTTP status (304 for
+// a conditional read answered "not modified").
 func (m *Metrics) GitHubRequest(status int) {
 	m.githubRequests.WithLabelValues(strconv.Itoa(status)).Inc()
+}
+
+// GitHubWait records a wait before a request to GitHub, by its reason.
+func (m *Metrics) GitHubWait(reason string, d time.Duration) {
+	m.githubWaits.WithLabelValues(reason).Observe(d.Seconds())
 }
 
 // RateLimitRemaining sets the remaining requests GitHub last reported.

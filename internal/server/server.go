@@ -383,16 +383,31 @@ func (s *Server) runCycle(ctx context.Context, repo string, why []Trigger) {
 		kinds[i] = string(t.Kind)
 	}
 	log := s.log.With("repo", repo)
-	start := s.clock.Now()
+	requested := s.clock.Now()
+	started := requested
+	ctx = context.WithValue(ctx, cycleStartKey{}, func() { started = s.clock.Now() })
 	err := s.safeCycle(ctx, repo, why)
-	d := s.clock.Now().Sub(start)
-	s.metrics.Cycle(d, err)
+	end := s.clock.Now()
+	wait, d := started.Sub(requested), end.Sub(started)
+	s.metrics.Cycle(wait, d, err)
 	if err != nil {
 		s.metrics.Error("cycle")
-		log.Error("cycle failed", "why", kinds, "duration", d.String(), "err", err)
+		log.Error("cycle failed", "why", kinds, "duration", d.String(), "waited", wait.String(), "err", err)
 		return
 	}
-	log.Info("cycle done", "why", kinds, "duration", d.String())
+	log.Info("cycle done", "why", kinds, "duration", d.String(), "waited", wait.String())
+}
+
+type cycleStartKey struct{}
+
+// CycleStarted tells the server that the cycle whose context ctx is has
+// its turn and starts its work now: the time before it was spent waiting
+// (for a lock other cycles hold), and is measured apart from the cycle's
+// duration. A Cycler that never calls it has no wait.
+func CycleStarted(ctx context.Context) {
+	if mark, ok := ctx.Value(cycleStartKey{}).(func()); ok {
+		mark()
+	}
 }
 
 // safeCycle keeps one repository's failing cycle from ending the process.

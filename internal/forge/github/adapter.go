@@ -80,7 +80,7 @@ func New(cfg Config) (*Adapter, error) {
 }
 
 func (a *Adapter) newGate() *gate {
-	return &gate{clock: a.cfg.Clock, sleep: a.cfg.Sleep, maxWait: a.cfg.MaxWait, perMinute: a.cfg.WritesPerMinute, perHour: a.cfg.WritesPerHour}
+	return &gate{clock: a.cfg.Clock, sleep: a.cfg.Sleep, waited: a.cfg.waitedGate, maxWait: a.cfg.MaxWait, perMinute: a.cfg.WritesPerMinute, perHour: a.cfg.WritesPerHour}
 }
 
 // newClient builds a paced client on tr; refresh renews tr's credential
@@ -206,8 +206,10 @@ func (a *Adapter) create(ctx context.Context, do func(context.Context) error, ch
 		if attempt == a.cfg.Attempts {
 			break
 		}
-		a.cfg.Logger.Warn("retrying a create after re-checking", "err", err)
-		if serr := a.cfg.Sleep(ctx, bo.NextBackOff()); serr != nil {
+		d := bo.NextBackOff()
+		a.cfg.Logger.Warn("retrying a create after re-checking", "err", err, "wait", d)
+		a.cfg.waited(WaitCreateRetry, d)
+		if serr := a.cfg.Sleep(ctx, d); serr != nil {
 			return serr
 		}
 	}

@@ -97,8 +97,28 @@ type Config struct {
 	Backoff time.Duration
 	// Observer receives every request; optional.
 	Observer forge.Observer
+	// Waited is told of every wait before a request (a rate-limit embargo,
+	// the write pacing, a retry's backoff) with its reason (one of
+	// WaitReasons) and length, before the wait starts; optional. Every wait
+	// is logged too.
+	Waited func(reason string, d time.Duration)
 	// Logger receives retries and waits; nil discards.
 	Logger *slog.Logger
+}
+
+// waited tells Waited of a wait about to start.
+func (c *Config) waited(reason string, d time.Duration) {
+	if c.Waited != nil {
+		c.Waited(reason, d)
+	}
+}
+
+// waitedGate is the gates' waited: those waits are the pacing's and the
+// rate limits', which hold a cycle back, so each is logged as a warning
+// with its reason and length.
+func (c *Config) waitedGate(reason string, d time.Duration) {
+	c.Logger.Warn("waiting before a request", "reason", reason, "wait", d.String())
+	c.waited(reason, d)
 }
 
 // withDefaults validates c and fills defaults.

@@ -23,6 +23,7 @@ import (
 type gate struct {
 	clock     Clock
 	sleep     SleepFunc
+	waited    func(reason string, d time.Duration) // told of every wait before it starts; optional
 	maxWait   time.Duration
 	perMinute int
 	perHour   int
@@ -57,8 +58,9 @@ func (g *gate) wait(ctx context.Context, write bool) error {
 		g.mu.Lock()
 		now := g.clock.Now()
 		var d time.Duration
+		var why string
 		if now.Before(g.until) {
-			d = g.until.Sub(now)
+			d, why = g.until.Sub(now), "embargo-"+g.reason
 			if d > g.maxWait {
 				until, reason := g.until, g.reason
 				g.mu.Unlock()
@@ -77,14 +79,14 @@ func (g *gate) wait(ctx context.Context, write bool) error {
 			inMinute := len(g.writes) - minute
 			switch {
 			case g.perHour > 0 && len(g.writes) >= g.perHour:
-				d = g.writes[len(g.writes)-g.perHour].Add(time.Hour).Sub(now)
+				d, why = g.writes[len(g.writes)-g.perHour].Add(time.Hour).Sub(now), WaitWritesPerHour
 				if d > g.maxWait {
 					until := now.Add(d)
 					g.mu.Unlock()
 					return &forge.RateLimitError{Until: until, Reason: fmt.Sprintf("%d content-creating requests in the last hour", g.perHour)}
 				}
 			case inMinute >= g.perMinute:
-				d = g.writes[len(g.writes)-g.perMinute].Add(time.Minute).Sub(now)
+				d, why = g.writes[len(g.writes)-g.perMinute].Add(time.Minute).Sub(now), WaitWritesPerMinute
 			default:
 				g.writes = append(g.writes, now)
 				g.peak = max(g.peak, inMinute+1)
@@ -94,11 +96,37 @@ func (g *gate) wait(ctx context.Context, write bool) error {
 		if d <= 0 {
 			return nil
 		}
+		if g.waited != nil {
+			g.waited(why, d)
+		}
 		if err := g.sleep(ctx, d); err != nil {
 			return err
 		}
 	}
 }
+
+// The reasons the adapter waits before sending a request, as Config.Waited
+// and the log name them. An embargo's reason is "embargo-" and what imposed
+// it: primary (no requests left until the reset), secondary (GitHub's
+// secondary limits or Retry-After) or 429.
+const (
+	WaitEmbargoPrimary   = "embargo-primary"
+	WaitEmbargoSecondary = "embargo-secondary"
+	WaitEmbargo429       = "embargo-429"
+	// WaitWritesPerMinute: the minute's content-creating requests are used up.
+	WaitWritesPerMinute = "writes-per-minute"
+	// WaitWritesPerHour: the hour's content-creating requests are used up.
+	WaitWritesPerHour = "writes-per-hour"
+	// WaitRetry: the backoff before repeating a failed idempotent request.
+	WaitRetry = "retry"
+	// WaitCreateRetry: the backoff before repeating a create whose effect
+	// was checked and found missing.
+	WaitCreateRetry = "create-retry"
+)
+
+// WaitReasons are every reason the adapter waits for, for pre-initialising
+// a metric by reason.
+var WaitReasons = []string{WaitEmbargoPrimary, WaitEmbargoSecondary, WaitEmbargo429, WaitWritesPerMinute, WaitWritesPerHour, WaitRetry, WaitCreateRetry}
 
 // counters are the adapter's request counts, for reports and metrics.
 type counters struct {
@@ -211,6 +239,7 @@ func (p *pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 			p.observe(ev)
 			d := bo.NextBackOff()
 			p.cfg.Logger.Warn("retrying", "route", route, "attempt", attempt, "status", ev.Status, "wait", d)
+			p.cfg.waited(WaitRetry, d)
 			if err := p.cfg.Sleep(ctx, d); err != nil {
 				return nil, err
 			}
@@ -221,7 +250,7 @@ func (p *pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, fmt.Errorf("%s %s: %w: %w", req.Method, route, forge.ErrUnavailable, err)
 		}
 		if resp.StatusCode == http.StatusNotModified && cached != nil {
-			ev.NotModified, ev.Status = true, http.StatusOK
+			ev.NotModified = true
 			p.count.notModified.Add(1)
 			resp = cached.response(req, resp.Header)
 		} else if req.Method == http.MethodGet && resp.StatusCode == http.StatusOK {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -124,11 +125,58 @@ func TestObserverSeesEveryRequest(t *testing.T) {
 			reads++
 			if ev.NotModified {
 				notModified++
+				// A 304 is counted as one, not as the 200 it was turned into.
+				if ev.Status != http.StatusNotModified {
+					t.Errorf("a read answered 304 has status %d", ev.Status)
+				}
 			}
 		}
 	}
 	if reads != 2 || notModified != 1 {
 		t.Fatalf("events = %+v; want two ref reads, one not modified", events)
+	}
+}
+
+// Why: a wait of the pacing gate or of a rate limit holds a cycle back for
+// seconds to minutes; it must say so (log line and Waited, for the
+// metric) with its reason and length, not only show as a slow cycle.
+func TestEveryWaitIsReported(t *testing.T) {
+	type wait struct {
+		reason string
+		d      time.Duration
+	}
+	var waits []wait
+	var logs bytes.Buffer
+	e := newEnv(t, func(c *Config) {
+		c.WritesPerMinute = 1
+		c.Waited = func(reason string, d time.Duration) { waits = append(waits, wait{reason, d}) }
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	e.hub.Faults().Add(localhub.Fault{Kind: localhub.FaultSecondaryRateLimit, Route: "/repos/{owner}/{repo}/git/ref/{ref...}", Times: 1, RetryAfter: 20 * time.Second})
+	e.hub.Faults().Add(localhub.Fault{Kind: localhub.FaultStatus, Status: http.StatusBadGateway, Route: "/repos/{owner}/{repo}/pulls", Times: 1})
+	head, err := e.a.BranchHead(e.ctx, e.repo, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.a.ListPullRequests(e.ctx, e.repo, forge.PullRequestFilter{State: forge.StateAll}); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []string{"backflow/a", "backflow/b"} {
+		if err := e.a.CreateBranch(e.ctx, e.repo, b, head); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[string]time.Duration{}
+	for _, w := range waits {
+		got[w.reason] += w.d
+	}
+	if got[WaitEmbargoSecondary] != 20*time.Second || got[WaitRetry] <= 0 || got[WaitWritesPerMinute] <= 0 || got[WaitWritesPerMinute] > time.Minute {
+		t.Fatalf("waits = %+v; want a 20s secondary embargo, a retry's backoff and the minute's pacing", waits)
+	}
+	for _, want := range []string{"reason=embargo-secondary wait=20s", "reason=writes-per-minute"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the log lacks %q:\n%s", want, logs.String())
+		}
 	}
 }
 
