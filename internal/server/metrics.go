@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,6 +33,9 @@ type Metrics struct {
 	errors         *prometheus.CounterVec
 	webhooks       *prometheus.CounterVec
 	observations   *prometheus.CounterVec
+	leader         prometheus.Gauge
+	transitions    prometheus.Counter
+	leading        atomic.Bool
 }
 
 // NewMetrics registers backflow's metrics, with the Go runtime and process
@@ -90,12 +94,21 @@ func NewMetrics() *Metrics {
 			Name: "backflow_observation_pushes_total",
 			Help: "Pushes to /observations, by result.",
 		}, []string{"result"}),
+		leader: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "backflow_leader",
+			Help: "1 while this process leads its replicas and runs cycles (always, without leader election), 0 on a standby.",
+		}),
+		transitions: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "backflow_leader_transitions_total",
+			Help: "Times this process started or stopped leading.",
+		}),
 	}
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.cycles, m.cycleDuration, m.cycleLockWait, m.githubWaits, m.decisions, m.pullRequests, m.fixes,
 		m.githubRequests, m.rateRemaining, m.errors, m.webhooks, m.observations,
+		m.leader, m.transitions,
 	)
 	return m
 }
@@ -145,6 +158,19 @@ func (m *Metrics) RateLimitRemaining(n int) { m.rateRemaining.Set(float64(n)) }
 
 // Error counts an error of a kind (a short fixed name, never a message).
 func (m *Metrics) Error(kind string) { m.errors.WithLabelValues(kind).Inc() }
+
+// Leading records whether this process leads, counting a transition when
+// that changed.
+func (m *Metrics) Leading(on bool) {
+	if m.leading.Swap(on) != on {
+		m.transitions.Inc()
+	}
+	if on {
+		m.leader.Set(1)
+	} else {
+		m.leader.Set(0)
+	}
+}
 
 // webhook counts a delivery.
 func (m *Metrics) webhook(event, result string) { m.webhooks.WithLabelValues(event, result).Inc() }

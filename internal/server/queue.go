@@ -28,6 +28,8 @@ const (
 	// TriggerObservation: an observation about the repository's objects was
 	// pushed.
 	TriggerObservation TriggerKind = "observation"
+	// TriggerElected: this process became the leader of its replicas.
+	TriggerElected TriggerKind = "elected"
 )
 
 // Trigger is one request for a cycle and what it was about.

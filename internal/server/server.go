@@ -67,8 +67,12 @@ type Deps struct {
 	Jitter JitterFunc
 	// Handlers are more routes, by ServeMux pattern ("POST /audit"),
 	// mounted as they are: each authenticates and caps its own requests,
-	// and may start cycles with Request or RequestAll.
+	// and may start cycles with Request or RequestAll. Like /webhook and
+	// /observations, they answer 503 on a standby replica.
 	Handlers map[string]http.Handler
+	// Gate, when set, lets cycles run only while this process leads, and
+	// makes it ready only then; nil means it always leads.
+	Gate Gate
 }
 
 // Server is backflow's long-running process: schedule, webhooks, pushed
@@ -84,6 +88,7 @@ type Server struct {
 	jitter     JitterFunc
 	queue      *queue
 	deliveries *deliveries
+	gate       Gate
 
 	loaded     atomic.Bool // the first repository list has loaded
 	scheduling atomic.Bool // the scheduler loop is running
@@ -116,11 +121,17 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		deliveries: newDeliveries(cfg.DeliveryMemory, cfg.DeliveryTTL),
 		repos:      map[string]bool{},
 		handlers:   deps.Handlers,
+		gate:       deps.Gate,
 		refreshCh:  make(chan struct{}, 1),
 		readyC:     make(chan struct{}),
 	}
 	if s.metrics == nil {
 		s.metrics = NewMetrics()
+	}
+	if s.gate == nil {
+		// One replica leads from the start: no transition to count.
+		s.metrics.leading.Store(true)
+		s.metrics.leader.Set(1)
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -138,18 +149,20 @@ func New(cfg Config, deps Deps) (*Server, error) {
 // Metrics returns the server's metrics, for the wiring to record into.
 func (s *Server) Metrics() *Metrics { return s.metrics }
 
-// Ready reports what /readyz answers: the first repository list has loaded
-// and the scheduler is running.
+// Ready reports what /readyz answers: the first repository list has loaded,
+// the scheduler is running and this process leads.
 func (s *Server) Ready() bool {
-	return s.loaded.Load() && s.scheduling.Load() && !s.stopping.Load()
+	return s.loaded.Load() && s.scheduling.Load() && !s.stopping.Load() && s.leading()
 }
 
-// ReadyC is closed when the server first becomes ready, for callers that
-// wait for it (tests, a demo) rather than poll /readyz.
+// ReadyC is closed when the scheduler first runs (the server is ready then,
+// unless it is a standby), for callers that wait for it (tests, a demo)
+// rather than poll /readyz.
 func (s *Server) ReadyC() <-chan struct{} { return s.readyC }
 
 // Handler serves /healthz, /readyz, /metrics, /webhook and, with a sink,
-// /observations.
+// /observations. A standby replica is live on /healthz, not ready on
+// /readyz, and answers 503 on the routes that start cycles.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -163,15 +176,15 @@ func (s *Server) Handler() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
 	mux.Handle("GET /metrics", s.metrics.Handler())
-	mux.HandleFunc("POST /webhook", s.handleWebhook)
+	mux.Handle("POST /webhook", s.leaderOnly(http.HandlerFunc(s.handleWebhook)))
 	if s.sink != nil {
-		mux.HandleFunc("POST /observations", s.handleObservations)
+		mux.Handle("POST /observations", s.leaderOnly(http.HandlerFunc(s.handleObservations)))
 		if len(s.cfg.ObservationURLTokens) > 0 {
-			mux.HandleFunc("POST /observations/{token}", s.handleSecretURL)
+			mux.Handle("POST /observations/{token}", s.leaderOnly(http.HandlerFunc(s.handleSecretURL)))
 		}
 	}
 	for pattern, h := range s.handlers {
-		mux.Handle(pattern, h)
+		mux.Handle(pattern, s.leaderOnly(h))
 	}
 	return mux
 }
@@ -376,13 +389,20 @@ func (s *Server) enqueueAll(repos []string, t Trigger) {
 	}
 }
 
-// runCycle runs one cycle and records it.
+// runCycle runs one cycle and records it, when this process leads; a
+// standby's requests are dropped (the leader has its own).
 func (s *Server) runCycle(ctx context.Context, repo string, why []Trigger) {
 	kinds := make([]string, len(why))
 	for i, t := range why {
 		kinds[i] = string(t.Kind)
 	}
 	log := s.log.With("repo", repo)
+	ctx, release, ok := s.term(ctx)
+	if !ok {
+		log.Debug("cycle skipped: standby", "why", kinds)
+		return
+	}
+	defer release()
 	requested := s.clock.Now()
 	started := requested
 	ctx = context.WithValue(ctx, cycleStartKey{}, func() { started = s.clock.Now() })
