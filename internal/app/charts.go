@@ -40,7 +40,7 @@ func CheckCharts(ctx context.Context, repo string, rep *repoconfig.Report) []err
 			data, err := repoconfig.ReadRepoFile(repo, f, repoconfig.MaxValuesSize)
 			if err == nil {
 				var t map[string]any
-				if t, err = repoconfig.Values(f, data, u.ValuesRoot); err == nil {
+				if t, err = repoconfig.Values(f, data, u.RootOf(f)); err == nil {
 					trees = append(trees, t)
 					continue
 				}

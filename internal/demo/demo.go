@@ -354,7 +354,7 @@ func unitValues(cfg *repoconfig.Config, env string, files map[string]string) (ma
 			continue
 		}
 		for _, f := range u.ValuesFiles {
-			tree, err := repoconfig.Values(f, []byte(files[f]), u.ValuesRoot)
+			tree, err := repoconfig.Values(f, []byte(files[f]), u.RootOf(f))
 			if err != nil {
 				return nil, err
 			}

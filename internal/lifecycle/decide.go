@@ -547,7 +547,7 @@ func (in *Input) desired(u *repoconfig.Unit, valuePath string) (any, bool) {
 		if !ok {
 			continue
 		}
-		tree, err := repoconfig.Values(file, data, u.ValuesRoot)
+		tree, err := repoconfig.Values(file, data, u.RootOf(file))
 		if err != nil {
 			continue
 		}

@@ -46,7 +46,7 @@ func (p *planner) unitValues(u *repoconfig.Unit) *unitValues {
 			uv.err = fmt.Errorf("values file %s of unit %s (%s) could not be read", path, u.Name, u.Environment)
 			return uv
 		}
-		vf, err := readValuesFile(path, data, u.ValuesRoot)
+		vf, err := readValuesFile(path, data, u.RootOf(path))
 		if err != nil {
 			uv.err = err
 			return uv

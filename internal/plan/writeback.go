@@ -247,7 +247,7 @@ func valuesAfter(u *repoconfig.Unit, uv *unitValues, out map[int][]byte) (map[st
 		if !edited {
 			continue
 		}
-		tree, err := repoconfig.Values(vf.path, data, u.ValuesRoot)
+		tree, err := repoconfig.Values(vf.path, data, u.RootOf(vf.path))
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading back %s after the edit: %w", vf.path, err)
 		}

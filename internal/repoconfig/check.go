@@ -67,7 +67,7 @@ func Check(repoDir string) (*Report, error) {
 				rep.Problems = append(rep.Problems, fmt.Errorf("%s: units[%d].valuesFiles[%d]: %w", Path, i, j, err))
 				continue
 			}
-			v, err := Values(f, data, u.ValuesRoot)
+			v, err := Values(f, data, u.RootOf(f))
 			if err != nil {
 				rep.Problems = append(rep.Problems, fmt.Errorf("%s: units[%d].valuesFiles[%d]: %w", Path, i, j, err))
 				continue

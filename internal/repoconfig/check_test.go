@@ -158,6 +158,11 @@ spec:
     enabled: yes
 `
 	root := &ValuesRoot{Document: "HelmRelease/redis", Path: "spec.values"}
+	application := func(extra string) string {
+		return "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: redis}\nspec:\n  source:\n    helm:\n" + extra +
+			"      valuesObject:\n        replica:\n          replicaCount: 3\n"
+	}
+	argo := &ValuesRoot{Document: "Application/redis", Path: "spec.source.helm.valuesObject"}
 	tests := []struct {
 		why  string
 		data string
@@ -173,6 +178,9 @@ spec:
 		{"the document must exist", helmRelease, &ValuesRoot{Document: "HelmRelease/other", Path: "spec.values"}, "", "!no document is HelmRelease/other"},
 		{"the path must exist in the document", helmRelease, &ValuesRoot{Document: "HelmRelease/redis", Path: "spec.valuesObject"}, "", "!has no spec.valuesObject"},
 		{"two matching documents are ambiguous", helmRelease + "---\n" + strings.SplitN(helmRelease, "---\n", 2)[1], root, "", "!two documents are HelmRelease/redis"},
+		{"an Application's parameters override valuesObject, which is read alone", application("      parameters:\n        - {name: replica.replicaCount, value: \"5\"}\n"), argo, "", "!spec.source.helm.parameters is set"},
+		{"an Application's values string is not read", application("      values: |\n        replica: {replicaCount: 5}\n"), argo, "", "!spec.source.helm.values is set"},
+		{"an Application with valuesObject alone", application(""), argo, "replica.replicaCount", "3"},
 		{"a plain values file has one document", "a: 1\n---\nb: 2\n", nil, "", "!set valuesRoot"},
 		{"values are a mapping", "- 1\n", nil, "", "!must be a mapping"},
 	}

@@ -83,15 +83,15 @@ type Environment struct {
 type Unit struct {
 	Name        string      `yaml:"name" json:"name" jsonschema:"required" jsonschema_description:"Unit name, unique within its environment; names the write-back branch <branchPrefix><environment>/<name> and the receipt's unit.space."`
 	Environment string      `yaml:"environment" json:"environment" jsonschema:"required" jsonschema_description:"The environment (a key of environments) the unit is deployed to."`
-	ValuesFiles []string    `yaml:"valuesFiles" json:"valuesFiles" jsonschema:"required,minItems=1" jsonschema_description:"Values files in Helm's override order (later files override earlier ones). A write-back edits the last file unless the path is defined only in an earlier one."`
-	ValuesRoot  *ValuesRoot `yaml:"valuesRoot" json:"valuesRoot,omitempty" jsonschema_description:"Set when the values live inside a manifest (a Flux HelmRelease, an Argo CD Application) rather than in a plain values file."`
+	ValuesFiles []string    `yaml:"valuesFiles" json:"valuesFiles" jsonschema:"required,minItems=1" jsonschema_description:"Values files in Helm's override order (later files override earlier ones). A write-back edits the last file unless the path is defined only in an earlier one. With valuesRoot the last file is the manifest holding the inline values."`
+	ValuesRoot  *ValuesRoot `yaml:"valuesRoot" json:"valuesRoot,omitempty" jsonschema_description:"Set when the unit's last values file is a manifest (a Flux HelmRelease, an Argo CD Application) whose inline values are read, after the files before it, as Flux merges spec.values after valuesFrom and Argo CD valuesObject after valueFiles."`
 	Objects     []string    `yaml:"objects" json:"objects" jsonschema:"required,minItems=1" jsonschema_description:"Object keys apiVersion|Kind|namespace|name that the unit renders; * matches any run of characters within one |-separated segment."`
 	Chart       *Chart      `yaml:"chart" json:"chart,omitempty" jsonschema_description:"The chart the unit renders: named in receipts, and rendered by the render witness when it has a path."`
 }
 
 // ValuesRoot locates values inside a manifest.
 type ValuesRoot struct {
-	Document string `yaml:"document" json:"document" jsonschema:"required" jsonschema_description:"The manifest holding the values, as Kind/name (HelmRelease/redis), chosen among the documents of each values file."`
+	Document string `yaml:"document" json:"document" jsonschema:"required" jsonschema_description:"The manifest holding the values, as Kind/name (HelmRelease/redis), chosen among the documents of the unit's last values file."`
 	Path     string `yaml:"path" json:"path" jsonschema:"required" jsonschema_description:"Path of the values inside that manifest, in Helm's --set syntax: spec.values (Flux), spec.source.helm.valuesObject (Argo CD)."`
 }
 
@@ -105,6 +105,28 @@ type Chart struct {
 	ReleaseName string `yaml:"releaseName" json:"releaseName,omitempty" jsonschema_description:"Release name the GitOps controller installs the chart as (.Release.Name). Default: the unit's name."`
 	Namespace   string `yaml:"namespace" json:"namespace,omitempty" jsonschema_description:"Namespace the chart is installed in (.Release.Namespace). Default: the namespace the unit's objects name, when they all name the same one without a glob."`
 	KubeVersion string `yaml:"kubeVersion" json:"kubeVersion,omitempty" jsonschema_description:"Kubernetes version the chart is rendered for (.Capabilities.KubeVersion), e.g. v1.34.0. Default v1.34.0."`
+}
+
+// RootOf is where u reads the values of file, one of its values files: its
+// valuesRoot for its last file (the manifest whose inline values Flux and
+// Argo CD merge after every values file), nil for a plain values file.
+func (u *Unit) RootOf(file string) *ValuesRoot {
+	if u.ValuesRoot != nil && len(u.ValuesFiles) > 0 && u.ValuesFiles[len(u.ValuesFiles)-1] == file {
+		return u.ValuesRoot
+	}
+	return nil
+}
+
+// RootOf is the valuesRoot the units reading file read it with, nil when
+// they read it as a plain values file (validation makes every unit read a
+// file the same way).
+func (c *Config) RootOf(file string) *ValuesRoot {
+	for i := range c.Units {
+		if r := c.Units[i].RootOf(file); r != nil {
+			return r
+		}
+	}
+	return nil
 }
 
 // Rendered reports that the unit's chart is rendered: it names a path.

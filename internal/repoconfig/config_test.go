@@ -110,6 +110,10 @@ func TestValidationErrors(t *testing.T) {
 		{"unit names go into branch names", strings.Replace(base, "name: redis", "name: red is", 1), "units[0].name: \"red is\": want letters"},
 		{"valuesRoot documents are Kind/name", strings.Replace(base, "    objects:", "    valuesRoot: {document: HelmRelease, path: spec.values}\n    objects:", 1), "units[0].valuesRoot.document: \"HelmRelease\": want Kind/name"},
 		{"valuesRoot paths parse", strings.Replace(base, "    objects:", "    valuesRoot: {document: HelmRelease/r, path: spec..values}\n    objects:", 1), "units[0].valuesRoot.path: path"},
+		{"a manifest is read the same way by every unit", strings.Replace(base, "    objects: [\"apps/v1|StatefulSet|redis|*\"]\n", "    valuesRoot: {document: HelmRelease/redis, path: spec.values}\n    objects: [\"apps/v1|StatefulSet|redis|*\"]\n  - name: redis\n    environment: dev\n    valuesFiles: [envs/prod/values.yaml, envs/dev/values.yaml]\n    objects: [\"apps/v1|StatefulSet|redis|*\"]\n", 1),
+			"units[1].valuesFiles[0]: envs/prod/values.yaml is read as a plain values file here but as the spec.values of HelmRelease/redis by units[0] (redis)"},
+		{"a manifest's document is one for every unit", strings.Replace(base, "    objects: [\"apps/v1|StatefulSet|redis|*\"]\n", "    valuesRoot: {document: HelmRelease/redis, path: spec.values}\n    objects: [\"apps/v1|StatefulSet|redis|*\"]\n  - name: redis\n    environment: dev\n    valuesFiles: [envs/prod/values.yaml]\n    valuesRoot: {document: HelmRelease/redis-dev, path: spec.values}\n    objects: [\"apps/v1|StatefulSet|redis|*\"]\n", 1),
+			"units[1].valuesFiles[0]: envs/prod/values.yaml is read as the spec.values of HelmRelease/redis-dev here"},
 		{"a chart names itself", strings.Replace(base, "    objects:", "    chart: {version: 1.0.0}\n    objects:", 1), "units[0].chart.name: required when chart is given"},
 		{"a rendered chart needs a release namespace", strings.Replace(base, "    objects: [\"apps/v1|StatefulSet|redis|*\"]\n", "    objects: [\"apps/v1|StatefulSet|*|*\"]\n    chart: {name: redis, path: charts/redis}\n", 1), "units[0].chart.namespace: required"},
 		{"a chart path stays in the repository", strings.Replace(base, "    objects:", "    chart: {name: redis, path: ../charts/redis}\n    objects:", 1), "units[0].chart.path"},
@@ -535,6 +539,24 @@ func TestIndexAgreesWithScan(t *testing.T) {
 		if indexed.IgnoresField(f) != scan.IgnoresField(f) {
 			t.Errorf("why: the index is only a shortcut: IgnoresField(%s)", f)
 		}
+	}
+}
+
+func TestRootOf(t *testing.T) {
+	root := &ValuesRoot{Document: "HelmRelease/redis", Path: "spec.values"}
+	u := Unit{ValuesFiles: []string{"common.yaml", "release.yaml"}, ValuesRoot: root}
+	if u.RootOf("release.yaml") != root {
+		t.Error("the last values file is the manifest holding the inline values")
+	}
+	if u.RootOf("common.yaml") != nil {
+		t.Error("the files before the manifest are plain values files, merged before the inline values")
+	}
+	if (&Unit{ValuesFiles: u.ValuesFiles}).RootOf("release.yaml") != nil {
+		t.Error("without valuesRoot every file is a plain values file")
+	}
+	c := &Config{Units: []Unit{{ValuesFiles: []string{"common.yaml"}}, u}}
+	if c.RootOf("release.yaml") != root || c.RootOf("common.yaml") != nil || c.RootOf("other.yaml") != nil {
+		t.Error("the config reads a file as its units do")
 	}
 }
 

@@ -183,6 +183,15 @@ func (c *Config) validateUnits(k *checker, receipts string) {
 	}
 	byEnv := map[string][]claim{}
 	names := map[string]int{}
+	// readAs keeps how the first unit reading a file reads it: a file is a
+	// plain values file for every unit or the same manifest root for every
+	// unit, so a write-back, the shared-file rule and the diff check all
+	// read it one way.
+	type reading struct {
+		unit int
+		root *ValuesRoot
+	}
+	readAs := map[string]reading{}
 	for i, u := range c.Units {
 		p := fmt.Sprintf("units[%d]", i)
 		k.add(p+".name", checkName(u.Name))
@@ -222,6 +231,17 @@ func (c *Config) validateUnits(k *checker, receipts string) {
 				k.add(p+".valuesRoot.path", err)
 			}
 		}
+		for j, f := range u.ValuesFiles {
+			root := u.RootOf(f)
+			if prev, ok := readAs[f]; ok && !sameRoot(prev.root, root) {
+				k.addf(fmt.Sprintf("%s.valuesFiles[%d]", p, j), "%s is read as %s here but as %s by units[%d] (%s): every unit reads a file the same way",
+					f, describeRoot(root), describeRoot(prev.root), prev.unit, c.Units[prev.unit].Name)
+				continue
+			}
+			if _, ok := readAs[f]; !ok {
+				readAs[f] = reading{unit: i, root: root}
+			}
+		}
 		if len(u.Objects) == 0 {
 			k.addf(p+".objects", "required: the object keys the unit renders")
 		}
@@ -259,6 +279,20 @@ func (c *Config) validateUnits(k *checker, receipts string) {
 			}
 		}
 	}
+}
+
+func sameRoot(a, b *ValuesRoot) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+func describeRoot(r *ValuesRoot) string {
+	if r == nil {
+		return "a plain values file"
+	}
+	return fmt.Sprintf("the %s of %s", r.Path, r.Document)
 }
 
 func (c *Config) validateRoles(k *checker) {
