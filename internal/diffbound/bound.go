@@ -133,7 +133,10 @@ func isReceipt(p, dir string) bool {
 // path by path, and fails every changed path no receipt claims with that
 // value. It returns how many paths changed.
 func checkValues(p string, in Input, claims []claim, fail func(string, ...any)) int {
-	root := valuesRootOf(in.Config, p)
+	root := in.Config.RootOf(p)
+	if _, ok := in.Head[p]; ok && root != nil && !outsideValues(p, in, root, fail) {
+		return 0
+	}
 	base, head := map[string]any{}, map[string]any{}
 	if data, ok := in.Base[p]; ok {
 		t, err := repoconfig.Values(p, data, root)
@@ -186,15 +189,45 @@ func claimed(file, vp string, head map[string]any, claims []claim) bool {
 	return false
 }
 
-// valuesRootOf is the valuesRoot of the units that read p (validation
-// keeps it one per file in practice); nil when none.
-func valuesRootOf(cfg *repoconfig.Config, p string) *repoconfig.ValuesRoot {
-	for _, u := range cfg.Units {
-		if slices.Contains(u.ValuesFiles, p) && u.ValuesRoot != nil {
-			return u.ValuesRoot
+// outsideValues fails every change of a manifest outside the inline values
+// the receipts claim paths in: the other documents, and the rest of the
+// document holding the values, must read the same at the base and the head.
+func outsideValues(p string, in Input, root *repoconfig.ValuesRoot, fail func(string, ...any)) bool {
+	var base []any
+	if data, ok := in.Base[p]; ok {
+		b, err := repoconfig.OutsideValues(p, data, root)
+		if err != nil {
+			fail("%s: at the base: %v", p, err)
+			return false
+		}
+		base = b
+	}
+	head, err := repoconfig.OutsideValues(p, in.Head[p], root)
+	if err != nil {
+		fail("%s: at the head: %v", p, err)
+		return false
+	}
+	if base == nil {
+		fail("%s: a manifest holding inline values is added; a write-back only edits the values of one that exists", p)
+		return false
+	}
+	if len(base) != len(head) {
+		fail("%s: %d documents at the base, %d at the head; a write-back changes only the %s of %s", p, len(base), len(head), root.Path, root.Document)
+		return false
+	}
+	ok := true
+	for i := range base {
+		var diffs []string
+		diffPaths(nil, base[i], head[i], &diffs)
+		for _, vp := range diffs {
+			ok = false
+			if vp == "" {
+				vp = "the document"
+			}
+			fail("%s: document %d: %s changed outside the %s of %s, where no receipt can claim a change", p, i, vp, root.Path, root.Document)
 		}
 	}
-	return nil
+	return ok
 }
 
 // diffPaths appends every value path where a and b differ: leaves that

@@ -66,7 +66,14 @@ image:
 // the input of the check.
 func pullRequest(t testing.TB) Input {
 	t.Helper()
-	cfg, err := repoconfig.Parse(repoconfig.Path, []byte(testConfig))
+	return planned(t, testConfig, map[string][]byte{valuesFile: []byte(baseValues)})
+}
+
+// planned is the planner's write-back for replicas 3 -> 5 with config and
+// the repository's values files, as the input of the check.
+func planned(t testing.TB, config string, files map[string][]byte) Input {
+	t.Helper()
+	cfg, err := repoconfig.Parse(repoconfig.Path, []byte(config))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +81,7 @@ func pullRequest(t testing.TB) Input {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := plan.Snapshot{Config: cfg, Policy: pol, PolicyPath: ".github/policy.yaml", Files: map[string][]byte{valuesFile: []byte(baseValues)}}
+	snap := plan.Snapshot{Config: cfg, Policy: pol, PolicyPath: ".github/policy.yaml", Files: files}
 	at := time.Date(2026, 6, 18, 12, 0, 0, 0, time.UTC)
 	res := plan.Plan([]observe.Observation{{
 		Source: observe.SourceKubernetes, Cluster: "prod-1", ObservedAt: at,
@@ -85,7 +92,7 @@ func pullRequest(t testing.TB) Input {
 	if len(res.WriteBacks) != 1 {
 		t.Fatalf("no write-back: %v", res.Errors)
 	}
-	in := Input{Config: cfg, Policy: pol, PolicyPath: snap.PolicyPath, Base: map[string][]byte{valuesFile: []byte(baseValues)}, Head: map[string][]byte{}}
+	in := Input{Config: cfg, Policy: pol, PolicyPath: snap.PolicyPath, Base: files, Head: map[string][]byte{}}
 	for _, f := range append(res.WriteBacks[0].Files, res.WriteBacks[0].Receipts...) {
 		in.Changed = append(in.Changed, f.Path)
 		in.Head[f.Path] = f.Data
@@ -168,5 +175,95 @@ func TestCheck(t *testing.T) {
 func TestCheckWithoutConfig(t *testing.T) {
 	if res := Check(Input{Changed: []string{"a"}}); res.OK() {
 		t.Error("no base config passed")
+	}
+}
+
+const inlineConfig = `version: 1
+policy: .github/policy.yaml
+environments:
+  prod:
+    clusters: [prod-1]
+units:
+  - name: redis
+    environment: prod
+    valuesFiles: [envs/common.yaml, envs/prod/redis.yaml]
+    valuesRoot: {document: HelmRelease/redis, path: spec.values}
+    objects: ["apps/v1|StatefulSet|redis|*"]
+roles:
+  sre:
+    groups: [sre]
+`
+
+const manifest = "envs/prod/redis.yaml"
+
+const baseManifest = `apiVersion: v1
+kind: Namespace
+metadata:
+  name: redis
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: redis
+  namespace: redis
+spec:
+  chart:
+    spec:
+      chart: redis
+      version: "25.5.3"
+  values:
+    replica:
+      replicaCount: 3 # scaled live
+`
+
+// TestCheckInline bounds a write-back of a HelmRelease's inline values: the
+// receipt claims a value path below spec.values, so nothing else of the
+// manifest may change, in that document or another.
+func TestCheckInline(t *testing.T) {
+	files := map[string][]byte{"envs/common.yaml": []byte("image:\n  tag: \"7.2\"\n"), manifest: []byte(baseManifest)}
+	edit := func(old, new string) func(*Input) {
+		return func(in *Input) {
+			in.Head[manifest] = []byte(strings.Replace(string(in.Head[manifest]), old, new, 1))
+		}
+	}
+	for _, tc := range []struct {
+		why    string
+		change func(in *Input)
+		want   []string
+	}{
+		{why: "the planner's own write-back of the inline values is within its receipt", change: func(*Input) {}},
+		{why: "the chart version of the HelmRelease changed too", change: edit(`version: "25.5.3"`, `version: "26.0.0"`),
+			want: []string{manifest + ": document 1: spec.chart.spec.version changed outside the spec.values of HelmRelease/redis"}},
+		{why: "another document of the manifest changed", change: edit("  name: redis\n---", "  name: redis-2\n---"),
+			want: []string{manifest + ": document 0: metadata.name changed outside"}},
+		{why: "a document added to the manifest", change: edit("", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n---\n"),
+			want: []string{manifest + ": 2 documents at the base, 3 at the head"}},
+		{why: "an unclaimed change inside the inline values", change: edit("replicaCount: 5", "replicaCount: 5\n      extra: true"),
+			want: []string{manifest + ": replica.extra is set to true, but no receipt"}},
+		{why: "an unclaimed change of the plain values file before the manifest", change: func(in *Input) {
+			in.Changed = append(in.Changed, "envs/common.yaml")
+			in.Head["envs/common.yaml"] = []byte("image:\n  tag: \"7.4\"\n")
+		}, want: []string{"envs/common.yaml: changed, but it is neither a receipt"}},
+	} {
+		t.Run(tc.why, func(t *testing.T) {
+			in := planned(t, inlineConfig, files)
+			if got := string(in.Head[manifest]); got != strings.Replace(baseManifest, "replicaCount: 3", "replicaCount: 5", 1) {
+				t.Fatalf("the write-back changed more than the inline value:\n%s", got)
+			}
+			tc.change(&in)
+			res := Check(in)
+			if len(tc.want) == 0 {
+				if !res.OK() || res.Receipts != 1 || res.ValuePaths != 1 {
+					t.Fatalf("%+v", res)
+				}
+				return
+			}
+			got := strings.Join(res.Violations, "\n")
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("violations lack %q:\n%s", w, got)
+				}
+			}
+		})
 	}
 }

@@ -108,38 +108,127 @@ func Values(file string, data []byte, root *ValuesRoot) (map[string]any, error) 
 		}
 		return nil, fmt.Errorf("%s: values must be a mapping", file)
 	}
-	kind, name, _ := strings.Cut(root.Document, "/")
-	var found map[string]any
-	var foundLine int
-	for _, d := range docs {
-		var m map[string]any
-		if err := sigsyaml.Unmarshal(d.data, &m, useNumber); err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", file, d.line, err)
-		}
-		md, _ := m["metadata"].(map[string]any)
-		if m["kind"] != kind || md == nil || md["name"] != name {
-			continue
-		}
-		if found != nil {
-			return nil, fmt.Errorf("%s: two documents are %s (lines %d and %d)", file, root.Document, foundLine, d.line)
-		}
-		found, foundLine = m, d.line
-	}
-	if found == nil {
-		return nil, fmt.Errorf("%s: no document is %s (valuesRoot.document)", file, root.Document)
+	found, line, err := manifestDocument(file, docs, root)
+	if err != nil {
+		return nil, err
 	}
 	v, ok := Lookup(found, root.Path)
 	if !ok {
-		return nil, fmt.Errorf("%s:%d: %s has no %s (valuesRoot.path)", file, foundLine, root.Document, root.Path)
+		return nil, fmt.Errorf("%s:%d: %s has no %s (valuesRoot.path)", file, line, root.Document, root.Path)
+	}
+	if err := argoOverrides(found, root); err != nil {
+		return nil, fmt.Errorf("%s:%d: %s: %w", file, line, root.Document, err)
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
 		if v == nil {
 			return map[string]any{}, nil
 		}
-		return nil, fmt.Errorf("%s:%d: %s of %s is not a mapping", file, foundLine, root.Path, root.Document)
+		return nil, fmt.Errorf("%s:%d: %s of %s is not a mapping", file, line, root.Path, root.Document)
 	}
 	return m, nil
+}
+
+// manifestDocument decodes every document of a manifest as Helm's reader
+// does and returns the one document whose kind and metadata.name are
+// root.Document, with its line.
+func manifestDocument(file string, docs []yamlDoc, root *ValuesRoot) (map[string]any, int, error) {
+	kind, name, _ := strings.Cut(root.Document, "/")
+	var found map[string]any
+	var foundLine int
+	for _, d := range docs {
+		var m map[string]any
+		if err := sigsyaml.Unmarshal(d.data, &m, useNumber); err != nil {
+			return nil, 0, fmt.Errorf("%s:%d: %v", file, d.line, err)
+		}
+		md, _ := m["metadata"].(map[string]any)
+		if m["kind"] != kind || md == nil || md["name"] != name {
+			continue
+		}
+		if found != nil {
+			return nil, 0, fmt.Errorf("%s: two documents are %s (lines %d and %d)", file, root.Document, foundLine, d.line)
+		}
+		found, foundLine = m, d.line
+	}
+	if found == nil {
+		return nil, 0, fmt.Errorf("%s: no document is %s (valuesRoot.document)", file, root.Document)
+	}
+	return found, foundLine, nil
+}
+
+// argoOverrides refuses an Argo CD Application whose Helm source gives
+// values beside valuesObject that backflow does not read: its values string
+// (which valuesObject overrides, but which may hold paths valuesObject does
+// not) and its parameters and file parameters (which override valuesObject).
+// The desired state read without them would not be what Argo CD renders.
+func argoOverrides(doc map[string]any, root *ValuesRoot) error {
+	segs, err := yamlnode.ParsePath(root.Path)
+	if err != nil || len(segs) < 2 || segs[len(segs)-1].Key != "valuesObject" {
+		return nil
+	}
+	parent, _ := yamlnode.Lookup(doc, segs[:len(segs)-1])
+	helm, _ := parent.(map[string]any)
+	at := yamlnode.FormatPath(segs[:len(segs)-1])
+	for _, k := range []string{"values", "parameters", "fileParameters"} {
+		switch v := helm[k].(type) {
+		case nil:
+		case string:
+			if strings.TrimSpace(v) != "" {
+				return fmt.Errorf("%s.%s is set: backflow reads %s alone, so the desired state would not be what Argo CD renders", at, k, root.Path)
+			}
+		case []any:
+			if len(v) > 0 {
+				return fmt.Errorf("%s.%s is set: Argo CD applies them over %s, which backflow reads alone", at, k, root.Path)
+			}
+		default:
+			return fmt.Errorf("%s.%s is set: backflow reads %s alone", at, k, root.Path)
+		}
+	}
+	return nil
+}
+
+// OutsideValues reads a manifest that holds a unit's inline values as Helm's
+// reader does, every document of it, with the values at root.Path of
+// root.Document taken out: what a write-back of those values must leave as
+// it was. The file must be a manifest Values reads with root.
+func OutsideValues(file string, data []byte, root *ValuesRoot) ([]any, error) {
+	if _, err := Values(file, data, root); err != nil {
+		return nil, err
+	}
+	docs := splitYAML(data)
+	found, _, err := manifestDocument(file, docs, root)
+	if err != nil {
+		return nil, err
+	}
+	segs, err := yamlnode.ParsePath(root.Path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: valuesRoot.path: %w", file, err)
+	}
+	parent, ok := yamlnode.Lookup(found, segs[:len(segs)-1])
+	if !ok {
+		return nil, fmt.Errorf("%s: %s has no %s (valuesRoot.path)", file, root.Document, root.Path)
+	}
+	switch last := segs[len(segs)-1]; x := parent.(type) {
+	case map[string]any:
+		delete(x, last.Key)
+	case []any:
+		x[last.Index] = nil
+	}
+	out := make([]any, 0, len(docs))
+	kind, name, _ := strings.Cut(root.Document, "/")
+	for _, d := range docs {
+		var v any
+		if err := sigsyaml.Unmarshal(d.data, &v, useNumber); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", file, d.line, err)
+		}
+		if m, ok := v.(map[string]any); ok {
+			if md, _ := m["metadata"].(map[string]any); m["kind"] == kind && md != nil && md["name"] == name {
+				v = found
+			}
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // Lookup follows a value path (Helm's --set syntax) through decoded values.
