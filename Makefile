@@ -2,6 +2,7 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := bin/backflow
+VALUES_BIN := bin/backflow-values
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
@@ -12,8 +13,9 @@ help: ## Show the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
-build: ## Build bin/backflow
+build: ## Build bin/backflow and bin/backflow-values (the values commands alone, for one-edit processes)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/backflow
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o $(VALUES_BIN) ./cmd/backflow-values
 
 .PHONY: demo
 demo: ## Run the whole round trip against an in-process local hub (needs git; loopback only)
@@ -72,6 +74,6 @@ TOOLS_DIR ?= $(HOME)/.cache/backflow/tools
 YQ := $(TOOLS_DIR)/yq
 
 .PHONY: bench-yq
-bench-yq: build ## Time backflow values set against yq v4 as processes on the same edits
+bench-yq: build ## Time backflow values set and backflow-values set against yq v4 as processes on the same edits, on every corpus file
 	@test -x $(YQ) || GOBIN=$(TOOLS_DIR) $(GO) install github.com/mikefarah/yq/v4@$(YQ_VERSION)
-	BACKFLOW_BIN=$(CURDIR)/$(BIN) YQ_BIN=$(YQ) $(GO) test -run '^$$' -bench '^BenchmarkProcessVsYQ$$' -benchtime 20x ./cmd/backflow/
+	BACKFLOW_BIN=$(CURDIR)/$(BIN) VALUES_BIN=$(CURDIR)/$(VALUES_BIN) YQ_BIN=$(YQ) $(GO) test -run '^$$' -bench '^BenchmarkProcessVsYQ$$' -benchtime 20x ./cmd/backflow/

@@ -5,26 +5,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
+
+	"github.com/backflow-dev/backflow/internal/valuescmd"
 )
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "values" {
-		oneShotGC()
+		valuescmd.OneShotGC()
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
-
-// oneShotGC turns the collector off, below a memory limit, for a process
-// that runs one values command and exits. One edit parses the file four
-// times (before and after, with two readers) into short-lived trees, about
-// twenty-five times the file's size; collecting them costs more than it
-// frees (measured on a 5,981-line file: 37 ms per values set process with
-// the collector, 31 ms without). It is the process's setting, so only main
-// makes it: commands run in-process (tests) keep the collector.
-func oneShotGC() {
-	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(512 << 20)
 }
 
 // run executes the command line and maps the outcome to the exit codes of the
@@ -46,6 +35,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "backflow: "+ex.msg)
 		}
 		return ex.code
+	}
+	var vex *valuescmd.ExitError
+	if errors.As(err, &vex) {
+		if vex.Msg != "" {
+			fmt.Fprintln(stderr, "backflow: "+vex.Msg)
+		}
+		return vex.Code
 	}
 	fmt.Fprintln(stderr, "backflow: "+err.Error())
 	return 2

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/backflow-dev/backflow/internal/valuescmd"
 )
 
 // exitError carries an exit code out of a command. A command that has already
@@ -46,7 +48,7 @@ and opens an attributed pull request that carries a machine-checkable receipt.`,
 	root.AddCommand(
 		newLocalhubCmd(),
 		newVersionCmd(),
-		newValuesCmd(),
+		valuescmd.New("values"),
 		newPlanCmd(),
 		newServeCmd(),
 		newRunCmd(),

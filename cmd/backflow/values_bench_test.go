@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,41 +26,91 @@ var processEdits = []struct{ path, value string }{
 	{"prometheus.prometheusSpec.podMetadata.labels.team", "observability"},
 }
 
-const processFile = "../../testdata/corpus/values/kube-prometheus-stack.values.yaml"
+const (
+	corpusDir   = "../../testdata/corpus/values/"
+	processFile = corpusDir + "kube-prometheus-stack.values.yaml"
+)
 
-// BenchmarkProcessVsYQ runs `backflow values set` and yq v4 as processes on
-// the same edits of kube-prometheus-stack's values file and reports both
-// times and their ratio. It needs BACKFLOW_BIN and YQ_BIN (mikefarah yq v4;
-// `make bench-yq` sets both) and skips without them.
+// corpusEdits is one edit of every corpus file: a scalar near the middle of
+// the file (in the order yq lists leaves), given a new value of its type.
+var corpusEdits = []struct{ file, path, value string }{
+	{"argo-cd", "server.certificate.enabled", "true"},
+	{"bitnami-postgresql", "readReplicas.livenessProbe.timeoutSeconds", "9"},
+	{"bitnami-redis", "replica.pdb.minAvailable", "edited"},
+	{"cert-manager", "webhook.livenessProbe.failureThreshold", "7"},
+	{"external-dns", "readinessProbe.periodSeconds", "14"},
+	{"grafana", "sidecar.alerts.label", "edited"},
+	{"grafana-enterprise-logs", "gateway.podSecurityContext.runAsNonRoot", "false"},
+	{"ingress-nginx", "controller.service.internal.loadBalancerClass", "edited"},
+	{"istio-cni", "_internal_defaults_do_not_set.repair.deletePods", "true"},
+	{"kube-prometheus-stack", "prometheusOperator.tls.tlsMinVersion", "edited"},
+	{"metrics-server", "addonResizer.enabled", "true"},
+	{"podinfo", "hooks.postDelete.job.exitCode", "4"},
+	{"prometheus-alertmanager", "serviceMonitor.path", "edited"},
+	{"tempo-distributed", "rollout_operator.securityContext.allowPrivilegeEscalation", "true"},
+	{"traefik", "tracing.otlp.http.enabled", "true"},
+	{"vault", "server.livenessProbe.failureThreshold", "6"},
+}
+
+// BenchmarkProcessVsYQ runs `backflow values set`, `backflow-values set`
+// and yq v4 as processes on the same edits, one after the other, and
+// reports the median time of each and yq's time over backflow-values' (at
+// least 1 is the target; medians, because on a shared machine a
+// neighbour's burst lands on one run, not on the process): one and ten
+// edits of kube-prometheus-stack's values file, then one edit of every
+// corpus file. It needs BACKFLOW_BIN, VALUES_BIN and YQ_BIN (mikefarah yq
+// v4; `make bench-yq` sets them) and skips without them.
 func BenchmarkProcessVsYQ(b *testing.B) {
-	backflow, yq := os.Getenv("BACKFLOW_BIN"), os.Getenv("YQ_BIN")
-	if backflow == "" || yq == "" {
-		b.Skip("BACKFLOW_BIN and YQ_BIN are not set (run make bench-yq)")
+	backflow, small, yq := os.Getenv("BACKFLOW_BIN"), os.Getenv("VALUES_BIN"), os.Getenv("YQ_BIN")
+	if backflow == "" || small == "" || yq == "" {
+		b.Skip("BACKFLOW_BIN, VALUES_BIN and YQ_BIN are not set (run make bench-yq)")
 	}
 	if out, err := exec.Command(yq, "--version").CombinedOutput(); err != nil || !strings.Contains(string(out), "mikefarah") {
 		b.Skipf("%s is not mikefarah yq v4: %s", yq, out)
 	}
 	for _, n := range []int{1, 10} {
+		var edits [][2]string
+		for _, e := range processEdits[:n] {
+			edits = append(edits, [2]string{e.path, e.value})
+		}
 		b.Run(fmt.Sprintf("edits=%d", n), func(b *testing.B) {
-			bfArgs := []string{"values", "set", "--file", processFile}
-			var expr []string
-			for _, e := range processEdits[:n] {
-				bfArgs = append(bfArgs, "--path", e.path, "--value", e.value)
-				expr = append(expr, yqAssignment(e.path, e.value))
-			}
-			yqArgs := []string{strings.Join(expr, " | "), processFile}
-			var bfTime, yqTime time.Duration
-			for b.Loop() {
-				bfTime += timeProcess(b, backflow, bfArgs)
-				yqTime += timeProcess(b, yq, yqArgs)
-			}
-			runs := float64(b.N)
-			bf, y := float64(bfTime.Nanoseconds())/runs, float64(yqTime.Nanoseconds())/runs
-			b.ReportMetric(bf/1e6, "backflow-ms/op")
-			b.ReportMetric(y/1e6, "yq-ms/op")
-			b.ReportMetric(y/bf, "yq/backflow")
+			compareProcesses(b, backflow, small, yq, processFile, edits)
 		})
 	}
+	for _, e := range corpusEdits {
+		b.Run("file="+e.file, func(b *testing.B) {
+			compareProcesses(b, backflow, small, yq, corpusDir+e.file+".values.yaml", [][2]string{{e.path, e.value}})
+		})
+	}
+}
+
+// compareProcesses times the three processes making edits (path, value) to
+// file.
+func compareProcesses(b *testing.B, backflow, small, yq, file string, edits [][2]string) {
+	setArgs := []string{"set", "--file", file}
+	var expr []string
+	for _, e := range edits {
+		setArgs = append(setArgs, "--path", e[0], "--value", e[1])
+		expr = append(expr, yqAssignment(e[0], e[1]))
+	}
+	yqArgs := []string{strings.Join(expr, " | "), file}
+	var bfTimes, smallTimes, yqTimes []time.Duration
+	for b.Loop() {
+		bfTimes = append(bfTimes, timeProcess(b, backflow, append([]string{"values"}, setArgs...)))
+		smallTimes = append(smallTimes, timeProcess(b, small, setArgs))
+		yqTimes = append(yqTimes, timeProcess(b, yq, yqArgs))
+	}
+	bf, sm, y := median(bfTimes), median(smallTimes), median(yqTimes)
+	b.ReportMetric(float64(bf.Nanoseconds())/1e6, "backflow-ms/op")
+	b.ReportMetric(float64(sm.Nanoseconds())/1e6, "backflow-values-ms/op")
+	b.ReportMetric(float64(y.Nanoseconds())/1e6, "yq-ms/op")
+	b.ReportMetric(float64(y)/float64(sm), "yq/backflow-values")
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 func timeProcess(b *testing.B, bin string, args []string) time.Duration {

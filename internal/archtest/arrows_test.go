@@ -142,6 +142,12 @@ var rules = []rule{
 		forbidden: project("internal/plan/...", "internal/policy/...", "internal/receipt/...", "internal/repoconfig/...", "internal/values/...", "internal/observe/...", "internal/lifecycle/...", "internal/bot/...", "internal/localhub/..."),
 	},
 	{
+		why:       "the values commands' binary links the editor alone: Go runs every linked package's init before main, and Helm's, client-go's and the metrics' cost a one-edit process more than the edit",
+		pkgs:      append(project("internal/valuescmd"), module+"/cmd/backflow-values"),
+		forbidden: append(withSubpackages([]string{"helm.sh", "k8s.io/client-go", "k8s.io/apimachinery", "github.com/prometheus", "github.com/google/go-github", "github.com/go-git/go-git", "github.com/bradleyfalzon/ghinstallation"}), project("...")...),
+		allowed:   append(project("internal/valuescmd", "internal/values", "internal/yamlnode"), module+"/cmd/backflow-values"),
+	},
+	{
 		why:       "the server serves endpoints and leaves decisions to the domain",
 		pkgs:      project("internal/server/..."),
 		forbidden: project("internal/plan/...", "internal/policy/...", "internal/receipt/...", "internal/repoconfig/...", "internal/values/...", "internal/lifecycle/...", "internal/bot/...", "internal/forge/github/..."),
