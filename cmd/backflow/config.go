@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/backflow-dev/backflow/internal/app"
+	"github.com/backflow-dev/backflow/internal/render"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/spf13/cobra"
 )
@@ -80,7 +81,7 @@ Exit 0: valid. 1: invalid (every problem is listed on stderr).
 				fmt.Fprintln(stderr, "warning: "+w)
 			}
 			if rep.OK() {
-				rep.Problems = append(rep.Problems, app.CheckCharts(cmd.Context(), repo, rep)...)
+				rep.Problems = append(rep.Problems, app.CheckCharts(cmd.Context(), repo, rep, render.NewFetcher(render.FetchOptions{}))...)
 			}
 			if !rep.OK() {
 				for _, p := range rep.Problems {

@@ -50,15 +50,29 @@ func BotOptions(c *Config, key []byte, fg bot.Forge, sources []bot.Source, logge
 		Forge: fg, Sources: sources, Logger: logger,
 		AppSlug: c.GitHub.AppSlug, BotUserID: c.GitHub.BotUserID,
 		CommitMethod: c.Method(), Repositories: c.Repositories, GitOpsManagers: c.Managers(),
-		CommitKey: CommitKey(key), Renderer: Renderer,
+		CommitKey: CommitKey(key), Renderer: RendererWith(c.Fetcher()),
 	}
 }
 
-// Renderer is the render witness the bot plans with: the Helm SDK
-// rendering a unit's chart read through files, with render's default
-// timeout.
+// Fetcher is the fetcher of units' remote charts as the config's charts
+// section says it.
+func (c *Config) Fetcher() *render.Fetcher {
+	return render.NewFetcher(render.FetchOptions{CacheDir: c.Charts.CacheDir, MaxBytes: c.Charts.MaxBytes, Timeout: c.Charts.Timeout.Duration})
+}
+
+// Renderer is the render witness with remote charts fetched into render's
+// default cache, with its default bounds.
 func Renderer(ctx context.Context, files bot.ChartFiles) witness.Renderer {
-	return render.NewUnits(ctx, files, 0)
+	return render.NewUnits(ctx, files, render.NewFetcher(render.FetchOptions{}), 0)
+}
+
+// RendererWith is the render witness the bot plans with: the Helm SDK
+// rendering a unit's chart read through files or fetched with fetch, with
+// render's default timeout.
+func RendererWith(fetch *render.Fetcher) bot.RendererFunc {
+	return func(ctx context.Context, files bot.ChartFiles) witness.Renderer {
+		return render.NewUnits(ctx, files, fetch, 0)
+	}
 }
 
 // RunOnce is backflow run --once: one reconcile cycle over every repository

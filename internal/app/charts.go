@@ -17,11 +17,12 @@ type PolicyMismatchError struct {
 func (e *PolicyMismatchError) Error() string { return e.Policy + ": " + e.Problem }
 
 // CheckCharts renders every unit of a valid repo config whose chart names a
-// path in the checkout at repo, with the unit's values files, and checks the
+// path in the checkout at repo, a chart repository or an OCI reference
+// (fetched with fetch), with the unit's values files, and checks the
 // policy's mayAccept entries against it. It returns one error per entry
 // (a *PolicyMismatchError) or chart or values file that fails, each naming
 // the unit's chart key in the repo config.
-func CheckCharts(ctx context.Context, repo string, rep *repoconfig.Report) []error {
+func CheckCharts(ctx context.Context, repo string, rep *repoconfig.Report, fetch *render.Fetcher) []error {
 	var problems []error
 	src := render.DirSource{Root: repo}
 	for i := range rep.Config.Units {
@@ -29,8 +30,16 @@ func CheckCharts(ctx context.Context, repo string, rep *repoconfig.Report) []err
 		if !u.Rendered() {
 			continue
 		}
-		at := fmt.Sprintf("%s: units[%d].chart.path", repoconfig.Path, i)
-		c, err := render.LoadFromSource(src, u.Chart.Path)
+		key := "path"
+		switch {
+		case u.Chart.Path != "":
+		case u.Chart.OCI != "":
+			key = "oci"
+		default:
+			key = "repository"
+		}
+		at := fmt.Sprintf("%s: units[%d].chart.%s", repoconfig.Path, i, key)
+		c, err := render.Load(ctx, src, fetch, u.Chart)
 		if err != nil {
 			problems = append(problems, fmt.Errorf("%s: %w", at, err))
 			continue
@@ -52,7 +61,7 @@ func CheckCharts(ctx context.Context, repo string, rep *repoconfig.Report) []err
 		}
 		ps, err := render.CheckPolicy(ctx, c, u, trees, rep.Policy, render.OptionsFor(u, 0))
 		if err != nil {
-			problems = append(problems, fmt.Errorf("%s: cannot render %s with the values of unit %s (%s): %w", at, u.Chart.Path, u.Name, u.Environment, err))
+			problems = append(problems, fmt.Errorf("%s: cannot render %s with the values of unit %s (%s): %w", at, u.Chart.Source(), u.Name, u.Environment, err))
 			continue
 		}
 		for _, p := range ps {

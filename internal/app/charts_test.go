@@ -35,7 +35,7 @@ func TestCheckCharts(t *testing.T) {
 			t.Fatalf("%s: the fixture is not valid: %v %v", tc.why, err, rep.Problems)
 		}
 		var mismatches, others int
-		for _, err := range CheckCharts(context.Background(), repo, rep) {
+		for _, err := range CheckCharts(context.Background(), repo, rep, nil) {
 			var pm *PolicyMismatchError
 			if errors.As(err, &pm) {
 				mismatches++

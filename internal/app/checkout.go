@@ -17,13 +17,14 @@ import (
 // (plan.ReadSnapshot): files are read as repoconfig.ReadRepoFile reads them
 // (no path leaving the checkout, no symlink, size-capped), and the snapshot
 // names the commit checked out when dir is the top of a git checkout. Its
-// renderer reads units' charts from the working tree.
+// renderer reads units' charts from the working tree, and fetches remote
+// ones into render's default cache.
 func ReadCheckout(dir string) (plan.Read, error) {
 	read := func(p string, max int64) ([]byte, error) { return repoconfig.ReadRepoFile(dir, p, max) }
 	got, err := plan.ReadSnapshot(read, plan.ReadOptions{Commit: HeadCommit(dir)})
 	// Charts are read from the same working tree, when a write-back needs
 	// the render witness.
-	got.Snapshot.Renderer = render.NewUnits(context.Background(), render.DirSource{Root: dir}, 0)
+	got.Snapshot.Renderer = render.NewUnits(context.Background(), render.DirSource{Root: dir}, render.NewFetcher(render.FetchOptions{}), 0)
 	return got, err
 }
 

@@ -59,6 +59,8 @@ type Config struct {
 	GitOpsManagers []string `yaml:"gitopsManagers"`
 	// Pacing tunes retries and the request budget.
 	Pacing Pacing `yaml:"pacing"`
+	// Charts bounds and caches the fetching of units' remote charts.
+	Charts ChartsConfig `yaml:"charts"`
 	// Audit attributes every source's observations from audit events.
 	Audit AuditConfig `yaml:"audit"`
 	// Admission serves the validating admission webhook (backflow serve)
@@ -205,6 +207,18 @@ type Pacing struct {
 	Backoff Duration `yaml:"backoff"`
 }
 
+// ChartsConfig says where the render witness caches the charts units name
+// in a chart repository or an OCI registry, and how far one fetch may go.
+type ChartsConfig struct {
+	// CacheDir holds fetched archives by digest; default
+	// render.DefaultCacheDir (relative to the config file's folder).
+	CacheDir string `yaml:"cacheDir"`
+	// MaxBytes caps one fetch (default render.DefaultFetchMaxBytes).
+	MaxBytes int64 `yaml:"maxBytes"`
+	// Timeout bounds one fetch (default render.DefaultFetchTimeout).
+	Timeout Duration `yaml:"timeout"`
+}
+
 // Duration is a Go duration string (30s, 10m, 1h), read as a repository
 // config's durations are.
 type Duration = repoconfig.Duration
@@ -231,6 +245,7 @@ func LoadConfig(path string) (*Config, error) {
 	}
 	c.dir = filepath.Dir(path)
 	c.GitHub.PrivateKeyFile = c.Resolve(c.GitHub.PrivateKeyFile)
+	c.Charts.CacheDir = c.Resolve(c.Charts.CacheDir)
 	for _, sources := range c.Observations {
 		for i := range sources {
 			sources[i].Path = c.Resolve(sources[i].Path)
@@ -411,6 +426,12 @@ func (c *Config) validate() []string {
 		if k.d.Duration < 0 {
 			fail(k.path, "must be positive")
 		}
+	}
+	if c.Charts.MaxBytes < 0 {
+		fail("charts.maxBytes", "must be positive")
+	}
+	if c.Charts.Timeout.Duration < 0 {
+		fail("charts.timeout", "must be positive")
 	}
 	return errs
 }

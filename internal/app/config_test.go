@@ -37,6 +37,9 @@ func TestParseConfig(t *testing.T) {
 		{"admission without TLS", "the webhook is served over TLS only", minimalConfig + "admission:\n  listen: :8443\n", "admission: certFile and keyFile are required"},
 		{"admission listen", "the listener is host:port", minimalConfig + "admission:\n  listen: \"8443\"\n  certFile: c\n  keyFile: k\n", "admission.listen: want host:port"},
 		{"admission identity", "an empty GitOps identity would match nobody's intent", minimalConfig + "admission:\n  certFile: c\n  keyFile: k\n  gitopsUsers: [\" \"]\n", "admission.gitopsUsers[0]: empty"},
+		{"charts", "the chart cache and the bounds of a fetch", minimalConfig + "charts:\n  cacheDir: cache\n  maxBytes: 1048576\n  timeout: 10s\n", ""},
+		{"charts cap", "a fetch cap is a size", minimalConfig + "charts:\n  maxBytes: -1\n", "charts.maxBytes: must be positive"},
+		{"charts timeout", "a fetch timeout is a duration", minimalConfig + "charts:\n  timeout: -1s\n", "charts.timeout: must be positive"},
 		{"admission", "a complete admission section", minimalConfig + "admission:\n  certFile: c\n  keyFile: k\n  gitopsUsers: [flux]\n  ttl: 1m\n", ""},
 	}
 	for _, tc := range cases {
@@ -69,7 +72,7 @@ func TestExampleConfig(t *testing.T) {
 func TestLoadConfigAnchorsPaths(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "bot.yaml")
-	data := "version: 1\ngithub:\n  appId: 7\n  privateKeyFile: keys/app.pem\nobservations:\n  c1:\n    - path: obs\n"
+	data := "version: 1\ngithub:\n  appId: 7\n  privateKeyFile: keys/app.pem\nobservations:\n  c1:\n    - path: obs\ncharts:\n  cacheDir: charts\n"
 	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -79,6 +82,9 @@ func TestLoadConfigAnchorsPaths(t *testing.T) {
 	}
 	if want := filepath.Join(dir, "keys", "app.pem"); c.GitHub.PrivateKeyFile != want {
 		t.Errorf("key file %s, want %s", c.GitHub.PrivateKeyFile, want)
+	}
+	if want := filepath.Join(dir, "charts"); c.Charts.CacheDir != want {
+		t.Errorf("chart cache %s, want %s", c.Charts.CacheDir, want)
 	}
 	src := c.Sources()[0].(*PathSource)
 	if src.Path != filepath.Join(dir, "obs") || src.Cluster != "c1" {

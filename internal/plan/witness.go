@@ -97,7 +97,7 @@ func (p *planner) base(u *repoconfig.Unit, uv *unitValues) *base {
 	b := &base{}
 	p.bases[u] = b
 	if p.snap.Renderer == nil {
-		b.err = fmt.Errorf("render: unit %s names chart path %s, but no renderer is available, so no write-back can be witnessed", u.Name, u.Chart.Path)
+		b.err = fmt.Errorf("render: unit %s names chart %s, but no renderer is available, so no write-back can be witnessed", u.Name, u.Chart.Source())
 		return b
 	}
 	b.r, b.err = p.snap.Renderer.Render(u, uv.trees())

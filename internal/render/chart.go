@@ -73,8 +73,28 @@ func LoadFiles(where string, files map[string][]byte) (*Chart, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrChart, where, err)
 	}
+	if err := checkDependencies(ch); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrChart, where, err)
+	}
 	c.Name, c.Version = ch.Metadata.Name, ch.Metadata.Version
 	return c, nil
+}
+
+// checkDependencies refuses a chart whose Chart.yaml names a dependency
+// that its charts/ folder lacks, as helm template does: rendering without
+// it would not be what the GitOps controller renders.
+func checkDependencies(ch *chart.Chart) error {
+	var missing []string
+	for _, d := range ch.Metadata.Dependencies {
+		if d == nil || slices.ContainsFunc(ch.Dependencies(), func(sub *chart.Chart) bool { return sub.Name() == d.Name }) {
+			continue
+		}
+		missing = append(missing, d.Name)
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("dependencies %s are named in Chart.yaml but missing in charts/", strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 // load builds a fresh chart from the files.

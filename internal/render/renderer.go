@@ -12,11 +12,13 @@ import (
 )
 
 // Units renders units' charts from one repository snapshot: each chart is
-// loaded from the source once, on first use, and a chart that cannot be
-// loaded keeps failing for the snapshot. It is a witness.Renderer.
+// loaded from the source (a chart path) or fetched (a repository or OCI
+// reference) once, on first use, and a chart that cannot be loaded keeps
+// failing for the snapshot. It is a witness.Renderer.
 type Units struct {
 	ctx     context.Context
 	src     Source
+	fetch   *Fetcher
 	timeout time.Duration
 	mu      sync.Mutex
 	charts  map[string]loaded
@@ -27,23 +29,26 @@ type loaded struct {
 	err error
 }
 
-// NewUnits returns a renderer of the charts in src. ctx bounds every
-// rendering; timeout bounds each one (DefaultTimeout when zero).
-func NewUnits(ctx context.Context, src Source, timeout time.Duration) *Units {
-	return &Units{ctx: ctx, src: src, timeout: timeout, charts: map[string]loaded{}}
+// NewUnits returns a renderer of the charts in src and of those fetch
+// fetches (a unit with a remote chart fails to render when fetch is nil).
+// ctx bounds every fetch and rendering; timeout bounds each rendering
+// (DefaultTimeout when zero).
+func NewUnits(ctx context.Context, src Source, fetch *Fetcher, timeout time.Duration) *Units {
+	return &Units{ctx: ctx, src: src, fetch: fetch, timeout: timeout, charts: map[string]loaded{}}
 }
 
 // Chart returns the unit's loaded chart.
 func (r *Units) Chart(u *repoconfig.Unit) (*Chart, error) {
 	if !u.Rendered() {
-		return nil, fmt.Errorf("%w: unit %s (%s) names no chart path", witness.ErrRender, u.Name, u.Environment)
+		return nil, fmt.Errorf("%w: unit %s (%s) names no chart path, repository or OCI reference", witness.ErrRender, u.Name, u.Environment)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	l, ok := r.charts[u.Chart.Path]
+	key := u.Chart.Source()
+	l, ok := r.charts[key]
 	if !ok {
-		l.c, l.err = LoadFromSource(r.src, u.Chart.Path)
-		r.charts[u.Chart.Path] = l
+		l.c, l.err = Load(r.ctx, r.src, r.fetch, u.Chart)
+		r.charts[key] = l
 	}
 	if l.err != nil {
 		return nil, fmt.Errorf("%w: %w", witness.ErrRender, l.err)
@@ -63,6 +68,20 @@ func (r *Units) Render(u *repoconfig.Unit, files []map[string]any) (*witness.Ren
 		return nil, fmt.Errorf("%w: unit %s (%s): %s", witness.ErrRender, u.Name, u.Environment, strings.Join(strings.Fields(err.Error()), " "))
 	}
 	return out, nil
+}
+
+// Load loads the chart c names: from its path in src, or fetched with
+// fetch from its repository or OCI registry.
+func Load(ctx context.Context, src Source, fetch *Fetcher, c *repoconfig.Chart) (*Chart, error) {
+	switch {
+	case c.Path != "":
+		return LoadFromSource(src, c.Path)
+	case !c.Remote():
+		return nil, fmt.Errorf("%w: chart %s names no path, repository or OCI reference", ErrChart, c.Name)
+	case fetch == nil:
+		return nil, fmt.Errorf("%w %s: no chart fetcher is configured", ErrFetch, c.Source())
+	}
+	return fetch.Fetch(ctx, c)
 }
 
 // OptionsFor are the options a unit's chart is rendered with.

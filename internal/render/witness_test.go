@@ -86,7 +86,7 @@ func snapshot(t testing.TB, config, pol, values string) plan.Snapshot {
 	return plan.Snapshot{
 		Config: cfg, Policy: p, PolicyPath: ".github/policy.yaml", Commit: strings.Repeat("a", 40),
 		Files:    map[string][]byte{valuesPath: []byte(values)},
-		Renderer: render.NewUnits(context.Background(), render.DirSource{Root: repoRoot}, 0),
+		Renderer: render.NewUnits(context.Background(), render.DirSource{Root: repoRoot}, nil, 0),
 	}
 }
 

@@ -86,7 +86,7 @@ type Unit struct {
 	ValuesFiles []string    `yaml:"valuesFiles" json:"valuesFiles" jsonschema:"required,minItems=1" jsonschema_description:"Values files in Helm's override order (later files override earlier ones). A write-back edits the last file unless the path is defined only in an earlier one. With valuesRoot the last file is the manifest holding the inline values."`
 	ValuesRoot  *ValuesRoot `yaml:"valuesRoot" json:"valuesRoot,omitempty" jsonschema_description:"Set when the unit's last values file is a manifest (a Flux HelmRelease, an Argo CD Application) whose inline values are read, after the files before it, as Flux merges spec.values after valuesFrom and Argo CD valuesObject after valueFiles."`
 	Objects     []string    `yaml:"objects" json:"objects" jsonschema:"required,minItems=1" jsonschema_description:"Object keys apiVersion|Kind|namespace|name that the unit renders; * matches any run of characters within one |-separated segment."`
-	Chart       *Chart      `yaml:"chart" json:"chart,omitempty" jsonschema_description:"The chart the unit renders: named in receipts, and rendered by the render witness when it has a path."`
+	Chart       *Chart      `yaml:"chart" json:"chart,omitempty" jsonschema_description:"The chart the unit renders: named in receipts, and rendered by the render witness when it has a path, a repository or an OCI reference."`
 }
 
 // ValuesRoot locates values inside a manifest.
@@ -95,13 +95,15 @@ type ValuesRoot struct {
 	Path     string `yaml:"path" json:"path" jsonschema:"required" jsonschema_description:"Path of the values inside that manifest, in Helm's --set syntax: spec.values (Flux), spec.source.helm.valuesObject (Argo CD)."`
 }
 
-// Chart names the chart a unit renders. With a path the chart is rendered:
-// every write-back of the unit must pass the render witness. Without one it
-// only names the chart in receipts.
+// Chart names the chart a unit renders. With a path, a repository or an
+// OCI reference the chart is rendered: every write-back of the unit must
+// pass the render witness. Without one it only names the chart in receipts.
 type Chart struct {
-	Name        string `yaml:"name" json:"name,omitempty" jsonschema_description:"Chart name, e.g. bitnami/redis; receipts name it. Required."`
-	Version     string `yaml:"version" json:"version,omitempty" jsonschema_description:"Chart version; receipts name it."`
+	Name        string `yaml:"name" json:"name,omitempty" jsonschema_description:"Chart name, e.g. bitnami/redis; receipts name it. With repository, its last /-separated segment is the chart's name in the repository's index. Required."`
+	Version     string `yaml:"version" json:"version,omitempty" jsonschema_description:"Chart version; receipts name it. Required, an exact version (no range), with repository or oci."`
 	Path        string `yaml:"path" json:"path,omitempty" jsonschema_description:"Folder of the chart in the repository (with its dependencies under charts/). When set, backflow renders the chart before and after each write-back and writes back only when the rendering changes exactly the accepted fields to exactly the observed values (the render witness)."`
+	Repository  string `yaml:"repository" json:"repository,omitempty" jsonschema_description:"URL (http or https) of the Helm chart repository (its index.yaml) that serves the chart; the chart is fetched, cached by digest and rendered by the render witness. At most one of path, repository and oci."`
+	OCI         string `yaml:"oci" json:"oci,omitempty" jsonschema_description:"OCI reference of the chart without its tag, e.g. oci://registry-1.docker.io/bitnamicharts/redis; the chart is pulled at version, cached by digest and rendered by the render witness. At most one of path, repository and oci."`
 	ReleaseName string `yaml:"releaseName" json:"releaseName,omitempty" jsonschema_description:"Release name the GitOps controller installs the chart as (.Release.Name). Default: the unit's name."`
 	Namespace   string `yaml:"namespace" json:"namespace,omitempty" jsonschema_description:"Namespace the chart is installed in (.Release.Namespace). Default: the namespace the unit's objects name, when they all name the same one without a glob."`
 	KubeVersion string `yaml:"kubeVersion" json:"kubeVersion,omitempty" jsonschema_description:"Kubernetes version the chart is rendered for (.Capabilities.KubeVersion), e.g. v1.34.0. Default v1.34.0."`
@@ -129,8 +131,31 @@ func (c *Config) RootOf(file string) *ValuesRoot {
 	return nil
 }
 
-// Rendered reports that the unit's chart is rendered: it names a path.
-func (u *Unit) Rendered() bool { return u.Chart != nil && u.Chart.Path != "" }
+// Rendered reports that the unit's chart is rendered: it names a path, a
+// repository or an OCI reference.
+func (u *Unit) Rendered() bool { return u.Chart != nil && (u.Chart.Path != "" || u.Chart.Remote()) }
+
+// Remote reports that the chart is fetched: from a chart repository or an
+// OCI registry.
+func (c *Chart) Remote() bool { return c.Repository != "" || c.OCI != "" }
+
+// RepoChart is the chart's name in its repository's index: the last
+// /-separated segment of its name.
+func (c *Chart) RepoChart() string { return c.Name[strings.LastIndex(c.Name, "/")+1:] }
+
+// Source names where the chart is read: its path, or its repository or OCI
+// reference with its version.
+func (c *Chart) Source() string {
+	switch {
+	case c.Path != "":
+		return c.Path
+	case c.OCI != "":
+		return c.OCI + ":" + c.Version
+	case c.Repository != "":
+		return strings.TrimSuffix(c.Repository, "/") + "/" + c.RepoChart() + "@" + c.Version
+	}
+	return ""
+}
 
 // ReleaseName is the release name the unit's chart is rendered as.
 func (u *Unit) ReleaseName() string {

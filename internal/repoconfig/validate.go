@@ -3,6 +3,7 @@ package repoconfig
 import (
 	"fmt"
 	"maps"
+	"net/url"
 	"path"
 	"regexp"
 	"slices"
@@ -55,6 +56,10 @@ var teamRE = regexp.MustCompile(`^(?:[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}/)?[A-Za-
 
 // kubeVersion is a Kubernetes version as .Capabilities.KubeVersion has it.
 var kubeVersion = regexp.MustCompile(`^v?[0-9]+\.[0-9]+(\.[0-9]+)?$`)
+
+// exactVersion is a chart version that names one release (semantic
+// versioning, no range), so that every fetch of it is the same archive.
+var exactVersion = regexp.MustCompile(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
 
 type checker struct{ errs []FieldError }
 
@@ -270,9 +275,10 @@ func (c *Config) validateUnits(k *checker, receipts string) {
 			}
 			if u.Chart.Path != "" {
 				k.add(p+".chart.path", checkRepoPath(u.Chart.Path))
-				if u.ReleaseNamespace() == "" {
-					k.addf(p+".chart.namespace", "required: the unit's objects do not all name one namespace, so the chart's release namespace must be given")
-				}
+			}
+			u.Chart.validateSource(k, p+".chart")
+			if u.Rendered() && u.ReleaseNamespace() == "" {
+				k.addf(p+".chart.namespace", "required: the unit's objects do not all name one namespace, so the chart's release namespace must be given")
 			}
 			if u.Chart.KubeVersion != "" && !kubeVersion.MatchString(u.Chart.KubeVersion) {
 				k.addf(p+".chart.kubeVersion", "%q is not a Kubernetes version such as v1.34.0", u.Chart.KubeVersion)
@@ -462,4 +468,49 @@ func appendOnce(list []int, i int) []int {
 		return list
 	}
 	return append(list, i)
+}
+
+// validateSource checks where a chart is read from: at most one of path,
+// repository and oci; a remote chart with an exact version.
+func (c *Chart) validateSource(k *checker, p string) {
+	set := 0
+	for _, v := range []string{c.Path, c.Repository, c.OCI} {
+		if v != "" {
+			set++
+		}
+	}
+	if set > 1 {
+		k.addf(p, "give at most one of path, repository and oci")
+	}
+	if c.Repository != "" {
+		u, err := url.Parse(c.Repository)
+		switch {
+		case strings.HasPrefix(c.Repository, "oci://"):
+			k.addf(p+".repository", "%q is an OCI reference: give it as oci, with the chart's name", c.Repository)
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			k.addf(p+".repository", "%q is not an http or https URL", c.Repository)
+		case u.User != nil:
+			k.addf(p+".repository", "%q holds credentials: the repo config is not the place for them", c.Repository)
+		}
+		if c.RepoChart() == "" {
+			k.addf(p+".name", "%q does not end in a chart name to find in the repository's index", c.Name)
+		}
+	}
+	if c.OCI != "" {
+		rest, ok := strings.CutPrefix(c.OCI, "oci://")
+		host, repoPath, _ := strings.Cut(rest, "/")
+		switch {
+		case !ok:
+			k.addf(p+".oci", "%q does not start with oci://", c.OCI)
+		case host == "" || repoPath == "" || strings.ContainsAny(rest, "@ \t") || strings.Contains(repoPath, ":") || strings.HasSuffix(repoPath, "/"):
+			k.addf(p+".oci", "%q is not an OCI reference oci://host/path/chart without tag or digest (the tag is version)", c.OCI)
+		}
+	}
+	if c.Remote() && !exactVersion.MatchString(c.Version) {
+		if c.Version == "" {
+			k.addf(p+".version", "required with repository or oci")
+		} else {
+			k.addf(p+".version", "%q is not an exact chart version such as 23.1.1 (a fetched chart is pinned)", c.Version)
+		}
+	}
 }

@@ -1,0 +1,309 @@
+package render_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	ggcr "github.com/google/go-containerregistry/pkg/registry"
+	"helm.sh/helm/v4/pkg/registry"
+
+	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/plan"
+	"github.com/backflow-dev/backflow/internal/render"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
+)
+
+// The fetch tests serve the podinfo chart (testdata/charts/podinfo) from a
+// chart repository and an OCI registry on loopback.
+const (
+	podinfoVersion = "6.14.1"
+	podinfoObject  = "apps/v1|Deployment|podinfo|podinfo"
+)
+
+// packageChart packages the chart folder dir as helm package does: a
+// gzipped tar with every file under the chart's name.
+func packageChart(t testing.TB, dir, name string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || !e.Type().IsRegular() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if err := tw.WriteHeader(&tar.Header{Name: path.Join(name, filepath.ToSlash(rel)), Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+			return err
+		}
+		_, err = tw.Write(data)
+		return err
+	})
+	if err == nil {
+		err = tw.Close()
+	}
+	if err == nil {
+		err = gz.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func digestOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// chartRepo is a Helm chart repository on loopback serving one archive;
+// block makes it hold every request until the client goes away.
+type chartRepo struct {
+	srv   *httptest.Server
+	tgz   []byte
+	gets  atomic.Int64
+	block atomic.Bool
+}
+
+func newChartRepo(t testing.TB, tgz []byte) *chartRepo {
+	r := &chartRepo{tgz: tgz}
+	index := fmt.Sprintf(`apiVersion: v1
+entries:
+  podinfo:
+    - apiVersion: v1
+      name: podinfo
+      version: %s
+      urls: [charts/podinfo-%s.tgz]
+      digest: %s
+generated: "2026-12-01T00:00:00Z"
+`, podinfoVersion, podinfoVersion, strings.TrimPrefix(digestOf(tgz), "sha256:"))
+	r.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.gets.Add(1)
+		if r.block.Load() {
+			<-req.Context().Done()
+			return
+		}
+		switch req.URL.Path {
+		case "/stable/index.yaml":
+			w.Write([]byte(index))
+		case "/stable/charts/podinfo-" + podinfoVersion + ".tgz":
+			w.Write(r.tgz)
+		default:
+			http.NotFound(w, req)
+		}
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func tlsOf(srv *httptest.Server) *tls.Config {
+	return srv.Client().Transport.(*http.Transport).TLSClientConfig
+}
+
+// newRegistry is an OCI registry on loopback (go-containerregistry's
+// in-process one) holding the archive pushed with Helm's registry client.
+func newRegistry(t testing.TB, tgz []byte) (*httptest.Server, string) {
+	srv := httptest.NewTLSServer(ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "https://")
+	rc, err := registry.NewClient(registry.ClientOptHTTPClient(srv.Client()), registry.ClientOptCredentialsFile(filepath.Join(t.TempDir(), "creds.json")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rc.Push(tgz, host+"/charts/podinfo:"+podinfoVersion); err != nil {
+		t.Fatal(err)
+	}
+	return srv, "oci://" + host + "/charts/podinfo"
+}
+
+func podinfoTgz(t testing.TB) []byte {
+	return packageChart(t, "../../testdata/charts/podinfo", "podinfo")
+}
+
+// sources are the two remote kinds of chart, each served on loopback.
+func sources(t *testing.T) map[string]struct {
+	chart *repoconfig.Chart
+	tls   *tls.Config
+} {
+	tgz := podinfoTgz(t)
+	repo := newChartRepo(t, tgz)
+	reg, ref := newRegistry(t, tgz)
+	return map[string]struct {
+		chart *repoconfig.Chart
+		tls   *tls.Config
+	}{
+		"repository": {&repoconfig.Chart{Name: "stefanprodan/podinfo", Version: podinfoVersion, Repository: repo.srv.URL + "/stable"}, tlsOf(repo.srv)},
+		"oci":        {&repoconfig.Chart{Name: "podinfo", Version: podinfoVersion, OCI: ref}, tlsOf(reg)},
+	}
+}
+
+const podinfoConfig = `version: 1
+policy: .github/policy.yaml
+environments:
+  prod:
+    clusters: [prod-1]
+units:
+  - name: podinfo
+    environment: prod
+    valuesFiles: [envs/prod/redis/values.yaml]
+    objects: ["*|*|podinfo|*"]
+    chart: %s
+roles:
+  platform-sre:
+    groups: [sre]
+`
+
+func TestWitnessRemoteChart(t *testing.T) {
+	// why: a unit whose chart lives in a chart repository or an OCI
+	// registry is witnessed like one in the repository: the chart is
+	// fetched, rendered before and after, and its archive's digest is
+	// what the receipt records.
+	tgz := podinfoTgz(t)
+	for name, src := range sources(t) {
+		t.Run(name, func(t *testing.T) {
+			spec := fmt.Sprintf("{name: %s, version: %s, repository: %q, oci: %q}", src.chart.Name, src.chart.Version, src.chart.Repository, src.chart.OCI)
+			spec = strings.NewReplacer(`, repository: ""`, "", `, oci: ""`, "").Replace(spec)
+			snap := snapshot(t, fmt.Sprintf(podinfoConfig, spec), policyFor("replicaCount", "spec.replicas", podinfoObject), "replicaCount: 2\n")
+			fetch := render.NewFetcher(render.FetchOptions{CacheDir: t.TempDir(), TLS: src.tls})
+			snap.Renderer = render.NewUnits(context.Background(), render.DirSource{Root: t.TempDir()}, fetch, 0)
+			obs := change("Deployment", "podinfo", "spec.replicas", 3, 2)
+			obs.Object.Namespace = "podinfo"
+			res := plan.Plan([]observe.Observation{obs}, nil, snap, now)
+			if len(res.Decisions) != 1 || res.Decisions[0].Outcome != plan.Allow || len(res.Errors) > 0 {
+				t.Fatalf("decisions %+v, errors %q", res.Decisions, res.Errors)
+			}
+			s := res.Decisions[0].Receipt.Spec.Render
+			if s == nil || s.Chart != "podinfo" || s.Version != podinfoVersion || s.Digest != digestOf(tgz) {
+				t.Fatalf("render section %+v, want podinfo %s with the archive's digest %s", s, podinfoVersion, digestOf(tgz))
+			}
+			if len(s.ChangedFields) != 1 || s.ChangedFields[0].Object != podinfoObject || s.ChangedFields[0].Field != "spec.replicas" {
+				t.Errorf("changed fields %+v", s.ChangedFields)
+			}
+		})
+	}
+}
+
+func TestFetchCachesByDigest(t *testing.T) {
+	// why: a chart fetched once is read from the cache (no request), and
+	// the cached archive is checked against its digest on every read: a
+	// tampered file is reported, never rendered, and fetched again after.
+	tgz := podinfoTgz(t)
+	repo := newChartRepo(t, tgz)
+	spec := &repoconfig.Chart{Name: "podinfo", Version: podinfoVersion, Repository: repo.srv.URL + "/stable/"}
+	dir := t.TempDir()
+	fetch := func() (*render.Chart, error) {
+		return render.NewFetcher(render.FetchOptions{CacheDir: dir, TLS: tlsOf(repo.srv)}).Fetch(context.Background(), spec)
+	}
+	c, err := fetch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Digest != digestOf(tgz) || c.Name != "podinfo" || repo.gets.Load() != 2 {
+		t.Fatalf("digest %s name %s after %d requests", c.Digest, c.Name, repo.gets.Load())
+	}
+	if _, err := fetch(); err != nil || repo.gets.Load() != 2 {
+		t.Fatalf("cached fetch: %v after %d requests, want none more", err, repo.gets.Load())
+	}
+	blob := filepath.Join(dir, "blobs", "sha256", strings.TrimPrefix(c.Digest, "sha256:")+".tgz")
+	tampered := append(bytes.Clone(tgz[:len(tgz)-1]), tgz[len(tgz)-1]^1)
+	if err := os.WriteFile(blob, tampered, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fetch(); !errors.Is(err, render.ErrCacheTampered) || !strings.Contains(err.Error(), blob) {
+		t.Fatalf("tampered cache: %v, want ErrCacheTampered naming %s", err, blob)
+	}
+	c, err = fetch()
+	if err != nil || c.Digest != digestOf(tgz) || repo.gets.Load() != 4 {
+		t.Fatalf("after the tampered file: %v, digest %v, %d requests", err, c, repo.gets.Load())
+	}
+}
+
+func TestFetchBounds(t *testing.T) {
+	// why: a chart source that sends too much or takes too long is cut
+	// off and reported, and nothing is cached, for either kind of source.
+	// Half the archive: the index or manifest fits, the chart does not.
+	half := int64(len(podinfoTgz(t)) / 2)
+	for name, src := range sources(t) {
+		t.Run(name+"/size", func(t *testing.T) {
+			dir := t.TempDir()
+			f := render.NewFetcher(render.FetchOptions{CacheDir: dir, TLS: src.tls, MaxBytes: half})
+			_, err := f.Fetch(context.Background(), src.chart)
+			if !errors.Is(err, render.ErrFetch) || !errors.Is(err, render.ErrFetchTooLarge) {
+				t.Fatalf("got %v, want ErrFetchTooLarge", err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "refs")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("a refused fetch left a reference in the cache: %v", err)
+			}
+		})
+	}
+	t.Run("timeout", func(t *testing.T) {
+		repo := newChartRepo(t, podinfoTgz(t))
+		repo.block.Store(true)
+		f := render.NewFetcher(render.FetchOptions{CacheDir: t.TempDir(), TLS: tlsOf(repo.srv), Timeout: 200 * time.Millisecond})
+		_, err := f.Fetch(context.Background(), &repoconfig.Chart{Name: "podinfo", Version: podinfoVersion, Repository: repo.srv.URL + "/stable"})
+		if !errors.Is(err, render.ErrFetchTimeout) {
+			t.Fatalf("got %v, want ErrFetchTimeout", err)
+		}
+	})
+	t.Run("registry timeout", func(t *testing.T) {
+		blocked := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+		defer blocked.Close()
+		f := render.NewFetcher(render.FetchOptions{CacheDir: t.TempDir(), TLS: tlsOf(blocked), Timeout: 200 * time.Millisecond})
+		_, err := f.Fetch(context.Background(), &repoconfig.Chart{Name: "podinfo", Version: podinfoVersion, OCI: "oci://" + strings.TrimPrefix(blocked.URL, "https://") + "/charts/podinfo"})
+		if !errors.Is(err, render.ErrFetchTimeout) {
+			t.Fatalf("got %v, want ErrFetchTimeout", err)
+		}
+	})
+}
+
+func TestFetchRefusesWrongArchive(t *testing.T) {
+	// why: the archive must be the one the index names, of the version the
+	// config pins: a repository serving other bytes than its index's digest
+	// is refused.
+	tgz := podinfoTgz(t)
+	repo := newChartRepo(t, tgz)
+	// The same files, compressed otherwise: a valid chart, other bytes.
+	zr, err := gzip.NewReader(bytes.NewReader(tgz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tarball, other bytes.Buffer
+	if _, err := tarball.ReadFrom(zr); err != nil {
+		t.Fatal(err)
+	}
+	zw, _ := gzip.NewWriterLevel(&other, gzip.BestSpeed)
+	zw.Write(tarball.Bytes())
+	zw.Close()
+	repo.tgz = other.Bytes()
+	f := render.NewFetcher(render.FetchOptions{CacheDir: t.TempDir(), TLS: tlsOf(repo.srv)})
+	_, err = f.Fetch(context.Background(), &repoconfig.Chart{Name: "podinfo", Version: podinfoVersion, Repository: repo.srv.URL + "/stable"})
+	if err == nil || !strings.Contains(err.Error(), "the archive's digest is "+digestOf(repo.tgz)) {
+		t.Fatalf("an archive that is not the index's: %v", err)
+	}
+	_, err = f.Fetch(context.Background(), &repoconfig.Chart{Name: "podinfo", Version: "6.0.0", Repository: repo.srv.URL + "/stable"})
+	if err == nil || !strings.Contains(err.Error(), "has no chart podinfo version 6.0.0") {
+		t.Fatalf("a version the index lacks: %v", err)
+	}
+}
