@@ -35,10 +35,16 @@ type planner struct {
 }
 
 // envUnits finds the unit of an object in one environment: exact object
-// keys through a map, globs in config order.
+// keys through a map; globs whose only wildcards are in the last segment
+// (apps/v1|Deployment|web|*) bucketed by the segments before it, which an
+// object must equal; the other globs in config order. Each list is in
+// config order, so an object's lookup costs the globs of its own
+// apiVersion, kind and namespace, not every unit's.
 type envUnits struct {
 	exact map[string]unitGlob
-	globs []unitGlob
+	// byPrefix holds globs by the literal segments before their last `|`.
+	byPrefix map[string][]unitGlob
+	globs    []unitGlob
 }
 
 type unitGlob struct {
@@ -80,7 +86,7 @@ func newPlanner(snap Snapshot, now time.Time) *planner {
 		u := &cfg.Units[i]
 		eu := p.units[u.Environment]
 		if eu == nil {
-			eu = &envUnits{exact: map[string]unitGlob{}}
+			eu = &envUnits{exact: map[string]unitGlob{}, byPrefix: map[string][]unitGlob{}}
 			p.units[u.Environment] = eu
 		}
 		for _, pat := range u.Objects {
@@ -90,7 +96,13 @@ func newPlanner(snap Snapshot, now time.Time) *planner {
 				}
 				continue
 			}
-			eu.globs = append(eu.globs, unitGlob{pattern: pat, unit: u, order: i})
+			g := unitGlob{pattern: pat, unit: u, order: i}
+			if prefix, last, ok := cutLast(pat); ok && !strings.Contains(prefix, "*") {
+				g.pattern = last
+				eu.byPrefix[prefix] = append(eu.byPrefix[prefix], g)
+				continue
+			}
+			eu.globs = append(eu.globs, g)
 		}
 	}
 	if snap.Policy != nil {
@@ -113,6 +125,21 @@ func (p *planner) unitFor(env, object string) *repoconfig.Unit {
 		return nil
 	}
 	best, found := eu.exact[object]
+	// A bucketed glob matches when the object's segments before the last
+	// equal its prefix and its last segment matches the glob's: the same
+	// answer as MatchKey on the whole key, since a literal segment matches
+	// only itself.
+	if prefix, last, ok := cutLast(object); ok {
+		for _, g := range eu.byPrefix[prefix] {
+			if found && g.order >= best.order {
+				break
+			}
+			if policy.Glob(g.pattern, last) {
+				best, found = g, true
+				break
+			}
+		}
+	}
 	for _, g := range eu.globs {
 		if found && g.order >= best.order {
 			break
@@ -122,6 +149,15 @@ func (p *planner) unitFor(env, object string) *repoconfig.Unit {
 		}
 	}
 	return best.unit
+}
+
+// cutLast splits an object key or pattern at its last `|`.
+func cutLast(key string) (prefix, last string, ok bool) {
+	i := strings.LastIndexByte(key, '|')
+	if i < 0 {
+		return "", "", false
+	}
+	return key[:i], key[i+1:], true
 }
 
 func (p *planner) ignoresField(path string) bool {

@@ -2,6 +2,8 @@ package plan
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -462,6 +464,55 @@ roles:`, 1)
 			want, _ := snap.Config.UnitFor(env, obj)
 			if got := p.unitFor(env, obj); got != want {
 				t.Errorf("%s %s: index found %v, config %v", env, obj, got, want)
+			}
+		}
+	}
+}
+
+// TestUnitForIndexAgreesWithScan: with exact keys, globs bucketed by their
+// literal segments and globs with wildcards anywhere, in any config order,
+// the index finds the first unit in config order that claims the object,
+// as a scan of every pattern does.
+func TestUnitForIndexAgreesWithScan(t *testing.T) {
+	segs := [][]string{{"apps/v1", "v1", "*", "apps/*"}, {"Deployment", "Service", "D*"}, {"a", "b", "*", "a*"}, {"web", "api", "*", "w*", "*b"}}
+	names := [][]string{{"apps/v1", "v1", "apps/v2"}, {"Deployment", "Service", "DaemonSet"}, {"a", "b", "ab"}, {"web", "api", "wb", "b"}}
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func(i int) string { return segs[i][rng.IntN(len(segs[i]))] }
+	for round := range 1000 {
+		cfg := &repoconfig.Config{}
+		for u := range 1 + rng.IntN(8) {
+			unit := repoconfig.Unit{Name: fmt.Sprintf("u%d", u), Environment: []string{"prod", "dev"}[rng.IntN(2)]}
+			for range 1 + rng.IntN(3) {
+				unit.Objects = append(unit.Objects, pick(0)+"|"+pick(1)+"|"+pick(2)+"|"+pick(3))
+			}
+			cfg.Units = append(cfg.Units, unit)
+		}
+		p := newPlanner(Snapshot{Config: cfg}, testNow)
+		for range 20 {
+			obj := ""
+			for i, opts := range names {
+				if i > 0 {
+					obj += "|"
+				}
+				obj += opts[rng.IntN(len(opts))]
+			}
+			if rng.IntN(2) == 0 {
+				// A key some pattern claims: its stars matching nothing.
+				u := cfg.Units[rng.IntN(len(cfg.Units))]
+				obj = strings.ReplaceAll(u.Objects[rng.IntN(len(u.Objects))], "*", "")
+			}
+			for _, env := range []string{"prod", "dev"} {
+				var want *repoconfig.Unit
+				for i := range cfg.Units {
+					u := &cfg.Units[i]
+					if u.Environment == env && slices.ContainsFunc(u.Objects, func(pat string) bool { return policy.MatchKey(pat, obj) }) {
+						want = u
+						break
+					}
+				}
+				if got := p.unitFor(env, obj); got != want {
+					t.Fatalf("round %d: %s %s: index found %v, scan %v (units %+v)", round, env, obj, got, want, cfg.Units)
+				}
 			}
 		}
 	}
