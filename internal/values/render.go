@@ -211,8 +211,38 @@ func blockToken(s, style string, c renderCtx) (token, bool) {
 }
 
 // readsBack checks a candidate token in a one-entry document laid out like
-// the file (same indentation, flow or block) with both readers.
+// the file (same indentation, flow or block) with both readers; a token
+// whose reading is certain is not parsed.
 func readsBack(t token, want any, c renderCtx) bool {
+	return certain(t, want) || parsesBack(t, want, c)
+}
+
+// certain says both readers read t as want whatever the context: true and
+// false are booleans in YAML 1.1 and 1.2, and an integer in canonical
+// decimal (no sign but `-`, no leading zero, no `_`) an integer in both,
+// exact up to 2^53 through Helm's JSON step. Planning 1,000 units' edits
+// spent a quarter of its bytes parsing such tokens.
+func certain(t token, want any) bool {
+	if t.body != "" {
+		return false
+	}
+	switch w := want.(type) {
+	case bool:
+		return t.inline == strconv.FormatBool(w)
+	case int:
+		return smallInt(t.inline, int64(w))
+	case int64:
+		return smallInt(t.inline, w)
+	}
+	return false
+}
+
+func smallInt(inline string, w int64) bool {
+	return -1<<53 < w && w < 1<<53 && inline == strconv.FormatInt(w, 10)
+}
+
+// parsesBack reads t in a one-entry document with both readers.
+func parsesBack(t token, want any, c renderCtx) bool {
 	var doc string
 	pad := strings.Repeat(" ", c.parentIndent)
 	if c.flow {
