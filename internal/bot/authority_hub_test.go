@@ -196,3 +196,22 @@ func TestHubUnrecognisedAutoMergeErrorFallsBack(t *testing.T) {
 		t.Errorf("main:\n%s", v)
 	}
 }
+
+// Two units' write-backs in one cycle: the first merges at once (moving
+// the default branch), and the second is still written and merged in the
+// same cycle, with either commit method.
+func TestHubTwoWriteBacksAfterAnAutoMerge(t *testing.T) {
+	for _, method := range []forge.CommitMethod{forge.CommitGit, forge.CommitAPI} {
+		t.Run(string(method), func(t *testing.T) {
+			e := newHubEnv(t, method, nil)
+			west := replicas(5, 0)
+			west.Cluster = "prod-eu-west-1"
+			e.src.Result.Observations = append(e.src.Result.Observations, replicas(4, 0), west)
+			rep, _, _ := e.cycle()
+			prs := e.pulls()
+			if len(prs) != 2 || !prs[0].Merged || !prs[1].Merged {
+				t.Fatalf("want two merged pull requests in one cycle, got %+v\n%s", prs, rep.Text())
+			}
+		})
+	}
+}

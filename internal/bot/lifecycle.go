@@ -1,8 +1,11 @@
 package bot
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/backflow-dev/backflow/internal/forge"
@@ -134,21 +137,17 @@ func (rc *repoCycle) open(e lifecycle.Effect) bool {
 		return rc.fail(e.Branch, p.FilesErr)
 	}
 	f := rc.b.opts.Forge
-	// A plan made on a default branch that someone else (another backflow
-	// process merging the same proposal, a person) has moved since is made
-	// again next cycle rather than written now.
-	if head, err := f.BranchHead(rc.ctx, rc.repo, rc.repo.DefaultBranch); err != nil {
-		return rc.fail(e.Branch, fmt.Errorf("error reading the head of %s: %w", rc.repo.DefaultBranch, err))
-	} else if rc.in.BaseMoved(head, rc.merges) {
-		rc.actAction(Action{Kind: string(lifecycle.Keep), Branch: e.Branch, Detail: rc.repo.DefaultBranch + " moved during the cycle; planned again next cycle"})
+	base, ok := rc.writeBase(e)
+	if !ok {
 		return false
 	}
-	sha, err := f.Commit(rc.ctx, rc.in.CommitRequest(rc.repo, p, rc.author, rc.b.opts.CommitMethod, "", false))
+	sha, err := f.Commit(rc.ctx, rc.in.CommitRequestOn(base, rc.repo, p, rc.author, rc.b.opts.CommitMethod, "", false))
 	recovered := errors.Is(err, forge.ErrConflict)
 	if recovered {
 		// The branch exists without an open pull request: left by a crash
-		// after the push, by another backflow process, or by a person.
-		sha, err = rc.recoverBranch(e)
+		// after the push, by another backflow process, or by a person. Or
+		// the default branch moved off base since it was read.
+		sha, err = rc.recoverBranch(e, base)
 	}
 	if err != nil {
 		return rc.fail(e.Branch, fmt.Errorf("error committing to %s: %w", e.Branch, err))
@@ -156,19 +155,28 @@ func (rc *repoCycle) open(e lifecycle.Effect) bool {
 	if sha == "" {
 		return false
 	}
+	// Another process may have opened this proposal's pull request, and
+	// even merged it and deleted its branch, since the cycle listed the
+	// pull requests: it is not opened twice. A pull request, once opened,
+	// stays listed, so looking after the push closes the race.
+	prs, err := f.ListPullRequests(rc.ctx, rc.repo, forge.PullRequestFilter{Head: e.Branch, State: forge.StateAll})
+	if err != nil {
+		return rc.fail(e.Branch, fmt.Errorf("error listing pull requests of %s: %w", e.Branch, err))
+	}
+	if pr, done := rc.in.ProposedElsewhere(prs, p, sha, base); done {
+		if !recovered && pr.HeadSHA != sha {
+			// The branch this cycle just created holds a duplicate: it
+			// goes, unless something moved it since.
+			if err := f.DeleteBranch(rc.ctx, rc.repo, e.Branch, sha); err != nil && !errors.Is(err, forge.ErrConflict) && !errors.Is(err, forge.ErrNotFound) {
+				return rc.fail(e.Branch, fmt.Errorf("error deleting branch %s: %w", e.Branch, err))
+			}
+		}
+		rc.keep(e.Branch, pr, "already proposed by another process")
+		return false
+	}
 	run := p.CheckRun(sha)
 	checked := false
 	if recovered {
-		// The branch was there already: its pull request may have been
-		// opened, and even merged, by another process since the look above.
-		prs, err := f.ListPullRequests(rc.ctx, rc.repo, forge.PullRequestFilter{Head: e.Branch, State: forge.StateAll})
-		if err != nil {
-			return rc.fail(e.Branch, fmt.Errorf("error listing pull requests of %s: %w", e.Branch, err))
-		}
-		if pr, done := rc.in.ProposedElsewhere(prs, p, sha); done {
-			rc.keep(e.Branch, pr, "already proposed at this commit by another process")
-			return false
-		}
 		// A reused commit may carry this check already, from the cycle
 		// that pushed it and then failed: it is not written twice.
 		runs, err := f.ListCheckRuns(rc.ctx, rc.repo, sha, CheckName)
@@ -183,6 +191,7 @@ func (rc *repoCycle) open(e lifecycle.Effect) bool {
 		}
 	}
 	m := rc.in.Marker(p, []string{sha}, nil)
+	m.Base = base
 	// The number is known once opened: the marker is sealed for none, then
 	// for the pull request's number.
 	pr, err := f.CreatePullRequest(rc.ctx, rc.repo, forge.NewPullRequest{Title: p.Title(),
@@ -211,6 +220,59 @@ func (rc *repoCycle) open(e lifecycle.Effect) bool {
 	return true
 }
 
+// writeBase is the default-branch commit a new write-back is made on: the
+// cycle's head while the default branch is still there, or this cycle's
+// own merge of another unit when that merge left every file the write-back
+// commits as it read at the cycle's head (the git method can only clone
+// the branch's head). Any other move, by another backflow process or a
+// person, and a merge that changed those files, plan the unit again next
+// cycle (ok false).
+func (rc *repoCycle) writeBase(e lifecycle.Effect) (string, bool) {
+	f := rc.b.opts.Forge
+	head, err := f.BranchHead(rc.ctx, rc.repo, rc.repo.DefaultBranch)
+	switch {
+	case err != nil:
+		return "", rc.fail(e.Branch, fmt.Errorf("error reading the head of %s: %w", rc.repo.DefaultBranch, err))
+	case rc.in.BaseMoved(head, rc.merges):
+		rc.actAction(Action{Kind: string(lifecycle.Keep), Branch: e.Branch, Detail: rc.repo.DefaultBranch + " moved during the cycle; planned again next cycle"})
+		return "", false
+	case head == rc.head:
+		return head, true
+	}
+	same, err := rc.sameFiles(head, e.Proposal.Files)
+	if err != nil {
+		return "", rc.fail(e.Branch, err)
+	}
+	if !same {
+		rc.actAction(Action{Kind: string(lifecycle.Keep), Branch: e.Branch, Detail: "this cycle's merge of another unit changed this write-back's files; planned again next cycle"})
+		return "", false
+	}
+	return head, true
+}
+
+// sameFiles reports whether every path a write-back commits reads the same
+// at head as at the cycle's head (absent at both counts as the same).
+func (rc *repoCycle) sameFiles(head string, files map[string][]byte) (bool, error) {
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		var got [2][]byte
+		var missing [2]bool
+		for i, sha := range []string{rc.head, head} {
+			data, err := rc.b.opts.Forge.ReadFile(rc.ctx, rc.repo, sha, p)
+			switch {
+			case errors.Is(err, forge.ErrNotFound):
+				missing[i] = true
+			case err != nil:
+				return false, fmt.Errorf("error reading %s at %s: %w", p, lifecycle.Short(sha), err)
+			}
+			got[i] = data
+		}
+		if missing[0] != missing[1] || !bytes.Equal(got[0], got[1]) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
 func (rc *repoCycle) keep(branch string, pr forge.PullRequest, why string) {
 	rc.actAction(Action{Kind: string(lifecycle.Keep), Branch: branch, PR: pr.Number, URL: pr.URL, Detail: why})
 }
@@ -220,24 +282,30 @@ func (rc *repoCycle) keep(branch string, pr forge.PullRequest, why string) {
 // proposal on the current head is reused; a branch of the bot's own commits
 // is rewritten; anything else holds a person's work and is left alone (sha
 // "").
-func (rc *repoCycle) recoverBranch(e lifecycle.Effect) (string, error) {
+func (rc *repoCycle) recoverBranch(e lifecycle.Effect, base string) (string, error) {
 	f := rc.b.opts.Forge
 	cur, err := f.BranchHead(rc.ctx, rc.repo, e.Branch)
+	if errors.Is(err, forge.ErrNotFound) {
+		// No branch: the conflict was the default branch moving off base
+		// (the git method clones its head), by another process or a person.
+		rc.actAction(Action{Kind: string(lifecycle.Keep), Branch: e.Branch, Detail: rc.repo.DefaultBranch + " moved during the cycle; planned again next cycle"})
+		return "", nil
+	}
 	if err != nil {
 		return "", err
 	}
-	commits, err := f.CommitsSince(rc.ctx, rc.repo, rc.head, cur)
+	commits, err := f.CommitsSince(rc.ctx, rc.repo, base, cur)
 	if err != nil {
 		return "", err
 	}
-	switch rc.in.Recover(e.Proposal, commits) {
+	switch rc.in.Recover(e.Proposal, base, commits) {
 	case lifecycle.LeaveAlone:
 		rc.actAction(Action{Kind: string(lifecycle.Skip), Branch: e.Branch, Detail: "the branch exists with commits backflow did not make; it is left alone"})
 		return "", nil
 	case lifecycle.Reuse:
 		return cur, nil
 	}
-	return f.Commit(rc.ctx, rc.in.CommitRequest(rc.repo, e.Proposal, rc.author, rc.b.opts.CommitMethod, cur, true))
+	return f.Commit(rc.ctx, rc.in.CommitRequestOn(base, rc.repo, e.Proposal, rc.author, rc.b.opts.CommitMethod, cur, true))
 }
 
 // update replaces the branch with one commit of the new proposal on the

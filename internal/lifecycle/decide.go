@@ -369,26 +369,28 @@ const (
 
 // Recover decides a write-back branch left by a crash after the push, by
 // another backflow process, or by a person, from the commits on it since
-// the default branch's head.
-func (in *Input) Recover(p *Proposal, commits []forge.Commit) Recovery {
+// base, the default-branch commit the write-back is made on (the cycle's
+// head, or its own merge of another unit).
+func (in *Input) Recover(p *Proposal, base string, commits []forge.Commit) Recovery {
 	for _, c := range commits {
 		if !Ours(in.CommitKey, c, p.WriteBack.Branch) {
 			return LeaveAlone
 		}
 	}
-	if len(commits) == 1 && commits[0].Parents[0] == in.Head && trailer(commits[0].Message, trailerFingerprint) == p.Fingerprint {
+	if len(commits) == 1 && commits[0].Parents[0] == base && trailer(commits[0].Message, trailerFingerprint) == p.Fingerprint {
 		return Reuse
 	}
 	return Rewrite
 }
 
 // ProposedElsewhere finds, among the branch's pull requests listed just
-// before opening one from a branch that was already there, a pull request
-// of this App whose head is sha or that proposed the same change from the
-// same default-branch head: another process may have opened, merged and
+// before opening one, a pull request of this App whose head is sha or that
+// proposed the same change from the cycle's head or from base (the commit
+// the write-back is made on, which this cycle's own merge of another unit
+// may have moved it to): another process may have opened, merged and
 // cleaned it up since the cycle listed the pull requests, and one pull
 // request per unit means not opening a second one for it.
-func (in *Input) ProposedElsewhere(prs []forge.PullRequest, p *Proposal, sha string) (forge.PullRequest, bool) {
+func (in *Input) ProposedElsewhere(prs []forge.PullRequest, p *Proposal, sha, base string) (forge.PullRequest, bool) {
 	branch := p.WriteBack.Branch
 	for _, pr := range prs {
 		if !pr.Mine || pr.HeadRef != branch || pr.BaseRef != in.DefaultBranch {
@@ -397,7 +399,7 @@ func (in *Input) ProposedElsewhere(prs []forge.PullRequest, p *Proposal, sha str
 		if sha != "" && pr.HeadSHA == sha {
 			return pr, true
 		}
-		if m, ok := in.pullMarker(pr); ok && m.Fingerprint == p.Fingerprint && m.Base == in.Head {
+		if m, ok := in.pullMarker(pr); ok && m.Fingerprint == p.Fingerprint && (m.Base == in.Head || m.Base == base) {
 			return pr, true
 		}
 	}
@@ -710,8 +712,15 @@ func (p *Proposal) CheckRun(head string) forge.CheckRun { return p.doc.check.run
 // CommitRequest is the commit of the proposal on the default branch's head
 // by author, replacing expected (empty: the branch must not exist).
 func (in *Input) CommitRequest(repo forge.Repo, p *Proposal, author forge.Author, method forge.CommitMethod, expected string, force bool) forge.CommitRequest {
-	token := commitToken(in.CommitKey, p.WriteBack.Branch, in.Head, p.Fingerprint)
-	return forge.CommitRequest{Repo: repo, Branch: p.WriteBack.Branch, BaseSHA: in.Head, ExpectedHead: expected, Force: force,
+	return in.CommitRequestOn(in.Head, repo, p, author, method, expected, force)
+}
+
+// CommitRequestOn is CommitRequest on another base commit: the default
+// branch's head after this cycle's own merge of another unit, when that
+// merge left the proposal's files as planned.
+func (in *Input) CommitRequestOn(base string, repo forge.Repo, p *Proposal, author forge.Author, method forge.CommitMethod, expected string, force bool) forge.CommitRequest {
+	token := commitToken(in.CommitKey, p.WriteBack.Branch, base, p.Fingerprint)
+	return forge.CommitRequest{Repo: repo, Branch: p.WriteBack.Branch, BaseSHA: base, ExpectedHead: expected, Force: force,
 		Files: p.Files, Message: p.doc.commitMessage(p.Fingerprint, token), Author: author, Method: method}
 }
 

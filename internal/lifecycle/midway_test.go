@@ -39,9 +39,19 @@ func TestRecover(t *testing.T) {
 		{"a merge commit is never the bot's",
 			[]forge.Commit{{SHA: "p1", Parents: []string{head, "x"}, Message: mine}}, LeaveAlone},
 	} {
-		if got := in.Recover(p, tc.commits); got != tc.want {
+		if got := in.Recover(p, head, tc.commits); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.why, got, tc.want)
 		}
+	}
+	// On this cycle's own merge of another unit, the bot's commit of this
+	// proposal on that merge is reused, and one on the cycle's head is not.
+	const merged = "2222222222222222222222222222222222222222"
+	onMerge := in.CommitRequestOn(merged, forge.Repo{}, p, forge.Author{}, forge.CommitGit, "", false).Message
+	if got := in.Recover(p, merged, []forge.Commit{{SHA: "c2", Parents: []string{merged}, Message: onMerge}}); got != Reuse {
+		t.Errorf("the bot's commit on the cycle's own merge: %v, want reuse", got)
+	}
+	if got := in.Recover(p, merged, []forge.Commit{{SHA: "c1", Parents: []string{head}, Message: mine}}); got != Rewrite {
+		t.Errorf("the bot's commit on the cycle's head, writing on its own merge: %v, want rewrite", got)
 	}
 }
 
@@ -53,17 +63,22 @@ func TestProposedElsewhere(t *testing.T) {
 		why  string
 		pr   func() forge.PullRequest
 		sha  string
+		base string
 		want bool
 	}{
-		{"another process opened it at this commit", func() forge.PullRequest { return pr }, "c1", true},
-		{"another process proposed the same change from the same head, merged and cleaned it up", func() forge.PullRequest { return closed(pr, true) }, "c9", true},
+		{"another process opened it at this commit", func() forge.PullRequest { return pr }, "c1", head, true},
+		{"another process proposed the same change from the same head, merged and cleaned it up", func() forge.PullRequest { return closed(pr, true) }, "c9", head, true},
+		{"the same change from the cycle's head, while this one is written on the cycle's own merge", func() forge.PullRequest { return closed(pr, true) }, "c9", "2222", true},
+		{"the same change from the commit this one is written on", func() forge.PullRequest {
+			return edit(t, closed(pr, true), func(m *Marker) { m.Base = "2222" })
+		}, "c9", "2222", true},
 		{"the same change from another default-branch head is not this proposal", func() forge.PullRequest {
 			return edit(t, closed(pr, true), func(m *Marker) { m.Base = "0000" })
-		}, "c9", false},
-		{"someone else's pull request from the branch does not count", func() forge.PullRequest { x := pr; x.Mine = false; return x }, "c1", false},
-		{"a pull request against another base does not count", func() forge.PullRequest { x := pr; x.BaseRef = "release"; return x }, "c1", false},
+		}, "c9", head, false},
+		{"someone else's pull request from the branch does not count", func() forge.PullRequest { x := pr; x.Mine = false; return x }, "c1", head, false},
+		{"a pull request against another base does not count", func() forge.PullRequest { x := pr; x.BaseRef = "release"; return x }, "c1", head, false},
 	} {
-		if _, got := in.ProposedElsewhere([]forge.PullRequest{tc.pr()}, p, tc.sha); got != tc.want {
+		if _, got := in.ProposedElsewhere([]forge.PullRequest{tc.pr()}, p, tc.sha, tc.base); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.why, got, tc.want)
 		}
 	}
