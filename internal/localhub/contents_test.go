@@ -65,3 +65,42 @@ func TestBranchProtectionRefusesDirectUpdates(t *testing.T) {
 	_, resp, err = c.Git.UpdateRef(e.ctx, testOwner, testRepo, mainRef, false)
 	mustStatus(t, "update protected branch with green checks", resp, err, 200)
 }
+
+// GitHub's contents read of a symlink to a regular file in the repository
+// answers with that file's content; a link out of the repository, or to
+// something missing, is described as a symlink.
+func TestContentsOfASymlink(t *testing.T) {
+	e := newEnv(t, Options{})
+	c := e.client(t)
+	const target = "envs/prod/redis/values.yaml"
+	want, _, _, err := c.Repositories.GetContents(e.ctx, testOwner, testRepo, target, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for link, to := range map[string]string{"in.yaml": target, "envs/up.yaml": "prod/redis/values.yaml", "out.yaml": "/etc/passwd", "gone.yaml": "nope.yaml"} {
+		blob, _, err := c.Git.CreateBlob(e.ctx, testOwner, testRepo, &github.Blob{Content: github.String(to), Encoding: github.String("utf-8")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, _, _ := c.Git.GetRef(e.ctx, testOwner, testRepo, "heads/main")
+		parent, _, _ := c.Git.GetCommit(e.ctx, testOwner, testRepo, ref.GetObject().GetSHA())
+		tree, resp, err := c.Git.CreateTree(e.ctx, testOwner, testRepo, parent.GetTree().GetSHA(), []*github.TreeEntry{
+			{Path: github.String(link), Mode: github.String("120000"), Type: github.String("blob"), SHA: blob.SHA}})
+		mustStatus(t, "create tree", resp, err, 201)
+		commit, _, err := c.Git.CreateCommit(e.ctx, testOwner, testRepo, &github.Commit{Message: github.String(link), Tree: tree, Parents: []*github.Commit{{SHA: parent.SHA}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, resp, err := c.Repositories.GetContents(e.ctx, testOwner, testRepo, link, &github.RepositoryContentGetOptions{Ref: commit.GetSHA()})
+		mustStatus(t, "contents of "+link, resp, err, 200)
+		if link == "in.yaml" || link == "envs/up.yaml" {
+			body, _ := got.GetContent()
+			wantBody, _ := want.GetContent()
+			if got.GetType() != "file" || body != wantBody || got.GetPath() != target {
+				t.Errorf("%s: %s %s, want the target's content", link, got.GetType(), got.GetPath())
+			}
+		} else if got.GetType() != "symlink" || got.GetTarget() != to {
+			t.Errorf("%s: %s %q, want a symlink to %q", link, got.GetType(), got.GetTarget(), to)
+		}
+	}
+}

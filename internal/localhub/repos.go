@@ -400,31 +400,67 @@ func (h *Hub) getContents(c *call) {
 			c.json(http.StatusOK, h.contentEntry(c, e, p, "submodule"))
 		case e.Mode == "120000":
 			target, _ := c.git.catFile("blob", e.SHA)
+			// As GitHub: a symlink to a regular file in the repository is
+			// answered with that file's content; any other, described.
+			if te, tp, ok := h.linkTarget(c, sha, p, string(target)); ok {
+				h.fileContent(c, te, tp)
+				return
+			}
 			o := h.contentEntry(c, e, p, "symlink")
 			o["target"] = string(target)
 			c.json(http.StatusOK, o)
 		default:
-			data, err := c.git.catFile("blob", e.SHA)
-			if err != nil {
-				c.internal(err)
-				return
-			}
-			if c.wantsRaw() {
-				c.raw(data)
-				return
-			}
-			o := h.contentEntry(c, e, p, "file")
-			// GitHub serves content up to 1 MB; larger files come with encoding "none".
-			if len(data) > 1<<20 {
-				o["encoding"], o["content"] = "none", ""
-			} else {
-				o["encoding"], o["content"] = "base64", wrap60(base64.StdEncoding.EncodeToString(data))
-			}
-			c.json(http.StatusOK, o)
+			h.fileContent(c, e, p)
 		}
 		return
 	}
 	c.fail(http.StatusNotFound, "Not Found")
+}
+
+// linkTarget resolves the symlink at p (target read from its blob) to the
+// regular file it names inside the repository at sha.
+func (h *Hub) linkTarget(c *call, sha, p, target string) (treeEntry, string, bool) {
+	if target == "" || path.IsAbs(target) {
+		return treeEntry{}, "", false
+	}
+	tp := path.Join(path.Dir(p), target)
+	if tp == ".." || strings.HasPrefix(tp, "../") {
+		return treeEntry{}, "", false
+	}
+	entries, err := c.git.lsTree(sha+":"+path.Dir(tp), false)
+	if path.Dir(tp) == "." {
+		entries, err = c.git.lsTree(sha, false)
+	}
+	if err != nil {
+		return treeEntry{}, "", false
+	}
+	for _, e := range entries {
+		if e.Path == path.Base(tp) && e.Type == "blob" && (e.Mode == "100644" || e.Mode == "100755") {
+			return e, tp, true
+		}
+	}
+	return treeEntry{}, "", false
+}
+
+// fileContent answers a contents read of the regular file e at p.
+func (h *Hub) fileContent(c *call, e treeEntry, p string) {
+	data, err := c.git.catFile("blob", e.SHA)
+	if err != nil {
+		c.internal(err)
+		return
+	}
+	if c.wantsRaw() {
+		c.raw(data)
+		return
+	}
+	o := h.contentEntry(c, e, p, "file")
+	// GitHub serves content up to 1 MB; larger files come with encoding "none".
+	if len(data) > 1<<20 {
+		o["encoding"], o["content"] = "none", ""
+	} else {
+		o["encoding"], o["content"] = "base64", wrap60(base64.StdEncoding.EncodeToString(data))
+	}
+	c.json(http.StatusOK, o)
 }
 
 func (h *Hub) listDir(c *call, sha, dir string) {

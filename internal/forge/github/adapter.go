@@ -31,6 +31,8 @@ type Adapter struct {
 	repoInst map[string]int64
 	identity *forge.App
 	allow    map[string]bool
+
+	trees treeCache
 }
 
 var _ forge.Forge = (*Adapter)(nil)

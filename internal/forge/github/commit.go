@@ -83,6 +83,14 @@ func (a *Adapter) commitAPI(ctx context.Context, in *installation, req forge.Com
 	if err != nil {
 		return "", mapErr(err, "%s: reading base %s", where, short(req.BaseSHA))
 	}
+	// As the git method, never through a symlink: a tree entry under a
+	// symlinked folder would sit beside the link, and a file over a link
+	// would write where it points.
+	for _, p := range sortedPaths(req.Files) {
+		if err := a.writable(ctx, in, r, req.BaseSHA, p); err != nil {
+			return "", fmt.Errorf("error %s: %w", where, err)
+		}
+	}
 	var entries []*gh.TreeEntry
 	for _, p := range sortedPaths(req.Files) {
 		entries = append(entries, &gh.TreeEntry{Path: gh.String(p), Mode: gh.String("100644"), Type: gh.String("blob"), Content: gh.String(string(req.Files[p]))})
@@ -243,6 +251,9 @@ func writeFile(fs billy.Filesystem, p string, data []byte) error {
 		}
 		if i == len(parts)-1 && fi.IsDir() {
 			return fmt.Errorf("%s is a directory: %w", p, forge.ErrInvalid)
+		}
+		if i < len(parts)-1 && !fi.IsDir() {
+			return fmt.Errorf("%s is a file, not a folder: %w", strings.Join(parts[:i+1], "/"), forge.ErrInvalid)
 		}
 	}
 	if dir := path.Dir(p); dir != "." {

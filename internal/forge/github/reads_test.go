@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/backflow-dev/backflow/internal/forge"
@@ -58,11 +59,21 @@ func TestSymlinksAreNeitherReadNorWrittenThrough(t *testing.T) {
 	if !slices.Equal(files, []string{"envs/prod/values.yaml"}) {
 		t.Fatalf("ListFiles = %v, want only the regular file", files)
 	}
-	for _, p := range []string{"link.yaml", "linked/prod/values.yaml"} {
-		_, err := e.a.Commit(e.ctx, forge.CommitRequest{Repo: repo, Branch: "b", BaseSHA: main, Files: map[string][]byte{p: []byte("replicas: 4\n")},
-			Message: "m", Author: forge.Author{Name: "n", Email: "e@x"}})
-		if !errors.Is(err, forge.ErrInvalid) {
-			t.Fatalf("a git commit writing %s = %v, want ErrInvalid", p, err)
+	// GitHub's Contents API answers a symlink to a file with the file's
+	// content: the adapter reads by tree entry and refuses it, naming it.
+	for p, link := range map[string]string{"link.yaml": "link.yaml", "linked/prod/values.yaml": "linked"} {
+		_, err := e.a.ReadFile(e.ctx, repo, main, p)
+		if !errors.Is(err, forge.ErrNotRegularFile) || !strings.Contains(err.Error(), ": "+link+" is a symlink") {
+			t.Errorf("ReadFile of %s = %v, want ErrNotRegularFile naming the link", p, err)
+		}
+	}
+	for _, method := range []forge.CommitMethod{forge.CommitGit, forge.CommitAPI} {
+		for _, p := range []string{"link.yaml", "linked/prod/values.yaml", "linked/new.yaml", "envs/prod/values.yaml/x.yaml", "envs/prod"} {
+			_, err := e.a.Commit(e.ctx, forge.CommitRequest{Repo: repo, Branch: "b", BaseSHA: main, Files: map[string][]byte{p: []byte("replicas: 4\n")},
+				Message: "m", Author: forge.Author{Name: "n", Email: "e@x"}, Method: method})
+			if !errors.Is(err, forge.ErrInvalid) {
+				t.Errorf("a %s commit writing %s = %v, want ErrInvalid", method, p, err)
+			}
 		}
 	}
 	if _, err := e.a.BranchHead(e.ctx, repo, "b"); !errors.Is(err, forge.ErrNotFound) {

@@ -2,7 +2,6 @@ package github
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"sort"
 	"strings"
@@ -74,36 +73,20 @@ func (a *Adapter) GetRepo(ctx context.Context, owner, name string) (forge.Repo, 
 	return toRepo(r), nil
 }
 
-// ReadFile implements forge.Forge with the Contents API at a commit SHA;
-// files over 1 MB, which it serves without content, are read as blobs.
+// ReadFile implements forge.Forge by the file's tree entry at a commit
+// SHA and its blob: a symlink (mode 120000) or submodule anywhere on the
+// path is refused, naming it, never followed (tree.go).
 func (a *Adapter) ReadFile(ctx context.Context, repo forge.Repo, sha, path string) ([]byte, error) {
 	in, err := a.forRepo(ctx, repo.Owner, repo.Name)
 	if err != nil {
 		return nil, err
 	}
 	where := fmt.Sprintf("reading %s at %s in %s", path, short(sha), repo)
-	file, dir, _, err := in.api.GetContents(ctx, repo.Owner, repo.Name, path, &gh.RepositoryContentGetOptions{Ref: sha})
+	it, err := a.lookup(ctx, in, repo, sha, path)
 	if err != nil {
-		return nil, mapErr(err, "%s", where)
+		return nil, fmt.Errorf("error %s: %w", where, err)
 	}
-	if file == nil || dir != nil || file.GetType() != "file" {
-		kind := "a directory"
-		if file != nil {
-			kind = "a " + file.GetType()
-		}
-		return nil, fmt.Errorf("error %s: %s: %w", where, kind, forge.ErrNotRegularFile)
-	}
-	if file.GetEncoding() == "base64" {
-		b, err := base64.StdEncoding.DecodeString(strings.ReplaceAll(deref(file.Content), "\n", ""))
-		if err != nil {
-			return nil, fmt.Errorf("error %s: decoding: %w", where, err)
-		}
-		return b, nil
-	}
-	if file.GetSize() == 0 {
-		return []byte{}, nil
-	}
-	b, _, err := in.api.GetBlobRaw(ctx, repo.Owner, repo.Name, file.GetSHA())
+	b, _, err := in.api.GetBlobRaw(ctx, repo.Owner, repo.Name, it.sha)
 	if err != nil {
 		return nil, mapErr(err, "%s", where)
 	}
@@ -178,11 +161,4 @@ func short(sha string) string {
 		return sha[:7]
 	}
 	return sha
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
