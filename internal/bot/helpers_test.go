@@ -149,7 +149,7 @@ func (fx *fixture) pushDefault(files map[string]string) {
 func replicas(live any, offset time.Duration) observe.Observation {
 	at := t0.Add(offset)
 	return observe.Observation{
-		Source: observe.SourceKubernetes, Cluster: usEastNode, ObservedAt: at,
+		Source: observe.SourceKubernetes, Cluster: usEastNode, ObservedAt: at, Trust: observe.AttributionAuditLog,
 		Object: observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"},
 		Change: observe.Change{Actor: "alice", Groups: []string{"sre"}, Attribution: observe.AttributionAuditLog, Claimed: observe.AttributionAuditLog,
 			At: at.Add(-time.Minute), Intent: "incident-fix: scale replicas to absorb a load spike"},

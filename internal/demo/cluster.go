@@ -255,7 +255,7 @@ func (c *Cluster) Observe() []observe.Observation {
 	for _, o := range c.objects {
 		obs := observe.Observation{
 			Source: observe.SourceKubernetes, Cluster: c.Name, Environment: c.Environment, ObservedAt: at,
-			Object: o.key, ResourceVersion: fmt.Sprint(c.version), Fields: []observe.Field{},
+			Object: o.key, ResourceVersion: fmt.Sprint(c.version), Fields: []observe.Field{}, Trust: observe.AttributionAuditLog,
 			Change: observe.Change{Attribution: observe.AttributionUnknown, Claimed: observe.AttributionUnknown},
 		}
 		for _, f := range o.fields {

@@ -243,6 +243,16 @@ func TestDecide(t *testing.T) {
 		{"merged, settled", "still at the accepted value after the grace period: proven", func(t *testing.T) state {
 			return state{in: input(t, setValues("4"), replicas(4, "kubectl", 10*time.Minute+grace)), prs: []forge.PullRequest{merged(t, 10*time.Minute)}}
 		}, []string{"proven"}, ""},
+		{"merged, settled by an asserted source", "a receipt accepted on audit-log attribution is not proven by a source trusted at asserted, whatever it says", func(t *testing.T) state {
+			o := replicas(4, "kubectl", 10*time.Minute+grace)
+			o.Source, o.Trust = observe.SourceFile, observe.AttributionAsserted
+			return state{in: input(t, setValues("4"), o), prs: []forge.PullRequest{merged(t, 10*time.Minute)}}
+		}, []string{"follow-up"}, "only by sources trusted below audit-log"},
+		{"merged, reverted by an asserted source", "nor reverted by one", func(t *testing.T) state {
+			o := withManager(replicas(3, "", 10*time.Minute+grace+time.Minute), 3, "kubectl")
+			o.Trust = observe.AttributionAsserted
+			return state{in: input(t, setValues("4"), o), prs: []forge.PullRequest{merged(t, 10*time.Minute)}}
+		}, []string{"follow-up"}, "only by sources trusted below audit-log"},
 		{"merged, reverted", "at another value after the grace period: the fix did not stick", func(t *testing.T) state {
 			o := withManager(replicas(3, "", 10*time.Minute+grace+time.Minute), 3, "kubectl")
 			o.Change.Actor, o.Change.Groups = "mallory", nil

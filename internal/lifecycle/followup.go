@@ -104,7 +104,11 @@ func (in *Input) followMerged(st *Pull) Effect {
 	wait := func(why string) Effect { return Effect{Kind: Wait, Branch: m.Branch, Pull: st, Reason: why} }
 	var vs []Verdict
 	for _, c := range m.Changes {
-		v, ok := in.reobserve(m, c, merged)
+		v, ok, lower := in.reobserve(m, c, merged)
+		if !ok && lower > 0 {
+			return wait(fmt.Sprintf("merged %s; %s observed since the merge only by sources trusted below %s, the attribution its receipt was accepted on (%d observation(s) ignored)",
+				Short(pr.MergeCommitSHA), objectName(c.Object), c.ProofTrust(), lower))
+		}
 		if !ok {
 			return wait(fmt.Sprintf("merged %s; %s not observed since the merge", Short(pr.MergeCommitSHA), objectName(c.Object)))
 		}
@@ -130,14 +134,23 @@ func (in *Input) followMerged(st *Pull) Effect {
 }
 
 // reobserve finds the newest observation of the change's object in the
-// write-back's environment made after the merge, and what it says of the
-// field. A field the observation does not list is at the observer's
-// desired value, which after the merge is the default branch's.
-func (in *Input) reobserve(m *Marker, c MarkerChange, merged time.Time) (Verdict, bool) {
+// write-back's environment made after the merge by a source trusted at
+// least as far as the attribution the change was accepted on, and what it
+// says of the field: neither a proof nor a revert rests on a source the
+// receipt's attribution would not have been believed from. lower counts
+// the observations left out for their trust. A field the observation does
+// not list is at the observer's desired value, which after the merge is
+// the default branch's.
+func (in *Input) reobserve(m *Marker, c MarkerChange, merged time.Time) (v Verdict, ok bool, lower int) {
 	var newest *observe.Observation
+	need := c.ProofTrust().Rank()
 	for i := range in.Observations {
 		o := &in.Observations[i]
 		if o.Object.String() != c.Object || in.EnvOf(*o) != m.Environment || !o.ObservedAt.After(merged) {
+			continue
+		}
+		if o.TrustLevel().Rank() < need {
+			lower++
 			continue
 		}
 		if newest == nil || o.ObservedAt.After(newest.ObservedAt) {
@@ -145,9 +158,9 @@ func (in *Input) reobserve(m *Marker, c MarkerChange, merged time.Time) (Verdict
 		}
 	}
 	if newest == nil {
-		return Verdict{}, false
+		return Verdict{}, false, lower
 	}
-	v := Verdict{Change: c, Obs: newest}
+	v = Verdict{Change: c, Obs: newest}
 	i := slices.IndexFunc(newest.Fields, func(f observe.Field) bool { return f.Path == c.Field })
 	switch {
 	case i < 0:
@@ -163,7 +176,7 @@ func (in *Input) reobserve(m *Marker, c MarkerChange, merged time.Time) (Verdict
 		v.Equal = values.Equal(v.Live, c.To)
 		v.Applied = v.Equal && slices.Contains(in.GitOpsManagers, f.Manager)
 	}
-	return v, true
+	return v, true, lower
 }
 
 // reverted says on the pull request that the fix did not stick and labels

@@ -80,7 +80,7 @@ func input(t *testing.T, mutate func(map[string]string), obs ...observe.Observat
 func replicas(live any, manager string, offset time.Duration) observe.Observation {
 	at := t0.Add(offset)
 	return observe.Observation{
-		Source: observe.SourceKubernetes, Cluster: usEastNode, ObservedAt: at,
+		Source: observe.SourceKubernetes, Cluster: usEastNode, ObservedAt: at, Trust: observe.AttributionAuditLog,
 		Object: observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"},
 		Change: observe.Change{Actor: "alice", Groups: []string{"sre"}, Attribution: observe.AttributionAuditLog, Claimed: observe.AttributionAuditLog,
 			At: at.Add(-time.Minute), Intent: "incident-fix: scale replicas to absorb a load spike"},

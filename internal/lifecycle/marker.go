@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
 )
 
@@ -94,6 +95,18 @@ type MarkerChange struct {
 	// accepted live value.
 	From any `json:"from"`
 	To   any `json:"to"`
+	// Trust is the attribution the change was accepted on: its proof needs
+	// an observation whose source is trusted at least as far (empty, in a
+	// marker written before it was recorded: asserted).
+	Trust observe.Attribution `json:"trust,omitempty"`
+}
+
+// ProofTrust is the trust an observation needs to prove c.
+func (c MarkerChange) ProofTrust() observe.Attribution {
+	if c.Trust == "" || !c.Trust.Valid() {
+		return observe.DefaultCeiling
+	}
+	return c.Trust
 }
 
 const markerOpen, markerClose = "<!-- backflow:marker ", " -->"
@@ -213,7 +226,7 @@ func markerChanges(wb plan.WriteBack, decisions []plan.Decision) []MarkerChange 
 	var out []MarkerChange
 	for _, d := range decisionsOf(wb, decisions) {
 		for _, c := range d.Changes {
-			out = append(out, MarkerChange{Object: c.Object, Field: c.Field, ValuePath: c.ValuePath, ValuesFile: c.ValuesFile, From: c.From, To: c.To})
+			out = append(out, MarkerChange{Object: c.Object, Field: c.Field, ValuePath: c.ValuePath, ValuesFile: c.ValuesFile, From: c.From, To: c.To, Trust: d.Attribution})
 		}
 	}
 	slices.SortFunc(out, func(a, b MarkerChange) int {

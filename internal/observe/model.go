@@ -54,6 +54,21 @@ type Observation struct {
 	// Origin is where the document was read (file:line, URL, document
 	// index), for messages.
 	Origin string
+	// Trust is how far the observation itself (its live values, its time)
+	// is believed: its source's trust ceiling. A document from a file, URL
+	// or push has its source's ceiling; the kubernetes watch, which
+	// backflow reads from the API server itself, is audit-log. Empty is
+	// DefaultCeiling. A proof needs an observation trusted as far as the
+	// attribution its receipt was accepted on (TrustLevel).
+	Trust Attribution
+}
+
+// TrustLevel is o.Trust, DefaultCeiling when the source set none.
+func (o Observation) TrustLevel() Attribution {
+	if o.Trust == "" || !o.Trust.Valid() {
+		return DefaultCeiling
+	}
+	return o.Trust
 }
 
 // Change is who made a live change, and how far that is believed.

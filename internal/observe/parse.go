@@ -106,7 +106,7 @@ func ParseBytes(data []byte, opts Options) Result {
 	for _, d := range splitDocuments(data) {
 		p.document(d)
 	}
-	return p.res
+	return p.result()
 }
 
 // ParseWatchEvents reads cub-scout watch events: JSON Lines as
@@ -120,6 +120,19 @@ func ParseWatchEvents(r io.Reader, opts Options) Result {
 	p := &parser{opts: opts, seen: map[string]bool{}, only: formatWatch}
 	for _, d := range splitDocuments(data) {
 		p.document(d)
+	}
+	return p.result()
+}
+
+// result is what was parsed, every observation carrying its source's
+// trust ceiling.
+func (p *parser) result() Result {
+	trust := p.opts.Ceiling
+	if trust == "" {
+		trust = DefaultCeiling
+	}
+	for i := range p.res.Observations {
+		p.res.Observations[i].Trust = trust
 	}
 	return p.res
 }

@@ -40,14 +40,14 @@ func TestParseCubScoutSamples(t *testing.T) {
 	}{
 		{
 			file: "object-state-observed.yaml",
-			why:  "the native document claims audit-log; a file is believed no higher than asserted by default",
+			why:  "the native document claims audit-log; a file is believed no higher than asserted by default, the observation itself no further",
 			want: Result{Observations: []Observation{{
 				Name: "redis-replicas-2026-06-18T12-00-00Z", Source: "cub-scout", Cluster: "prod-us-east-1",
 				Environment: "prod-us-east", ObservedAt: ts("2026-06-18T12:00:00Z"), Object: redisKey, ResourceVersion: "48213",
 				Change: Change{Actor: "alice", Groups: []string{"sre"}, Attribution: AttributionAsserted, Claimed: AttributionAuditLog,
 					At: ts("2026-06-18T11:58:41Z"), Intent: "incident-fix: scale replicas to absorb a load spike"},
 				Fields: []Field{{Path: "spec.replicas", Live: 4, Desired: 3, HasDesired: true, Manager: "kubectl"}},
-				Origin: "S:3",
+				Origin: "S:3", Trust: AttributionAsserted,
 			}}},
 		},
 		{
@@ -60,7 +60,7 @@ func TestParseCubScoutSamples(t *testing.T) {
 				Change: Change{Actor: "alice", Groups: []string{"sre"}, Attribution: AttributionAuditLog, Claimed: AttributionAuditLog,
 					At: ts("2026-06-18T11:58:41Z"), Intent: "incident-fix: scale replicas to absorb a load spike"},
 				Fields: []Field{{Path: "spec.replicas", Live: 4, Desired: 3, HasDesired: true, Manager: "kubectl"}},
-				Origin: "S:3",
+				Origin: "S:3", Trust: AttributionAuditLog,
 			}}},
 		},
 		{
@@ -78,7 +78,7 @@ func TestParseCubScoutSamples(t *testing.T) {
 					{Path: "spec.replicas", Live: "4", Desired: "3", HasDesired: true, ManagerHint: "kubectl-scale", Cause: "manual-edit", Textual: true},
 					{Path: "spec.template.spec.containers[0].resources.requests.cpu", Removed: true, Desired: "250m", HasDesired: true, Textual: true},
 				},
-				Origin: "S:1",
+				Origin: "S:1", Trust: AttributionAuditLog,
 			}}},
 		},
 		{

@@ -61,7 +61,7 @@ type pending struct {
 func (p *planner) decide(g *group) Decision {
 	o := g.newest
 	d := Decision{
-		Environment: g.env, Object: g.object, Actor: o.Change.Actor, ObservedAt: o.ObservedAt,
+		Environment: g.env, Object: g.object, Actor: o.Change.Actor, Attribution: o.Change.Attribution, ObservedAt: o.ObservedAt,
 		Reasons: slices.Clone(g.notes), Changes: []Change{},
 	}
 	secret := o.Object.IsSecret()

@@ -83,6 +83,10 @@ type Decision struct {
 	// Actor and Role are who made the change and the role that authorizes
 	// it (Role is set on allows only).
 	Actor, Role string
+	// Attribution is how far the actor is believed (the deciding
+	// observation's, after its source's ceiling): a proof of the change
+	// needs an observation trusted as far.
+	Attribution observe.Attribution
 	// Receipt is the allow's receipt, verified against the snapshot's policy.
 	Receipt *receipt.Receipt
 	// ReceiptPath is where the receipt is committed, under receipts.dir.

@@ -351,10 +351,11 @@ func (s *staticSource) set(obs ...observe.Observation) {
 }
 
 // replicas is alice's audit-logged observation of redis-replicas in
-// cluster: spec.replicas live (desired 3), at the given time.
+// cluster by the kubernetes watch: spec.replicas live (desired 3), at the
+// given time.
 func replicas(cluster string, live any, at time.Time) observe.Observation {
 	return observe.Observation{
-		Source: observe.SourceKubernetes, Cluster: cluster, ObservedAt: at,
+		Source: observe.SourceKubernetes, Cluster: cluster, ObservedAt: at, Trust: observe.AttributionAuditLog,
 		Object: observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"},
 		Change: observe.Change{Actor: "alice", Groups: []string{"sre"}, Attribution: observe.AttributionAuditLog, Claimed: observe.AttributionAuditLog,
 			At: at.Add(-time.Minute), Intent: "incident-fix: scale replicas to absorb a load spike"},

@@ -16,7 +16,7 @@ import (
 func atDesired(at time.Time) observe.Observation {
 	o := replicas(usEastNode, 3, at)
 	o.Fields, o.Change = nil, observe.Change{Attribution: observe.AttributionUnknown, Claimed: observe.AttributionAsserted}
-	o.Source = "file"
+	o.Source, o.Trust = "file", observe.AttributionAsserted
 	return o
 }
 

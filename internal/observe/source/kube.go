@@ -463,10 +463,10 @@ func (s *KubeSource) observeObject(u *unstructured.Unstructured, now time.Time) 
 	}
 	o := observe.Observation{
 		Source: observe.SourceKubernetes, Cluster: s.Cluster, ObservedAt: now, Object: k,
-		ResourceVersion: u.GetResourceVersion(),
-		Change:          observe.Change{Attribution: observe.AttributionUnknown, Claimed: observe.AttributionUnknown},
-		Fields:          fields,
-		Origin:          "cluster " + s.Cluster + " " + k.String(),
+		ResourceVersion: u.GetResourceVersion(), Trust: observe.AttributionAuditLog,
+		Change: observe.Change{Attribution: observe.AttributionUnknown, Claimed: observe.AttributionUnknown},
+		Fields: fields,
+		Origin: "cluster " + s.Cluster + " " + k.String(),
 	}
 	var events []observe.AuditEvent
 	if s.Audit != nil {
