@@ -227,8 +227,18 @@ func (v Value) MarshalYAML() (any, error) { return v.V, nil }
 // IsZero reports an absent value, so that omitempty leaves it out.
 func (v Value) IsZero() bool { return !v.Set }
 
-// Marshal writes r as YAML in the seed's key order, indented by two spaces.
+// Marshal writes r as YAML in the seed's key order, indented by two spaces:
+// yaml.v3's encoding, written by hand when the receipt's strings and
+// values allow (see emitter).
 func Marshal(r *Receipt) ([]byte, error) {
+	if out, ok := emitFast(r); ok {
+		return out, nil
+	}
+	return marshalV3(r)
+}
+
+// marshalV3 is Marshal through yaml.v3's encoder.
+func marshalV3(r *Receipt) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
