@@ -3,16 +3,14 @@ package demo
 import (
 	"encoding/json"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/observe"
-	"github.com/backflow-dev/backflow/internal/policy"
-	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // Person is someone who changes the live cluster by hand, as the API
@@ -27,32 +25,6 @@ type Person struct {
 	// Manager is the field manager their client writes with; empty means
 	// kubectl.
 	Manager string
-}
-
-// Mapping says which object field a values path renders to, as the
-// policy's mayAccept entries pair them.
-type Mapping struct {
-	ValuePath string
-	Field     string
-	// Objects and Environments are the entry's patterns.
-	Objects      []string
-	Environments []string
-}
-
-// MappingsFromPolicy lists the value path to field pairs of every mayAccept
-// entry, once each: enough of a chart's rendering for the fields a policy
-// can accept back, without a Helm renderer.
-func MappingsFromPolicy(pol *policy.Policy) []Mapping {
-	var out []Mapping
-	for _, r := range pol.Rules {
-		for _, a := range r.MayAccept {
-			m := Mapping{ValuePath: a.ValuePath, Field: a.Field, Objects: a.Objects, Environments: a.Environments}
-			if !slices.ContainsFunc(out, func(o Mapping) bool { return o.ValuePath == m.ValuePath && o.Field == m.Field }) {
-				out = append(out, m)
-			}
-		}
-	}
-	return out
 }
 
 // Cluster is a simulated live Kubernetes cluster: objects with fields, each
@@ -196,50 +168,75 @@ type Applied struct {
 	From, To any
 }
 
-// ForwardApply renders the desired value of every mapped field from the
-// unit's merged values (a value path the values do not hold keeps the
-// field's last desired value, as the chart's default would) and
-// force-applies the whole desired state as the GitOps controller: every
-// field goes live at its desired value, owned by the GitOps manager, which
-// is how a live change that is not in Git gets reverted. It returns the
-// fields whose live value changed.
-func (c *Cluster) ForwardApply(mappings []Mapping, vals map[string]any) []Applied {
+// ForwardApply force-applies the desired state the chart rendered as the
+// GitOps controller: objects are the rendered objects by key (as
+// render.Chart.Render returns them), and every field of every object the
+// cluster holds goes live at its rendered value, owned by the GitOps
+// manager, which is how a live change that is not in Git gets reverted. It
+// returns the fields whose live value changed. An object or field of the
+// cluster that the rendering lacks is an error, and nothing is applied.
+func (c *Cluster) ForwardApply(objects map[string]map[string]any) ([]Applied, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var out []Applied
+	desired := map[*field]any{}
 	for _, o := range c.objects {
 		key := o.key.String()
-		for _, m := range mappings {
-			if !matchesAny(m.Objects, key, policy.MatchKey) || !matchesAny(m.Environments, c.Environment, envMatch) {
-				continue
-			}
-			if f := o.field(m.Field); f != nil {
-				if v, ok := repoconfig.Lookup(vals, m.ValuePath); ok {
-					f.desired = v
-				}
-			}
+		obj, ok := objects[key]
+		if !ok {
+			return nil, fmt.Errorf("cluster %s: the rendering has no object %s", c.Name, key)
 		}
 		for _, f := range o.fields {
+			v, ok := FieldValue(obj, f.path)
+			if !ok {
+				return nil, fmt.Errorf("cluster %s: the rendering of %s has no field %s", c.Name, key, f.path)
+			}
+			desired[f] = v
+		}
+	}
+	var out []Applied
+	for _, o := range c.objects {
+		for _, f := range o.fields {
+			f.desired = desired[f]
 			if !values.Equal(f.live, f.desired) {
-				out = append(out, Applied{Object: key, Field: f.path, From: f.live, To: f.desired})
+				out = append(out, Applied{Object: o.key.String(), Field: f.path, From: f.live, To: f.desired})
 			}
 			f.live, f.manager = f.desired, c.GitOpsManager
 		}
 		o.change = nil
 	}
 	c.version++
-	return out
+	return out, nil
 }
 
-func matchesAny(patterns []string, s string, match func(p, s string) bool) bool {
-	return slices.ContainsFunc(patterns, func(p string) bool { return match(p, s) })
-}
-
-// envMatch matches an environment glob; environment names hold no "/", so
-// path.Match's "*" is the policy's.
-func envMatch(pattern, env string) bool {
-	ok, err := path.Match(pattern, env)
-	return err == nil && ok
+// FieldValue reads a field of a rendered object by its path in the
+// observer's spelling (spec.template.spec.containers[0].image).
+func FieldValue(obj map[string]any, fieldPath string) (any, bool) {
+	segs, err := yamlnode.ParsePath(fieldPath)
+	if err != nil {
+		return nil, false
+	}
+	var cur any = obj
+	for _, s := range segs {
+		switch x := cur.(type) {
+		case map[string]any:
+			if s.IsIndex {
+				return nil, false
+			}
+			v, ok := x[s.Key]
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		case []any:
+			if !s.IsIndex || s.Index < 0 || s.Index >= len(x) {
+				return nil, false
+			}
+			cur = x[s.Index]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
 }
 
 // Observe reports every object as an observer would at the cluster's

@@ -1,28 +1,18 @@
 package demo
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/observe"
-	"github.com/backflow-dev/backflow/internal/policy"
+	"github.com/backflow-dev/backflow/internal/render"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
 
 var t0 = time.Date(2026, 6, 18, 12, 0, 0, 0, time.UTC)
-
-func testPolicy(t *testing.T) *policy.Policy {
-	t.Helper()
-	files, err := SampleFiles()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := policy.Parse(".github/reverse-reconcile-policy.yaml", []byte(files[".github/reverse-reconcile-policy.yaml"]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 func newTestCluster(t *testing.T, env string) *Cluster {
 	t.Helper()
@@ -37,63 +27,85 @@ func newTestCluster(t *testing.T, env string) *Cluster {
 	return c
 }
 
-func replicaValues(n int) map[string]any {
-	return map[string]any{"replica": map[string]any{"replicaCount": n}}
+// rendered renders the sample chart with prod-us-east's values and
+// replica.replicaCount n, as the forward apply does.
+func rendered(t *testing.T, n int) map[string]map[string]any {
+	t.Helper()
+	c, err := render.LoadFromSource(render.FSSource{FS: sampleFS()}, "charts/redis")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := SampleFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := repoconfig.Values("values.yaml", []byte(files["envs/prod-us-east/redis/values.yaml"]), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.Render(context.Background(), render.Options{Release: "redis", Namespace: "redis"},
+		[]map[string]any{vals, {"replica": map[string]any{"replicaCount": n}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Objects
 }
 
 var alice = Person{Actor: "alice", Groups: []string{"sre"}, Intent: incident}
 
-// The policy's mayAccept entries are the rendering: value path, field,
-// objects and environments, once per pair.
-func TestMappingsFromPolicy(t *testing.T) {
-	got := MappingsFromPolicy(testPolicy(t))
-	if len(got) != 1 {
-		t.Fatalf("mappings %+v", got)
-	}
-	m := got[0]
-	if m.ValuePath != "replica.replicaCount" || m.Field != "spec.replicas" || !slices.Equal(m.Objects, []string{replicasKey}) ||
-		!slices.Equal(m.Environments, []string{"prod-us-east", "prod-eu-west"}) {
-		t.Errorf("mapping %+v", m)
+func TestFieldValue(t *testing.T) {
+	// why: the forward apply reads each field the cluster holds from the
+	// rendered object by the observer's path spelling.
+	obj := rendered(t, 5)[replicasKey]
+	for _, tc := range []struct {
+		path string
+		want any
+		ok   bool
+	}{
+		{"spec.replicas", int64(5), true},
+		{imageField, defaultImage, true},
+		{"spec.template.spec.containers[9].image", nil, false},
+		{"spec.replicas.x", nil, false},
+		{"spec.nope", nil, false},
+	} {
+		if got, ok := FieldValue(obj, tc.path); ok != tc.ok || got != tc.want {
+			t.Errorf("%s: %v %v, want %v %v", tc.path, got, ok, tc.want, tc.ok)
+		}
 	}
 }
 
 func TestClusterRoundTrip(t *testing.T) {
-	maps := MappingsFromPolicy(testPolicy(t))
 	cases := []struct {
 		name, why string
-		env       string
 		change    func(c *Cluster) error
-		values    map[string]any
+		replicas  int
 		// wantLive is redis-replicas' spec.replicas after the forward apply.
 		wantLive any
 		// wantReverted lists "object field" the forward apply changed.
 		wantReverted []string
 	}{
 		{name: "old values revert the scale", why: "the forward apply clobbers a live change that is not in Git",
-			env: "prod-us-east", change: func(c *Cluster) error { return c.Scale(replicasKey, 4, alice) },
-			values: replicaValues(3), wantLive: 3, wantReverted: []string{replicasKey + " spec.replicas"}},
-		{name: "merged values keep it", why: "once desired says 4, the forced apply leaves 4",
-			env: "prod-us-east", change: func(c *Cluster) error { return c.Scale(replicasKey, 4, alice) },
-			values: replicaValues(4), wantLive: 4},
-		{name: "unmapped field reverted", why: "a field no values path renders keeps its rendered value and is reverted",
-			env: "prod-us-east", change: func(c *Cluster) error {
+			change:   func(c *Cluster) error { return c.Scale(replicasKey, 4, alice) },
+			replicas: 3, wantLive: int64(3), wantReverted: []string{replicasKey + " spec.replicas"}},
+		{name: "merged values keep it", why: "once the rendering says 4, the forced apply leaves 4",
+			change:   func(c *Cluster) error { return c.Scale(replicasKey, 4, alice) },
+			replicas: 4, wantLive: int64(4)},
+		{name: "unmapped field reverted", why: "a field no value path moved keeps its rendered value and is reverted",
+			change: func(c *Cluster) error {
 				return c.Set(masterKey, imageField, debugImage, Person{Actor: "bob"})
 			},
-			values: replicaValues(3), wantLive: 3, wantReverted: []string{masterKey + " " + imageField}},
-		{name: "environment not in the entry", why: "a mapping applies only in the environments its entry lists",
-			env: "staging", change: func(c *Cluster) error { return nil },
-			values: replicaValues(7), wantLive: 3},
-		{name: "path missing from values", why: "a value path the values do not hold keeps the last desired value",
-			env: "prod-us-east", change: func(c *Cluster) error { return nil },
-			values: map[string]any{"replica": map[string]any{}}, wantLive: 3},
+			replicas: 3, wantLive: int64(3), wantReverted: []string{masterKey + " " + imageField}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newTestCluster(t, tc.env)
+			c := newTestCluster(t, "prod-us-east")
 			if err := tc.change(c); err != nil {
 				t.Fatal(err)
 			}
-			applied := c.ForwardApply(maps, tc.values)
+			applied, err := c.ForwardApply(rendered(t, tc.replicas))
+			if err != nil {
+				t.Fatal(err)
+			}
 			var reverted []string
 			for _, a := range applied {
 				reverted = append(reverted, a.Object+" "+a.Field)
@@ -110,6 +122,20 @@ func TestClusterRoundTrip(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestForwardApplyNeedsTheRendering(t *testing.T) {
+	// why: an object or field the rendering lacks cannot be applied:
+	// the forward apply says so and changes nothing.
+	objs := rendered(t, 4)
+	delete(objs, masterKey)
+	c := newTestCluster(t, "prod-us-east")
+	if _, err := c.ForwardApply(objs); err == nil || !strings.Contains(err.Error(), "has no object "+masterKey) {
+		t.Fatalf("got %v", err)
+	}
+	if live, _ := c.Get(replicasKey, "spec.replicas"); live != 3 {
+		t.Errorf("a refused forward apply changed replicas to %v", live)
 	}
 }
 

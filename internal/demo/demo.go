@@ -25,11 +25,12 @@ import (
 	ghforge "github.com/backflow-dev/backflow/internal/forge/github"
 	"github.com/backflow-dev/backflow/internal/localhub"
 	"github.com/backflow-dev/backflow/internal/observe"
-	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/receipt"
+	"github.com/backflow-dev/backflow/internal/render"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
+	"github.com/backflow-dev/backflow/internal/witness"
 )
 
 // sample is the GitOps repository the demo serves.
@@ -54,6 +55,15 @@ const (
 	debugImage = "docker.io/bitnami/redis:7.4.2-debian-12-r0-debug"
 	incident   = "incident-fix: scale replicas to absorb a load spike"
 )
+
+// sampleFS is the embedded GitOps repository, rooted at its top.
+func sampleFS() fs.FS {
+	sub, err := fs.Sub(sample, "sample")
+	if err != nil {
+		panic(err) // "sample" is a valid path: fs.Sub cannot fail on it
+	}
+	return sub
+}
 
 // SampleFiles returns the embedded GitOps repository, by path.
 func SampleFiles() (map[string]string, error) {
@@ -197,7 +207,7 @@ type run struct {
 	bot      *bot.Bot
 	repo     forge.Repo
 	clusters []*Cluster
-	maps     []Mapping
+	chart    *render.Chart
 	policy   *policy.Policy
 	polPath  string
 	grace    time.Duration
@@ -280,7 +290,6 @@ func (r *run) startHub() error {
 	if r.policy, err = policy.Parse(cfg.Policy, []byte(files[cfg.Policy])); err != nil {
 		return fmt.Errorf("the sample repository: %w", err)
 	}
-	r.maps = MappingsFromPolicy(r.policy)
 	r.grace = cfg.FollowUp.GracePeriod.Duration
 	if r.grace <= 0 {
 		r.grace = repoconfig.DefaultGracePeriod
@@ -327,32 +336,50 @@ func (r *run) startClusters() error {
 	r.step(2, "The live clusters, as the GitOps controller applied main")
 	for _, env := range []string{"prod-us-east", "prod-eu-west"} {
 		c := NewCluster(cfg.Environments[env].Clusters[0], env, GitOpsManager, r.clock.Now)
-		if err := c.Add(masterKey, map[string]any{"spec.replicas": 1, imageField: defaultImage}); err != nil {
-			return err
-		}
-		if err := c.Add(replicasKey, map[string]any{"spec.replicas": 3, imageField: defaultImage}); err != nil {
-			return err
-		}
-		vals, err := unitValues(cfg, env, files)
+		objs, err := r.render(cfg, env, files)
 		if err != nil {
 			return err
 		}
-		c.ForwardApply(r.maps, vals)
+		// The cluster holds what the GitOps controller applied of the
+		// rendering: the fields the live changes below touch.
+		for _, key := range []string{masterKey, replicasKey} {
+			fields := map[string]any{}
+			for _, p := range []string{"spec.replicas", imageField} {
+				v, ok := FieldValue(objs.Objects[key], p)
+				if !ok {
+					return fmt.Errorf("the sample chart renders no %s %s", key, p)
+				}
+				fields[p] = v
+			}
+			if err := c.Add(key, fields); err != nil {
+				return err
+			}
+		}
 		r.clusters = append(r.clusters, c)
 		live, _ := c.Get(replicasKey, "spec.replicas")
-		r.say("   %s (%s): redis-master, redis-replicas (spec.replicas %s), applied by %s", c.Name, env, values.Format(live), GitOpsManager)
+		r.say("   %s (%s): %s %s rendered (%d objects); redis-master, redis-replicas (spec.replicas %s) applied by %s", c.Name, env, objs.Chart, objs.Version, len(objs.Objects), values.Format(live), GitOpsManager)
 	}
 	return nil
 }
 
-// unitValues merges the redis unit's values files of env, as Helm reads
-// them (the planner's merge: later files override, a null deletes).
-func unitValues(cfg *repoconfig.Config, env string, files map[string]string) (map[string]any, error) {
-	var trees []map[string]any
-	for _, u := range cfg.Units {
-		if u.Environment != env {
+// render renders the sample chart for env's unit with its values files
+// (Helm's merge of -f files), as the GitOps controller renders main. The
+// chart is read from the embedded sample once: the demo changes values
+// files only, never the chart.
+func (r *run) render(cfg *repoconfig.Config, env string, files map[string]string) (*witness.Rendering, error) {
+	for i := range cfg.Units {
+		u := &cfg.Units[i]
+		if u.Environment != env || !u.Rendered() {
 			continue
 		}
+		if r.chart == nil {
+			c, err := render.LoadFromSource(render.FSSource{FS: sampleFS()}, u.Chart.Path)
+			if err != nil {
+				return nil, fmt.Errorf("the sample repository: %w", err)
+			}
+			r.chart = c
+		}
+		var trees []map[string]any
 		for _, f := range u.ValuesFiles {
 			tree, err := repoconfig.Values(f, []byte(files[f]), u.RootOf(f))
 			if err != nil {
@@ -360,8 +387,13 @@ func unitValues(cfg *repoconfig.Config, env string, files map[string]string) (ma
 			}
 			trees = append(trees, tree)
 		}
+		out, err := r.chart.Render(r.ctx, render.OptionsFor(u, 0), trees)
+		if err != nil {
+			return nil, fmt.Errorf("rendering the sample chart for %s: %w", env, err)
+		}
+		return out, nil
 	}
-	return plan.MergeValues(trees), nil
+	return nil, fmt.Errorf("the sample repository has no unit with a chart in %s", env)
 }
 
 func (r *run) cluster(env string) *Cluster {
@@ -696,11 +728,14 @@ func (r *run) forwardApply() error {
 				}
 			}
 		}
-		vals, err := unitValues(cfg, c.Environment, files)
+		objs, err := r.render(cfg, c.Environment, files)
 		if err != nil {
 			return err
 		}
-		changed := c.ForwardApply(r.maps, vals)
+		changed, err := c.ForwardApply(objs.Objects)
+		if err != nil {
+			return err
+		}
 		for _, a := range changed {
 			r.say("   %s: %s %s reverted %s -> %s (not in Git)", c.Name, objectName(a.Object), a.Field, values.Format(a.From), values.Format(a.To))
 		}

@@ -1,38 +1,43 @@
 package demo
 
 import (
-	"fmt"
+	"context"
 	"testing"
 
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
 
-// TestUnitValuesMergeAsThePlannerDoes holds the forward apply's values to
-// the planner's: later files override earlier ones key by key, and a null
-// in a later file deletes the key (Helm's -f semantics), so the demo's
-// clusters converge on what the planner calls desired.
-func TestUnitValuesMergeAsThePlannerDoes(t *testing.T) {
-	cfg := &repoconfig.Config{Units: []repoconfig.Unit{
-		{Name: "redis", Environment: "prod", ValuesFiles: []string{"base.yaml", "prod.yaml"}},
-		{Name: "redis", Environment: "dev", ValuesFiles: []string{"dev.yaml"}},
-	}}
-	files := map[string]string{
-		"base.yaml": "replica:\n  replicaCount: 3\n  persistence: {size: 8Gi}\nimage: {tag: \"7\"}\n",
-		"prod.yaml": "replica:\n  replicaCount: 5\n  persistence: null\n",
-		"dev.yaml":  "replica: {replicaCount: 1}\n",
-	}
-	got, err := unitValues(cfg, "prod", files)
+// TestForwardApplyRendersTheUnitsFiles holds the forward apply to Helm's
+// reading of a unit's values files: the chart is rendered with every file
+// of the environment's unit, later files overriding earlier ones.
+func TestForwardApplyRendersTheUnitsFiles(t *testing.T) {
+	sample, err := SampleFiles()
 	if err != nil {
 		t.Fatal(err)
 	}
-	replica, _ := got["replica"].(map[string]any)
-	if v, _ := repoconfig.Lookup(got, "replica.replicaCount"); fmt.Sprint(v) != "5" {
-		t.Errorf("replicaCount = %v: want the later file's 5", v)
+	cfg := &repoconfig.Config{Units: []repoconfig.Unit{
+		{Name: "redis", Environment: "prod", ValuesFiles: []string{"base.yaml", "prod.yaml"}, Objects: []string{"*|*|redis|*"},
+			Chart: &repoconfig.Chart{Name: "bitnami/redis", Path: "charts/redis"}},
+		{Name: "redis", Environment: "dev", ValuesFiles: []string{"dev.yaml"}, Objects: []string{"*|*|redis|*"},
+			Chart: &repoconfig.Chart{Name: "bitnami/redis", Path: "charts/redis"}},
+	}}
+	files := map[string]string{
+		"base.yaml": sample["envs/prod-us-east/redis/values.yaml"],
+		"prod.yaml": "replica:\n  replicaCount: 5\n",
+		"dev.yaml":  sample["envs/prod-us-east/redis/values.yaml"],
 	}
-	if _, ok := replica["persistence"]; ok {
-		t.Errorf("persistence = %v: a null in a later file deletes the key", replica["persistence"])
+	r := &run{ctx: context.Background()}
+	got, err := r.render(cfg, "prod", files)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if v, ok := repoconfig.Lookup(got, "image.tag"); !ok || v != "7" {
-		t.Errorf("image.tag = %v: keys only the earlier file sets stay", v)
+	if v, _ := FieldValue(got.Objects[replicasKey], "spec.replicas"); v != int64(5) {
+		t.Errorf("replicas %v: want the later file's 5", v)
+	}
+	if v, _ := FieldValue(got.Objects[masterKey], imageField); v != defaultImage {
+		t.Errorf("master image %v: keys only the earlier file sets stay", v)
+	}
+	if _, err := r.render(cfg, "staging", files); err == nil {
+		t.Error("an environment without a unit rendered")
 	}
 }
