@@ -381,9 +381,9 @@ func TestAdmissionRoundTrip(t *testing.T) {
 	// 4. The GitOps controller's identity scales redis-master outside a
 	// forward apply: its review is not a person's change, so the change is
 	// attributed to nobody and nothing is written.
-	patch(t, c, userFlux, "redis-master", types.MergePatchType, `{"spec":{"replicas":2}}`, "scale")
+	patch(t, c, userFlux, "redis-master", types.MergePatchType, `{"spec":{"replicas":3}}`, "scale")
 	eventually(t, stepTimeout, "the controller identity's change reported as drift", func() error {
-		return driftNames(t, h, "redis-master` | `spec.replicas` | `1` | `2` | unknown |", "actor-unknown")
+		return driftNames(t, h, "redis-master` | `spec.replicas` | `2` | `3` | unknown |", "actor-unknown")
 	})
 	issues, err := h.driftIssues(t)
 	if err != nil {

@@ -285,6 +285,16 @@ func (c *cluster) setupRBAC(t *testing.T) {
 	for _, r := range roles {
 		role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: r.name, Namespace: namespace},
 			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"apps"}, Resources: sts, Verbs: r.verbs}}}
+		if r.subj.Name == userFlux {
+			// The forward apply applies the whole release: its services,
+			// config maps, service accounts, disruption budgets and
+			// network policy besides the StatefulSets.
+			role.Rules = append(role.Rules, rbacv1.PolicyRule{
+				APIGroups: []string{"", "policy", "networking.k8s.io"},
+				Resources: []string{"services", "configmaps", "serviceaccounts", "secrets", "poddisruptionbudgets", "networkpolicies"},
+				Verbs:     r.verbs,
+			})
+		}
 		if _, err := cs.RbacV1().Roles(namespace).Create(ctx, role, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}

@@ -183,7 +183,7 @@ func TestLiveRoundTrip(t *testing.T) {
 	patch(t, c, userAlice, "redis-replicas", types.StrategicMergePatchType,
 		`{"spec":{"replicas":5,"template":{"spec":{"containers":[{"name":"redis","env":[{"name":"REDIS_REPLICATION_MODE","value":"standalone"}]}]}}}}`)
 	eventually(t, stepTimeout, "alice's combined change reported as drift", func() error {
-		return driftNames(t, h, "`spec.replicas`", "`spec.template.spec.containers[0].env[0].value`", "| alice |")
+		return driftNames(t, h, "`spec.replicas`", "`spec.template.spec.containers[0].env[1].value`", "| alice |")
 	})
 	assertNothingWritten(t, h, len(pullsBefore), values)
 	forwardApply(t, c, h)
@@ -204,7 +204,7 @@ func TestLiveRoundTrip(t *testing.T) {
 	// 6. alice scales redis-master, which a person must review; the forward
 	// apply reverts it before the merge, and the pull request stays open
 	// and says so.
-	patch(t, c, userAlice, "redis-master", types.MergePatchType, `{"spec":{"replicas":2}}`, "scale")
+	patch(t, c, userAlice, "redis-master", types.MergePatchType, `{"spec":{"replicas":3}}`, "scale")
 	var master *pull
 	eventually(t, stepTimeout, "a write-back pull request for redis-master", func() error {
 		pulls, err := h.pulls(t)
@@ -217,8 +217,8 @@ func TestLiveRoundTrip(t *testing.T) {
 		return nil
 	})
 	forwardApply(t, c, h)
-	if n := replicas(t, c, "redis-master"); n != 1 {
-		t.Fatalf("the forward apply left redis-master at %d replicas, want 1", n)
+	if n := replicas(t, c, "redis-master"); n != 2 {
+		t.Fatalf("the forward apply left redis-master at %d replicas, want 2", n)
 	}
 	eventually(t, stepTimeout, "the revert recognised on the open pull request", func() error {
 		comments, err := h.comments(t, master.Number)
