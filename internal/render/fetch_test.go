@@ -307,3 +307,42 @@ func TestFetchRefusesWrongArchive(t *testing.T) {
 		t.Fatalf("a version the index lacks: %v", err)
 	}
 }
+
+// BenchmarkFetch fetches the podinfo chart from the loopback chart
+// repository and registry: cold (an empty cache: the index and archive,
+// or the manifest, config and layer, over TLS) and warm (read from the
+// cache and hashed).
+func BenchmarkFetch(b *testing.B) {
+	tgz := podinfoTgz(b)
+	repo := newChartRepo(b, tgz)
+	reg, ref := newRegistry(b, tgz)
+	for _, src := range []struct {
+		name  string
+		chart *repoconfig.Chart
+		tls   *tls.Config
+	}{
+		{"repository", &repoconfig.Chart{Name: "podinfo", Version: podinfoVersion, Repository: repo.srv.URL + "/stable"}, tlsOf(repo.srv)},
+		{"oci", &repoconfig.Chart{Name: "podinfo", Version: podinfoVersion, OCI: ref}, tlsOf(reg)},
+	} {
+		b.Run(src.name+"/cold", func(b *testing.B) {
+			for b.Loop() {
+				f := render.NewFetcher(render.FetchOptions{CacheDir: b.TempDir(), TLS: src.tls})
+				if _, err := f.Fetch(context.Background(), src.chart); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(src.name+"/warm", func(b *testing.B) {
+			dir := b.TempDir()
+			if _, err := render.NewFetcher(render.FetchOptions{CacheDir: dir, TLS: src.tls}).Fetch(context.Background(), src.chart); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				f := render.NewFetcher(render.FetchOptions{CacheDir: dir, TLS: src.tls})
+				if _, err := f.Fetch(context.Background(), src.chart); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
