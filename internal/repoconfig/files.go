@@ -12,6 +12,7 @@ import (
 
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/backflow-dev/backflow/internal/values"
 	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
@@ -96,8 +97,8 @@ func Values(file string, data []byte, root *ValuesRoot) (map[string]any, error) 
 		if len(docs) == 0 {
 			return map[string]any{}, nil
 		}
-		var v any
-		if err := sigsyaml.Unmarshal(docs[0].data, &v, useNumber); err != nil {
+		v, err := values.HelmUnmarshal(docs[0].data)
+		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %v", file, docs[0].line, err)
 		}
 		switch m := v.(type) {

@@ -29,7 +29,7 @@ func helmRead(src *source, index int) (any, error) {
 	if len(bytes.TrimSpace(doc)) == 0 {
 		return nil, nil
 	}
-	v, err := helmUnmarshal(doc)
+	v, err := HelmUnmarshal(doc)
 	if err != nil {
 		return nil, fmt.Errorf("document %d (line %d): %v: %w", index, sp.line, err, ErrParse)
 	}

@@ -19,7 +19,7 @@ import (
 // something the direct build does not reproduce exactly (an error, a key of
 // another type, two keys with the same text, invalid UTF-8, a non-finite
 // float), the document is read by sigs.k8s.io/yaml itself.
-func helmUnmarshal(doc []byte) (any, error) {
+func HelmUnmarshal(doc []byte) (any, error) {
 	var raw any
 	if err := yamlv2.Unmarshal(doc, &raw); err == nil {
 		if v, ok := jsonTyped(raw); ok {

@@ -23,7 +23,7 @@ func sigsRead(doc []byte) (any, error) {
 func sameAsSigs(t *testing.T, name string, doc []byte) {
 	t.Helper()
 	want, wantErr := sigsRead(doc)
-	got, err := helmUnmarshal(doc)
+	got, err := HelmUnmarshal(doc)
 	if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
 		t.Fatalf("%s: error %v, sigs.k8s.io/yaml says %v", name, err, wantErr)
 	}
@@ -64,7 +64,7 @@ func TestHelmUnmarshalMatchesSigs(t *testing.T) {
 // sigs.k8s.io/yaml keeps either value, by map iteration order; the reading
 // is one of the two as well.
 func TestHelmUnmarshalCollidingKeys(t *testing.T) {
-	got, err := helmUnmarshal([]byte("1: a\n\"1\": b\n"))
+	got, err := HelmUnmarshal([]byte("1: a\n\"1\": b\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
