@@ -2,11 +2,13 @@ package render
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -43,8 +45,15 @@ type Chart struct {
 
 // LoadFiles loads a chart from its files, keyed by slash-separated paths
 // relative to the chart's folder (Chart.yaml, templates/..., charts/...).
-// where names the chart in errors.
+// where names the chart in errors. Every dependency Chart.yaml names must be
+// in charts/.
 func LoadFiles(where string, files map[string][]byte) (*Chart, error) {
+	return loadFiles(context.Background(), where, files, nil)
+}
+
+// loadFiles is LoadFiles that, given a fetcher, fetches the dependencies
+// charts/ lacks as the chart's Chart.lock pins them.
+func loadFiles(ctx context.Context, where string, files map[string][]byte, fetch *Fetcher) (*Chart, error) {
 	if len(files) > MaxChartFiles {
 		return nil, fmt.Errorf("%w: %s: more than %d files", ErrChart, where, MaxChartFiles)
 	}
@@ -73,17 +82,26 @@ func LoadFiles(where string, files map[string][]byte) (*Chart, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrChart, where, err)
 	}
-	if err := checkDependencies(ch); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrChart, where, err)
+	if missing := missingDependencies(ch); len(missing) > 0 {
+		if fetch == nil {
+			return nil, fmt.Errorf("%w: %s: dependencies %s are named in Chart.yaml but missing in charts/", ErrChart, where, strings.Join(missing, ", "))
+		}
+		more, err := fetch.dependencies(ctx, files["Chart.lock"], missing)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrChart, where, err)
+		}
+		with := maps.Clone(files)
+		maps.Copy(with, more)
+		return loadFiles(ctx, where, with, nil)
 	}
 	c.Name, c.Version = ch.Metadata.Name, ch.Metadata.Version
 	return c, nil
 }
 
-// checkDependencies refuses a chart whose Chart.yaml names a dependency
-// that its charts/ folder lacks, as helm template does: rendering without
-// it would not be what the GitOps controller renders.
-func checkDependencies(ch *chart.Chart) error {
+// missingDependencies are the dependencies a chart's Chart.yaml names that
+// its charts/ folder lacks: helm template refuses such a chart, and
+// rendering without them would not be what the GitOps controller renders.
+func missingDependencies(ch *chart.Chart) []string {
 	var missing []string
 	for _, d := range ch.Metadata.Dependencies {
 		if d == nil || slices.ContainsFunc(ch.Dependencies(), func(sub *chart.Chart) bool { return sub.Name() == d.Name }) {
@@ -91,10 +109,7 @@ func checkDependencies(ch *chart.Chart) error {
 		}
 		missing = append(missing, d.Name)
 	}
-	if len(missing) > 0 {
-		return fmt.Errorf("dependencies %s are named in Chart.yaml but missing in charts/", strings.Join(missing, ", "))
-	}
-	return nil
+	return missing
 }
 
 // load builds a fresh chart from the files.
@@ -108,6 +123,10 @@ func (c *Chart) load() (*chart.Chart, error) {
 
 // LoadArchive loads a packaged chart (.tgz); its digest is the archive's.
 func LoadArchive(where string, data []byte) (*Chart, error) {
+	return loadArchive(context.Background(), where, data, nil)
+}
+
+func loadArchive(ctx context.Context, where string, data []byte, fetch *Fetcher) (*Chart, error) {
 	if len(data) > MaxChartBytes {
 		return nil, fmt.Errorf("%w: %s: more than %d bytes", ErrChart, where, MaxChartBytes)
 	}
@@ -119,7 +138,7 @@ func LoadArchive(where string, data []byte) (*Chart, error) {
 	for _, f := range bf {
 		files[f.Name] = f.Data
 	}
-	c, err := LoadFiles(where, files)
+	c, err := loadFiles(ctx, where, files, fetch)
 	if err != nil {
 		return nil, err
 	}
@@ -139,6 +158,10 @@ type Source interface {
 
 // LoadFromSource loads the chart in the repository folder dir.
 func LoadFromSource(src Source, dir string) (*Chart, error) {
+	return loadFromSource(context.Background(), src, dir, nil)
+}
+
+func loadFromSource(ctx context.Context, src Source, dir string, fetch *Fetcher) (*Chart, error) {
 	dir = path.Clean(dir)
 	names, err := src.ListFiles(dir)
 	if err != nil {
@@ -163,7 +186,7 @@ func LoadFromSource(src Source, dir string) (*Chart, error) {
 		}
 		files[rel] = data
 	}
-	return LoadFiles("chart "+dir, files)
+	return loadFiles(ctx, "chart "+dir, files, fetch)
 }
 
 // DirSource reads files from a working tree, never outside its root (a

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,8 +107,15 @@ func NewFetcher(opts FetchOptions) *Fetcher {
 
 // Fetch returns the chart c names in a chart repository or an OCI
 // registry, from the cache when it was fetched before. Its digest is the
-// archive's sha256.
+// archive's sha256. Dependencies its charts/ folder lacks are fetched as
+// its Chart.lock pins them (theirs are not: as helm dependency build, the
+// dependencies' archives must hold their own).
 func (f *Fetcher) Fetch(ctx context.Context, c *repoconfig.Chart) (*Chart, error) {
+	return f.fetch(ctx, c, f)
+}
+
+// fetch fetches c; deps fetches its missing dependencies, when not nil.
+func (f *Fetcher) fetch(ctx context.Context, c *repoconfig.Chart, deps *Fetcher) (*Chart, error) {
 	if !c.Remote() {
 		return nil, fmt.Errorf("%w: chart %s names no repository or OCI reference", ErrFetch, c.Name)
 	}
@@ -115,7 +123,8 @@ func (f *Fetcher) Fetch(ctx context.Context, c *repoconfig.Chart) (*Chart, error
 	lock := f.lock(ref)
 	lock.Lock()
 	defer lock.Unlock()
-	if ch, err := f.cached(ref); err != nil || ch != nil {
+	ctx = context.WithValue(ctx, fetching{}, ref)
+	if ch, err := f.cached(ctx, ref, deps); err != nil || ch != nil {
 		return ch, err
 	}
 	var (
@@ -134,7 +143,7 @@ func (f *Fetcher) Fetch(ctx context.Context, c *repoconfig.Chart) (*Chart, error
 	if sum := sha256.Sum256(data); digest != "" && digest != "sha256:"+hex.EncodeToString(sum[:]) {
 		return nil, fmt.Errorf("%w %s: the archive's digest is sha256:%x, the source says %s", ErrFetch, ref, sum, digest)
 	}
-	ch, err := LoadArchive("chart "+ref, data)
+	ch, err := loadArchive(ctx, "chart "+ref, data, deps)
 	if err != nil {
 		return nil, err
 	}
@@ -149,6 +158,10 @@ func (f *Fetcher) Fetch(ctx context.Context, c *repoconfig.Chart) (*Chart, error
 	}
 	return ch, nil
 }
+
+// fetching is the context key of the reference whose dependencies are
+// being fetched.
+type fetching struct{}
 
 func (f *Fetcher) lock(ref string) *sync.Mutex {
 	f.mu.Lock()
@@ -179,7 +192,7 @@ func (f *Fetcher) blobPath(digest string) (string, error) {
 // cached returns the chart cached for ref, nil when there is none. An
 // archive whose bytes no longer hash to its digest is removed, with its
 // reference, and reported: the next fetch downloads it again.
-func (f *Fetcher) cached(ref string) (*Chart, error) {
+func (f *Fetcher) cached(ctx context.Context, ref string, deps *Fetcher) (*Chart, error) {
 	rp := f.refPath(ref)
 	raw, err := os.ReadFile(rp)
 	if errors.Is(err, os.ErrNotExist) {
@@ -206,7 +219,59 @@ func (f *Fetcher) cached(ref string) (*Chart, error) {
 		os.Remove(rp)
 		return nil, fmt.Errorf("%w %s: %s: %w %s (removed; the next fetch downloads it again)", ErrFetch, ref, bp, ErrCacheTampered, digest)
 	}
-	return LoadArchive("chart "+ref, data)
+	return loadArchive(ctx, "chart "+ref, data, deps)
+}
+
+// chartLock is what backflow reads of a Chart.lock.
+type chartLock struct {
+	Dependencies []lockedDependency `json:"dependencies"`
+}
+
+type lockedDependency struct {
+	Name       string `json:"name"`
+	Version    string `json:"version"`
+	Repository string `json:"repository"`
+}
+
+// dependencies fetches the named dependencies as the chart's Chart.lock
+// (lock, nil when the chart has none) pins them, and returns their files
+// as they would lie in the chart's charts/ folder.
+func (f *Fetcher) dependencies(ctx context.Context, lock []byte, names []string) (map[string][]byte, error) {
+	if lock == nil {
+		return nil, fmt.Errorf("dependencies %s are named in Chart.yaml but missing in charts/, and there is no Chart.lock to fetch them by", strings.Join(names, ", "))
+	}
+	var l chartLock
+	if err := yaml.Unmarshal(lock, &l); err != nil {
+		return nil, fmt.Errorf("Chart.lock: %w", err)
+	}
+	out := map[string][]byte{}
+	for _, name := range names {
+		i := slices.IndexFunc(l.Dependencies, func(d lockedDependency) bool { return d.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("dependency %s is missing in charts/ and not pinned in Chart.lock", name)
+		}
+		d := l.Dependencies[i]
+		spec := &repoconfig.Chart{Name: d.Name, Version: d.Version}
+		switch {
+		case strings.HasPrefix(d.Repository, "oci://"):
+			spec.OCI = strings.TrimSuffix(d.Repository, "/") + "/" + d.Name
+		case strings.HasPrefix(d.Repository, "https://"), strings.HasPrefix(d.Repository, "http://"):
+			spec.Repository = d.Repository
+		default:
+			return nil, fmt.Errorf("dependency %s is missing in charts/ and Chart.lock pins it to %q, which is not a chart repository URL or an OCI reference", name, d.Repository)
+		}
+		if parent, _ := ctx.Value(fetching{}).(string); parent == spec.Source() {
+			return nil, fmt.Errorf("dependency %s is the chart being fetched, %s", name, parent)
+		}
+		dep, err := f.fetch(ctx, spec, nil)
+		if err != nil {
+			return nil, fmt.Errorf("dependency %s: %w", name, err)
+		}
+		for _, bf := range dep.files {
+			out["charts/"+name+"/"+bf.Name] = bf.Data
+		}
+	}
+	return out, nil
 }
 
 func readCapped(p string, max int64) ([]byte, error) {

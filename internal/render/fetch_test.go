@@ -127,15 +127,36 @@ func tlsOf(srv *httptest.Server) *tls.Config {
 func newRegistry(t testing.TB, tgz []byte) (*httptest.Server, string) {
 	srv := httptest.NewTLSServer(ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0))))
 	t.Cleanup(srv.Close)
-	host := strings.TrimPrefix(srv.URL, "https://")
+	push(t, srv, tgz, "charts/podinfo:"+podinfoVersion)
+	return srv, "oci://" + strings.TrimPrefix(srv.URL, "https://") + "/charts/podinfo"
+}
+
+// push pushes a chart archive to the registry as repository:tag.
+func push(t testing.TB, srv *httptest.Server, tgz []byte, ref string) {
+	t.Helper()
 	rc, err := registry.NewClient(registry.ClientOptHTTPClient(srv.Client()), registry.ClientOptCredentialsFile(filepath.Join(t.TempDir(), "creds.json")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rc.Push(tgz, host+"/charts/podinfo:"+podinfoVersion); err != nil {
+	if _, err := rc.Push(tgz, strings.TrimPrefix(srv.URL, "https://")+"/"+ref); err != nil {
 		t.Fatal(err)
 	}
-	return srv, "oci://" + host + "/charts/podinfo"
+}
+
+// writeChart writes a chart's files into a new folder and returns it.
+func writeChart(t testing.TB, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 func podinfoTgz(t testing.TB) []byte {
@@ -344,5 +365,62 @@ func BenchmarkFetch(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+func TestDependenciesFromChartLock(t *testing.T) {
+	// why: a chart whose charts/ folder lacks a dependency (a GitOps
+	// repository keeping Chart.yaml and Chart.lock only, as Argo CD and Flux
+	// build them) renders with the dependency its Chart.lock pins, fetched
+	// like a remote chart; without a lock it is refused, never rendered
+	// without it.
+	srv := httptest.NewTLSServer(ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "https://")
+	lib := writeChart(t, map[string]string{
+		"Chart.yaml":        "apiVersion: v2\nname: lib\nversion: 0.1.0\n",
+		"values.yaml":       "size: 1\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-lib\ndata:\n  size: {{ .Values.size | quote }}\n",
+	})
+	push(t, srv, packageChart(t, lib, "lib"), "charts/lib:0.1.0")
+	deps := "dependencies:\n  - name: lib\n    version: 0.1.0\n    repository: oci://" + host + "/charts\n"
+	appFiles := map[string]string{
+		"Chart.yaml":        "apiVersion: v2\nname: app\nversion: 1.0.0\n" + deps,
+		"Chart.lock":        deps + "digest: sha256:0000000000000000000000000000000000000000000000000000000000000000\ngenerated: \"2026-12-01T00:00:00Z\"\n",
+		"values.yaml":       "lib:\n  size: 3\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-app\n",
+	}
+	repo := t.TempDir()
+	app := writeChart(t, appFiles)
+	push(t, srv, packageChart(t, app, "app"), "charts/app:1.0.0")
+	if err := os.Rename(app, filepath.Join(repo, "app")); err != nil {
+		t.Fatal(err)
+	}
+	fetch := render.NewFetcher(render.FetchOptions{CacheDir: t.TempDir(), TLS: tlsOf(srv)})
+	for name, spec := range map[string]*repoconfig.Chart{
+		"path": {Name: "app", Path: "app"},
+		"oci":  {Name: "app", Version: "1.0.0", OCI: "oci://" + host + "/charts/app"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, err := render.Load(context.Background(), render.DirSource{Root: repo}, fetch, spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := c.Render(context.Background(), render.Options{Release: "r", Namespace: "ns"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cm := out.Objects["v1|ConfigMap|ns|r-lib"]
+			if data, _ := cm["data"].(map[string]any); data["size"] != "3" {
+				t.Fatalf("the dependency's ConfigMap %v among %v: want it rendered with the parent's values", cm, out.Keys())
+			}
+		})
+	}
+	if err := os.Remove(filepath.Join(repo, "app", "Chart.lock")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := render.Load(context.Background(), render.DirSource{Root: repo}, fetch, &repoconfig.Chart{Name: "app", Path: "app"})
+	if !errors.Is(err, render.ErrChart) || !strings.Contains(err.Error(), "no Chart.lock") {
+		t.Fatalf("without a Chart.lock: %v", err)
 	}
 }

@@ -71,11 +71,12 @@ func (r *Units) Render(u *repoconfig.Unit, files []map[string]any) (*witness.Ren
 }
 
 // Load loads the chart c names: from its path in src, or fetched with
-// fetch from its repository or OCI registry.
+// fetch from its repository or OCI registry. Dependencies that its charts/
+// folder lacks are fetched with fetch as its Chart.lock pins them.
 func Load(ctx context.Context, src Source, fetch *Fetcher, c *repoconfig.Chart) (*Chart, error) {
 	switch {
 	case c.Path != "":
-		return LoadFromSource(src, c.Path)
+		return loadFromSource(ctx, src, c.Path, fetch)
 	case !c.Remote():
 		return nil, fmt.Errorf("%w: chart %s names no path, repository or OCI reference", ErrChart, c.Name)
 	case fetch == nil:
