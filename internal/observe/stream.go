@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 
 	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
@@ -48,7 +51,9 @@ func splitDocuments(data []byte) []document {
 // reader of the project shares: a `---` or `...` line at column 0 always
 // ends a document in YAML (even inside a block or quoted scalar), so
 // splitting on them before parsing is exact, and a syntax error in one
-// document cannot hide the next one. Documents of comments only are skipped.
+// document cannot hide the next one. Each document is then read with
+// kyaml's kio.ByteReader on its own: read whole, the reader fails the
+// stream at the first bad document. Documents of comments only are skipped.
 func yamlDocuments(data []byte) []document {
 	var docs []document
 	for _, d := range yamlnode.SplitDocuments(data) {
@@ -61,28 +66,107 @@ func yamlDocuments(data []byte) []document {
 
 var yamlErrLine = regexp.MustCompile(`line (\d+)`)
 
+// parseYAMLChunk reads one document, chunk, which starts on line startLine
+// of the input, with kio: no reader annotations, and a List stays one
+// document (kio would otherwise read its items in its place). Lines are
+// counted from the start of the input, in the node tree and in errors.
 func parseYAMLChunk(chunk []byte, startLine, index int) document {
 	doc := document{line: startLine, index: index}
-	var n yaml.Node
-	if err := yaml.Unmarshal(chunk, &n); err != nil {
-		// yaml.v3 counts lines from the chunk; count them from the input.
-		line := startLine
-		msg := yamlErrLine.ReplaceAllStringFunc(err.Error(), func(m string) string {
-			k, _ := strconv.Atoi(m[len("line "):])
-			line = k + startLine - 1
-			return "line " + strconv.Itoa(line)
-		})
-		doc.err = &placeError{line: line, msg: msg}
+	in, bad := forKio(chunk)
+	if bad >= 0 {
+		doc.err = &placeError{line: startLine + bad, msg: "a line that starts with --- inside a document: kio reads it as a document separator"}
 		return doc
 	}
-	shiftLines(&n, startLine-1)
-	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
-		doc.node = n.Content[0]
-		doc.line = doc.node.Line
-	} else {
-		doc.err = errors.New("empty document")
+	r := &kio.ByteReader{Reader: bytes.NewReader(in), OmitReaderAnnotations: true, DisableUnwrapping: true}
+	nodes, err := r.Read()
+	if err != nil {
+		doc.err = chunkError(err, startLine)
+		return doc
 	}
+	switch len(nodes) {
+	case 0:
+		// kio drops a document that is null (`~`, `null`) or holds
+		// nothing; yaml.v3 tells which, and where the null is.
+		var n yaml.Node
+		if err := yaml.Unmarshal(in, &n); err != nil || n.Kind != yaml.DocumentNode || len(n.Content) != 1 {
+			doc.err = errors.New("empty document")
+			return doc
+		}
+		shiftLines(n.Content[0], startLine-1)
+		doc.node, doc.line = n.Content[0], n.Content[0].Line
+		return doc
+	case 1:
+	default:
+		// The shared splitter leaves one document per chunk.
+		doc.err = fmt.Errorf("%d documents where one was expected", len(nodes))
+		return doc
+	}
+	n := nodes[0].YNode()
+	shiftLines(n, startLine-1)
+	doc.node = n
+	doc.line = n.Line
 	return doc
+}
+
+// forKio returns chunk as kio's reader reads it line for line as YAML
+// does, or the 0-based line of a line kio would misread. kio splits its
+// input again at every LF followed by `---`, and turns CR LF into LF first:
+//   - a lone CR, which breaks a line in YAML as LF does (a scalar reads
+//     either as LF), is written LF, or kio would join it with a CR LF after
+//     it into one line break;
+//   - the line break before the document's `---` line (after comments or
+//     directives, which belong to the document) is written as a lone CR,
+//     still a line break for YAML but none for kio's splitter, so the
+//     directives stay with their document and lines keep their numbers;
+//   - any other line that starts with `---` is content to YAML (`---x: 1`,
+//     `---#`; the shared splitter split at every marker), which kio would
+//     split at or refuse: its line is returned.
+//
+// A UTF-16 document (yaml.v3 tells it by its byte-order mark) is handed over
+// as it is: its bytes hold neither an LF byte before `---` nor CR LF.
+func forKio(chunk []byte) ([]byte, int) {
+	if bytes.HasPrefix(chunk, []byte("\xfe\xff")) || bytes.HasPrefix(chunk, []byte("\xff\xfe")) {
+		return chunk, -1
+	}
+	in := chunk
+	if bytes.IndexByte(chunk, '\r') >= 0 {
+		in = slices.Clone(chunk)
+		for i := range in {
+			if in[i] == '\r' && (i+1 == len(in) || in[i+1] != '\n') {
+				in[i] = '\n'
+			}
+		}
+	}
+	for from := 0; ; {
+		i := bytes.Index(in[from:], []byte("\n---"))
+		if i < 0 {
+			return in, -1
+		}
+		at := from + i + 1 // the start of the `---` line
+		if rest := in[at+3:]; len(rest) > 0 && rest[0] != ' ' && rest[0] != '\t' && rest[0] != '\r' && rest[0] != '\n' {
+			return nil, bytes.Count(in[:at], []byte("\n"))
+		}
+		brk := at - 1
+		if brk > 0 && in[brk-1] == '\r' {
+			brk--
+		}
+		in = slices.Concat(in[:brk], []byte("\r"), in[at:])
+		from = brk + 1
+	}
+}
+
+// chunkError is a YAML reader's error for a chunk that starts on line
+// startLine of the input, with lines counted from the start of the input.
+func chunkError(err error, startLine int) error {
+	line := startLine
+	msg := strings.TrimPrefix(err.Error(), "MalformedYAMLError: ")
+	// yaml.v3 counts lines from the chunk; count them from the input.
+	msg = yamlErrLine.ReplaceAllStringFunc(msg, func(m string) string {
+		k, _ := strconv.Atoi(m[len("line "):])
+		line = k + startLine - 1
+		return "line " + strconv.Itoa(line)
+	})
+	return &placeError{line: line, msg: msg}
 }
 
 func shiftLines(n *yaml.Node, by int) {
