@@ -3,11 +3,14 @@ package app
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/backflow-dev/backflow/internal/render"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
 
@@ -106,5 +109,28 @@ func TestReadValuesFiles(t *testing.T) {
 	}
 	if trees, _ := ReadValuesFiles([]string{a, b}); trees[0]["replicaCount"] == nil || trees[1]["image"] == nil {
 		t.Errorf("why: each tree is its own file's values; got %v", trees)
+	}
+}
+
+func TestCheckChartsFetches(t *testing.T) {
+	// why: config validate renders a unit whose chart is in a chart
+	// repository as the bot would, so a repository that does not serve it
+	// is a problem named by the unit's chart.repository key.
+	server := httptest.NewServer(http.NotFoundHandler())
+	defer server.Close()
+	repo := copyCheckout(t)
+	edit(t, filepath.Join(repo, repoconfig.Path), "chart: {name: bitnami/redis, version: 25.5.3}", "chart: {name: bitnami/redis, version: 23.1.1, repository: \""+server.URL+"/charts\"}")
+	rep, err := repoconfig.Check(repo)
+	if err != nil || !rep.OK() {
+		t.Fatalf("the fixture is not valid: %v %v", err, rep.Problems)
+	}
+	problems := CheckCharts(context.Background(), repo, rep, render.NewFetcher(render.FetchOptions{CacheDir: t.TempDir()}))
+	if len(problems) != 2 {
+		t.Fatalf("problems %v, want one per unit", problems)
+	}
+	for _, p := range problems {
+		if !errors.Is(p, render.ErrFetch) || !strings.Contains(p.Error(), "units[") || !strings.Contains(p.Error(), "].chart.repository: ") || !strings.Contains(p.Error(), "404") {
+			t.Errorf("%v: want a fetch error naming the unit's chart.repository and the 404", p)
+		}
 	}
 }
