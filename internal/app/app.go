@@ -105,12 +105,17 @@ func RunOnce(ctx context.Context, configPath string, dryRun bool, logger *slog.L
 	return rep, nil
 }
 
-// Serve is backflow serve: it loads the config at configPath, wires the bot
-// to the server (the sources, the pushed observations, the live sources'
-// triggers, the metrics) and serves until ctx ends. listening, when set, is
-// told the bound address and the server (for in-process callers). A
-// *SetupError means it could not start.
+// Serve is backflow serve with one replica: ServeWith and no options.
 func Serve(ctx context.Context, configPath string, logger *slog.Logger, listening func(net.Addr, *server.Server)) error {
+	return ServeWith(ctx, configPath, ServeOptions{}, logger, listening)
+}
+
+// ServeWith is backflow serve: it loads the config at configPath, wires the
+// bot to the server (the sources, the pushed observations, the live
+// sources' triggers, the metrics, the leader election of opts) and serves
+// until ctx ends. listening, when set, is told the bound address and the
+// server (for in-process callers). A *SetupError means it could not start.
+func ServeWith(ctx context.Context, configPath string, opts ServeOptions, logger *slog.Logger, listening func(net.Addr, *server.Server)) error {
 	cfg, err := LoadServeConfig(configPath)
 	if err != nil {
 		return setup(err)
@@ -143,7 +148,15 @@ func Serve(ctx context.Context, configPath string, logger *slog.Logger, listenin
 	if err != nil {
 		return setup(err)
 	}
-	srv, err := server.New(cfg.Server, server.Deps{Cycler: cycler, Sink: sink, Metrics: metrics, Logger: logger, Handlers: routes})
+	var srv *server.Server
+	var gate server.Gate
+	var startElection func() (stop func())
+	if opts.LeaderElection != nil {
+		if gate, startElection, err = elect(opts.LeaderElection, metrics, logger, func() *server.Server { return srv }); err != nil {
+			return setup(err)
+		}
+	}
+	srv, err = server.New(cfg.Server, server.Deps{Cycler: cycler, Sink: sink, Metrics: metrics, Logger: logger, Handlers: routes, Gate: gate})
 	if err != nil {
 		return setup(err)
 	}
@@ -167,6 +180,12 @@ func Serve(ctx context.Context, configPath string, logger *slog.Logger, listenin
 		actx, stop := context.WithCancel(ctx)
 		defer func() { stop(); <-done }()
 		go func() { done <- admission.run(actx) }()
+	}
+	if startElection != nil {
+		// Stopped once Run has let the cycles finish: the lease is
+		// released only when nothing of this replica writes any more.
+		stopElection := startElection()
+		defer stopElection()
 	}
 	return srv.Run(ctx, ln)
 }

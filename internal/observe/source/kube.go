@@ -149,6 +149,11 @@ func NewKubeSource(cluster string, cfg KubeConfig) (*KubeSource, error) {
 	}, nil
 }
 
+// RESTConfig is the client config the source would use for cfg (its
+// kubeconfig, context or the pod's service account), for other clients of
+// the same cluster.
+func RESTConfig(cfg KubeConfig) (*rest.Config, error) { return restConfig(cfg) }
+
 func restConfig(cfg KubeConfig) (*rest.Config, error) {
 	if cfg.InCluster {
 		if cfg.Kubeconfig != "" || cfg.Context != "" {
