@@ -263,3 +263,65 @@ func hasKey(v any, key string) bool {
 	_, ok = m[key]
 	return ok
 }
+
+// uses returns the uses: of every step of every job.
+func uses(t *testing.T, wf map[string]any) []string {
+	t.Helper()
+	var out []string
+	for _, job := range dig(t, wf, "jobs").(map[string]any) {
+		for _, step := range dig(t, job, "steps").([]any) {
+			if u, ok := step.(map[string]any)["uses"].(string); ok {
+				out = append(out, u)
+			}
+		}
+	}
+	return out
+}
+
+// TestWorkflowPins holds every workflow to actions pinned by commit SHA,
+// the receipts check to a released backflow (never latest), and the
+// release workflow to its job: on a tag, the image without a daemon pushed
+// with crane, checksums and SBOMs.
+func TestWorkflowPins(t *testing.T) {
+	pinned := regexp.MustCompile(`^[\w.-]+/[\w./-]+@[0-9a-f]{40}$`)
+	files, err := filepath.Glob(filepath.Join(repoRoot, ".github/workflows/*.yml"))
+	if err != nil || len(files) < 3 {
+		t.Fatalf("workflows %v (%v)", files, err)
+	}
+	for _, f := range files {
+		rel, _ := filepath.Rel(repoRoot, f)
+		wf := readYAML(t, rel)
+		for _, u := range uses(t, wf) {
+			if !pinned.MatchString(u) {
+				t.Errorf("%s: %s is not pinned by a full commit SHA", rel, u)
+			}
+		}
+		for _, run := range runScripts(t, wf) {
+			if strings.Contains(run, "${{") {
+				t.Errorf("%s: a run script expands ${{ }} directly:\n%s", rel, run)
+			}
+			if strings.Contains(run, "@latest") {
+				t.Errorf("%s: installs @latest:\n%s", rel, run)
+			}
+		}
+	}
+	receipts := readYAML(t, ".github/workflows/receipts.yml")
+	def := dig(t, receipts, "on", "workflow_call", "inputs", "backflow-version", "default").(string)
+	if !regexp.MustCompile(`^v\d+\.\d+\.\d+$`).MatchString(def) {
+		t.Errorf("receipts.yml installs backflow %q by default, want a released version", def)
+	}
+	if env := dig(t, receipts, "jobs", "verify", "env", "BACKFLOW_VERSION").(string); !strings.Contains(env, "'"+def+"'") {
+		t.Errorf("receipts.yml's BACKFLOW_VERSION %q does not fall back to %s", env, def)
+	}
+	release := readYAML(t, ".github/workflows/release.yml")
+	tags := dig(t, release, "on", "push", "tags").([]any)
+	if len(tags) != 1 || tags[0] != "v*" {
+		t.Errorf("release runs on tags %v, want v*", tags)
+	}
+	runs := strings.Join(runScripts(t, release), "\n")
+	for _, want := range []string{"make test", "make image", "crane\" push bin/image", "sha256sum", "cyclonedx-gomod", "gh release create", "CGO_ENABLED=0"} {
+		if !strings.Contains(runs, want) {
+			t.Errorf("release workflow lacks %q", want)
+		}
+	}
+}
