@@ -64,14 +64,17 @@ type FetchOptions struct {
 }
 
 // DefaultCacheDir is the chart cache when none is given: backflow/charts
-// in the user's cache folder (XDG_CACHE_HOME, ~/.cache), or in the system's
-// temporary folder when there is none.
+// in the user's cache folder (XDG_CACHE_HOME, ~/.cache) when it can be
+// created there, else in the system's temporary folder (a container with a
+// read-only root file system and an emptyDir on /tmp).
 func DefaultCacheDir() string {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		dir = os.TempDir()
+	if dir, err := os.UserCacheDir(); err == nil {
+		dir = filepath.Join(dir, "backflow", "charts")
+		if os.MkdirAll(dir, 0o755) == nil {
+			return dir
+		}
 	}
-	return filepath.Join(dir, "backflow", "charts")
+	return filepath.Join(os.TempDir(), "backflow", "charts")
 }
 
 // Fetcher fetches the charts that units name in a Helm chart repository
