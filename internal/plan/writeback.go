@@ -237,14 +237,15 @@ func editError(file string, err error) string {
 }
 
 // valuesAfter reads the unit's values again with the edited files in place
-// and merges them: the desired state the write-back leaves behind, and each
+// (only the files whose bytes changed) and merges them: the desired state the write-back leaves behind, and each
 // file's values tree.
 func valuesAfter(u *repoconfig.Unit, uv *unitValues, out map[int][]byte) (map[string]any, []map[string]any, error) {
 	trees := make([]map[string]any, len(uv.files))
 	for i, vf := range uv.files {
 		trees[i] = vf.tree
 		data, edited := out[i]
-		if !edited {
+		if !edited || string(data) == string(vf.data) {
+			// Bytes the edit left as they were read as they did.
 			continue
 		}
 		tree, err := repoconfig.Values(vf.path, data, u.RootOf(vf.path))
