@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -258,27 +257,14 @@ func LoadConfig(path string) (*Config, error) {
 // values of the wrong type are errors naming their path. file names the
 // input in messages.
 func ParseConfig(file string, data []byte) (*Config, error) {
-	var root yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&root); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: empty file: %w", file, ErrInvalidConfig)
-		}
-		return nil, fmt.Errorf("%s: %v: %w", file, err, ErrInvalidConfig)
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: want one YAML document: %w", file, ErrInvalidConfig)
-	}
 	c := &Config{dir: "."}
+	fieldErrs, err := yamlnode.DecodeFile(data, c, yamlnode.Options{MaxNodes: maxConfigNodes})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", file, err, ErrInvalidConfig)
+	}
 	var errs []string
-	if len(root.Content) == 1 {
-		for _, e := range yamlnode.Decode(root.Content[0], c, yamlnode.Options{MaxNodes: maxConfigNodes}) {
-			if e.Path == "" {
-				e.Path = "(top)"
-			}
-			errs = append(errs, fmt.Sprintf("%s: line %d: %s", e.Path, e.Line, e.Message))
-		}
+	for _, e := range fieldErrs {
+		errs = append(errs, e.FileMessage())
 	}
 	errs = append(errs, c.validate()...)
 	if len(errs) > 0 {

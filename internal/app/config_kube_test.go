@@ -11,7 +11,7 @@ func TestParseConfigKube(t *testing.T) {
 	kube := minimalConfig + "observations:\n  prod-us-east-1:\n    - kube:\n        kubeconfig: kube/config\n        context: prod\n        objects: [\"apps/v1|StatefulSet|redis|redis-*\"]\n        resync: 1m\n"
 	cases := []struct{ why, yaml, want string }{
 		{why: "a cluster watched directly, attributed from an audit log", yaml: kube + "audit:\n  logFiles: [audit.log]\n"},
-		{why: "in-cluster config is a boolean", yaml: minimalConfig + "observations:\n  c1:\n    - kube:\n        inCluster: yes-please\n        objects: [x]\n", want: "observations.c1[0].kube.inCluster: line 8: want true or false"},
+		{why: "in-cluster config is a boolean", yaml: minimalConfig + "observations:\n  c1:\n    - kube:\n        inCluster: yes-please\n        objects: [x]\n", want: "line 8: observations.c1[0].kube.inCluster: want true or false"},
 		{why: "the objects to watch are required", yaml: minimalConfig + "observations:\n  c1:\n    - kube:\n        context: prod\n", want: "observations.c1[0].kube.objects: required"},
 		{why: "a kube source has no trust ceiling: its attribution is computed, not claimed", yaml: kube + "      trust: audit-log\n", want: "kube excludes path, url and trust"},
 		{why: "the audit webhook needs a credential", yaml: kube + "audit:\n  webhook:\n    maxBytes: 100\n", want: "audit.webhook: a bearer token"},

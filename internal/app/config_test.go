@@ -17,9 +17,9 @@ func TestParseConfig(t *testing.T) {
 		name, why, yaml, want string
 	}{
 		{"minimal", "an App id and a key are all that is required", minimalConfig, ""},
-		{"unknown key", "unknown keys are errors naming their path", minimalConfig + "pacing:\n  writesPerMinit: 10\n", "pacing.writesPerMinit: line 6: unknown key"},
-		{"nested unknown", "unknown keys inside sources are named with the cluster and index", minimalConfig + "observations:\n  c1:\n    - path: x\n      trusted: audit-log\n", "observations.c1[0].trusted: line 8: unknown key"},
-		{"wrong type", "a string where an integer belongs", "version: 1\ngithub:\n  appId: seven\n  privateKeyEnv: KEY\n", "github.appId: line 3: want an integer"},
+		{"unknown key", "unknown keys are errors naming their path", minimalConfig + "pacing:\n  writesPerMinit: 10\n", "backflow.yaml: line 6: unknown key pacing.writesPerMinit"},
+		{"nested unknown", "unknown keys inside sources are named with the cluster and index", minimalConfig + "observations:\n  c1:\n    - path: x\n      trusted: audit-log\n", "line 8: unknown key observations.c1[0].trusted"},
+		{"wrong type", "a string where an integer belongs", "version: 1\ngithub:\n  appId: seven\n  privateKeyEnv: KEY\n", "line 3: github.appId: want an integer"},
 		{"no key", "a private key source is required", "version: 1\ngithub:\n  appId: 7\n", "github: one of privateKeyFile or privateKeyEnv is required"},
 		{"two keys", "the key sources are exclusive", minimalConfig + "  privateKeyFile: k.pem\n", "privateKeyFile and privateKeyEnv are exclusive"},
 		{"version", "only version 1 is read", "version: 2\ngithub:\n  appId: 7\n  privateKeyEnv: KEY\n", "version: must be 1"},
@@ -30,7 +30,7 @@ func TestParseConfig(t *testing.T) {
 		{"trust", "trust ceilings are the four attribution levels", minimalConfig + "observations:\n  c1:\n    - path: x\n      trust: total\n", "observations.c1[0].trust: want unknown"},
 		{"source", "a source is a path or a URL", minimalConfig + "observations:\n  c1:\n    - trust: asserted\n", "observations.c1[0]: one of path or url is required"},
 		{"writes", "GitHub allows 80 content-creating requests a minute", minimalConfig + "pacing:\n  writesPerMinute: 100\n", "pacing.writesPerMinute: want 1 to 80"},
-		{"duration", "durations are Go durations", minimalConfig + "pacing:\n  maxWait: soon\n", "pacing.maxWait: line 6: want a duration"},
+		{"duration", "durations are Go durations", minimalConfig + "pacing:\n  maxWait: soon\n", "line 6: pacing.maxWait: want a duration"},
 		{"alias", "aliases are refused, so no alias bomb expands", "version: 1\ngithub: &g\n  appId: 7\n  privateKeyEnv: KEY\nrepositories: *g\n", "aliases are not allowed"},
 		{"server section", "backflow serve's section is carried, not checked here", minimalConfig + "server:\n  listen: :8080\n", ""},
 		{"empty", "an empty file is not a config", "", "empty file"},

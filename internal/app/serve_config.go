@@ -1,15 +1,16 @@
 package app
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/server"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // ServeConfig is backflow serve's config file: the bot config that
@@ -29,27 +30,30 @@ type ServeConfig struct {
 	PrivateKey []byte
 }
 
-// serveFile splits the file: the server section is decoded strictly here,
-// every other key is the bot config's.
-type serveFile struct {
-	Server *server.FileConfig   `yaml:"server"`
-	Rest   map[string]yaml.Node `yaml:",inline"`
-}
-
 // ParseServerSection decodes the server section of a serve config file
-// strictly (unknown keys are errors with their line); the other keys are the
-// bot config's and are not checked here. file names the input in messages.
+// strictly, with the decoder of every config file: an unknown key or a value
+// of the wrong type is an error naming its dotted path (server.webhook...)
+// and line. The other keys are the bot config's and are not checked here.
+// file names the input in messages.
 func ParseServerSection(file string, data []byte) (*server.FileConfig, error) {
-	var sf serveFile
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&sf); err != nil {
+	var top map[string]yaml.Node
+	if _, err := yamlnode.DecodeFile(data, &top, yamlnode.Options{MaxNodes: maxConfigNodes}); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	if sf.Server == nil {
+	sn, ok := top["server"]
+	if !ok || yamlnode.IsNull(&sn) {
 		return nil, fmt.Errorf("%s: server: required (listen address, schedule, webhook secret)", file)
 	}
-	return sf.Server, nil
+	var fc server.FileConfig
+	if errs := yamlnode.Decode(&sn, &fc, yamlnode.Options{MaxNodes: maxConfigNodes}); len(errs) > 0 {
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			e.Path = strings.TrimSuffix("server."+e.Path, ".")
+			msgs[i] = e.FileMessage()
+		}
+		return nil, fmt.Errorf("%s: %s", file, strings.Join(msgs, "; "))
+	}
+	return &fc, nil
 }
 
 // LoadServeConfig reads and checks the config file at path and the secrets

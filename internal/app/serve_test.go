@@ -60,9 +60,11 @@ func TestLoadServeConfig(t *testing.T) {
   webhook:
     secretFile: hook
 ` + serveBotSection, ""}, // order does not matter
-		{"no server section", serveBotSection, "server: required"},                                                                              // the listen address and webhook secret live there
-		{"unknown server key", serveBotSection + "server:\n  webhook: {secretFile: hook}\n  listne: :8080\n", "line 8: field listne not found"}, // strict, with the file's line
-		{"unknown bot key", serveBotSection + "sever: {}\nserver:\n  webhook: {secretFile: hook}\n", "sever"},                                   // the bot config stays strict
+		{"no server section", serveBotSection, "server: required"}, // the listen address and webhook secret live there
+		{"unknown server key", serveBotSection + "server:\n  webhook: {secretFile: hook}\n  listne: :8080\n", "config.yaml: line 8: unknown key server.listne"},                // strict, with the file's line and the key's dotted path
+		{"wrong server type", serveBotSection + "server:\n  webhook: {secretFile: hook}\n  maxBodyBytes: lots\n", "config.yaml: line 8: server.maxBodyBytes: want an integer"}, // the key's path, never a Go type name
+		{"bad server duration", serveBotSection + "server:\n  webhook: {secretFile: hook}\n  shutdownTimeout: soon\n", "line 8: server.shutdownTimeout: want a duration"},
+		{"unknown bot key", serveBotSection + "sever: {}\nserver:\n  webhook: {secretFile: hook}\n", "sever"}, // the bot config stays strict
 		{"bot error keeps its line", "version: 2\nserver:\n  webhook: {secretFile: hook}\ngithub:\n  appId: 0\n  privateKeyFile: app.pem\n", "version"},
 		{"no webhook secret", serveBotSection + "server:\n  listen: :8080\n", "refusing to start"}, // never serve unsigned webhooks
 		{"bad trust", serveBotSection + "server:\n  webhook: {secretFile: hook}\n  observations: {tokenFile: token, trust: total}\n", "server.observations.trust"},

@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/backflow-dev/backflow/internal/policy"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // Report is what checking a repository found: a config and policy that could
@@ -33,8 +34,9 @@ var ErrNoRepository = errors.New("not a repository checkout")
 // parse, with valuesRoot documents resolved). It warns where a policy entry
 // that applies to a unit names a valuePath its values do not hold yet, and
 // where the config and the policy disagree on role names. The error is for
-// what stops the check from running at all: repoDir or the config file
-// cannot be read.
+// what stops the check from running at all: repoDir, the config file or the
+// policy cannot be read, or one of them is not YAML
+// (errors.Is(err, yamlnode.ErrUnparseable) or policy.ErrUnparseable).
 func Check(repoDir string) (*Report, error) {
 	if info, err := os.Stat(repoDir); err != nil || !info.IsDir() {
 		return nil, fmt.Errorf("%w: %s", ErrNoRepository, repoDir)
@@ -42,6 +44,8 @@ func Check(repoDir string) (*Report, error) {
 	rep := &Report{}
 	cfg, err := Load(repoDir)
 	switch {
+	case errors.Is(err, yamlnode.ErrUnparseable):
+		return nil, err
 	case errors.Is(err, ErrInvalid):
 		rep.Problems = append(rep.Problems, eachPlace(err)...)
 		return rep, nil
@@ -51,7 +55,9 @@ func Check(repoDir string) (*Report, error) {
 	rep.Config = cfg
 	if data, err := ReadRepoFile(repoDir, cfg.Policy, policy.MaxSize); err != nil {
 		rep.Problems = append(rep.Problems, fmt.Errorf("%s: policy: %w", Path, err))
-	} else if p, err := policy.Parse(cfg.Policy, data); err != nil {
+	} else if p, err := policy.Parse(cfg.Policy, data); errors.Is(err, policy.ErrUnparseable) {
+		return nil, err
+	} else if err != nil {
 		rep.Problems = append(rep.Problems, eachPlace(err)...)
 	} else {
 		rep.Policy = p

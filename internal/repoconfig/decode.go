@@ -1,12 +1,8 @@
 package repoconfig
 
 import (
-	"bytes"
 	"errors"
-	"io"
 	"strings"
-
-	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
@@ -36,6 +32,9 @@ type FieldError = yamlnode.FieldError
 type Error struct {
 	File   string
 	Errors []FieldError
+	// Unparseable is set when the file is not YAML at all (one error for
+	// the whole file): errors.Is(err, yamlnode.ErrUnparseable) holds.
+	Unparseable bool
 }
 
 func (e *Error) Error() string {
@@ -49,26 +48,21 @@ func (e *Error) Error() string {
 // Unwrap makes errors.Is(err, ErrInvalid) true.
 func (e *Error) Unwrap() error { return ErrInvalid }
 
+// Is makes errors.Is(err, yamlnode.ErrUnparseable) true for a file that is
+// not YAML at all.
+func (e *Error) Is(target error) bool { return e.Unparseable && target == yamlnode.ErrUnparseable }
+
 // decodeFile reads the single YAML document of data into c, strictly: an
 // unknown key, a duplicate key or a value of the wrong type is an error
-// named by its dotted path.
-func decodeFile(data []byte, c *Config) []FieldError {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var root yaml.Node
-	if err := dec.Decode(&root); err != nil {
-		if errors.Is(err, io.EOF) {
-			return []FieldError{{Message: "empty file"}}
-		}
-		return []FieldError{{Message: err.Error()}}
+// named by its dotted path. A file that is not YAML at all is one error for
+// the whole file that errors.Is(ErrUnparseable) recognises.
+func decodeFile(data []byte, c *Config) (errs []FieldError, unparseable bool) {
+	errs, err := yamlnode.DecodeFile(data, c, yamlnode.Options{MaxNodes: maxNodes, Aliases: true, MaxErrors: maxErrors})
+	var se *yamlnode.SyntaxError
+	if errors.As(err, &se) {
+		return []FieldError{{Line: se.Line, Message: se.Error()}}, true
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return []FieldError{{Line: extra.Line, Message: "want one YAML document, found more"}}
-	}
-	if len(root.Content) != 1 {
-		return []FieldError{{Message: "empty file"}}
-	}
-	return yamlnode.Decode(root.Content[0], c, yamlnode.Options{MaxNodes: maxNodes, Aliases: true, MaxErrors: maxErrors})
+	return errs, false
 }
 
 // maxErrors bounds the errors listed: past it, the rest is one line.

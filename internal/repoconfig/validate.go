@@ -21,12 +21,12 @@ func Parse(file string, data []byte) (*Config, error) {
 		return nil, fmt.Errorf("%w: %s: larger than %d bytes", ErrUnreadable, file, MaxSize)
 	}
 	var c Config
-	errs := decodeFile(data, &c)
+	errs, unparseable := decodeFile(data, &c)
 	if len(errs) == 0 {
 		errs = c.validate()
 	}
 	if len(errs) > 0 {
-		return nil, &Error{File: file, Errors: errs}
+		return nil, &Error{File: file, Errors: errs, Unparseable: unparseable}
 	}
 	c.applyDefaults()
 	c.buildIndex()

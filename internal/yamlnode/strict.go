@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -89,6 +90,7 @@ func (d *decoder) charge(n *yaml.Node, path string) bool {
 var (
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 	nodeType        = reflect.TypeFor[yaml.Node]()
+	durationType    = reflect.TypeFor[time.Duration]()
 )
 
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
@@ -118,6 +120,16 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(n.Value)); err != nil {
 			d.fail(n, path, "%v", err)
 		}
+		return
+	}
+	if v.Type() == durationType {
+		// A Go duration string (30s, 10m, 1h30m); a bare 0 is none.
+		dur, err := time.ParseDuration(n.Value)
+		if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!str" && n.Value != "0") || err != nil {
+			d.fail(n, path, "want a duration such as 30s, 5m or 1h")
+			return
+		}
+		v.SetInt(int64(dur))
 		return
 	}
 	switch v.Kind() {
