@@ -1,11 +1,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/backflow-dev/backflow/internal/app"
+	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/render"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/spf13/cobra"
@@ -14,27 +14,55 @@ import (
 func newConfigCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
-		Short: "Show the repo config's schema, or check a repository's config",
+		Short: "Print the config files' JSON Schemas, or check a repository's config",
 		Long: `The repo config is .github/backflow.yaml in the GitOps repository: the
 policy file, environments and their clusters, units and their values files,
-roles, identities and pull request options. config/README.md documents every key.`,
+roles, identities and pull request options. The bot config is the file
+"backflow run" and "backflow serve" read (the App's credentials, sources,
+pacing, the server: section). config/README.md documents every key; "config
+schema" prints the JSON Schema of each file, "config validate" checks a
+checkout.`,
 	}
 	cmd.AddCommand(newConfigSchemaCmd(), newConfigValidateCmd())
 	return cmd
 }
 
 func newConfigSchemaCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "schema",
-		Short: "Print the JSON Schema of .github/backflow.yaml",
-		Long: `schema prints the JSON Schema of the repo config .github/backflow.yaml,
-generated from the Go types with every key described; editors can use it for
-completion. It describes the shape only: the checks across keys (patterns
-that overlap, environments that must exist, names) are made by the loader
-and by "backflow config validate". Exit 0.`,
+	var kind string
+	cmd := &cobra.Command{
+		Use:   "schema [--kind repo|bot|policy]",
+		Short: "Print the JSON Schema of a config file",
+		Long: `schema prints the JSON Schema of one of backflow's config files, every key
+described, for editors' completion and CI validation:
+
+  repo    the repo config .github/backflow.yaml (the default)
+  bot     the bot config of "backflow run" and "backflow serve", server:
+          section included
+  policy  a ReverseReconcilePolicy
+
+The repo and bot schemas are generated from the Go types the strict decoder
+fills, so they cannot drift from what is read. A schema describes the shape
+only: the checks across keys (patterns that overlap, environments that
+must exist, exclusive keys, secrets that must exist) are made by the
+loaders, "backflow config validate" and "backflow policy check".
+
+Exit 0; 2 for an unknown --kind.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := repoconfig.JSONSchema()
+			var (
+				s   []byte
+				err error
+			)
+			switch kind {
+			case "repo":
+				s, err = repoconfig.JSONSchema()
+			case "bot":
+				s, err = app.BotJSONSchema()
+			case "policy":
+				s = policy.JSONSchema()
+			default:
+				return usageError("config schema: --kind %q: want repo, bot or policy", kind)
+			}
 			if err != nil {
 				return fmt.Errorf("generating the schema: %w", err)
 			}
@@ -42,6 +70,8 @@ and by "backflow config validate". Exit 0.`,
 			return err
 		},
 	}
+	cmd.Flags().StringVar(&kind, "kind", "repo", "the config file: repo, bot or policy")
+	return cmd
 }
 
 func newConfigValidateCmd() *cobra.Command {
@@ -66,15 +96,13 @@ own, most specific values file instead, unless every environment reading
 the file authorized the same change in the same plan.
 
 Exit 0: valid. 1: invalid (every problem is listed on stderr).
-2: DIR or its .github/backflow.yaml could not be read.`,
+2: DIR, its .github/backflow.yaml or the policy could not be read, or one
+of the two is not YAML at all.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rep, err := repoconfig.Check(repo)
 			if err != nil {
-				if errors.Is(err, repoconfig.ErrUnreadable) {
-					return usageError("%s: %v", repoconfig.Path, err)
-				}
-				return usageError("%v", err)
+				return usageError("config validate: --repo %s: %v", repo, err)
 			}
 			stderr := cmd.ErrOrStderr()
 			for _, w := range rep.Warnings {

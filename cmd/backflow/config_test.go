@@ -111,7 +111,7 @@ func TestConfigValidate(t *testing.T) {
 			why:    "no config at all: it could not run",
 			change: func(dir string) error { return os.Remove(filepath.Join(dir, ".github/backflow.yaml")) },
 			code:   2,
-			stderr: "backflow: .github/backflow.yaml:",
+			stderr: ".github/backflow.yaml: file does not exist",
 		},
 	}
 	for _, tt := range tests {

@@ -32,7 +32,7 @@ state stays in STATE_DIR for the next run.`,
 			if listen == "" || dir == "" {
 				return usageError("localhub: --listen and --dir are required")
 			}
-			logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			logger := commandLogger(cmd, slog.LevelInfo, "text")
 			cfg := localhub.ServeConfig{Listen: listen, Dir: dir, WebhookURL: webhookURL, Logger: logger}
 			for _, r := range repos {
 				imp, err := parseRepoFlag(r)

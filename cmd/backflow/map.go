@@ -59,7 +59,7 @@ chart does not render the object, or a flag is wrong.`,
 			}
 			c, err := render.LoadFromSource(render.DirSource{Root: filepath.Dir(abs)}, filepath.Base(abs))
 			if err != nil {
-				return usageError("%v", err)
+				return usageError("map: --chart %s: %v", chartDir, err)
 			}
 			trees, err := app.ReadValuesFiles(valuesFiles)
 			if re := (*app.ReadFileError)(nil); errors.As(err, &re) {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -33,8 +36,12 @@ map printed as text is structure, denied. Nothing is written.
 --trust is the highest attribution believed from these files: a document
 claiming more is lowered to it (cub-scout outputs never name an actor).
 
-Exit 0 whatever the outcomes; 2 when the repo config or the policy is
-invalid or unreadable, or an observations PATH does not exist.`,
+Exit 0 whatever the outcomes; 2 when DIR, the repo config or the policy is
+invalid or unreadable, an observations PATH does not exist, or an
+observations file (or a document of it) is not YAML or JSON at all: each
+is named on stderr and no plan is printed, since what the file held is
+unknown. A document that is YAML but not a valid observation is one of
+the plan's errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if repo == "" {
 				return usageError("plan: --repo is required")
@@ -57,9 +64,16 @@ invalid or unreadable, or an observations PATH does not exist.`,
 					return usageError("plan: --now %q: want an RFC 3339 time", nowFlag)
 				}
 			}
+			if info, err := os.Stat(repo); err != nil || !info.IsDir() {
+				return usageError("plan: --repo %s: %s", repo, notADir(err))
+			}
 			res, err := app.PlanCheckout(repo, paths, ceiling, now)
-			if err != nil {
+			var unreadable *app.UnreadableObservationsError
+			switch {
+			case errors.As(err, &unreadable):
 				return usageError("plan: %v", err)
+			case err != nil:
+				return usageError("plan: --repo %s: %v", repo, err)
 			}
 			out, err := render(res)
 			if err != nil {
@@ -81,4 +95,15 @@ var planFormats = map[string]func(plan.Result) ([]byte, error){
 	"table":    plan.Result.Table,
 	"json":     plan.Result.JSON,
 	"markdown": plan.Result.Markdown,
+}
+
+// notADir says why a path given as a folder is not one.
+func notADir(statErr error) string {
+	switch {
+	case statErr == nil:
+		return "not a directory"
+	case errors.Is(statErr, fs.ErrNotExist):
+		return "does not exist"
+	}
+	return statErr.Error()
 }

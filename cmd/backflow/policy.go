@@ -16,7 +16,12 @@ func newPolicyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "policy",
 		Short: "Check a ReverseReconcilePolicy and explain its decisions",
-		Args:  exactArgs(0),
+		Long: `policy works with a ReverseReconcilePolicy file, the default-deny list of
+the changes each role may have accepted back into Git: "policy check"
+validates it strictly, "policy explain" says whether it authorizes one
+change and why. "backflow config schema --kind policy" prints its JSON
+Schema.`,
+		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cmd.Help()
 		},

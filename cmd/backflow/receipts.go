@@ -12,7 +12,10 @@ func newReceiptsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "receipts",
 		Short: "Work with reverse-reconcile receipts",
-		Args:  exactArgs(0),
+		Long: `receipts works with ReverseReconcileReceipt files, the receipts a
+write-back pull request carries: "receipts table" prints their rollup
+table; "backflow verify" checks them.`,
+		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cmd.Help()
 		},
@@ -23,8 +26,8 @@ func newReceiptsCmd() *cobra.Command {
 		Long: `table prints the seed's rollup table, one row per receipt in the order
 given. A row states what its receipt claims; "backflow verify" checks the
 claims. Each changed field shows as ` + "`valuePath: from -> to`" + `, joined by "; ".
-Exit 2 when a receipt cannot be read or parsed (the table then has a row for
-every other receipt).`,
+Exit 2 when a receipt cannot be read or parsed: each such receipt is named
+on stderr and no table is printed.`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var rows []*receipt.Receipt
@@ -41,11 +44,11 @@ every other receipt).`,
 				}
 				rows = append(rows, r)
 			}
-			fmt.Fprint(cmd.OutOrStdout(), receipt.Table(rows))
 			if unreadable {
 				return silentExit(2)
 			}
-			return nil
+			_, err := fmt.Fprint(cmd.OutOrStdout(), receipt.Table(rows))
+			return err
 		},
 	})
 	return cmd

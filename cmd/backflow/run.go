@@ -11,13 +11,13 @@ import (
 func newRunCmd() *cobra.Command {
 	var (
 		configPath, format string
-		once, dryRun       bool
+		dryRun             bool
 		verbose            bool
 	)
 	cmd := &cobra.Command{
-		Use:   "run --once --config FILE [--dry-run] [--format text|json]",
+		Use:   "run --config FILE [--once] [--dry-run] [--format text|json]",
 		Short: "Run one reconcile cycle over every repository",
-		Long: `Run one reconcile cycle: for each repository the GitHub App may act on
+		Long: `Run one reconcile cycle and exit: for each repository the GitHub App may act on
 (limited by the config's repositories allowlist), read .github/backflow.yaml,
 the policy and the values files at the default branch's head, plan with the
 observations of every configured source, and write back: open, update,
@@ -31,15 +31,15 @@ what only the forge can tell mid-way (a branch left by a crash, another
 process's pull request) is known in a real run only. Logs go to stderr
 (--verbose for every effect).
 
+run always runs exactly one cycle; backflow serve runs them on a schedule.
+--once says so explicitly and is accepted for the scripts that pass it.
+
 Exit 0: the cycle ran for every repository (denied drift is reported, not an
 error); 1: some repository could not be reconciled, or a rate limit stopped
 the cycle; 2: the config is invalid or unreadable, or the cycle could not
 start (the App's identity or its repositories could not be read).`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !once {
-				return usageError("run: --once is required (backflow serve runs cycles on a schedule)")
-			}
 			if configPath == "" {
 				return usageError("run: --config is required")
 			}
@@ -50,7 +50,7 @@ start (the App's identity or its repositories could not be read).`,
 			if verbose {
 				level = slog.LevelInfo
 			}
-			logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+			logger := commandLogger(cmd, level, "text")
 			rep, cycleErr := app.RunOnce(cmd.Context(), configPath, dryRun, logger)
 			if rep == nil {
 				return usageError("run: %v", cycleErr)
@@ -78,10 +78,10 @@ start (the App's identity or its repositories could not be read).`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&once, "once", false, "run one cycle and exit (required)")
+	cmd.Flags().Bool("once", false, "run one cycle and exit (what run always does; accepted for compatibility)")
 	cmd.Flags().StringVar(&configPath, "config", "", "the bot config (required)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "read with the real credentials, write nothing, print what would be done")
 	cmd.Flags().StringVar(&format, "format", "text", "summary format: text or json")
-	cmd.Flags().BoolVar(&verbose, "verbose", false, "log every decision and effect to stderr")
+	cmd.Flags().BoolVar(&verbose, "verbose", false, "log every decision and effect to stderr (--log-level info)")
 	return cmd
 }

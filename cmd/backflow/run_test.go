@@ -132,9 +132,9 @@ func TestRunUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"one cycle only: serve runs on a schedule", []string{"run", "--config", bad}, "--once is required"},
+		{"without --once, run is one cycle too", []string{"run", "--config", bad}, "line 3: unknown key bogus"},
 		{"the config is required", []string{"run", "--once"}, "--config is required"},
-		{"unknown keys are errors naming their path", []string{"run", "--once", "--config", bad}, "bogus: line 3: unknown key"},
+		{"unknown keys are errors naming their path", []string{"run", "--once", "--config", bad}, "line 3: unknown key bogus"},
 		{"an unknown format is a usage error", []string{"run", "--once", "--config", bad, "--format", "xml"}, "--format"},
 		{"a missing file cannot be read", []string{"run", "--once", "--config", filepath.Join(dir, "none.yaml")}, "reading bot config"},
 	} {

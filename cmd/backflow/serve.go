@@ -34,8 +34,8 @@ with server.observations.urlTokensFile or urlTokensEnv, the secret URL
 /observations/TOKEN for cub-scout watch --webhook, which cannot send a header
 (its pushes are believed no higher than server.observations.urlTrust,
 default asserted; the token is never logged, list several to rotate); logs
-are JSON lines on stderr. With an admission: section (listen, certFile,
-keyFile, optional clientCAFile, gitopsUsers, gitopsGroups, maxBytes, ttl) it
+are JSON lines on stderr unless --log-format text. With an admission:
+section (listen, certFile, keyFile, optional clientCAFile, gitopsUsers, gitopsGroups, maxBytes, ttl) it
 also serves POST /admission, the validating admission webhook that records
 who changed which fields, on a TLS listener of its own: it always allows,
 and a record attributes a change (level admission) only once the watch
@@ -59,7 +59,7 @@ account, else $KUBECONFIG or ~/.kube/config.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			logger := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
+			logger := commandLogger(cmd, slog.LevelInfo, "json")
 			var opts app.ServeOptions
 			if elect {
 				opts.LeaderElection = &le

@@ -28,7 +28,8 @@ must name. A receipt passes only as an authorized write-back.
 
 All pass: exit 0 and "verified N receipt(s)". Otherwise exit 1 and one line per
 violation, "<file>: <property>: <message>", for the policy and the receipts.
-Exit 2 when a file cannot be read or parsed, after checking the others.
+Exit 2 when a file cannot be read or parsed, after checking the others:
+then stdout stays empty and their violations are listed on stderr.
 Unknown keys in a receipt are warnings on stderr.
 
 With --repo, verify checks a pull request's whole diff instead, in the git
@@ -82,6 +83,7 @@ func runVerify(stdout, stderr io.Writer, policyPath string, receipts []string) e
 		return usageError("%v", err)
 	}
 	unreadable, violations := false, 0
+	var found []string // the violations, in the order checked
 	pol, err := policy.Load(policyPath)
 	var verr *policy.ValidationError
 	switch {
@@ -90,7 +92,7 @@ func runVerify(stdout, stderr io.Writer, policyPath string, receipts []string) e
 		// violations. The invalid policy authorizes nothing, so the receipts
 		// are still checked and their fields reported as unauthorized.
 		for _, fe := range verr.Errors {
-			fmt.Fprintln(stdout, escapeLineBreaks(policyPath+": "+fe.Error()))
+			found = append(found, escapeLineBreaks(policyPath+": "+fe.Error()))
 			violations++
 		}
 	case err != nil:
@@ -108,9 +110,18 @@ func runVerify(stdout, stderr io.Writer, policyPath string, receipts []string) e
 			fmt.Fprintln(stderr, escapeLineBreaks("warning: "+path+": "+w.String()))
 		}
 		for _, v := range c.Violations {
-			fmt.Fprintln(stdout, escapeLineBreaks(path+": "+v.String()))
+			found = append(found, escapeLineBreaks(path+": "+v.String()))
 			violations++
 		}
+	}
+	// stdout is the answer of a run that could read everything; when a
+	// file could not be read, the others' violations go with the errors.
+	out := stdout
+	if unreadable {
+		out = stderr
+	}
+	for _, line := range found {
+		fmt.Fprintln(out, line)
 	}
 	switch {
 	case unreadable:

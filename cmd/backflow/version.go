@@ -21,13 +21,21 @@ func buildVersion() string {
 	return "dev"
 }
 
+// versionLine is what version and --version print.
+func versionLine() string {
+	return fmt.Sprintf("backflow %s (%s, %s/%s)", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the backflow version",
-		Args:  exactArgs(0),
+		Long: `version prints the version of this binary (set at build time, else the
+module version, else dev), the Go release it was built with and its
+platform, as "backflow --version" does. Exit 0.`,
+		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(cmd.OutOrStdout(), "backflow %s (%s, %s/%s)\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintln(cmd.OutOrStdout(), versionLine())
 			return nil
 		},
 	}

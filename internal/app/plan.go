@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/observe"
@@ -15,12 +16,26 @@ import (
 // ErrNoObservations marks an observations path that does not exist.
 var ErrNoObservations = errors.New("no such file or directory")
 
+// UnreadableObservationsError lists the observation inputs, or documents of
+// them, that are not YAML or JSON at all: nothing is planned from inputs
+// that could not be read, since what they held is unknown.
+type UnreadableObservationsError struct{ Errs []error }
+
+func (e *UnreadableObservationsError) Error() string {
+	msgs := make([]string, len(e.Errs))
+	for i, err := range e.Errs {
+		msgs[i] = err.Error()
+	}
+	return "unreadable observations:\n  " + strings.Join(msgs, "\n  ")
+}
+
 // PlanCheckout is backflow plan: it reads the checkout at repo and the
 // observation files or folders at paths (believed no higher than ceiling)
 // and plans them at now. What could not be read of the values files or the
 // observations leads the result's errors, and the affected decisions fail
 // closed. The error is an unreadable or invalid repo config or policy (a
-// *plan.SnapshotError) or a path that does not exist (ErrNoObservations).
+// *plan.SnapshotError), a path that does not exist (ErrNoObservations), or
+// an *UnreadableObservationsError.
 func PlanCheckout(repo string, paths []string, ceiling observe.Attribution, now time.Time) (plan.Result, error) {
 	snap, err := ReadCheckout(repo)
 	if err != nil {
@@ -32,6 +47,15 @@ func PlanCheckout(repo string, paths []string, ceiling observe.Attribution, now 
 			return plan.Result{}, fmt.Errorf("observations %s: %w", p, ErrNoObservations)
 		}
 		obs.Merge(source.LoadPath(p, observe.Options{Ceiling: ceiling}))
+	}
+	var unreadable []error
+	for _, e := range obs.Errors {
+		if errors.Is(e, observe.ErrUnreadable) {
+			unreadable = append(unreadable, e)
+		}
+	}
+	if len(unreadable) > 0 {
+		return plan.Result{}, &UnreadableObservationsError{Errs: unreadable}
 	}
 	// What was seen of an object before it was deleted describes nothing.
 	obs.ApplyForgets()

@@ -14,6 +14,20 @@ const DefaultMaxBytes = 8 << 20
 // ErrTooLarge is returned for an input larger than its cap.
 var ErrTooLarge = errors.New("input too large")
 
+// ErrUnreadable marks an input, or a document of it, that could not be
+// read as YAML or JSON at all (a read error, a syntax error, too large): a
+// different failure from a document that was read and is not a valid
+// observation. errors.Is recognises it; the message is unchanged.
+var ErrUnreadable = errors.New("unreadable input")
+
+// Unreadable marks err as ErrUnreadable, keeping its message.
+func Unreadable(err error) error { return unreadable{err} }
+
+type unreadable struct{ err error }
+
+func (u unreadable) Error() string   { return u.err.Error() }
+func (u unreadable) Unwrap() []error { return []error{u.err, ErrUnreadable} }
+
 // Options says where an input came from, how far it is believed, and how
 // much of it is read.
 type Options struct {
@@ -92,7 +106,7 @@ func (e *DocumentError) Unwrap() error { return e.Err }
 func Parse(r io.Reader, opts Options) Result {
 	data, err := ReadCapped(r, opts.maxBytes())
 	if err != nil {
-		return Result{Errors: []error{fmt.Errorf("%s: %w", opts.name(), err)}}
+		return Result{Errors: []error{Unreadable(fmt.Errorf("%s: %w", opts.name(), err))}}
 	}
 	return ParseBytes(data, opts)
 }
@@ -100,7 +114,7 @@ func Parse(r io.Reader, opts Options) Result {
 // ParseBytes is Parse on an input already in memory.
 func ParseBytes(data []byte, opts Options) Result {
 	if int64(len(data)) > opts.maxBytes() {
-		return Result{Errors: []error{fmt.Errorf("%s: %w: more than %d bytes", opts.name(), ErrTooLarge, opts.maxBytes())}}
+		return Result{Errors: []error{Unreadable(fmt.Errorf("%s: %w: more than %d bytes", opts.name(), ErrTooLarge, opts.maxBytes()))}}
 	}
 	p := &parser{opts: opts, seen: map[string]bool{}}
 	for _, d := range splitDocuments(data) {
@@ -115,7 +129,7 @@ func ParseBytes(data []byte, opts Options) Result {
 func ParseWatchEvents(r io.Reader, opts Options) Result {
 	data, err := ReadCapped(r, opts.maxBytes())
 	if err != nil {
-		return Result{Errors: []error{fmt.Errorf("%s: %w", opts.name(), err)}}
+		return Result{Errors: []error{Unreadable(fmt.Errorf("%s: %w", opts.name(), err))}}
 	}
 	p := &parser{opts: opts, seen: map[string]bool{}, only: formatWatch}
 	for _, d := range splitDocuments(data) {
@@ -168,7 +182,7 @@ type parser struct {
 
 func (p *parser) document(d document) {
 	if d.err != nil {
-		p.fail(d, d.err)
+		p.fail(d, Unreadable(d.err))
 		return
 	}
 	m, err := asMapping(d.node, "")

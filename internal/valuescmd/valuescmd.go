@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -39,7 +40,7 @@ func usageError(format string, a ...any) error {
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
-			return usageError("%v", err)
+			return usageError("%s: %v\nUsage: %s", strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" "), err, cmd.UseLine())
 		}
 		return nil
 	}
@@ -71,8 +72,8 @@ edited tokens change; comments, blank lines, quoting and layout stay.`,
 			return usageError("values: choose a subcommand: get or set")
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return usageError("%v", err)
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError("%s: %v\nUsage: %s", strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" "), err, c.UseLine())
 	})
 	cmd.AddCommand(newGetCmd(), newSetCmd())
 	return cmd

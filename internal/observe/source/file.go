@@ -22,7 +22,7 @@ var inDirectory = map[string]bool{".yaml": true, ".yml": true, ".json": true, ".
 func LoadPath(path string, opts observe.Options) observe.Result {
 	info, err := os.Stat(path)
 	if err != nil {
-		return observe.Result{Errors: []error{fmt.Errorf("reading observations: %w", err)}}
+		return observe.Result{Errors: []error{observe.Unreadable(fmt.Errorf("reading observations: %w", err))}}
 	}
 	if !info.IsDir() {
 		return loadFile(path, opts)
@@ -31,7 +31,7 @@ func LoadPath(path string, opts observe.Options) observe.Result {
 	var res observe.Result
 	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			res.Errors = append(res.Errors, fmt.Errorf("reading observations: %w", err))
+			res.Errors = append(res.Errors, observe.Unreadable(fmt.Errorf("reading observations: %w", err)))
 			return nil
 		}
 		if d.IsDir() {
@@ -46,7 +46,7 @@ func LoadPath(path string, opts observe.Options) observe.Result {
 		return nil
 	})
 	if err != nil {
-		res.Errors = append(res.Errors, fmt.Errorf("reading observations in %s: %w", path, err))
+		res.Errors = append(res.Errors, observe.Unreadable(fmt.Errorf("reading observations in %s: %w", path, err)))
 	}
 	sort.Strings(files)
 	for _, f := range files {
@@ -59,7 +59,7 @@ func loadFile(path string, opts observe.Options) observe.Result {
 	opts.Name = path
 	f, err := os.Open(path)
 	if err != nil {
-		return observe.Result{Errors: []error{fmt.Errorf("reading observations: %w", err)}}
+		return observe.Result{Errors: []error{observe.Unreadable(fmt.Errorf("reading observations: %w", err))}}
 	}
 	defer f.Close()
 	return observe.Parse(f, opts)
