@@ -35,8 +35,8 @@ with server.observations.urlTokensFile or urlTokensEnv, the secret URL
 (its pushes are believed no higher than server.observations.urlTrust,
 default asserted; the token is never logged, list several to rotate); logs
 are JSON lines on stderr unless --log-format text. With an admission:
-section (listen, certFile, keyFile, optional clientCAFile, gitopsUsers, gitopsGroups, maxBytes, ttl) it
-also serves POST /admission, the validating admission webhook that records
+section (listen, certFile, keyFile, optional clientCAFile, gitopsUsers,
+gitopsGroups, maxBytes, ttl) it also serves POST /admission, the validating admission webhook that records
 who changed which fields, on a TLS listener of its own: it always allows,
 and a record attributes a change (level admission) only once the watch
 sees the write carry the recorded values. SIGTERM or SIGINT stops
