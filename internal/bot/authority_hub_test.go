@@ -110,8 +110,9 @@ func TestHubPersonsCommitOnArmedBranch(t *testing.T) {
 		t.Errorf("labels %v", pr.Labels)
 	}
 	runs, err := e.adapter.ListCheckRuns(e.ctx, e.repo, head, CheckName)
-	if err != nil || len(runs) != 1 || runs[0].Conclusion != forge.ConclusionFailure || !strings.Contains(runs[0].Summary, "commits backflow did not make") {
-		t.Errorf("check on the person's head: %+v %v", runs, err)
+	if err != nil || len(runs) != 1 || runs[0].Conclusion != forge.ConclusionFailure || !strings.Contains(runs[0].Summary, "commits backflow did not make") ||
+		!strings.Contains(runs[0].Text, "envs/prod-us-east/redis/extra-values.yaml") {
+		t.Errorf("check on the person's head, by the whole-diff bound naming the unclaimed file: %+v %v", runs, err)
 	}
 	if routes["POST /repos/{owner}/{repo}/issues/{number}/comments"] != 1 {
 		t.Errorf("comments: %v", routes)
@@ -211,6 +212,54 @@ func TestHubTwoWriteBacksAfterAnAutoMerge(t *testing.T) {
 			prs := e.pulls()
 			if len(prs) != 2 || !prs[0].Merged || !prs[1].Merged {
 				t.Fatalf("want two merged pull requests in one cycle, got %+v\n%s", prs, rep.Text())
+			}
+		})
+	}
+}
+
+// The App's check on a head a person pushed is the whole-diff bound CI
+// runs (diffbound.Check), over the files the hub reports changed: a
+// commit that changes only a comment of the receipts' values file stays
+// within the receipts' bound and is green; one that changes a value no
+// receipt claims is red, naming the value path. Auto-merge is disarmed
+// either way.
+func TestHubPersonsCommitCheckedByTheWholeDiffBound(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		edit    func(string) string
+		want    string
+		mention string
+	}{
+		{"a comment", func(v string) string { return "# reviewed by carol\n" + v }, forge.ConclusionSuccess, "the receipts bound the diff"},
+		{"an unclaimed value", func(v string) string {
+			return strings.Replace(v, "podManagementPolicy: OrderedReady", "podManagementPolicy: Parallel", 1)
+		}, forge.ConclusionFailure, "podManagementPolicy"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newHubEnv(t, forge.CommitGit, nil)
+			if err := e.hub.SetBranchProtection(testRepo, "main", CheckName, "ci/test"); err != nil {
+				t.Fatal(err)
+			}
+			e.src.Result.Observations = append(e.src.Result.Observations, replicas(4, 0))
+			e.cycle()
+			e.updateAsPerson(branchEast, valuesEast, tc.edit(e.file(branchEast, valuesEast)))
+			head, err := e.adapter.BranchHead(e.ctx, e.repo, branchEast)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.cycle()
+			runs, err := e.adapter.ListCheckRuns(e.ctx, e.repo, head, CheckName)
+			if err != nil || len(runs) != 1 {
+				t.Fatalf("checks on the person's head: %+v %v", runs, err)
+			}
+			if r := runs[0]; r.Conclusion != tc.want || !strings.Contains(r.Title+r.Summary+r.Text, tc.mention) {
+				t.Errorf("check %s %q %q %q, want %s naming %q", r.Conclusion, r.Title, r.Summary, r.Text, tc.want, tc.mention)
+			}
+			if pr := e.pulls()[0]; pr.AutoMergeEnabled || !slices.Contains(pr.Labels, LabelPersonCommit) {
+				t.Errorf("a person's pull request still armed or unlabelled: %+v", pr)
+			}
+			if _, _, routes := e.cycle(); hasWrite(routes) {
+				t.Errorf("checked the same head again: %v", routes)
 			}
 		})
 	}

@@ -29,6 +29,7 @@ type Forge interface {
 	DeleteBranch(ctx context.Context, repo forge.Repo, branch, expectedSHA string) error
 	Commit(ctx context.Context, req forge.CommitRequest) (string, error)
 	CommitsSince(ctx context.Context, repo forge.Repo, base, head string) ([]forge.Commit, error)
+	ChangedFiles(ctx context.Context, repo forge.Repo, base, head string) (forge.Diff, error)
 	GetPullRequest(ctx context.Context, repo forge.Repo, number int) (forge.PullRequest, error)
 	ListPullRequests(ctx context.Context, repo forge.Repo, filter forge.PullRequestFilter) ([]forge.PullRequest, error)
 	FindOpenPullRequest(ctx context.Context, repo forge.Repo, head string) (forge.PullRequest, error)
@@ -305,6 +306,7 @@ func (rc *repoCycle) run() {
 	rc.in.Recovered = rc.recoverClosed(prs)
 	units, problems := rc.in.Index(prs)
 	rc.rep.Errors = append(rc.rep.Errors, problems...)
+	rc.in.ClosedByBot = rc.closedByBot(units)
 	for _, u := range units {
 		for _, chain := range lifecycle.Cleanups(u) {
 			rc.apply(chain)
@@ -411,6 +413,29 @@ func (rc *repoCycle) recoverClosed(prs []forge.PullRequest) map[int]*lifecycle.M
 		for _, c := range commits {
 			if m, ok := lifecycle.FromHeadCommit(rc.b.opts.CommitKey, pr, c); ok {
 				out[pr.Number] = m
+			}
+		}
+	}
+	return out
+}
+
+// closedByBot reads the App's ledger on the head of each closed pull
+// request whose marker says a person closed it, where that decides
+// something this cycle (lifecycle.PersonClosed): one the bot closed itself
+// carries an older marker pasted back, which is ignored and reported.
+func (rc *repoCycle) closedByBot(units []*lifecycle.Unit) map[int]bool {
+	out := map[int]bool{}
+	for _, u := range units {
+		for _, c := range rc.in.PersonClosed(u) {
+			runs, err := rc.b.opts.Forge.ListCheckRuns(rc.ctx, rc.repo, c.PR.HeadSHA, lifecycle.ClosedCheckName)
+			if err != nil {
+				rc.rep.Errors = append(rc.rep.Errors, unitError(u.Branch, fmt.Errorf("error reading the %s check of #%d: %w", lifecycle.ClosedCheckName, c.PR.Number, err)))
+				continue
+			}
+			if lifecycle.ClosedByTheBot(runs) {
+				out[c.PR.Number] = true
+				rc.log.Warn("marker refused", "pr", c.PR.Number, "error", lifecycle.ErrMarkerReplayed)
+				rc.rep.Errors = append(rc.rep.Errors, fmt.Errorf("#%d: %w: backflow closed it itself (%s); ignored", c.PR.Number, lifecycle.ErrMarkerReplayed, lifecycle.ClosedCheckName))
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"crypto/rsa"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -354,6 +355,34 @@ func (e *hubEnv) pushAsPerson(branch, path, content string) {
 	if resp.StatusCode/100 != 2 {
 		e.t.Fatalf("pushing as a person: %s", resp.Status)
 	}
+}
+
+// updateAsPerson replaces an existing file on branch through the contents
+// API with a person's token.
+func (e *hubEnv) updateAsPerson(branch, path, content string) {
+	e.t.Helper()
+	token, err := e.hub.IssueUserToken("carol")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	do := func(method, url, body string) map[string]any {
+		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		req.Header.Set("Authorization", "token "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			e.t.Fatalf("%s %s as a person: %s", method, url, resp.Status)
+		}
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return out
+	}
+	cur := do(http.MethodGet, e.srv.URL+"/repos/acme/gitops/contents/"+path+"?ref="+branch, "")
+	body := fmt.Sprintf(`{"message":"review","content":%q,"branch":%q,"sha":%q}`, base64.StdEncoding.EncodeToString([]byte(content)), branch, cur["sha"])
+	do(http.MethodPut, e.srv.URL+"/repos/acme/gitops/contents/"+path, body)
 }
 
 // noSecrets checks that no credential reached the logs, the report or a

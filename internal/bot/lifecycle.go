@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/backflow-dev/backflow/internal/diffbound"
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/lifecycle"
 	"github.com/backflow-dev/backflow/internal/plan"
@@ -84,14 +85,18 @@ func (rc *repoCycle) do(e lifecycle.Effect) bool {
 			if err != nil {
 				return rc.fail(e.Branch, fmt.Errorf("error listing the %s checks on %s: %w", e.Run.Name, e.Run.HeadSHA, err))
 			}
-			if lifecycle.Checked(runs, *e.Run) {
+			if lifecycle.Checked(runs, *e.Run) || e.Bound && slices.ContainsFunc(runs, func(r forge.CheckRun) bool { return r.Mine }) {
 				return true
 			}
 		}
-		if _, err := rc.b.opts.Forge.CreateCheckRun(rc.ctx, rc.repo, *e.Run); err != nil {
-			return rc.fail(e.Branch, fmt.Errorf("error creating the %s check on %s: %w", e.Run.Name, e.Run.HeadSHA, err))
+		run := *e.Run
+		if e.Bound {
+			run = rc.bound(run)
 		}
-		rc.act(e, e.Reason)
+		if _, err := rc.b.opts.Forge.CreateCheckRun(rc.ctx, rc.repo, run); err != nil {
+			return rc.fail(e.Branch, fmt.Errorf("error creating the %s check on %s: %w", run.Name, run.HeadSHA, err))
+		}
+		rc.act(e, run.Conclusion+": "+run.Title)
 		return true
 	case lifecycle.Record:
 		e.Pull.Marker.Commits = e.Commits
@@ -271,6 +276,47 @@ func (rc *repoCycle) sameFiles(head string, files map[string][]byte) (bool, erro
 		}
 	}
 	return true, nil
+}
+
+// bound is run with the verdict of the whole-diff bound (diffbound.Check,
+// the function `backflow verify --repo` runs in CI) over the files GitHub
+// reports the head changes from its merge base with the default branch,
+// each read at both ends by its tree entry, against the default branch's
+// repo config and policy. A changed entry that is not a regular file, or
+// a diff that cannot be read whole, fails it.
+func (rc *repoCycle) bound(run forge.CheckRun) forge.CheckRun {
+	f := rc.b.opts.Forge
+	in := rc.in.BoundInput()
+	d, err := f.ChangedFiles(rc.ctx, rc.repo, rc.head, run.HeadSHA)
+	if err != nil {
+		return lifecycle.BoundRun(run, diffbound.Result{}, []string{"the pull request's diff could not be read: " + err.Error()})
+	}
+	var problems []string
+	for _, c := range d.Files {
+		in.Changed = append(in.Changed, c.Path)
+		if c.PreviousPath != "" && c.PreviousPath != c.Path {
+			in.Changed = append(in.Changed, c.PreviousPath)
+		}
+	}
+	// One side at a time: the adapter reads a commit's tree once.
+	for _, side := range []struct {
+		sha  string
+		into map[string][]byte
+	}{{d.MergeBase, in.Base}, {run.HeadSHA, in.Head}} {
+		for _, p := range in.Changed {
+			data, err := f.ReadFile(rc.ctx, rc.repo, side.sha, p)
+			switch {
+			case err == nil:
+				side.into[p] = data
+			case errors.Is(err, forge.ErrNotFound):
+			case errors.Is(err, forge.ErrNotRegularFile):
+				problems = append(problems, fmt.Sprintf("%s: changed, and not a regular file at %s: never a receipt or a values file", p, lifecycle.Short(side.sha)))
+			default:
+				problems = append(problems, fmt.Sprintf("%s: could not be read at %s: %v", p, lifecycle.Short(side.sha), err))
+			}
+		}
+	}
+	return lifecycle.BoundRun(run, diffbound.Check(in), problems)
 }
 
 func (rc *repoCycle) keep(branch string, pr forge.PullRequest, why string) {
@@ -453,6 +499,11 @@ func (rc *repoCycle) close(e lifecycle.Effect) bool {
 	}
 	if _, err := f.CreateComment(rc.ctx, rc.repo, st.PR.Number, e.Text); err != nil {
 		return rc.fail(e.Branch, fmt.Errorf("error commenting on #%d: %w", st.PR.Number, err))
+	}
+	// The close goes into the App's ledger too, where no edit of the body
+	// reaches: an older marker pasted back cannot make it a person's.
+	if _, err := f.CreateCheckRun(rc.ctx, rc.repo, lifecycle.ClosedRun(st, e.Closed)); err != nil {
+		return rc.fail(e.Branch, fmt.Errorf("error recording the close of #%d: %w", st.PR.Number, err))
 	}
 	if err := f.ClosePullRequest(rc.ctx, rc.repo, st.PR.Number); err != nil {
 		return rc.fail(e.Branch, fmt.Errorf("error closing #%d: %w", st.PR.Number, err))

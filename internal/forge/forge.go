@@ -42,6 +42,10 @@ type Forge interface {
 	// CommitsSince lists the commits reachable from head (a branch or SHA)
 	// and not from base, oldest first.
 	CommitsSince(ctx context.Context, repo Repo, base, head string) ([]Commit, error)
+	// ChangedFiles lists the files head changes from its merge base with
+	// base, as the forge reports a pull request's diff; a diff larger than
+	// the forge lists whole is ErrInvalid.
+	ChangedFiles(ctx context.Context, repo Repo, base, head string) (Diff, error)
 
 	// GetPullRequest reads one pull request, mergeability included.
 	GetPullRequest(ctx context.Context, repo Repo, number int) (PullRequest, error)

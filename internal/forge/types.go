@@ -80,6 +80,26 @@ type CommitRequest struct {
 	Method CommitMethod
 }
 
+// ChangedFile is one file a comparison of two commits changes, as the forge
+// reports it.
+type ChangedFile struct {
+	// Path is the file's path at the head; PreviousPath its path at the
+	// merge base when the forge reports a rename.
+	Path, PreviousPath string
+	// Status is added, removed, modified, renamed, copied, changed or
+	// unchanged.
+	Status string
+}
+
+// Diff is what a pull request changes: its files from the merge base of
+// the base and the head to the head.
+type Diff struct {
+	// MergeBase is the commit the comparison starts from.
+	MergeBase string
+	// Files are the changed files.
+	Files []ChangedFile
+}
+
 // Commit is a commit as listed on a branch.
 type Commit struct {
 	// SHA is the commit's id.

@@ -49,6 +49,10 @@ type Input struct {
 	// Recovered are markers the executor rebuilt (FromHeadCommit) for
 	// closed pull requests whose marker was refused, by number.
 	Recovered map[int]*Marker
+	// ClosedByBot are the closed pull requests, by number, whose marker
+	// says a person closed them but whose head carries the App's ClosedRun:
+	// the marker is an older one pasted back (ErrMarkerReplayed).
+	ClosedByBot map[int]bool
 }
 
 // Index pairs each write-back branch with its pull requests, sorted by
@@ -148,7 +152,7 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 		return nil
 	case u.Open == nil:
 		p := in.Propose(u.WriteBack)
-		if c := closedByPerson(u, p.Fingerprint); c != nil {
+		if c := in.closedByPerson(u, p.Fingerprint); c != nil {
 			return []Effect{{Kind: Skip, Branch: u.Branch, Pull: c, Reason: "the same change was closed without merge; it is not proposed again"}}
 		}
 		return []Effect{{Kind: Open, Branch: u.Branch, Proposal: p, Reason: p.Title() + p.MergeNote()}}
@@ -167,7 +171,7 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 		return append(out, in.withoutProposal(st)...)
 	}
 	p := in.Propose(u.WriteBack)
-	if c := closedByPerson(u, p.Fingerprint); c != nil && p.Fingerprint != st.Marker.Fingerprint {
+	if c := in.closedByPerson(u, p.Fingerprint); c != nil && p.Fingerprint != st.Marker.Fingerprint {
 		// Live moved to a value a person already refused: that proposal is
 		// not made again, and this one no longer matches live.
 		return append(out, in.close(st, ClosedSuperseded, fmt.Sprintf("Live now matches #%d (%s), which was closed without merge; this proposal no longer matches live, and that one is not made again.", c.PR.Number, p.Title()))...)
@@ -224,10 +228,10 @@ func (in *Input) humanCommit(st *Pull) []Effect {
 	if st.PR.AutoMergeEnabled {
 		out = append(out, Effect{Kind: Disarm, Branch: branch, Pull: st, Reason: "auto-merge disarmed: a person's commit is on the branch"})
 	}
-	reason := fmt.Sprintf("head %s carries commits backflow did not make: its receipts no longer bound the pull request's diff, so it is a person's pull request now, to be reviewed as any other", Short(st.PR.HeadSHA))
+	reason := fmt.Sprintf("head %s carries commits backflow did not make: it is a person's pull request now, to be reviewed as any other; the check is the whole-diff bound over its files", Short(st.PR.HeadSHA))
 	run := forge.CheckRun{Name: CheckName, HeadSHA: st.PR.HeadSHA, Status: forge.CheckCompleted, Conclusion: forge.ConclusionFailure,
 		Title: "a commit backflow did not make", Summary: reason}
-	out = append(out, Effect{Kind: Check, Branch: branch, Pull: st, Run: &run, IfUnchecked: true, Reason: "failure: " + reason})
+	out = append(out, Effect{Kind: Check, Branch: branch, Pull: st, Run: &run, IfUnchecked: true, Bound: true, Reason: reason})
 	if !slices.Contains(st.PR.Labels, LabelPersonCommit) {
 		out = append(out, Effect{Kind: Label, Branch: branch, Pull: st, Labels: []string{LabelPersonCommit}, Reason: "label " + LabelPersonCommit})
 	}
@@ -263,14 +267,63 @@ func (in *Input) close(st *Pull, reason, text string) []Effect {
 }
 
 // closedByPerson returns the pull request of the branch that proposed
-// fingerprint and was closed without merge by someone other than the bot.
-func closedByPerson(u *Unit, fingerprint string) *Pull {
+// fingerprint and was closed without merge by someone other than the bot:
+// its marker records no close of the bot's, and the App's own ledger on
+// its head (ClosedByBot) does not say the bot closed it.
+func (in *Input) closedByPerson(u *Unit, fingerprint string) *Pull {
 	for _, c := range u.Closed {
-		if c.Marker.Fingerprint == fingerprint && !c.PR.Merged && c.Marker.Closed == "" {
+		if c.Marker.Fingerprint == fingerprint && !c.PR.Merged && c.Marker.Closed == "" && !in.ClosedByBot[c.PR.Number] {
 			return c
 		}
 	}
 	return nil
+}
+
+// PersonClosed are the closed pull requests whose markers say a person
+// closed them and that decide something this cycle: they proposed what
+// the unit's write-back proposes now. Their markers are worth checking
+// against the App's ledger (ClosedRun), because an older authentic
+// marker, from before the bot closed the pull request, can be pasted back
+// into its body to make the bot's close look like a person's.
+func (in *Input) PersonClosed(u *Unit) []*Pull {
+	if u.WriteBack == nil {
+		return nil
+	}
+	fp := Fingerprint(*u.WriteBack, in.Result.Decisions)
+	if u.Open != nil && u.Open.Marker.Fingerprint == fp {
+		return nil // the open pull request proposes it: no close decides
+	}
+	var out []*Pull
+	for _, c := range u.Closed {
+		if c.Marker.Fingerprint == fp && !c.PR.Merged && c.Marker.Closed == "" && c.PR.HeadSHA != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ClosedCheckName is the check run the bot writes on a pull request's head
+// just before it closes the pull request itself: only the App can write or
+// change its check runs, so no edit of the body undoes it. It is never
+// the required backflow/receipt: a neutral conclusion there would pass.
+const ClosedCheckName = "backflow/closed"
+
+const closedLedger = "backflow:closed:"
+
+// ClosedRun is that check run, for reason (ClosedSuperseded, ...).
+func ClosedRun(st *Pull, reason string) forge.CheckRun {
+	return forge.CheckRun{Name: ClosedCheckName, HeadSHA: st.PR.HeadSHA, Status: forge.CheckCompleted, Conclusion: forge.ConclusionNeutral,
+		Title: "closed by backflow: " + reason, Summary: fmt.Sprintf("backflow closed #%d itself (%s).", st.PR.Number, reason),
+		ExternalID: closedLedger + reason}
+}
+
+// ClosedByTheBot reports whether runs (the check runs on a closed pull
+// request's head) hold the App's ClosedRun: the bot closed it, whatever
+// its body's marker says now.
+func ClosedByTheBot(runs []forge.CheckRun) bool {
+	return slices.ContainsFunc(runs, func(r forge.CheckRun) bool {
+		return r.Mine && r.Name == ClosedCheckName && strings.HasPrefix(r.ExternalID, closedLedger)
+	})
 }
 
 // baseUnchanged reports that the values files and the policy the pull
@@ -384,7 +437,7 @@ func (in *Input) Recover(p *Proposal, base string, commits []forge.Commit) Recov
 }
 
 // ProposedElsewhere finds, among the branch's pull requests listed just
-// before opening one, a pull request of this App whose head is sha or that
+// before opening one, an open or merged pull request of this App whose head is sha or that
 // proposed the same change from the cycle's head or from base (the commit
 // the write-back is made on, which this cycle's own merge of another unit
 // may have moved it to): another process may have opened, merged and
@@ -393,7 +446,9 @@ func (in *Input) Recover(p *Proposal, base string, commits []forge.Commit) Recov
 func (in *Input) ProposedElsewhere(prs []forge.PullRequest, p *Proposal, sha, base string) (forge.PullRequest, bool) {
 	branch := p.WriteBack.Branch
 	for _, pr := range prs {
-		if !pr.Mine || pr.HeadRef != branch || pr.BaseRef != in.DefaultBranch {
+		if !pr.Mine || pr.HeadRef != branch || pr.BaseRef != in.DefaultBranch || (pr.State != forge.StateOpen && !pr.Merged) {
+			// A pull request closed without merge proposes nothing: the
+			// lifecycle decided whether its close holds the change back.
 			continue
 		}
 		if sha != "" && pr.HeadSHA == sha {
@@ -404,6 +459,39 @@ func (in *Input) ProposedElsewhere(prs []forge.PullRequest, p *Proposal, sha, ba
 		}
 	}
 	return forge.PullRequest{}, false
+}
+
+// BoundInput is the whole-diff bound's input for a pull request against
+// the default branch, its files yet to be added: the default branch's repo
+// config and policy at the cycle's head, never the head's.
+func (in *Input) BoundInput() diffbound.Input {
+	return diffbound.Input{Config: in.Config, Policy: in.Snapshot.Policy, PolicyPath: in.Snapshot.PolicyPath,
+		Base: map[string][]byte{}, Head: map[string][]byte{}}
+}
+
+// BoundRun is run (a Bound check on a head a person pushed) with the
+// whole-diff bound's verdict: success when res passes and every changed
+// file could be read as a regular file, failure naming every violation and
+// problem otherwise. Either way it says the head is a person's.
+func BoundRun(run forge.CheckRun, res diffbound.Result, problems []string) forge.CheckRun {
+	all := append(slices.Clone(problems), res.Violations...)
+	head := Short(run.HeadSHA)
+	if len(all) == 0 {
+		run.Conclusion = forge.ConclusionSuccess
+		run.Title = "a person's commit; the receipts bound the diff"
+		run.Summary = fmt.Sprintf("Head %s carries commits backflow did not make, so auto-merge is disarmed and the pull request is reviewed as any other. Its whole diff stays within what its %d receipt(s) claim, and each verifies against the base branch's policy (the bound `backflow verify --repo` checks in CI).", head, res.Receipts)
+		run.Text = ""
+		return run
+	}
+	run.Conclusion = forge.ConclusionFailure
+	run.Title = "a person's commit; the diff is not bound by its receipts"
+	run.Summary = fmt.Sprintf("Head %s carries commits backflow did not make, so auto-merge is disarmed and the pull request is reviewed as any other. Its whole diff fails the bound `backflow verify --repo` checks in CI (%d receipt(s) checked):", head, res.Receipts)
+	esc := make([]string, len(all))
+	for i, v := range all {
+		esc[i] = cell(v)
+	}
+	run.Text = fitBody("- "+strings.Join(esc, "\n- "), maxBody, "`backflow verify --repo` in CI lists every violation")
+	return run
 }
 
 // Checked reports whether runs hold the bot's own check with run's

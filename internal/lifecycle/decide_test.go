@@ -126,6 +126,17 @@ func TestDecide(t *testing.T) {
 			pr := edit(t, closed(proposed(t, in, 1, "c1"), false), func(m *Marker) { m.BranchDeleted = true })
 			return state{in: in, prs: []forge.PullRequest{pr}}
 		}, []string{"skip"}, "closed without merge"},
+		{"closed by the bot, older marker pasted back", "the App's ledger says the bot closed it: the replayed marker does not make it a person's close", func(t *testing.T) state {
+			in := input(t, nil, scaled)
+			pr := edit(t, closed(proposed(t, in, 1, "c1"), false), func(m *Marker) { m.BranchDeleted = true })
+			in.ClosedByBot = map[int]bool{1: true}
+			return state{in: in, prs: []forge.PullRequest{pr}}
+		}, []string{"open"}, ""},
+		{"merged, older marker pasted back", "a marker that does not record the merged head proves and reverts nothing", func(t *testing.T) state {
+			pr := merged(t, 10*time.Minute)
+			pr.HeadSHA = "c2"
+			return state{in: input(t, setValues("4"), replicas(3, "kubectl", 10*time.Minute+grace)), prs: []forge.PullRequest{pr}}
+		}, []string{"skip"}, "replayed"},
 		{"closed by a person, branch left", "its branch is deleted once, pinned to the closed head", func(t *testing.T) state {
 			in := input(t, nil, scaled)
 			return state{in: in, prs: []forge.PullRequest{closed(proposed(t, in, 1, "c1"), false)}}

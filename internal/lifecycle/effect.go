@@ -82,6 +82,11 @@ type Effect struct {
 	// the bot's with the same conclusion yet (see Checked): the forge
 	// alone knows.
 	IfUnchecked bool
+	// Bound makes a Check run the whole-diff bound (diffbound.Check, as
+	// `backflow verify --repo` does in CI) over the head's files as the
+	// forge reports them, and post Run with its verdict (BoundRun); with
+	// IfUnchecked, a head that carries any run of the bot's is left alone.
+	Bound bool
 	// Commits are the bot's commits Record writes into the marker.
 	Commits []string
 	// FollowUp is the evidence of Prove and Revert.

@@ -79,6 +79,15 @@ func (in *Input) FollowUps(prs []forge.PullRequest) [][]Effect {
 		if !ok || m.Branch != pr.HeadRef || len(m.Changes) == 0 {
 			continue
 		}
+		if !m.OwnsHead(pr.HeadSHA) {
+			// The marker is bound to the head the bot last wrote: one that
+			// does not name the merged head is an older marker pasted back
+			// (its changes are not what merged), or a person's commit
+			// merged. Either way its changes prove nothing.
+			out = append(out, []Effect{{Kind: Skip, Branch: m.Branch, Pull: &Pull{PR: pr, Marker: m},
+				Reason: fmt.Sprintf("not followed up: %v, or a person's commit was merged: it does not record the merged head %s", ErrMarkerReplayed, Short(pr.HeadSHA))}})
+			continue
+		}
 		out = append(out, []Effect{in.followMerged(&Pull{PR: pr, Marker: m})})
 	}
 	return out

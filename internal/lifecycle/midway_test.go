@@ -75,6 +75,7 @@ func TestProposedElsewhere(t *testing.T) {
 		{"the same change from another default-branch head is not this proposal", func() forge.PullRequest {
 			return edit(t, closed(pr, true), func(m *Marker) { m.Base = "0000" })
 		}, "c9", head, false},
+		{"the same change closed without merge (by the bot, or a person the lifecycle heard) does not count", func() forge.PullRequest { return closed(pr, false) }, "c9", head, false},
 		{"someone else's pull request from the branch does not count", func() forge.PullRequest { x := pr; x.Mine = false; return x }, "c1", head, false},
 		{"a pull request against another base does not count", func() forge.PullRequest { x := pr; x.BaseRef = "release"; return x }, "c1", head, false},
 	} {
@@ -162,5 +163,44 @@ func TestDeniedIsNotWritten(t *testing.T) {
 	}
 	if got := decideAll(t, state{in: in}); len(got) != 0 {
 		t.Errorf("denied drift decided %v", kinds(got))
+	}
+}
+
+// The closes worth checking against the App's ledger, and the ledger.
+func TestPersonClosedAndTheLedger(t *testing.T) {
+	in := input(t, nil, replicas(4, "kubectl", 0))
+	pr := closed(proposed(t, in, 1, "c1"), false)
+	units, _ := in.Index([]forge.PullRequest{pr})
+	if got := in.PersonClosed(units[0]); len(got) != 1 || got[0].PR.Number != 1 {
+		t.Fatalf("a close the marker calls a person's, of what is proposed again: %v, want #1", got)
+	}
+	byBot := edit(t, pr, func(m *Marker) { m.Closed = ClosedConverged })
+	units, _ = in.Index([]forge.PullRequest{byBot})
+	if got := in.PersonClosed(units[0]); len(got) != 0 {
+		t.Errorf("a close the marker records as the bot's needs no check: %v", got)
+	}
+	other := input(t, nil, replicas(5, "kubectl", 0))
+	units, _ = other.Index([]forge.PullRequest{pr})
+	if got := other.PersonClosed(units[0]); len(got) != 0 {
+		t.Errorf("a close of another proposal decides nothing: %v", got)
+	}
+	run := ClosedRun(&Pull{PR: pr}, ClosedConverged)
+	if run.Name == CheckName {
+		t.Fatal("the ledger must never be the required check: a neutral conclusion passes")
+	}
+	mine := run
+	mine.Mine = true
+	for _, tc := range []struct {
+		why  string
+		runs []forge.CheckRun
+		want bool
+	}{
+		{"the App's ledger", []forge.CheckRun{mine}, true},
+		{"someone else's run of the same name and id", []forge.CheckRun{run}, false},
+		{"no run", nil, false},
+	} {
+		if got := ClosedByTheBot(tc.runs); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.why, got, tc.want)
+		}
 	}
 }

@@ -27,6 +27,12 @@ import (
 // written by someone else.
 var ErrMarkerForged = errors.New("the backflow marker is not authentic (edited, copied or forged)")
 
+// ErrMarkerReplayed says a pull request body carries an authentic marker of
+// its own that an older state of the bot wrote, pasted back: one from
+// before the bot closed the pull request itself (its ledger check run says
+// so), or one that does not record the head that was merged.
+var ErrMarkerReplayed = errors.New("the backflow marker is an older one of this pull request, pasted back (replayed)")
+
 // markerKey derives the marker key from the commit key.
 func markerKey(commitKey []byte) []byte {
 	k, err := hkdf.Key(sha256.New, commitKey, nil, "backflow marker key v1", 32)

@@ -80,3 +80,25 @@ func TestSymlinksAreNeitherReadNorWrittenThrough(t *testing.T) {
 		t.Fatalf("branch b after refused commits: %v, want ErrNotFound", err)
 	}
 }
+
+func TestChangedFilesFromTheMergeBase(t *testing.T) {
+	e := newEnv(t)
+	main, err := e.a.BranchHead(e.ctx, e.repo, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sha, err := e.a.Commit(e.ctx, forge.CommitRequest{Repo: e.repo, Branch: "topic", BaseSHA: main, Method: forge.CommitAPI,
+		Files: map[string][]byte{"added.yaml": []byte("a: 1\n")}, Message: "m", Author: forge.Author{Name: "n", Email: "e@x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Why: the whole-diff bound reads what GitHub says a pull request
+	// changes, from the merge base, not from the base branch's head.
+	d, err := e.a.ChangedFiles(e.ctx, e.repo, "main", sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.MergeBase != main || len(d.Files) != 1 || d.Files[0].Path != "added.yaml" || d.Files[0].Status != "added" {
+		t.Fatalf("ChangedFiles = %+v, want added.yaml added from %s", d, main)
+	}
+}
