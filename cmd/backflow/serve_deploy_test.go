@@ -325,3 +325,22 @@ func TestWorkflowPins(t *testing.T) {
 		}
 	}
 }
+
+// TestChartServeFlags holds the chart's Deployment to flags backflow serve
+// takes: a renamed flag would stop every pod at start.
+func TestChartServeFlags(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "deploy/chart/backflow/templates/deployment.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := regexp.MustCompile(`(?m)^\s+- (--[a-z-]+)`).FindAllStringSubmatch(string(data), -1)
+	if len(flags) < 4 {
+		t.Fatalf("found %d flags in the chart's Deployment", len(flags))
+	}
+	serve := newServeCmd()
+	for _, f := range flags {
+		if serve.Flags().Lookup(strings.TrimPrefix(f[1], "--")) == nil {
+			t.Errorf("the chart passes %s, which backflow serve does not take", f[1])
+		}
+	}
+}

@@ -111,7 +111,7 @@ networkPolicy:
 replicas: 2
 `},
 	{"one replica elects a leader", `
-leaderElection: {enabled: true, leaseName: backflow-leader}
+leaderElection: {enabled: true, leaseName: backflow-leader, leaseDuration: 20s, renewDeadline: 15s, retryPeriod: 2s}
 `},
 	{"image by digest", `
 image: {digest: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}
@@ -572,6 +572,9 @@ func checkRBAC(t *testing.T, vals map[string]any, objs []object, dep *appsv1.Dep
 			t.Errorf("one writer without leader election needs Recreate, got %s", dep.Spec.Strategy.Type)
 		}
 		return
+	}
+	if s := dep.Spec.Strategy; s.Type != appsv1.RollingUpdateDeploymentStrategyType || s.RollingUpdate == nil || s.RollingUpdate.MaxUnavailable.String() != "100%" {
+		t.Errorf("a standby is never ready: a rollout must not wait for it, got %+v", s)
 	}
 	name, _ := get(vals, "leaderElection", "leaseName").(string)
 	if name == "" {
