@@ -181,6 +181,16 @@ func contractCommit(t *testing.T, h Harness, method forge.CommitMethod) {
 	if method == forge.CommitAPI && !commits[0].Verified {
 		t.Fatalf("an API commit is not verified: %+v", commits[0])
 	}
+	diff, err := h.Forge.ChangedFiles(ctx, h.Repo, "main", first)
+	must(t, "ChangedFiles", err)
+	var changed []string
+	for _, f := range diff.Files {
+		changed = append(changed, f.Path)
+	}
+	slices.Sort(changed)
+	if diff.MergeBase != main || !slices.Equal(changed, []string{".backflow/receipts/r1.yaml", valuesPath}) {
+		t.Fatalf("ChangedFiles = %+v, want the values file and the receipt from %s", diff, main)
+	}
 
 	_, err = h.Forge.Commit(ctx, req)
 	wantErr(t, "Commit creating an existing branch", err, forge.ErrConflict)
