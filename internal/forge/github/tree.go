@@ -23,46 +23,62 @@ type treeItem struct{ mode, sha string }
 
 // treeIndex is a commit's whole tree by path, from one recursive read.
 type treeIndex struct {
-	sha       string
+	repo, sha string
 	entries   map[string]treeItem
 	truncated bool
 }
 
-// treeCache keeps, per repository, the tree of the last commit read: a
-// commit's tree never changes, and a cycle reads every file at one commit.
+// treeCache keeps the trees of the last maxTrees commits read, of any
+// repositories: a commit's tree never changes, and a cycle reads a
+// repository's files at one commit (two for a pull request's diff), so a
+// few suffice, and a fleet of repositories does not hold one each.
 type treeCache struct {
-	mu   sync.Mutex
-	last map[string]*treeIndex
+	mu    sync.Mutex
+	trees []*treeIndex // oldest first
 }
+
+const maxTrees = 8
 
 var commitSHA = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
 // commitTree returns the recursive tree of commit sha.
 func (a *Adapter) commitTree(ctx context.Context, in *installation, repo forge.Repo, sha string) (*treeIndex, error) {
 	key := strings.ToLower(repo.FullName())
-	a.trees.mu.Lock()
-	idx := a.trees.last[key]
-	a.trees.mu.Unlock()
-	if idx != nil && idx.sha == sha {
+	if idx := a.trees.get(key, sha); idx != nil {
 		return idx, nil
 	}
 	tree, _, err := in.api.GetTree(ctx, repo.Owner, repo.Name, sha, true)
 	if err != nil {
 		return nil, mapErr(err, "reading the tree at %s in %s", short(sha), repo)
 	}
-	idx = &treeIndex{sha: sha, entries: make(map[string]treeItem, len(tree.Entries)), truncated: tree.GetTruncated()}
+	idx := &treeIndex{repo: key, sha: sha, entries: make(map[string]treeItem, len(tree.Entries)), truncated: tree.GetTruncated()}
 	for _, e := range tree.Entries {
 		idx.entries[e.GetPath()] = treeItem{mode: e.GetMode(), sha: e.GetSHA()}
 	}
 	if commitSHA.MatchString(sha) {
-		a.trees.mu.Lock()
-		if a.trees.last == nil {
-			a.trees.last = map[string]*treeIndex{}
-		}
-		a.trees.last[key] = idx
-		a.trees.mu.Unlock()
+		a.trees.put(idx)
 	}
 	return idx, nil
+}
+
+func (c *treeCache) get(repo, sha string) *treeIndex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range c.trees {
+		if t.repo == repo && t.sha == sha {
+			return t
+		}
+	}
+	return nil
+}
+
+func (c *treeCache) put(idx *treeIndex) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.trees) == maxTrees {
+		c.trees = c.trees[1:]
+	}
+	c.trees = append(c.trees, idx)
 }
 
 // pathError says what one path is that a read or write refuses.
