@@ -35,7 +35,7 @@ func TestSameAsBackflowValues(t *testing.T) {
 		{[]string{"set", "--file", f, "--path", "name.first", "--value", "x"}, 1, "", "backflow-values: " + f + ": refused:", "a refused edit is a negative answer"},
 		{[]string{"get", "--file", f, "--path", "missing"}, 1, "", "backflow-values: " + f + ":", "a missing path is a negative answer"},
 		{[]string{"set", "--file", f, "--path", "replicas"}, 2, "", "backflow-values: values set: 1 --path but 0 --value", "a --path without its --value cannot run"},
-		{[]string{"set", "--bogus"}, 2, "", "backflow-values: unknown flag: --bogus", "an unknown flag cannot run"},
+		{[]string{"set", "--bogus"}, 2, "", "backflow-values: set: unknown flag: --bogus\nUsage: backflow-values set ", "an unknown flag cannot run, and the usage says how"},
 		{[]string{}, 2, "", "backflow-values: values: choose a subcommand", "no subcommand cannot run"},
 	}
 	for _, c := range cases {

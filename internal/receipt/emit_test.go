@@ -105,7 +105,7 @@ func TestEmitterWritesWhatYAMLv3Writes(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(7, 11))
 	taken := 0
-	const rounds = 1500
+	const rounds = 1000
 	for range rounds / 5 {
 		var r Receipt
 		fill(rng, reflect.ValueOf(&r).Elem())
