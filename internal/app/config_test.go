@@ -63,7 +63,7 @@ func TestExampleConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Method() != forge.CommitGit || len(c.Sources()) != 3 || c.GitHub.AppSlug != "backflow" {
+	if c.Method() != forge.CommitGit || len(c.Sources()) != 3 || c.GitHub.AppSlug != "backflow" || c.Charts.MaxBytes != 20<<20 {
 		t.Errorf("example config read as %+v", c)
 	}
 }
