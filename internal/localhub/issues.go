@@ -57,6 +57,7 @@ func (h *Hub) issueEvent(rs *repoState, is *issue, action, actor string, extra o
 	for k, v := range extra {
 		p[k] = v
 	}
+	h.recordEvent(rs, "issues", action, actor)
 	h.hooks.enqueue("issues", action, p)
 }
 
@@ -364,6 +365,7 @@ func (h *Hub) createComment(c *call) {
 	c.repo.Comments = append(c.repo.Comments, cm)
 	p := h.payload(c.repo, c.actor())
 	p["issue"], p["comment"] = h.renderIssue(c.repo, is), h.renderComment(c.repo, cm)
+	h.recordEvent(c.repo, "issue_comment", "created", c.actor())
 	h.hooks.enqueue("issue_comment", "created", p)
 	c.json(http.StatusCreated, h.renderComment(c.repo, cm))
 }

@@ -66,6 +66,7 @@ func (h *Hub) refChanged(rs *repoState, g *gitRepo, ref, old, new, actor string)
 		}
 	}
 	p["commits"] = commits
+	h.recordEvent(rs, "push", "", actor)
 	h.hooks.enqueue("push", "", p)
 
 	branch, isBranch := strings.CutPrefix(ref, "refs/heads/")
@@ -118,6 +119,7 @@ func (h *Hub) pullEvent(rs *repoState, g *gitRepo, is *issue, action, actor stri
 	for k, v := range extra {
 		p[k] = v
 	}
+	h.recordEvent(rs, "pull_request", action, actor)
 	h.hooks.enqueue("pull_request", action, p)
 }
 

@@ -21,6 +21,7 @@ func (h *Hub) registerRoutes() {
 	add("GET", "/rate_limit", authToken, h.getRateLimit)
 	add("POST", "/graphql", authToken, h.graphql)
 	add("GET", repo, authToken, h.getRepo)
+	add("GET", repo+"/events", authToken, h.listRepoEvents)
 	add("GET", repo+"/contents", authToken, h.getContents)
 	add("GET", repo+"/contents/{path...}", authToken, h.getContents)
 	add("PUT", repo+"/contents/{path...}", authToken, h.putContents)

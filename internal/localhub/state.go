@@ -65,6 +65,7 @@ type repoState struct {
 	CheckRuns      []*checkRun            `json:"checkRuns,omitempty"`
 	Statuses       []*commitStatus        `json:"statuses,omitempty"`
 	Verified       map[string]bool        `json:"verified,omitempty"` // commits GitHub would have signed
+	Events         []*repoEvent           `json:"events,omitempty"`   // the events API, oldest first
 	// Permissions are users' permission levels on the repository (read,
 	// triage, write, maintain, admin); a user not listed has write.
 	Permissions map[string]string `json:"permissions,omitempty"`

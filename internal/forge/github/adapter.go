@@ -40,10 +40,11 @@ var _ forge.Forge = (*Adapter)(nil)
 // installation holds one installation's cached token transport, client and
 // gate; ghinstallation refreshes its token before expiry.
 type installation struct {
-	id   int64
-	tr   *tokenTransport
-	api  installationAPI
-	gate *gate
+	id    int64
+	tr    *tokenTransport
+	api   installationAPI
+	gate  *gate
+	cache *etagCache
 }
 
 // New builds an adapter. It parses the key but sends no request.
@@ -71,7 +72,7 @@ func New(cfg Config) (*Adapter, error) {
 	a := &Adapter{cfg: cfg, appsTr: appsTr, baseURL: base, installs: map[int64]*installation{}, repoInst: map[string]int64{}}
 	a.appGate = a.newGate()
 	// A refused JWT is signed again after the refusal's Date header.
-	a.app = client{a.newClient(appsTr, a.appGate, func() {})}
+	a.app = client{a.newClient(appsTr, a.appGate, newETagCache(), func() {})}
 	if len(cfg.Allowlist) > 0 {
 		a.allow = map[string]bool{}
 		for _, r := range cfg.Allowlist {
@@ -87,8 +88,8 @@ func (a *Adapter) newGate() *gate {
 
 // newClient builds a paced client on tr; refresh renews tr's credential
 // after GitHub refused it (401).
-func (a *Adapter) newClient(tr http.RoundTripper, g *gate, refresh func()) *gh.Client {
-	p := &pacer{next: tr, gate: g, cfg: &a.cfg, count: &a.count, cache: newETagCache(), refresh: refresh}
+func (a *Adapter) newClient(tr http.RoundTripper, g *gate, cache *etagCache, refresh func()) *gh.Client {
+	p := &pacer{next: tr, gate: g, cfg: &a.cfg, count: &a.count, cache: cache, refresh: refresh}
 	c := gh.NewClient(&http.Client{Transport: p})
 	c.BaseURL, c.UploadURL = a.baseURL, a.baseURL
 	return c
@@ -124,8 +125,8 @@ func (a *Adapter) installation(id int64) *installation {
 		t.BaseURL = a.appsTr.BaseURL
 		return t
 	})
-	in := &installation{id: id, tr: tr, gate: a.newGate()}
-	in.api = client{a.newClient(tr, in.gate, tr.renew)}
+	in := &installation{id: id, tr: tr, gate: a.newGate(), cache: newETagCache()}
+	in.api = client{a.newClient(tr, in.gate, in.cache, tr.renew)}
 	a.installs[id] = in
 	return in
 }

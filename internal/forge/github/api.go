@@ -18,6 +18,7 @@ type appAPI interface {
 type installationAPI interface {
 	ListInstallationRepos(ctx context.Context, opts *gh.ListOptions) (*gh.ListRepositories, *gh.Response, error)
 	GetRepo(ctx context.Context, owner, repo string) (*gh.Repository, *gh.Response, error)
+	ListRepositoryEvents(ctx context.Context, owner, repo string, opts *gh.ListOptions) ([]*gh.Event, *gh.Response, error)
 	GetContents(ctx context.Context, owner, repo, path string, opts *gh.RepositoryContentGetOptions) (*gh.RepositoryContent, []*gh.RepositoryContent, *gh.Response, error)
 	GetBlobRaw(ctx context.Context, owner, repo, sha string) ([]byte, *gh.Response, error)
 	GetTree(ctx context.Context, owner, repo, sha string, recursive bool) (*gh.Tree, *gh.Response, error)
@@ -72,6 +73,9 @@ func (c client) ListInstallationRepos(ctx context.Context, opts *gh.ListOptions)
 }
 func (c client) GetRepo(ctx context.Context, owner, repo string) (*gh.Repository, *gh.Response, error) {
 	return c.c.Repositories.Get(ctx, owner, repo)
+}
+func (c client) ListRepositoryEvents(ctx context.Context, owner, repo string, opts *gh.ListOptions) ([]*gh.Event, *gh.Response, error) {
+	return c.c.Activity.ListRepositoryEvents(ctx, owner, repo, opts)
 }
 func (c client) GetContents(ctx context.Context, owner, repo, path string, opts *gh.RepositoryContentGetOptions) (*gh.RepositoryContent, []*gh.RepositoryContent, *gh.Response, error) {
 	return c.c.Repositories.GetContents(ctx, owner, repo, path, opts)

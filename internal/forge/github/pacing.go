@@ -2,6 +2,7 @@ package github
 
 import (
 	"bytes"
+	"container/list"
 	"context"
 	"fmt"
 	"io"
@@ -383,32 +384,60 @@ func parseReset(v string) (time.Time, bool) {
 
 // etagCache remembers GET responses by URL so a repeated read can be a
 // conditional request, which GitHub answers 304 without charging the limit.
+// It is bounded in entries and bytes, sized by the installation's fleet
+// (resize), and evicts the least recently used entry first: a repository's
+// handful of reads stay cached however many repositories cycle between two
+// of its cycles.
 type etagCache struct {
-	mu      sync.Mutex
-	entries map[string]*etagEntry
-	bytes   int
+	mu       sync.Mutex
+	entries  map[string]*list.Element // of *etagEntry, most recently used at the front
+	lru      *list.List
+	bytes    int
+	maxItems int
+	maxBytes int
 }
 
 type etagEntry struct {
+	key    string
 	etag   string
 	header http.Header
 	body   []byte
 }
 
-// The cache is bounded in entries and bytes per installation; an evicted
-// entry only costs one full read.
+// The cache's floor, and what each repository of the installation adds to
+// it; a body over etagCacheBody is never cached. An evicted entry only
+// costs one full read.
 const (
-	etagCacheEntries = 1024
-	etagCacheBody    = 1 << 20
-	etagCacheBytes   = 16 << 20
+	etagCacheEntries      = 1024
+	etagCacheBody         = 1 << 20
+	etagCacheBytes        = 16 << 20
+	etagEntriesPerRepo    = 16
+	etagBytesPerRepo      = 64 << 10
+	etagCacheBytesCeiling = 256 << 20
 )
 
-func newETagCache() *etagCache { return &etagCache{entries: map[string]*etagEntry{}} }
+func newETagCache() *etagCache {
+	return &etagCache{entries: map[string]*list.Element{}, lru: list.New(), maxItems: etagCacheEntries, maxBytes: etagCacheBytes}
+}
+
+// resize sizes the cache for an installation of repos repositories.
+func (c *etagCache) resize(repos int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.maxItems = max(etagCacheEntries, repos*etagEntriesPerRepo)
+	c.maxBytes = min(max(etagCacheBytes, repos*etagBytesPerRepo), etagCacheBytesCeiling)
+	c.evict(0)
+}
 
 func (c *etagCache) get(key string) *etagEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.entries[key]
+	el, ok := c.entries[key]
+	if !ok {
+		return nil
+	}
+	c.lru.MoveToFront(el)
+	return el.Value.(*etagEntry)
 }
 
 func (c *etagCache) put(key string, resp *http.Response) {
@@ -423,19 +452,26 @@ func (c *etagCache) put(key string, resp *http.Response) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old, ok := c.entries[key]; ok {
-		c.bytes -= len(old.body)
+	if el, ok := c.entries[key]; ok {
+		c.bytes -= len(el.Value.(*etagEntry).body)
+		c.lru.Remove(el)
 		delete(c.entries, key)
 	}
-	for k, e := range c.entries { // drop arbitrary entries until there is room
-		if len(c.entries) < etagCacheEntries && c.bytes+len(body) <= etagCacheBytes {
-			break
-		}
-		c.bytes -= len(e.body)
-		delete(c.entries, k)
-	}
-	c.entries[key] = &etagEntry{etag: etag, header: resp.Header.Clone(), body: body}
+	c.evict(len(body))
+	c.entries[key] = c.lru.PushFront(&etagEntry{key: key, etag: etag, header: resp.Header.Clone(), body: body})
 	c.bytes += len(body)
+}
+
+// evict drops the least recently used entries until one more of size
+// bytes fits.
+func (c *etagCache) evict(size int) {
+	for c.lru.Len() > 0 && (len(c.entries) >= c.maxItems || c.bytes+size > c.maxBytes) {
+		el := c.lru.Back()
+		e := el.Value.(*etagEntry)
+		c.bytes -= len(e.body)
+		c.lru.Remove(el)
+		delete(c.entries, e.key)
+	}
 }
 
 // response rebuilds the cached 200 for a 304, with the 304's rate headers.

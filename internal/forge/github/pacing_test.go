@@ -196,3 +196,51 @@ func TestETagCacheStaysWithinItsBudget(t *testing.T) {
 		t.Fatalf("cache holds %d bytes in %d entries (budget %d); newest kept: %v", c.bytes, len(c.entries), etagCacheBytes, c.get("GET /x/39") != nil)
 	}
 }
+
+// Why: at about seven entries a repository, a fleet of hundreds of
+// repositories filled a fixed cache and random eviction threw out entries
+// about to be read again, turning free 304s into full reads. The cache
+// grows with the fleet and evicts the least recently used.
+func TestETagCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
+	c := newETagCache()
+	put := func(k string) {
+		c.put(k, &http.Response{Header: http.Header{"Etag": {`"` + k + `"`}}, Body: io.NopCloser(strings.NewReader(k))})
+	}
+	for i := range etagCacheEntries {
+		put(fmt.Sprint("GET /x/", i))
+	}
+	c.get("GET /x/0") // used again: the oldest is now /x/1
+	put("GET /x/new")
+	if c.get("GET /x/0") == nil || c.get("GET /x/1") != nil || len(c.entries) != etagCacheEntries {
+		t.Fatalf("after one more entry: /x/0 kept %v, /x/1 evicted %v, %d entries", c.get("GET /x/0") != nil, c.get("GET /x/1") == nil, len(c.entries))
+	}
+	c.resize(1000)
+	for i := range 1000 * etagEntriesPerRepo {
+		put(fmt.Sprint("GET /y/", i))
+	}
+	if len(c.entries) != 1000*etagEntriesPerRepo || c.get("GET /y/0") == nil {
+		t.Fatalf("a cache sized for 1,000 repositories holds %d entries, want %d", len(c.entries), 1000*etagEntriesPerRepo)
+	}
+}
+
+// Why: the state cache revalidates a repository with its latest event: the
+// id must move with a change, and an unchanged repository must cost a 304.
+func TestLatestEventMovesWithChanges(t *testing.T) {
+	e := newEnv(t)
+	first, err := e.a.LatestEvent(e.ctx, e.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := e.a.Counts()
+	again, err := e.a.LatestEvent(e.ctx, e.repo)
+	if err != nil || again != first || e.a.Counts().NotModified-before.NotModified != 1 {
+		t.Fatalf("an unchanged repository's latest event = %q (%v), want %q answered 304", again, err, first)
+	}
+	if _, err := e.a.CreateIssue(e.ctx, e.repo, forge.NewIssue{Title: "drift"}); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := e.a.LatestEvent(e.ctx, e.repo)
+	if err != nil || moved == "" || moved == first {
+		t.Fatalf("after an issue was opened the latest event = %q (%v), was %q", moved, err, first)
+	}
+}

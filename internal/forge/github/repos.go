@@ -34,12 +34,14 @@ func (a *Adapter) Repositories(ctx context.Context) ([]forge.Repo, error) {
 			continue
 		}
 		in := a.installation(inst.GetID())
+		seen := 0
 		for page := 1; page != 0; {
 			list, resp, err := in.api.ListInstallationRepos(ctx, &gh.ListOptions{Page: page, PerPage: perPage})
 			if err != nil {
 				return nil, mapErr(err, "listing the repositories of installation %d", inst.GetID())
 			}
 			for _, r := range list.Repositories {
+				seen++
 				full := strings.ToLower(r.GetFullName())
 				a.mu.Lock()
 				a.repoInst[full] = inst.GetID()
@@ -51,6 +53,9 @@ func (a *Adapter) Repositories(ctx context.Context) ([]forge.Repo, error) {
 			}
 			page = resp.NextPage
 		}
+		// Every repository's reads are worth keeping for a conditional
+		// read at its next cycle.
+		in.cache.resize(seen)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].FullName() < out[j].FullName() })
 	return out, nil
@@ -71,6 +76,26 @@ func (a *Adapter) GetRepo(ctx context.Context, owner, name string) (forge.Repo, 
 		return forge.Repo{}, mapErr(err, "reading repository %s/%s", owner, name)
 	}
 	return toRepo(r), nil
+}
+
+// LatestEvent returns the id of the newest entry of repo's events API, ""
+// when it has none. It changes whenever something happens in the
+// repository (a push, a pull request or an issue opened, edited or closed,
+// a comment), so state cached about a repository is revalidated with this
+// one request, which GitHub answers 304 (free) when nothing happened.
+func (a *Adapter) LatestEvent(ctx context.Context, repo forge.Repo) (string, error) {
+	in, err := a.forRepo(ctx, repo.Owner, repo.Name)
+	if err != nil {
+		return "", err
+	}
+	events, _, err := in.api.ListRepositoryEvents(ctx, repo.Owner, repo.Name, &gh.ListOptions{PerPage: 1})
+	if err != nil {
+		return "", mapErr(err, "reading the latest event of %s", repo)
+	}
+	if len(events) == 0 {
+		return "", nil
+	}
+	return events[0].GetID(), nil
 }
 
 // ReadFile implements forge.Forge by the file's tree entry at a commit
