@@ -141,7 +141,13 @@ func ServeWith(ctx context.Context, configPath string, opts ServeOptions, logger
 		}
 		sources = append(sources, src)
 	}
-	if cycler.bot, err = bot.New(BotOptions(cfg.Bot, cfg.PrivateKey, fg, sources, logger)); err != nil {
+	botOpts := BotOptions(cfg.Bot, cfg.PrivateKey, fg, sources, logger)
+	// Webhooks say when a repository changes: its state is read once and
+	// kept until one does, or until the revalidation period asks its
+	// latest event whether one was missed.
+	state := bot.NewStateCache(cfg.Server.Revalidate, fg.LatestEvent)
+	botOpts.State = state
+	if cycler.bot, err = bot.New(botOpts); err != nil {
 		return setup(err)
 	}
 	routes, attach, err := serveLive(cfg.Bot, sources, logger)
@@ -156,7 +162,8 @@ func ServeWith(ctx context.Context, configPath string, opts ServeOptions, logger
 			return setup(err)
 		}
 	}
-	srv, err = server.New(cfg.Server, server.Deps{Cycler: cycler, Sink: sink, Metrics: metrics, Logger: logger, Handlers: routes, Gate: gate})
+	srv, err = server.New(cfg.Server, server.Deps{Cycler: cycler, Sink: sink, Metrics: metrics, Logger: logger, Handlers: routes, Gate: gate,
+		Changed: func(repo, event, _ string) { invalidate(state, repo, event) }})
 	if err != nil {
 		return setup(err)
 	}
@@ -188,6 +195,21 @@ func ServeWith(ctx context.Context, configPath string, opts ServeOptions, logger
 		defer stopElection()
 	}
 	return srv.Run(ctx, ln)
+}
+
+// changes are the parts of a repository's state each webhook event says
+// changed: a push moves the default branch or a pull request's head, a
+// check run changes a pull request's checks.
+var changes = map[string]bot.Part{
+	"push": bot.PartHead | bot.PartPulls, "pull_request": bot.PartPulls, "issues": bot.PartIssues,
+	"check_run": bot.PartPulls, "check_suite": bot.PartPulls,
+}
+
+// invalidate drops what event says changed of repo's cached state.
+func invalidate(state *bot.StateCache, repo, event string) {
+	if parts, ok := changes[event]; ok {
+		state.Invalidate(repo, parts)
+	}
 }
 
 // serveForgeConfig is the GitHub adapter's config from the bot config, with

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/backflow-dev/backflow/internal/bot"
+	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/server"
 )
 
@@ -19,9 +21,10 @@ type Cycler struct {
 	bot     *bot.Bot
 	metrics *server.Metrics
 
-	run  sync.Mutex
-	mu   sync.Mutex
-	last []string // the last repository list
+	run   sync.Mutex
+	mu    sync.Mutex
+	last  []string              // the last repository list
+	known map[string]forge.Repo // the same, by lower-case name, with default branches
 }
 
 // NewCycler drives b, counting in m (nil counts nothing).
@@ -29,13 +32,22 @@ func NewCycler(b *bot.Bot, m *server.Metrics) *Cycler { return &Cycler{bot: b, m
 
 // Repositories implements server.Cycler: the repositories the bot would
 // reconcile (the App's, limited by the allowlist).
+// The server asks once a tick and on installation events; each cycle then
+// uses this list rather than listing the installations' repositories
+// again.
 func (c *Cycler) Repositories(ctx context.Context) ([]string, error) {
-	out, err := c.bot.Repositories(ctx)
+	repos, err := c.bot.ListRepos(ctx)
 	if err != nil {
 		return nil, err
 	}
+	out := make([]string, len(repos))
+	known := make(map[string]forge.Repo, len(repos))
+	for i, r := range repos {
+		out[i] = r.FullName()
+		known[strings.ToLower(r.FullName())] = r
+	}
 	c.mu.Lock()
-	c.last = out
+	c.last, c.known = out, known
 	c.mu.Unlock()
 	return out, nil
 }
@@ -54,7 +66,16 @@ func (c *Cycler) Cycle(ctx context.Context, repo string, _ []server.Trigger) err
 	c.run.Lock()
 	defer c.run.Unlock()
 	server.CycleStarted(ctx)
-	rep, err := c.bot.CycleRepos(ctx, []string{repo})
+	c.mu.Lock()
+	r, ok := c.known[strings.ToLower(repo)]
+	c.mu.Unlock()
+	var rep *bot.Report
+	var err error
+	if ok {
+		rep, err = c.bot.CycleList(ctx, []forge.Repo{r})
+	} else {
+		rep, err = c.bot.CycleRepos(ctx, []string{repo})
+	}
 	if rep != nil {
 		c.record(rep)
 	}

@@ -83,6 +83,10 @@ type Options struct {
 	// cycle; nil makes the planner refuse every change to a unit that
 	// names a chart path (fail closed: no write-back without the witness).
 	Renderer RendererFunc
+	// State keeps each repository's head, pull requests and drift issues
+	// between cycles (told of changes by webhooks, see StateCache); nil
+	// reads them again at every cycle.
+	State *StateCache
 }
 
 // Bot runs reconcile cycles. It is safe to call Cycle from one goroutine at
@@ -130,6 +134,9 @@ func New(opts Options) (*Bot, error) {
 	if b.opts.GitOpsManagers == nil {
 		b.opts.GitOpsManagers = DefaultGitOpsManagers
 	}
+	if b.opts.State != nil {
+		b.opts.Forge = invalidating{Forge: b.opts.Forge, state: b.opts.State}
+	}
 	return b, nil
 }
 
@@ -144,8 +151,59 @@ func (b *Bot) Cycle(ctx context.Context) (*Report, error) {
 // or over all when only is empty: a push to one repository re-plans that
 // repository alone.
 func (b *Bot) CycleRepos(ctx context.Context, only []string) (*Report, error) {
+	repos, err := b.opts.Forge.Repositories(ctx)
+	if err != nil {
+		now := b.now().UTC()
+		return &Report{Started: now, DryRun: b.opts.DryRun}, fmt.Errorf("error listing repositories: %w", err)
+	}
+	var list []forge.Repo
+	for _, repo := range repos {
+		if len(only) == 0 || slices.ContainsFunc(only, func(s string) bool { return strings.EqualFold(s, repo.FullName()) }) {
+			list = append(list, repo)
+		}
+	}
+	return b.CycleList(ctx, list)
+}
+
+// CycleList runs a cycle over repos as the caller listed them (with their
+// default branches; see ListRepos), without listing the repositories again:
+// a server that lists them once a tick cycles each with what it listed.
+// Repositories the allowlist excludes are skipped.
+func (b *Bot) CycleList(ctx context.Context, repos []forge.Repo) (*Report, error) {
 	now := b.now().UTC()
 	rep := &Report{Started: now, DryRun: b.opts.DryRun}
+	obs := b.observe(ctx, rep)
+	author, err := b.author(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("error reading the App's identity: %w", err)
+	}
+	repos = slices.Clone(repos)
+	slices.SortFunc(repos, func(a, b forge.Repo) int { return strings.Compare(a.FullName(), b.FullName()) })
+	for _, repo := range repos {
+		if !b.allowed(repo) {
+			continue
+		}
+		rr := &RepoReport{Repo: repo.FullName()}
+		rep.Repos = append(rep.Repos, rr)
+		if rl, limited := forge.IsRateLimited(rep.rateLimit); limited {
+			rr.Skipped = fmt.Sprintf("not reached: rate limited until %s", rl.Until.UTC().Format(time.RFC3339))
+			continue
+		}
+		if b.opts.State != nil {
+			b.opts.State.revalidateState(ctx, repo, now)
+		}
+		rc := &repoCycle{b: b, ctx: ctx, repo: repo, obs: obs, now: now, author: author, rep: rr,
+			log: b.log.With("repo", repo.FullName())}
+		rc.run()
+		if rc.rateLimit != nil {
+			rep.rateLimit = rc.rateLimit
+		}
+	}
+	return rep, nil
+}
+
+// observe reads every source once for a cycle, reporting their errors.
+func (b *Bot) observe(ctx context.Context, rep *Report) observe.Result {
 	var obs observe.Result
 	for _, s := range b.opts.Sources {
 		res := s.Read(ctx)
@@ -165,33 +223,7 @@ func (b *Bot) CycleRepos(ctx context.Context, only []string) (*Report, error) {
 	// What was seen of an object before it was deleted describes nothing.
 	obs.ApplyForgets()
 	rep.Observations = len(obs.Observations)
-	author, err := b.author(ctx)
-	if err != nil {
-		return rep, fmt.Errorf("error reading the App's identity: %w", err)
-	}
-	repos, err := b.opts.Forge.Repositories(ctx)
-	if err != nil {
-		return rep, fmt.Errorf("error listing repositories: %w", err)
-	}
-	slices.SortFunc(repos, func(a, b forge.Repo) int { return strings.Compare(a.FullName(), b.FullName()) })
-	for _, repo := range repos {
-		if !b.allowed(repo) || (len(only) > 0 && !slices.ContainsFunc(only, func(s string) bool { return strings.EqualFold(s, repo.FullName()) })) {
-			continue
-		}
-		rr := &RepoReport{Repo: repo.FullName()}
-		rep.Repos = append(rep.Repos, rr)
-		if rl, limited := forge.IsRateLimited(rep.rateLimit); limited {
-			rr.Skipped = fmt.Sprintf("not reached: rate limited until %s", rl.Until.UTC().Format(time.RFC3339))
-			continue
-		}
-		rc := &repoCycle{b: b, ctx: ctx, repo: repo, obs: obs, now: now, author: author, rep: rr,
-			log: b.log.With("repo", repo.FullName())}
-		rc.run()
-		if rc.rateLimit != nil {
-			rep.rateLimit = rc.rateLimit
-		}
-	}
-	return rep, nil
+	return obs
 }
 
 // author is the commit author: "<slug>[bot] <<id>+<slug>[bot]@users.noreply.github.com>".
@@ -280,7 +312,7 @@ func (rc *repoCycle) fail(unit string, err error) bool {
 // decision needs just before; the follow-up of merged write-backs; and the
 // drift issue.
 func (rc *repoCycle) run() {
-	head, err := rc.b.opts.Forge.BranchHead(rc.ctx, rc.repo, rc.repo.DefaultBranch)
+	head, err := rc.b.branchHead(rc.ctx, rc.repo)
 	if err != nil {
 		rc.fail("", fmt.Errorf("error reading the head of %s: %w", rc.repo.DefaultBranch, err))
 		return
@@ -298,7 +330,7 @@ func (rc *repoCycle) run() {
 	rc.in = &lifecycle.Input{DefaultBranch: rc.repo.DefaultBranch, Head: rc.head, Config: rc.cfg, Snapshot: rc.snap, PolicySum: rc.policySum,
 		Result: rc.res, Observations: inBounds(rc.obs.Observations, rc.cfg, rc.now), Now: rc.now, GitOpsManagers: rc.b.opts.GitOpsManagers, CommitKey: rc.b.opts.CommitKey,
 		Repo: rc.repo.FullName()}
-	prs, err := rc.b.opts.Forge.ListPullRequests(rc.ctx, rc.repo, forge.PullRequestFilter{State: forge.StateAll})
+	prs, err := rc.b.pullRequests(rc.ctx, rc.repo)
 	if err != nil {
 		rc.fail("", fmt.Errorf("error listing pull requests: %w", err))
 		return
@@ -330,7 +362,7 @@ func (rc *repoCycle) run() {
 	if rc.rateLimit != nil || !rc.cfg.DriftReport.TrackingIssue {
 		return
 	}
-	issues, err := rc.b.opts.Forge.ListIssues(rc.ctx, rc.repo, LabelDrift, forge.StateAll)
+	issues, err := rc.b.driftIssues(rc.ctx, rc.repo)
 	if err != nil {
 		rc.fail("", fmt.Errorf("error listing the drift tracking issue: %w", err))
 		return

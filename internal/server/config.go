@@ -22,6 +22,7 @@ const (
 	DefaultDeliveryMemory  = 10000
 	DefaultDeliveryTTL     = 72 * time.Hour
 	DefaultRetryRepos      = 10 * time.Second
+	DefaultRevalidate      = 10 * time.Minute
 )
 
 // Config is how the server runs. Start from DefaultConfig and set the
@@ -63,6 +64,11 @@ type Config struct {
 	// RetryRepositories is the first wait after the repository list failed
 	// to load; it doubles up to five minutes.
 	RetryRepositories time.Duration
+	// Revalidate is the longest a repository's cached state (its default
+	// branch's head, pull requests and drift issues) is trusted without a
+	// check: webhooks drop it when it changes, and this heals a lost one.
+	// The server passes it to the Cycler's wiring without reading it.
+	Revalidate time.Duration
 }
 
 // DefaultConfig returns the defaults: every five minutes with 30 s of
@@ -79,6 +85,7 @@ func DefaultConfig() Config {
 		DeliveryMemory:    DefaultDeliveryMemory,
 		DeliveryTTL:       DefaultDeliveryTTL,
 		RetryRepositories: DefaultRetryRepos,
+		Revalidate:        DefaultRevalidate,
 	}
 }
 
@@ -122,6 +129,8 @@ func (c Config) check(withSink bool) (cron.Schedule, error) {
 		return nil, errors.New("delivery memory and TTL must be positive")
 	case c.RetryRepositories <= 0:
 		return nil, fmt.Errorf("repository retry %s: must be positive", c.RetryRepositories)
+	case c.Revalidate <= 0:
+		return nil, fmt.Errorf("revalidate %s: must be positive", c.Revalidate)
 	}
 	return sched, nil
 }

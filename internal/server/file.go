@@ -25,6 +25,9 @@ type FileConfig struct {
 	MaxWebhookBytes int64 `yaml:"maxWebhookBytes"`
 	// ShutdownTimeout bounds how long running cycles may finish; default 30s.
 	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
+	// Revalidate is the longest a repository's cached state is trusted
+	// without a check; default 10m.
+	Revalidate time.Duration `yaml:"revalidate"`
 	// Webhook holds the GitHub App's webhook secret. Required.
 	Webhook SecretRef `yaml:"webhook"`
 	// Observations enables POST /observations; absent disables it.
@@ -90,6 +93,9 @@ func (f FileConfig) Resolve(readFile func(string) ([]byte, error), lookupEnv fun
 	}
 	if f.ShutdownTimeout != 0 {
 		c.ShutdownTimeout = f.ShutdownTimeout
+	}
+	if f.Revalidate != 0 {
+		c.Revalidate = f.Revalidate
 	}
 	load := func(key, file, env string, required bool) (Secret, error) {
 		switch {

@@ -65,6 +65,11 @@ type Deps struct {
 	Clock Clock
 	// Jitter draws the scheduling jitter; nil is RandomJitter.
 	Jitter JitterFunc
+	// Changed is told of every authenticated webhook event about a
+	// repository ("owner/name", the X-GitHub-Event, the payload's action),
+	// once per delivery and before its work is queued, so that state cached
+	// about the repository can be dropped; optional.
+	Changed func(repo, event, action string)
 	// Handlers are more routes, by ServeMux pattern ("POST /audit"),
 	// mounted as they are: each authenticates and caps its own requests,
 	// and may start cycles with Request or RequestAll. Like /webhook and
@@ -98,6 +103,7 @@ type Server struct {
 	repos map[string]bool
 
 	handlers  map[string]http.Handler
+	changed   func(repo, event, action string)
 	refreshCh chan struct{} // capacity 1: refresh requests coalesce
 	started   atomic.Bool
 	readyOnce sync.Once
@@ -122,6 +128,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		repos:      map[string]bool{},
 		handlers:   deps.Handlers,
 		gate:       deps.Gate,
+		changed:    deps.Changed,
 		refreshCh:  make(chan struct{}, 1),
 		readyC:     make(chan struct{}),
 	}

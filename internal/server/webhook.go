@@ -21,7 +21,7 @@ const (
 // other is counted as "other", so that an unsigned request cannot add label
 // values.
 var events = map[string]bool{
-	"push": true, "pull_request": true, "check_run": true, "check_suite": true,
+	"push": true, "pull_request": true, "check_run": true, "check_suite": true, "issues": true,
 	"installation": true, "installation_repositories": true, "ping": true,
 }
 
@@ -106,6 +106,9 @@ func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
 		log.Warn("webhook payload unreadable", "err", err)
 		refuse(w, http.StatusBadRequest, "payload is not a JSON object")
 		return
+	}
+	if s.changed != nil && p.Repository.FullName != "" {
+		s.changed(p.Repository.FullName, event, p.Action)
 	}
 	result, why := s.route(event, id, p)
 	if result == resultUnavailable {
