@@ -126,10 +126,11 @@ func ServeWith(ctx context.Context, configPath string, opts ServeOptions, logger
 		return setup(err)
 	}
 	cycler := NewCycler(nil, metrics)
+	cycler.SetPerInstallation(cfg.Server.MaxConcurrentPerInstallation)
 	var sink server.ObservationSink
 	sources := cfg.Bot.Sources()
 	if cfg.Push != nil {
-		ps := NewPushStore(cfg.Trust, cfg.Push.Cluster, cycler.Known)
+		ps := NewPushStore(cfg.Trust, cfg.Push.Cluster, cycler.Concerned)
 		ps.SetURLCeiling(cfg.URLTrust)
 		sink = ps
 		// Pushed observations are joined with the audit events like every
@@ -150,7 +151,7 @@ func ServeWith(ctx context.Context, configPath string, opts ServeOptions, logger
 	if cycler.bot, err = bot.New(botOpts); err != nil {
 		return setup(err)
 	}
-	routes, attach, err := serveLive(cfg.Bot, sources, logger)
+	routes, attach, err := serveLive(cfg.Bot, sources, cycler.Concerned, logger)
 	if err != nil {
 		return setup(err)
 	}

@@ -9,26 +9,63 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/bot"
 	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/server"
 )
 
 // Cycler drives the bot: backflow serve through the server (server.Cycler:
 // a cycle of one repository is a bot cycle limited to it) and backflow run
 // --once through CycleAll. What each cycle decided and did is counted in the
-// metrics, when there are any. Cycles are serialised: the bot and its
-// observation sources are used from one goroutine at a time.
+// metrics, when there are any. Repositories of one installation (one
+// account) cycle at most perInstallation at a time, and the installation's
+// pacing gates in the adapter hold them all; the bot reads its observation
+// sources one cycle at a time.
 type Cycler struct {
-	bot     *bot.Bot
-	metrics *server.Metrics
+	bot             *bot.Bot
+	metrics         *server.Metrics
+	perInstallation int
 
-	run   sync.Mutex
+	run   sync.Mutex // CycleAll: one whole cycle at a time
 	mu    sync.Mutex
-	last  []string              // the last repository list
-	known map[string]forge.Repo // the same, by lower-case name, with default branches
+	last  []string                 // the last repository list
+	known map[string]forge.Repo    // the same, by lower-case name, with default branches
+	slots map[string]chan struct{} // per account: the cycles running
 }
 
-// NewCycler drives b, counting in m (nil counts nothing).
-func NewCycler(b *bot.Bot, m *server.Metrics) *Cycler { return &Cycler{bot: b, metrics: m} }
+// NewCycler drives b, counting in m (nil counts nothing), cycling at most
+// server.DefaultPerInstallation repositories of one installation at a time.
+func NewCycler(b *bot.Bot, m *server.Metrics) *Cycler {
+	return &Cycler{bot: b, metrics: m, perInstallation: server.DefaultPerInstallation, slots: map[string]chan struct{}{}}
+}
+
+// SetPerInstallation bounds the cycles of one installation's repositories
+// that run at once (n > 0).
+func (c *Cycler) SetPerInstallation(n int) { c.perInstallation = n }
+
+// slot waits for room among the cycles of account's repositories, and
+// returns the function that gives it back.
+func (c *Cycler) slot(ctx context.Context, account string) (func(), error) {
+	c.mu.Lock()
+	ch := c.slots[strings.ToLower(account)]
+	if ch == nil {
+		ch = make(chan struct{}, c.perInstallation)
+		c.slots[strings.ToLower(account)] = ch
+	}
+	c.mu.Unlock()
+	select {
+	case ch <- struct{}{}:
+		return func() { <-ch }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Concerned lists the repositories of the last list that objects concern:
+// those whose units claim one of them, and those whose config no cycle has
+// read yet.
+func (c *Cycler) Concerned(objects []observe.ObjectKey) []string {
+	return c.bot.Concerned(objects, c.Known())
+}
 
 // Repositories implements server.Cycler: the repositories the bot would
 // reconcile (the App's, limited by the allowlist).
@@ -63,14 +100,17 @@ func (c *Cycler) Known() []string {
 // Cycle implements server.Cycler. Paused and observe-only repositories are
 // the bot's to honour; a repository's failures come back as the error.
 func (c *Cycler) Cycle(ctx context.Context, repo string, _ []server.Trigger) error {
-	c.run.Lock()
-	defer c.run.Unlock()
-	server.CycleStarted(ctx)
 	c.mu.Lock()
 	r, ok := c.known[strings.ToLower(repo)]
 	c.mu.Unlock()
+	account, _, _ := strings.Cut(repo, "/")
+	release, err := c.slot(ctx, account)
+	if err != nil {
+		return err
+	}
+	defer release()
+	server.CycleStarted(ctx)
 	var rep *bot.Report
-	var err error
 	if ok {
 		rep, err = c.bot.CycleList(ctx, []forge.Repo{r})
 	} else {

@@ -17,20 +17,26 @@ import (
 
 // serveLive connects the live-cluster sources to the server: a watched
 // Kubernetes object that changes, and new audit events from the webhook,
-// ask for a cycle of every repository at once, rather than at the next
-// scheduled run. It returns the POST /audit route when audit.webhook is
-// configured, and attach, to be called with the server once it is built.
-func serveLive(c *Config, sources []bot.Source, logger *slog.Logger) (routes map[string]http.Handler, attach func(*server.Server), err error) {
+// ask for a cycle at once, rather than at the next scheduled run, of the
+// repositories concerned lists for their objects. It returns the POST
+// /audit route when audit.webhook is configured, and attach, to be called
+// with the server once it is built.
+func serveLive(c *Config, sources []bot.Source, concerned func([]observe.ObjectKey) []string, logger *slog.Logger) (routes map[string]http.Handler, attach func(*server.Server), err error) {
 	var srv atomic.Pointer[server.Server]
-	request := func() {
-		if s := srv.Load(); s != nil {
-			s.RequestAll(server.Trigger{Kind: server.TriggerObservation})
+	request := func(objects []observe.ObjectKey) {
+		repos := concerned(objects)
+		s := srv.Load()
+		if s == nil {
+			return
+		}
+		for _, repo := range repos {
+			s.Request(repo, server.Trigger{Kind: server.TriggerObservation})
 		}
 	}
 	attach = srv.Store
 	for _, s := range sources {
 		if ks, ok := s.(*source.KubeSource); ok {
-			ks.OnChange = func(observe.ObjectKey) { request() }
+			ks.OnChange = func(k observe.ObjectKey) { request([]observe.ObjectKey{k}) }
 		}
 	}
 	w := c.Audit.Webhook
@@ -46,7 +52,7 @@ func serveLive(c *Config, sources []bot.Source, logger *slog.Logger) (routes map
 		return nil, nil, err
 	}
 	h := &source.AuditHandler{Log: c.AuditLog(), Token: string(token), Secret: secret, MaxBytes: w.MaxBytes,
-		Logger: logger, Accepted: func(int) { request() }}
+		Logger: logger, AcceptedObjects: request}
 	return map[string]http.Handler{"POST /audit": h}, attach, nil
 }
 

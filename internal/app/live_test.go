@@ -36,7 +36,12 @@ func TestServeLive(t *testing.T) {
 				t.Fatal(err)
 			}
 			sources := c.Sources()
-			routes, attach, err := serveLive(c, sources, nil)
+			var asked []observe.ObjectKey
+			concerned := func(objects []observe.ObjectKey) []string {
+				asked = append(asked, objects...)
+				return nil
+			}
+			routes, attach, err := serveLive(c, sources, concerned, nil)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err %v, want %q", err, tc.err)
@@ -50,7 +55,11 @@ func TestServeLive(t *testing.T) {
 			if ks := sources[0].(*source.KubeSource); ks.OnChange == nil {
 				t.Error("a watched object's change does not ask for a cycle")
 			} else {
-				ks.OnChange(observe.ObjectKey{})
+				changed := observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-0"}
+				ks.OnChange(changed)
+				if len(asked) != 1 || asked[0] != changed {
+					t.Errorf("why: a change cycles the repositories its object concerns, not all; asked for %v", asked)
+				}
 			}
 			h, ok := routes["POST /audit"]
 			if ok != tc.routes {
@@ -70,6 +79,11 @@ func TestServeLive(t *testing.T) {
 				if rec.Code != auth.status {
 					t.Errorf("%s: status %d, want %d", auth.header, rec.Code, auth.status)
 				}
+			}
+			// The audit event names a resource, not a kind: the object is
+			// asked about under any kind.
+			if want := (observe.ObjectKey{APIVersion: "apps/v1", Namespace: "redis", Name: "redis-replicas"}); len(asked) != 2 || asked[1] != want {
+				t.Errorf("why: an accepted audit batch cycles the repositories of its objects; asked for %v, want then %v", asked, want)
 			}
 			key := observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"}
 			if evs := c.AuditLog().EventsOf(key); len(evs) != 1 || evs[0].User != "alice" {

@@ -30,8 +30,8 @@ type PushStore struct {
 	// urlCeiling is the ceiling of pushes to the secret URL (asserted unless
 	// the operator raised it).
 	urlCeiling observe.Attribution
-	cluster    string          // when set: documents without a cluster are of it, others are refused
-	repos      func() []string // the repositories a push concerns
+	cluster    string                             // when set: documents without a cluster are of it, others are refused
+	concerned  func([]observe.ObjectKey) []string // the repositories a push of these objects concerns
 
 	mu       sync.Mutex
 	seq      uint64
@@ -47,10 +47,10 @@ type pushed[T any] struct {
 
 // NewPushStore is an empty store of pushes believed no higher than
 // ceiling; cluster, when set, is the cluster of documents that name none
-// (and the only one accepted); repos lists the repositories to cycle after
-// an accepted push.
-func NewPushStore(ceiling observe.Attribution, cluster string, repos func() []string) *PushStore {
-	return &PushStore{ceiling: ceiling, urlCeiling: observe.AttributionAsserted, cluster: cluster, repos: repos,
+// (and the only one accepted); concerned lists the repositories to cycle
+// after an accepted push of observations of objects.
+func NewPushStore(ceiling observe.Attribution, cluster string, concerned func(objects []observe.ObjectKey) []string) *PushStore {
+	return &PushStore{ceiling: ceiling, urlCeiling: observe.AttributionAsserted, cluster: cluster, concerned: concerned,
 		obs: map[string]pushed[observe.Observation]{}, triggers: map[string]pushed[observe.Trigger]{}}
 }
 
@@ -155,10 +155,17 @@ func (p *PushStore) Accept(ctx context.Context, body []byte) (server.PushResult,
 	p.mu.Unlock()
 	out := server.PushResult{Accepted: accepted, Rejected: rejected, Notices: notices}
 	if len(obs)+len(triggers) > 0 {
-		// Which repositories an object belongs to is in their repo configs,
-		// which only a cycle reads: cycle every repository. Each cycle is
-		// cheap when nothing changed for it.
-		out.Repositories = p.repos()
+		// Which repositories an object belongs to is in their repo
+		// configs: the repositories whose units claim the objects (or
+		// whose configs are not read yet) are cycled, the others not.
+		objects := make([]observe.ObjectKey, 0, len(obs)+len(triggers))
+		for _, o := range obs {
+			objects = append(objects, o.Object)
+		}
+		for _, t := range triggers {
+			objects = append(objects, t.Object)
+		}
+		out.Repositories = p.concerned(objects)
 	}
 	return out, nil
 }

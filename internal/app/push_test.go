@@ -40,7 +40,8 @@ const deletedEvent = `{"type":"resource.deleted","timestamp":"2026-06-18T12:10:0
 const nativeOwnerEvent = `{"type":"ownership.changed","timestamp":"2026-06-18T12:01:00.104772118Z","observation":{"source":"kubernetes-api","mode":"watch-poll","observedAt":"2026-06-18T12:01:00.104772118Z","freshness":"point-in-time","scope":{"cluster":"prod-us-east-1","namespace":"redis","kind":"StatefulSet"}},"resource":{"kind":"StatefulSet","name":"redis-master","namespace":"redis"},"owner":{"type":"Native"},"details":{"after":"Native","before":"Flux"}}`
 
 func TestPushStore(t *testing.T) {
-	repos := func() []string { return []string{"acme/gitops"} }
+	repos := func(...observe.ObjectKey) []string { return []string{"acme/gitops"} }
+	concerned := func(objects []observe.ObjectKey) []string { return repos(objects...) }
 	for _, tc := range []struct {
 		name     string
 		ceiling  observe.Attribution
@@ -105,7 +106,7 @@ func TestPushStore(t *testing.T) {
 			[]string{nativeDoc("prod-us-east-1", "2026-06-18T12:00:00Z", "audit-log", 4) + "---\nkind: Nonsense\n"}, false, 1, 1, nil}, // the good one is kept, the bad one named
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := NewPushStore(tc.ceiling, tc.cluster, repos)
+			p := NewPushStore(tc.ceiling, tc.cluster, concerned)
 			var res server.PushResult
 			var err error
 			for _, b := range tc.bodies {
@@ -140,7 +141,7 @@ func TestPushStore(t *testing.T) {
 }
 
 func TestPushStoreSecretURLCeiling(t *testing.T) {
-	p := NewPushStore(observe.AttributionAuditLog, "", func() []string { return []string{"acme/gitops"} })
+	p := NewPushStore(observe.AttributionAuditLog, "", func([]observe.ObjectKey) []string { return []string{"acme/gitops"} })
 	ctx := server.WithPushVia(context.Background(), server.ViaSecretURL)
 	if _, err := p.Accept(ctx, []byte(nativeDoc("prod-us-east-1", "2026-06-18T12:00:00Z", "audit-log", 4))); err != nil {
 		t.Fatal(err)

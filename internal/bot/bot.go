@@ -89,16 +89,21 @@ type Options struct {
 	State *StateCache
 }
 
-// Bot runs reconcile cycles. It is safe to call Cycle from one goroutine at
-// a time.
+// Bot runs reconcile cycles. CycleList may be called from several
+// goroutines for different repositories at once (its sources are read one
+// cycle at a time); one repository must not have two cycles at once.
 type Bot struct {
 	opts Options
 	log  *slog.Logger
 	now  func() time.Time
 
+	observing sync.Mutex // the sources are read by one cycle at a time
+
 	mu    sync.Mutex
 	files map[string]*fileCache // repo -> files at its last default-branch head
 	ident *forge.Author         // the commit author, asked of the forge once
+
+	claims *claims // the objects each repository's units claim
 }
 
 // fileCache holds files read at one commit; commits never change, so a
@@ -121,7 +126,7 @@ func New(opts Options) (*Bot, error) {
 	if len(opts.CommitKey) == 0 {
 		return nil, errors.New("bot: a commit key is required: it authenticates the bot's commits and pull request markers")
 	}
-	b := &Bot{opts: opts, log: opts.Logger, now: opts.Now, files: map[string]*fileCache{}}
+	b := &Bot{opts: opts, log: opts.Logger, now: opts.Now, files: map[string]*fileCache{}, claims: newClaims()}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
 	}
@@ -204,6 +209,8 @@ func (b *Bot) CycleList(ctx context.Context, repos []forge.Repo) (*Report, error
 
 // observe reads every source once for a cycle, reporting their errors.
 func (b *Bot) observe(ctx context.Context, rep *Report) observe.Result {
+	b.observing.Lock()
+	defer b.observing.Unlock()
 	var obs observe.Result
 	for _, s := range b.opts.Sources {
 		res := s.Read(ctx)
@@ -224,6 +231,17 @@ func (b *Bot) observe(ctx context.Context, rep *Report) observe.Result {
 	obs.ApplyForgets()
 	rep.Observations = len(obs.Observations)
 	return obs
+}
+
+// Concerned returns the repositories of known ("owner/name") whose units
+// claim one of objects (by units[].objects, exact or glob), as their
+// latest cycles read their configs, and those not cycled yet, whose
+// configs are unknown: the repositories to cycle for observations of
+// objects. An object with an empty Kind or apiVersion matches by its other
+// segments (an audit event names a resource, not a kind; cub-scout's events
+// name no apiVersion).
+func (b *Bot) Concerned(objects []observe.ObjectKey, known []string) []string {
+	return b.claims.concerned(objects, known)
 }
 
 // author is the commit author: "<slug>[bot] <<id>+<slug>[bot]@users.noreply.github.com>".
@@ -375,6 +393,19 @@ func (rc *repoCycle) run() {
 func (rc *repoCycle) snapshot() bool {
 	read := func(p string, _ int64) ([]byte, error) { return rc.b.readFile(rc.ctx, rc.repo, rc.head, p) }
 	got, err := plan.ReadSnapshot(read, plan.ReadOptions{Commit: rc.head, StopIfPaused: true})
+	// What the repository's units claim, for Concerned. A paused, missing
+	// or invalid config claims nothing (nothing is written back; the push
+	// that changes it cycles the repository again); a config that could
+	// not be read leaves the claims unknown, so every object concerns it.
+	switch {
+	case err == nil:
+		rc.b.claims.set(rc.repo.FullName(), rc.head, got.Snapshot.Config)
+	case errors.Is(err, plan.ErrPaused), errors.Is(err, plan.ErrInvalid),
+		errors.Is(err, forge.ErrNotFound) && got.Snapshot.Config == nil:
+		rc.b.claims.set(rc.repo.FullName(), rc.head, nil)
+	default:
+		rc.b.claims.forget(rc.repo.FullName())
+	}
 	var skip string
 	switch {
 	case err == nil:

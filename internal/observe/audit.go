@@ -80,6 +80,16 @@ type AuditObject struct {
 	Name        string
 }
 
+// Key is the object's key with its kind left empty: an audit event names
+// the resource (deployments), not the kind (Deployment).
+func (o AuditObject) Key() ObjectKey {
+	gv := o.Version
+	if o.Group != "" {
+		gv = o.Group + "/" + o.Version
+	}
+	return ObjectKey{APIVersion: gv, Namespace: o.Namespace, Name: o.Name}
+}
+
 // String is group/version/resource[/subresource] namespace/name.
 func (o AuditObject) String() string {
 	gv := o.Version

@@ -74,7 +74,7 @@ func TestCase21BoundedWork(t *testing.T) {
 		t.Errorf("%d observations refused by the field caps, want %d: %q", capped, want, res.Errors)
 	}
 
-	ps := app.NewPushStore(observe.AttributionAsserted, usEastNode, func() []string { return []string{fullName} })
+	ps := app.NewPushStore(observe.AttributionAsserted, usEastNode, func([]observe.ObjectKey) []string { return []string{fullName} })
 	pushes := count(40, 80)
 	big := strings.Repeat("x", 1<<20)
 	for i := range pushes {

@@ -23,6 +23,7 @@ const (
 	DefaultDeliveryTTL     = 72 * time.Hour
 	DefaultRetryRepos      = 10 * time.Second
 	DefaultRevalidate      = 10 * time.Minute
+	DefaultPerInstallation = 4
 )
 
 // Config is how the server runs. Start from DefaultConfig and set the
@@ -69,6 +70,10 @@ type Config struct {
 	// check: webhooks drop it when it changes, and this heals a lost one.
 	// The server passes it to the Cycler's wiring without reading it.
 	Revalidate time.Duration
+	// MaxConcurrentPerInstallation bounds the cycles of one installation's
+	// repositories running at once (within MaxConcurrent); the Cycler's
+	// wiring applies it.
+	MaxConcurrentPerInstallation int
 }
 
 // DefaultConfig returns the defaults: every five minutes with 30 s of
@@ -86,6 +91,8 @@ func DefaultConfig() Config {
 		DeliveryTTL:       DefaultDeliveryTTL,
 		RetryRepositories: DefaultRetryRepos,
 		Revalidate:        DefaultRevalidate,
+
+		MaxConcurrentPerInstallation: DefaultPerInstallation,
 	}
 }
 
@@ -129,6 +136,8 @@ func (c Config) check(withSink bool) (cron.Schedule, error) {
 		return nil, errors.New("delivery memory and TTL must be positive")
 	case c.RetryRepositories <= 0:
 		return nil, fmt.Errorf("repository retry %s: must be positive", c.RetryRepositories)
+	case c.MaxConcurrentPerInstallation <= 0:
+		return nil, fmt.Errorf("max concurrent cycles per installation %d: must be positive", c.MaxConcurrentPerInstallation)
 	case c.Revalidate <= 0:
 		return nil, fmt.Errorf("revalidate %s: must be positive", c.Revalidate)
 	}

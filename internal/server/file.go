@@ -28,6 +28,11 @@ type FileConfig struct {
 	// Revalidate is the longest a repository's cached state is trusted
 	// without a check; default 10m.
 	Revalidate time.Duration `yaml:"revalidate"`
+	// MaxConcurrent bounds cycles running at once; default 4.
+	MaxConcurrent int `yaml:"maxConcurrent"`
+	// MaxConcurrentPerInstallation bounds the cycles of one installation's
+	// repositories running at once; default 4.
+	MaxConcurrentPerInstallation int `yaml:"maxConcurrentPerInstallation"`
 	// Webhook holds the GitHub App's webhook secret. Required.
 	Webhook SecretRef `yaml:"webhook"`
 	// Observations enables POST /observations; absent disables it.
@@ -96,6 +101,12 @@ func (f FileConfig) Resolve(readFile func(string) ([]byte, error), lookupEnv fun
 	}
 	if f.Revalidate != 0 {
 		c.Revalidate = f.Revalidate
+	}
+	if f.MaxConcurrent != 0 {
+		c.MaxConcurrent = f.MaxConcurrent
+	}
+	if f.MaxConcurrentPerInstallation != 0 {
+		c.MaxConcurrentPerInstallation = f.MaxConcurrentPerInstallation
 	}
 	load := func(key, file, env string, required bool) (Secret, error) {
 		switch {

@@ -42,6 +42,10 @@ type AuditHandler struct {
 	// Accepted, when set, is told how many new events each batch brought
 	// (to start a cycle, say).
 	Accepted func(n int)
+	// AcceptedObjects, when set, is told the objects of each accepted
+	// batch's events (Kind empty: an audit event names a resource), so that
+	// only the repositories claiming them are cycled.
+	AcceptedObjects func(objects []observe.ObjectKey)
 }
 
 // auditAnswer is the JSON answer of POST /audit.
@@ -97,6 +101,13 @@ func (h *AuditHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	log.Info("audit batch", "accepted", added, "skipped", ans.Skipped, "errors", len(res.Errors))
 	if added > 0 && h.Accepted != nil {
 		h.Accepted(added)
+	}
+	if added > 0 && h.AcceptedObjects != nil {
+		objects := make([]observe.ObjectKey, 0, len(res.Events))
+		for _, e := range res.Events {
+			objects = append(objects, e.Object.Key())
+		}
+		h.AcceptedObjects(objects)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(ans)
