@@ -97,6 +97,11 @@ YQ_VERSION := v4.54.3
 TOOLS_DIR ?= $(HOME)/.cache/backflow/tools
 YQ := $(TOOLS_DIR)/yq
 
+.PHONY: bench-fleet
+FLEET ?= 10,100,1000
+bench-fleet: build ## Serve FLEET repositories from a local hub with serve as a process; print each idle tick's requests, wall time, CPU and RSS, and push-to-PR latency
+	BACKFLOW_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -v -timeout 120m -run '^TestFleet$$' ./internal/app/ -args -fleet $(FLEET)
+
 .PHONY: bench-yq
 bench-yq: build ## Time backflow values set and backflow-values set against yq v4 as processes on the same edits, on every corpus file
 	@test -x $(YQ) || GOBIN=$(TOOLS_DIR) $(GO) install github.com/mikefarah/yq/v4@$(YQ_VERSION)
