@@ -159,16 +159,27 @@ func TestALostLeaseEndsTheTermBeforeAnotherReplicaLeads(t *testing.T) {
 	// A partition: a's writes to the API server fail, as if it were cut
 	// off (its renewals, and its release once it gives up, which writes no
 	// holder); b's still go through.
+	// lastRenewal is when a last wrote the Lease as its holder.
 	var cutOff atomic.Pointer[string]
+	var lastRenewal atomic.Int64
 	cs.PrependReactor("*", "leases", func(action k8stesting.Action) (bool, runtime.Object, error) {
-		id := cutOff.Load()
-		if id == nil {
+		w, ok := action.(interface{ GetObject() runtime.Object }) // a create or an update
+		if !ok {
 			return false, nil, nil
 		}
-		if u, ok := action.(k8stesting.UpdateAction); ok {
-			if l, ok := u.GetObject().(*coordinationv1.Lease); ok && (l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == *id || *l.Spec.HolderIdentity == "") {
-				return true, nil, errors.New("connection refused")
-			}
+		l, ok := w.GetObject().(*coordinationv1.Lease)
+		if !ok {
+			return false, nil, nil
+		}
+		holder := ""
+		if l.Spec.HolderIdentity != nil {
+			holder = *l.Spec.HolderIdentity
+		}
+		if id := cutOff.Load(); id != nil && (holder == *id || holder == "") {
+			return true, nil, errors.New("connection refused")
+		}
+		if strings.HasPrefix(holder, "a_") {
+			lastRenewal.Store(time.Now().UnixNano())
 		}
 		return false, nil, nil
 	})
@@ -179,10 +190,9 @@ func TestALostLeaseEndsTheTermBeforeAnotherReplicaLeads(t *testing.T) {
 	}
 	term, _ := a.e.Term()
 	b := startReplica(t, cs, "b", ev)
-
 	id := a.e.Identity()
+
 	cutOff.Store(&id)
-	cut := time.Now()
 	// a gives up after its renew deadline and its term ends, so its
 	// running cycle is cancelled ...
 	if a.next(t) {
@@ -197,10 +207,9 @@ func TestALostLeaseEndsTheTermBeforeAnotherReplicaLeads(t *testing.T) {
 	if !b.next(t) {
 		t.Fatal("b's first change is not leading")
 	}
-	// a's last renewal went through at most a retry period before the
-	// cut: b may take over only once that renewal's lease has run out.
-	if d := time.Since(cut); d < testLease-2*testRetry {
-		t.Errorf("b took over %s after the cut, before a's lease of %s could expire", d, testLease)
+	// b may take over only once the lease of a's last renewal has run out.
+	if d := time.Since(time.Unix(0, lastRenewal.Load())); lastRenewal.Load() == 0 || d < testLease {
+		t.Errorf("b took over %s after a's last renewal, before its lease of %s could expire", d, testLease)
 	}
 	if got := ev.String(); got != "a+ a- b+" {
 		t.Errorf("leadership changes %q, want a+ a- b+ (a stops before b starts)", got)
