@@ -101,3 +101,23 @@ func TestMapCommand(t *testing.T) {
 		t.Errorf("an object the chart does not render: exit %d, stderr %q", code, errOut)
 	}
 }
+
+func TestMapCommandChartSources(t *testing.T) {
+	// why: a fetched chart is pinned to one version, and a chart folder has
+	// none to give; a chart that cannot be fetched is a usage error naming it.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--chart", "oci://127.0.0.1:1/charts/podinfo"}, "--version is required with --repo or an oci:// chart"},
+		{[]string{"--repo", "http://127.0.0.1:1/charts", "--chart", "podinfo"}, "--version is required"},
+		{[]string{"--chart", filepath.Join("..", "..", "testdata", "charts", "podinfo"), "--version", "6.14.1"}, "--version goes with --repo or an oci:// chart"},
+		{[]string{"--chart", "oci://127.0.0.1:1/charts/podinfo", "--version", "6.14.1"}, "cannot fetch chart oci://127.0.0.1:1/charts/podinfo:6.14.1"},
+	} {
+		t.Setenv("XDG_CACHE_HOME", t.TempDir())
+		args := append([]string{"map", "--object", "apps/v1|Deployment|default|podinfo", "--field", "spec.replicas"}, tc.args...)
+		if code, _, errOut := runCLI(t, args...); code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}

@@ -12,24 +12,29 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/app"
 	"github.com/backflow-dev/backflow/internal/render"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
 )
 
 func newMapCmd() *cobra.Command {
 	var (
 		chartDir, object, field string
+		chartVersion, repoURL   string
 		valuesFiles             []string
 		opts                    render.Options
 		maxRenders              int
 	)
 	cmd := &cobra.Command{
-		Use:   "map --chart DIR [--values FILE]... --object KEY --field PATH",
+		Use:   "map --chart DIR|oci://REF|NAME [--version V] [--repo URL] [--values FILE]... --object KEY --field PATH",
 		Short: "Find the value paths that drive a rendered field of a chart",
 		Long: `map asks the chart which value paths drive one field of one rendered object,
 to write a policy's mayAccept entries from the chart rather than from memory.
 
-It renders the chart in DIR (its dependencies under charts/) with the values
-files, in Helm's override order, then changes each scalar leaf of the merged
+It renders the chart in DIR (its dependencies under charts/, or fetched as its
+Chart.lock pins them), or the chart fetched from an OCI registry
+(--chart oci://host/path/chart --version V) or a chart repository
+(--repo URL --chart NAME --version V), as the render witness fetches it, with
+the values files, in Helm's override order, then changes each scalar leaf of the merged
 values (the chart's defaults under the files' values; a number +1, a boolean
 flipped, a string with an x appended; leaves inside lists are left alone),
 renders again and keeps the value paths that move the field. Leaves are tried
@@ -53,11 +58,27 @@ chart does not render the object, or a flag is wrong.`,
 			if chartDir == "" || object == "" || field == "" {
 				return usageError("--chart, --object and --field are required")
 			}
-			abs, err := filepath.Abs(chartDir)
-			if err != nil {
-				return usageError("--chart %s: %v", chartDir, err)
+			spec := &repoconfig.Chart{Name: chartDir, Version: chartVersion}
+			var src render.Source
+			switch {
+			case strings.HasPrefix(chartDir, "oci://"):
+				spec.OCI = chartDir
+			case repoURL != "":
+				spec.Repository = repoURL
+			default:
+				abs, err := filepath.Abs(chartDir)
+				if err != nil {
+					return usageError("--chart %s: %v", chartDir, err)
+				}
+				src, spec.Path = render.DirSource{Root: filepath.Dir(abs)}, filepath.Base(abs)
 			}
-			c, err := render.LoadFromSource(render.DirSource{Root: filepath.Dir(abs)}, filepath.Base(abs))
+			if spec.Remote() && chartVersion == "" {
+				return usageError("--version is required with --repo or an oci:// chart")
+			}
+			if !spec.Remote() && chartVersion != "" {
+				return usageError("--version goes with --repo or an oci:// chart, not a chart folder")
+			}
+			c, err := render.Load(cmd.Context(), src, render.NewFetcher(render.FetchOptions{}), spec)
 			if err != nil {
 				return usageError("map: --chart %s: %v", chartDir, err)
 			}
@@ -113,7 +134,9 @@ chart does not render the object, or a flag is wrong.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&chartDir, "chart", "", "the chart's folder (with its dependencies under charts/)")
+	f.StringVar(&chartDir, "chart", "", "the chart's folder, its oci:// reference, or its name in the --repo chart repository")
+	f.StringVar(&chartVersion, "version", "", "the exact version of a chart fetched from --repo or an OCI registry")
+	f.StringVar(&repoURL, "repo", "", "the chart repository (the URL of its index.yaml's folder) that serves --chart")
 	f.StringArrayVar(&valuesFiles, "values", nil, "a values file, in Helm's override order (repeatable)")
 	f.StringVar(&object, "object", "", "the rendered object, apiVersion|Kind|namespace|name")
 	f.StringVar(&field, "field", "", "the Kubernetes field path")
