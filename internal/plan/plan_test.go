@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
+	"github.com/backflow-dev/backflow/internal/values"
 )
 
 var testNow = time.Date(2026, 6, 18, 12, 5, 0, 0, time.UTC)
@@ -514,6 +516,38 @@ func TestUnitForIndexAgreesWithScan(t *testing.T) {
 					t.Fatalf("round %d: %s %s: index found %v, scan %v (units %+v)", round, env, obj, got, want, cfg.Units)
 				}
 			}
+		}
+	}
+}
+
+// TestEditorReadingIsTheRepoConfigs: the Helm reading the values editor's
+// verification returns for an edited file, which the read-back after a
+// write-back uses, is what the repo config reads from the same bytes.
+func TestEditorReadingIsTheRepoConfigs(t *testing.T) {
+	cases := []struct {
+		data  string
+		edits []values.Edit
+	}{
+		{"a: 1\n", []values.Edit{{Path: "a", Value: int64(2)}}},
+		{"---\n# lead\nimage:\n  tag: \"1.0\" # pinned\nflag: yes\nmode: 0755\nlist: [a, b]\n", []values.Edit{{Path: "image.tag", Value: "1.1"}, {Path: "list[1]", Value: "c"}}},
+		{"base: &b\n  x: 1\nref: *b\nz: ~\nf: 1.5e3\n", []values.Edit{{Path: "z", Value: "set"}, {Path: "new.key", Value: true}}},
+		{"empty:\nnum: 1\n", []values.Edit{{Path: "empty", Value: nil}, {Path: "num", Value: 2.5}}},
+	}
+	for _, c := range cases {
+		vf, err := readValuesFile("values.yaml", []byte(c.data), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, helm, err := setValues(vf, c.edits)
+		if err != nil {
+			t.Fatalf("%q: %v", c.data, err)
+		}
+		want, err := repoconfig.Values("values.yaml", out, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(helm, want) {
+			t.Errorf("%q edited to %q: the editor read %#v, the repo config %#v", c.data, out, helm, want)
 		}
 	}
 }

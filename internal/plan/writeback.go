@@ -39,18 +39,19 @@ func (p *planner) writeBack(u *repoconfig.Unit, pend []*pending) {
 	uv := p.unitValues(u)
 	branch := p.cfg.Branch(u)
 	var out map[int][]byte
+	var reads map[int]any
 	for len(pend) > 0 {
 		if bad := conflicts(pend, uv); len(bad) > 0 {
 			pend = p.drop(pend, bad)
 			continue
 		}
 		var bad map[*pending]string
-		out, bad = p.apply(uv, pend)
+		out, reads, bad = p.apply(uv, pend)
 		if len(bad) > 0 {
 			pend = p.drop(pend, bad)
 			continue
 		}
-		after, trees, err := valuesAfter(u, uv, out)
+		after, trees, err := valuesAfter(u, uv, out, reads)
 		if err != nil {
 			all := map[*pending]string{}
 			for _, pd := range pend {
@@ -166,10 +167,11 @@ func conflicts(pend []*pending, uv *unitValues) map[*pending]string {
 }
 
 // apply makes every decision's edits with the values editor, all edits of a
-// file in one call, and returns each touched file's new bytes. When the
+// file in one call, and returns each touched file's new bytes and the
+// editor's Helm reading of them. When the
 // editor refuses a file's edits, each decision's own edits are tried alone
 // to find which decisions cannot be written.
-func (p *planner) apply(uv *unitValues, pend []*pending) (map[int][]byte, map[*pending]string) {
+func (p *planner) apply(uv *unitValues, pend []*pending) (map[int][]byte, map[int]any, map[*pending]string) {
 	edits := map[int][]values.Edit{}
 	seen := map[target]bool{}
 	for _, pd := range pend {
@@ -183,14 +185,15 @@ func (p *planner) apply(uv *unitValues, pend []*pending) (map[int][]byte, map[*p
 		}
 	}
 	out := map[int][]byte{}
+	reads := map[int]any{}
 	bad := map[*pending]string{}
 	for _, i := range slices.Sorted(maps.Keys(edits)) {
 		vf := uv.files[i]
 		es := edits[i]
 		slices.SortFunc(es, func(a, b values.Edit) int { return cmp.Compare(a.Path, b.Path) })
-		data, err := setValues(vf, es)
+		data, helm, err := setValues(vf, es)
 		if err == nil {
-			out[i] = data
+			out[i], reads[i] = data, helm
 			continue
 		}
 		blamed := false
@@ -204,7 +207,7 @@ func (p *planner) apply(uv *unitValues, pend []*pending) (map[int][]byte, map[*p
 			if len(own) == 0 {
 				continue
 			}
-			if _, err := setValues(vf, own); err != nil {
+			if _, _, err := setValues(vf, own); err != nil {
 				bad[pd] = editError(vf.path, err)
 				blamed = true
 			}
@@ -217,16 +220,17 @@ func (p *planner) apply(uv *unitValues, pend []*pending) (map[int][]byte, map[*p
 			}
 		}
 	}
-	return out, bad
+	return out, reads, bad
 }
 
-func setValues(vf *valuesFile, edits []values.Edit) ([]byte, error) {
+// setValues edits a values file and returns its new bytes and their
+// reading by Helm's reader, which the editor's verification made.
+func setValues(vf *valuesFile, edits []values.Edit) ([]byte, any, error) {
 	f, err := values.Parse(vf.data, vf.opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	data, _, err := f.Set(edits)
-	return data, err
+	return f.SetRead(edits)
 }
 
 func editError(file string, err error) string {
@@ -239,7 +243,7 @@ func editError(file string, err error) string {
 // valuesAfter reads the unit's values again with the edited files in place
 // (only the files whose bytes changed) and merges them: the desired state the write-back leaves behind, and each
 // file's values tree.
-func valuesAfter(u *repoconfig.Unit, uv *unitValues, out map[int][]byte) (map[string]any, []map[string]any, error) {
+func valuesAfter(u *repoconfig.Unit, uv *unitValues, out map[int][]byte, reads map[int]any) (map[string]any, []map[string]any, error) {
 	trees := make([]map[string]any, len(uv.files))
 	for i, vf := range uv.files {
 		trees[i] = vf.tree
@@ -248,7 +252,15 @@ func valuesAfter(u *repoconfig.Unit, uv *unitValues, out map[int][]byte) (map[st
 			// Bytes the edit left as they were read as they did.
 			continue
 		}
-		tree, err := repoconfig.Values(vf.path, data, u.RootOf(vf.path))
+		root := u.RootOf(vf.path)
+		if m, ok := reads[i].(map[string]any); ok && root == nil && len(data) <= repoconfig.MaxValuesSize {
+			// A plain values file's values are its document as Helm reads
+			// it, which the editor's verification has just read: the
+			// repo config would read the same bytes with the same reader.
+			trees[i] = m
+			continue
+		}
+		tree, err := repoconfig.Values(vf.path, data, root)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading back %s after the edit: %w", vf.path, err)
 		}

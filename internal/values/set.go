@@ -144,17 +144,31 @@ func Set(data []byte, edits []Edit, opts Options) ([]byte, []Change, error) {
 // An edit the editor cannot make safely is refused with an error wrapping
 // ErrRefused, and nothing is returned.
 func (f *File) Set(edits []Edit) ([]byte, []Change, error) {
+	out, _, changes, err := f.set(edits)
+	return out, changes, err
+}
+
+// SetRead is Set that also returns the edited document as Helm reads it:
+// the reading the verification made, so a caller that needs the new values
+// does not read the file again. It is the original's reading when the
+// edits change nothing.
+func (f *File) SetRead(edits []Edit) ([]byte, any, error) {
+	out, helm, _, err := f.set(edits)
+	return out, helm, err
+}
+
+func (f *File) set(edits []Edit) ([]byte, any, []Change, error) {
 	if len(edits) == 0 {
-		return nil, nil, fmt.Errorf("no edits: %w", ErrRefused)
+		return nil, nil, nil, fmt.Errorf("no edits: %w", ErrRefused)
 	}
 	paths := make([][]yamlnode.Segment, len(edits))
 	for i, e := range edits {
 		p, err := parseEditPath(e.Path)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if p, err = f.doc.resolveSelectors(f.under(p), f.helm); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		paths[i] = p
 	}
@@ -167,14 +181,14 @@ func (f *File) Set(edits []Edit) ([]byte, []Change, error) {
 		out, err = applyInTurn(f.doc, edits, paths, f.helm)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if bytes.Equal(out, data) {
-		return data, nil, nil
+		return data, f.helm, nil, nil
 	}
-	after, err := verify(f, out, edits, paths)
+	after, helm, err := verify(f, out, edits, paths)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var changes []Change
 	for i, e := range edits {
@@ -188,7 +202,7 @@ func (f *File) Set(edits []Edit) ([]byte, []Change, error) {
 		}
 		changes = append(changes, Change{Path: e.Path, Old: old, New: e.Value, Line: line, Inserted: !found})
 	}
-	return out, changes, nil
+	return out, helm, changes, nil
 }
 
 // independent says no path is a prefix of (or equal to) another, so every

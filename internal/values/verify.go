@@ -15,11 +15,12 @@ import (
 // bytes; the edited document parses with yaml.v3 and with Helm's reader; both
 // trees equal the originals except at the edited paths (yaml.v3's compared
 // node by node, Helm's as decoded values); and each edited path reads back,
-// in both, as the requested value and type.
-func verify(f *File, out []byte, edits []Edit, paths [][]yamlnode.Segment) (*document, error) {
+// in both, as the requested value and type. It returns the edited document
+// as yaml.v3 and as Helm read it.
+func verify(f *File, out []byte, edits []Edit, paths [][]yamlnode.Segment) (*document, any, error) {
 	src, index := f.src, f.index
-	fail := func(format string, a ...any) (*document, error) {
-		return nil, fmt.Errorf(format+": %w", append(a, ErrVerify)...)
+	fail := func(format string, a ...any) (*document, any, error) {
+		return nil, nil, fmt.Errorf(format+": %w", append(a, ErrVerify)...)
 	}
 	osrc := newSource(out)
 	switch {
@@ -70,7 +71,7 @@ func verify(f *File, out []byte, edits []Edit, paths [][]yamlnode.Segment) (*doc
 	if err == nil {
 		if err = f.decodesV3(); err != nil {
 			<-done
-			return nil, fmt.Errorf("decoding the original: %v: %w", err, ErrParse)
+			return nil, nil, fmt.Errorf("decoding the original: %v: %w", err, ErrParse)
 		}
 		v3Side.diffErr = diffNodes(f.doc.root, after.root, make([]yamlnode.Segment, 0, 32), paths, map[[2]*yaml.Node]bool{})
 		if v3Side.diffErr == nil {
@@ -92,7 +93,7 @@ func verify(f *File, out []byte, edits []Edit, paths [][]yamlnode.Segment) (*doc
 	case helmSide.pathErr != nil:
 		return fail("%v", helmSide.pathErr)
 	}
-	return after, nil
+	return after, helmSide.tree, nil
 }
 
 // readerCheck is one reader's verdict on an edited file.
