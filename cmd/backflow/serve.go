@@ -60,7 +60,7 @@ account, else $KUBECONFIG or ~/.kube/config.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			logger := commandLogger(cmd, slog.LevelInfo, "json")
-			var opts app.ServeOptions
+			opts := app.ServeOptions{Version: buildVersion()}
 			if elect {
 				opts.LeaderElection = &le
 			}

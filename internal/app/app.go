@@ -120,7 +120,7 @@ func ServeWith(ctx context.Context, configPath string, opts ServeOptions, logger
 	if err != nil {
 		return setup(err)
 	}
-	metrics := server.NewMetrics()
+	metrics := NewMetrics(opts.Version)
 	fg, err := github.New(serveForgeConfig(cfg, metrics, logger))
 	if err != nil {
 		return setup(err)

@@ -9,7 +9,9 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/bot"
 	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/forge/github"
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/server"
 )
 
@@ -165,6 +167,9 @@ func (c *Cycler) record(rep *bot.Report) {
 	for _, rr := range rep.Repos {
 		for _, d := range rr.Decisions {
 			c.metrics.Decision(d.Outcome)
+			if d.Attribution != "" {
+				c.metrics.DecisionAttribution(d.Attribution)
+			}
 		}
 		for _, a := range rr.Actions {
 			if a.DryRun {
@@ -174,6 +179,8 @@ func (c *Cycler) record(rep *bot.Report) {
 				c.metrics.PullRequest(name)
 			}
 			switch a.Kind {
+			case bot.ActCheck:
+				c.metrics.ReceiptRefused()
 			case bot.ActProven:
 				c.metrics.Fix("proven")
 			case bot.ActReverted:
@@ -187,4 +194,15 @@ func (c *Cycler) record(rep *bot.Report) {
 			c.metrics.Error(bot.ErrorClass(err))
 		}
 	}
+}
+
+// NewMetrics makes the process's metrics with every label value the
+// cycles are known to record set to zero, and the binary's version.
+func NewMetrics(version string) *server.Metrics {
+	m := server.NewMetrics()
+	m.SetVersion(version)
+	m.KnownDecisions(string(plan.Allow), string(plan.Deny), string(plan.Stale))
+	m.KnownErrors(append([]string{"observation", "plan"}, bot.ErrorClasses()...)...)
+	m.KnownWaits(github.WaitReasons...)
+	return m
 }

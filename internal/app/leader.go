@@ -19,6 +19,8 @@ type ServeOptions struct {
 	// LeaderElection, when set, lets this replica run cycles only while it
 	// holds the Lease; nil runs them always (one replica).
 	LeaderElection *LeaderElection
+	// Version labels backflow_build_info (the binary's version).
+	Version string
 }
 
 // LeaderElection is how a replica of backflow serve takes part in the

@@ -324,11 +324,12 @@ func TestCycleReportBecomesMetrics(t *testing.T) {
 		SourceErrors: bot.Errors{errors.New("a source failed")},
 		Repos: []*bot.RepoReport{{
 			Repo:      "acme/gitops",
-			Decisions: []bot.DecisionReport{{Outcome: "allow"}, {Outcome: "deny"}, {Outcome: "deny"}},
+			Decisions: []bot.DecisionReport{{Outcome: "allow", Attribution: "audit-log"}, {Outcome: "deny", Attribution: "unknown"}, {Outcome: "deny", Attribution: "unknown"}},
 			Actions: []bot.Action{
 				{Kind: bot.ActOpen}, {Kind: bot.ActAutoMerge}, {Kind: bot.ActMerge},
 				{Kind: bot.ActUpdate, DryRun: true}, // described, not done: not counted
 				{Kind: bot.ActProven}, {Kind: bot.ActReverted}, {Kind: bot.ActComment},
+				{Kind: bot.ActCheck}, // a failed receipt check posted
 			},
 			// Errors keep their sentinels, and are counted by class.
 			Errors: bot.Errors{errors.New("error reading the head"),
@@ -351,12 +352,15 @@ func TestCycleReportBecomesMetrics(t *testing.T) {
 		`backflow_errors_total{kind="repository"} 1`,
 		`backflow_errors_total{kind="unauthorized"} 1`,
 		`backflow_errors_total{kind="repo-config"} 1`,
+		`backflow_decision_attributions_total{attribution="unknown"} 2`,
+		`backflow_decision_attributions_total{attribution="audit-log"} 1`,
+		`backflow_receipts_refused_total 1`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
-	if strings.Contains(body, `action="updated"`) {
+	if !strings.Contains(body, `backflow_pull_requests_total{action="updated"} 0`) {
 		t.Error("a dry-run action was counted")
 	}
 }

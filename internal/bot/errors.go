@@ -3,6 +3,7 @@ package bot
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/policy"
@@ -70,6 +71,18 @@ func ErrorClass(err error) string {
 		}
 	}
 	return "repository"
+}
+
+// ErrorClasses are every name ErrorClass gives, for pre-initialising a
+// metric by error class.
+func ErrorClasses() []string {
+	names := []string{"rate-limited", "repository"}
+	for _, c := range errorClasses {
+		if !slices.Contains(names, c.name) {
+			names = append(names, c.name)
+		}
+	}
+	return names
 }
 
 var errorClasses = []struct {

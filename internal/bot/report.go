@@ -63,6 +63,9 @@ type DecisionReport struct {
 	Reasons []string `json:"reasons"`
 	// Changes are the changed fields (Secrets' values redacted).
 	Changes []ChangeReport `json:"changes"`
+	// Attribution is how far the actor is believed, for the metrics by
+	// attribution (the reasons already say it to people).
+	Attribution string `json:"-"`
 }
 
 // ChangeReport is one changed field of a decision.
@@ -114,7 +117,8 @@ type Action struct {
 
 func decisionReport(d plan.Decision) DecisionReport {
 	out := DecisionReport{Unit: d.Unit, Environment: d.Environment, Object: d.Object, Outcome: string(d.Outcome),
-		AutoMerge: d.AutoMerge, Reasons: append([]string{}, d.Reasons...), Changes: []ChangeReport{}}
+		AutoMerge: d.AutoMerge, Reasons: append([]string{}, d.Reasons...), Changes: []ChangeReport{},
+		Attribution: string(d.Attribution)}
 	for _, c := range d.Changes {
 		out.Changes = append(out.Changes, ChangeReport{Field: c.Field, ValuePath: c.ValuePath, From: c.From, To: c.To, Authorized: c.Authorized})
 	}

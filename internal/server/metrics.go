@@ -36,6 +36,10 @@ type Metrics struct {
 	leader         prometheus.Gauge
 	transitions    prometheus.Counter
 	leading        atomic.Bool
+
+	attributions    *prometheus.CounterVec
+	receiptsRefused prometheus.Counter
+	buildInfo       prometheus.Gauge
 }
 
 // NewMetrics registers backflow's metrics, with the Go runtime and process
@@ -103,6 +107,17 @@ func NewMetrics() *Metrics {
 			Help: "Times this process started or stopped leading.",
 		}),
 	}
+	m.attributions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "backflow_decision_attributions_total",
+		Help: "Decisions about observed live changes, by how far the actor is believed (unknown, asserted, managed-fields, admission, audit-log).",
+	}, []string{"attribution"})
+	m.receiptsRefused = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "backflow_receipts_refused_total",
+		Help: "Failed receipt checks (backflow/receipt) posted on write-back pull requests.",
+	})
+	m.buildInfo = newBuildInfo("")
+	m.registry.MustRegister(m.attributions, m.receiptsRefused, m.buildInfo)
+	m.preset()
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
