@@ -1,6 +1,8 @@
 // Package render renders Helm charts with the Helm SDK: it loads a chart
 // from its files (a folder of the repository, with its dependencies under
-// charts/), renders it with a unit's values files as a GitOps controller
+// charts/ or fetched as its Chart.lock pins them) or fetches it from a chart
+// repository or an OCI registry (bounded in bytes and time, cached on disk
+// by digest), renders it with a unit's values files as a GitOps controller
 // would, and returns the rendered objects for the witness to compare.
 //
 // It must not decide anything: whether a rendering witnesses a write-back is
