@@ -79,12 +79,14 @@ func digestOf(data []byte) string {
 }
 
 // chartRepo is a Helm chart repository on loopback serving one archive;
-// block makes it hold every request until the client goes away.
+// block makes it hold every request until the client goes away, down
+// answer 503.
 type chartRepo struct {
 	srv   *httptest.Server
 	tgz   []byte
 	gets  atomic.Int64
 	block atomic.Bool
+	down  atomic.Bool
 }
 
 func newChartRepo(t testing.TB, tgz []byte) *chartRepo {
@@ -103,6 +105,10 @@ generated: "2026-12-01T00:00:00Z"
 		r.gets.Add(1)
 		if r.block.Load() {
 			<-req.Context().Done()
+			return
+		}
+		if r.down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
 			return
 		}
 		switch req.URL.Path {
@@ -223,6 +229,32 @@ func TestWitnessRemoteChart(t *testing.T) {
 				t.Errorf("changed fields %+v", s.ChangedFields)
 			}
 		})
+	}
+}
+
+func TestWitnessRemoteChartFailsClosed(t *testing.T) {
+	// why: a unit whose remote chart cannot be fetched is never allowed
+	// without the witness: nothing is written, the error is reported, and
+	// the next cycle (a new renderer, the same cache) tries again and
+	// succeeds once the repository serves the chart.
+	repo := newChartRepo(t, podinfoTgz(t))
+	repo.down.Store(true)
+	spec := fmt.Sprintf("{name: podinfo, version: %s, repository: %q}", podinfoVersion, repo.srv.URL+"/stable")
+	obs := change("Deployment", "podinfo", "spec.replicas", 3, 2)
+	obs.Object.Namespace = "podinfo"
+	fetch := render.NewFetcher(render.FetchOptions{CacheDir: t.TempDir(), TLS: tlsOf(repo.srv)})
+	cycle := func() plan.Result {
+		snap := snapshot(t, fmt.Sprintf(podinfoConfig, spec), policyFor("replicaCount", "spec.replicas", podinfoObject), "replicaCount: 2\n")
+		snap.Renderer = render.NewUnits(context.Background(), render.DirSource{Root: t.TempDir()}, fetch, 0)
+		return plan.Plan([]observe.Observation{obs}, nil, snap, now)
+	}
+	res := cycle()
+	if res.Decisions[0].Outcome != plan.Deny || len(res.WriteBacks) != 0 || len(res.Errors) != 1 || !strings.Contains(res.Errors[0], "cannot fetch chart") || !strings.Contains(res.Errors[0], "503") {
+		t.Fatalf("outcome %s, write-backs %d, errors %q: want a deny, nothing written, the fetch error reported", res.Decisions[0].Outcome, len(res.WriteBacks), res.Errors)
+	}
+	repo.down.Store(false)
+	if res := cycle(); res.Decisions[0].Outcome != plan.Allow || len(res.Errors) > 0 {
+		t.Fatalf("the next cycle: outcome %s, errors %q", res.Decisions[0].Outcome, res.Errors)
 	}
 }
 
