@@ -69,10 +69,35 @@ func TestCorpus(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no corpus files: %v", err)
 	}
+	for _, inline := range []bool{false, true} {
+		runCorpus(t, files, inline)
+	}
+}
+
+// runCorpus edits every file of the corpus, as a values file, or inline:
+// as the spec.values of a HelmRelease between two other documents.
+func runCorpus(t *testing.T, files []string, inline bool) {
 	total := corpusStats{refusals: map[string]int{}}
 	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			st := runCorpusFile(t, file)
+		name := filepath.Base(file)
+		if inline {
+			name = "inline/" + name
+		}
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := Options{}
+			if inline && !*corpusFull && len(data) > 100_000 {
+				// The sample run keeps the race-enabled suite to seconds:
+				// the largest files are edited inline by make corpus only.
+				t.Skip("large file: inline in the full run only")
+			}
+			if inline {
+				data, opts = inHelmRelease(data), Options{Inline: true}
+			}
+			st := runCorpusFile(t, name, data, opts)
 			total.leaves += st.leaves
 			total.edits += st.edits
 			total.noops += st.noops
@@ -98,6 +123,9 @@ func TestCorpus(t *testing.T) {
 	if *corpusFull {
 		mode = "full"
 	}
+	if inline {
+		mode += ", inline in a HelmRelease"
+	}
 	t.Logf("corpus (%s): %d files, %d scalar leaves, %d edits (%d no-ops), %d inserts, %d ten-edit calls, %d refusals [%s], %d verification failures, %d changed lines beyond the edited ones",
 		mode, len(files), total.leaves, total.edits, total.noops, total.inserts, total.batches, len(total.refusalList), strings.Join(reasons, " "), total.verifyFailures, total.extraLines)
 	if total.verifyFailures != 0 || total.extraLines != 0 {
@@ -105,26 +133,55 @@ func TestCorpus(t *testing.T) {
 	}
 }
 
-func runCorpusFile(t *testing.T, file string) corpusStats {
-	st := corpusStats{refusals: map[string]int{}}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
+// inHelmRelease is a values file as the inline values of a Flux
+// HelmRelease, its lines indented under spec.values, with a document before
+// and after it.
+func inHelmRelease(values []byte) []byte {
+	var b bytes.Buffer
+	b.WriteString("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: corpus\n---\n")
+	b.WriteString("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: corpus\n  namespace: corpus\nspec:\n  interval: 10m\n  values:\n")
+	for _, l := range strings.SplitAfter(string(values), "\n") {
+		if strings.TrimSpace(l) != "" {
+			b.WriteString("    ")
+		}
+		b.WriteString(l)
 	}
-	f, err := Parse(data, Options{})
+	if !bytes.HasSuffix(values, []byte("\n")) {
+		b.WriteString("\n")
+	}
+	b.WriteString("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: corpus-notes\ndata:\n  owner: platform\n")
+	return b.Bytes()
+}
+
+func runCorpusFile(t *testing.T, name string, data []byte, opts Options) corpusStats {
+	st := corpusStats{refusals: map[string]int{}}
+	f, err := Parse(data, opts)
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
+	root := f.doc.root
+	if len(f.root) > 0 {
+		loc, err := f.doc.locate(f.root)
+		if err != nil {
+			t.Fatalf("root: %v", err)
+		}
+		root = loc.node
+	}
 	var leaves []leaf
 	var mappings [][]yamlnode.Segment
-	collect(f.doc.root, nil, &leaves, &mappings)
-	name := filepath.Base(file)
+	collect(root, nil, &leaves, &mappings)
+	size := sampleSize(len(data))
+	if opts.Inline {
+		// Inline, the sample run edits one leaf a file: the edits are the
+		// plain run's, in a larger file.
+		size = 1
+	}
 	for i, l := range leaves {
-		if !sampled(i, len(leaves), sampleSize(len(data))) {
+		if !sampled(i, len(leaves), size) {
 			continue
 		}
 		st.leaves++
-		old, _ := lookupValue(f.helm, l.path)
+		old, _ := lookupValue(f.helm, f.under(l.path))
 		for _, v := range []any{sameType(old, i), otherType(old, i)} {
 			checkCorpusEdit(t, f, name, l.path, v, false, &st)
 		}
@@ -245,7 +302,7 @@ func checkCorpusEdit(t *testing.T, f *File, name string, path []yamlnode.Segment
 // token's lines, or for a new key the parent's line when it is `key: {}`
 // (0-0 when only lines are added).
 func allowedLines(t *testing.T, f *File, path []yamlnode.Segment, insert bool) (int, int) {
-	loc, err := f.doc.locate(path)
+	loc, err := f.doc.locate(f.under(path))
 	if err != nil {
 		t.Fatalf("%s: %v", yamlnode.FormatPath(path), err)
 	}
@@ -323,7 +380,7 @@ func checkCorpusBatches(t *testing.T, f *File, name string, leaves []leaf, st *c
 		}
 	}
 	for i, l := range leaves {
-		loc, err := f.doc.locate(l.path)
+		loc, err := f.doc.locate(f.under(l.path))
 		if err != nil {
 			continue // refused paths (aliases) are counted by the single edits
 		}
@@ -331,7 +388,7 @@ func checkCorpusBatches(t *testing.T, f *File, name string, leaves []leaf, st *c
 		if err != nil || e.block || f.src.lineOf(e.propStart) != f.src.lineOf(e.end) {
 			continue
 		}
-		old, _ := lookupValue(f.helm, l.path)
+		old, _ := lookupValue(f.helm, f.under(l.path))
 		v := sameType(old, 0)
 		if _, ok := old.(string); ok {
 			v = fmt.Sprintf("batch-%d", i)
