@@ -128,9 +128,10 @@ func ServeWith(ctx context.Context, configPath string, opts ServeOptions, logger
 	cycler := NewCycler(nil, metrics)
 	cycler.SetPerInstallation(cfg.Server.MaxConcurrentPerInstallation)
 	var sink server.ObservationSink
+	var ps *PushStore
 	sources := cfg.Bot.Sources()
 	if cfg.Push != nil {
-		ps := NewPushStore(cfg.Trust, cfg.Push.Cluster, cycler.Concerned)
+		ps = NewPushStore(cfg.Trust, cfg.Push.Cluster, cycler.Concerned)
 		ps.SetURLCeiling(cfg.URLTrust)
 		sink = ps
 		// Pushed observations are joined with the audit events like every
@@ -159,7 +160,18 @@ func ServeWith(ctx context.Context, configPath string, opts ServeOptions, logger
 	var gate server.Gate
 	var startElection func() (stop func())
 	if opts.LeaderElection != nil {
-		if gate, startElection, err = elect(opts.LeaderElection, metrics, logger, func() *server.Server { return srv }); err != nil {
+		// A replica that stops leading forgets its pushes and the
+		// repositories' state: the next leader writes without telling it,
+		// and webhooks go to the leader only.
+		forget := func() {
+			if ps != nil {
+				ps.Forget()
+			}
+			for _, r := range srv.Repositories() {
+				state.Invalidate(r, bot.PartAll)
+			}
+		}
+		if gate, startElection, err = elect(opts.LeaderElection, metrics, logger, func() *server.Server { return srv }, forget); err != nil {
 			return setup(err)
 		}
 	}

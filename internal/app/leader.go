@@ -88,15 +88,19 @@ func newElector(le *LeaderElection, logger *slog.Logger, onChange func(bool)) (*
 }
 
 // elect wires the elector of le to srv's metrics and cycles: a replica
-// that starts leading cycles every repository at once. It returns the gate
+// that starts leading cycles every repository at once; one that stops
+// calls forget, to drop what it kept between cycles (another replica
+// writes meanwhile, and this one hears of none of it). It returns the gate
 // for the server and start, which runs the election until the returned
 // stop is called (after the server has finished its cycles, so that the
 // lease is released only then).
-func elect(le *LeaderElection, metrics *server.Metrics, logger *slog.Logger, srv func() *server.Server) (server.Gate, func() (stop func()), error) {
+func elect(le *LeaderElection, metrics *server.Metrics, logger *slog.Logger, srv func() *server.Server, forget func()) (server.Gate, func() (stop func()), error) {
 	e, err := newElector(le, logger, func(on bool) {
 		metrics.Leading(on)
 		if on {
 			srv().RequestAll(server.Trigger{Kind: server.TriggerElected})
+		} else {
+			forget()
 		}
 	})
 	if err != nil {

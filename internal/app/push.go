@@ -61,6 +61,15 @@ func (p *PushStore) SetURLCeiling(c observe.Attribution) { p.urlCeiling = c }
 // Name implements bot.Source.
 func (p *PushStore) Name() string { return "POST /observations" }
 
+// Forget drops everything pushed so far: a replica that stops leading
+// forgets what was pushed to it, which the next leader never saw and which
+// would be stale by the time this replica leads again.
+func (p *PushStore) Forget() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.obs, p.triggers = map[string]pushed[observe.Observation]{}, map[string]pushed[observe.Trigger]{}
+}
+
 // Read implements bot.Source.
 func (p *PushStore) Read(context.Context) observe.Result {
 	p.mu.Lock()

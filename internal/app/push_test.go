@@ -152,3 +152,24 @@ func TestPushStoreSecretURLCeiling(t *testing.T) {
 		t.Errorf("attribution %s, want asserted", got)
 	}
 }
+
+func TestPushStoreForgets(t *testing.T) {
+	p := NewPushStore(observe.AttributionAuditLog, "", func([]observe.ObjectKey) []string { return []string{"acme/gitops"} })
+	if _, err := p.Accept(context.Background(), []byte(nativeDoc("prod-us-east-1", "2026-06-18T12:00:00Z", "audit-log", 4))); err != nil {
+		t.Fatal(err)
+	}
+	if res := p.Read(context.Background()); len(res.Observations) != 1 {
+		t.Fatalf("%d observations kept, want 1", len(res.Observations))
+	}
+	p.Forget()
+	if res := p.Read(context.Background()); len(res.Observations) != 0 || len(res.Triggers) != 0 {
+		t.Errorf("after Forget: %d observations, %d triggers", len(res.Observations), len(res.Triggers))
+	}
+	// It keeps taking pushes afterwards.
+	if _, err := p.Accept(context.Background(), []byte(nativeDoc("prod-us-east-1", "2026-06-18T12:01:00Z", "audit-log", 5))); err != nil {
+		t.Fatal(err)
+	}
+	if res := p.Read(context.Background()); len(res.Observations) != 1 {
+		t.Errorf("%d observations after a new push, want 1", len(res.Observations))
+	}
+}
