@@ -78,6 +78,8 @@ type Hub struct {
 	baseURL string
 	// autoMerging is set while tryAutoMerge runs, so merges it makes do not re-enter it.
 	autoMerging bool
+	// manifestCodes are the App manifest flow's codes not yet exchanged.
+	manifestCodes map[string]manifestCode
 
 	// perms are the App's permissions.
 	perms map[string]string
@@ -281,6 +283,9 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if owner, repo, rest, ok := gitPath(path); ok {
 		h.serveGit(w, r, owner, repo, rest)
+		return
+	}
+	if h.serveManifest(w, r, path) {
 		return
 	}
 	segs := strings.Split(strings.Trim(path, "/"), "/")

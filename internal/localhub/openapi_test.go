@@ -215,6 +215,13 @@ func TestResponsesConformToGitHubsDescription(t *testing.T) {
 	_, resp, err = c.Issues.ListByRepo(ctx, testOwner, testRepo, &github.IssueListByRepoOptions{State: "all"})
 	must("list issues", resp, err)
 
+	// The App manifest flow's exchange of a code, as backflow app create
+	// makes it (no credentials).
+	code := manifestCodeFor(t, e.srv.URL, `{"name":"backflow","url":"https://example.com","redirect_url":"http://127.0.0.1:1/callback","hook_attributes":{"url":"https://example.com/webhook"},"default_permissions":{"contents":"write"},"default_events":["push"]}`)
+	anon := e.withBase(t, github.NewClient(&http.Client{Transport: rec}))
+	_, resp, err = anon.Apps.CompleteAppManifest(ctx, code)
+	must("manifest conversion", resp, err)
+
 	seen := map[string]bool{}
 	for _, r := range rec.got {
 		if r.status/100 != 2 || len(r.body) == 0 {

@@ -42,6 +42,7 @@ OPERATIONS = [
     ("post", "/repos/{owner}/{repo}/check-runs"),
     ("patch", "/repos/{owner}/{repo}/check-runs/{check_run_id}"),
     ("get", "/repos/{owner}/{repo}/commits/{ref}/check-runs"),
+    ("post", "/app-manifests/{code}/conversions"),
 ]
 
 DROP = {"discriminator", "example", "examples", "xml", "externalDocs", "deprecated", "readOnly", "writeOnly"}
