@@ -72,6 +72,7 @@ or text) apply to every command; client-go's messages share the handler.`,
 		newConfigCmd(),
 		newVerifyCmd(), newReceiptsCmd(), newPolicyCmd(),
 		newMapCmd(),
+		newAppCmd(),
 	)
 	return root
 }
