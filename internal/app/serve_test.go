@@ -120,11 +120,14 @@ type notifier struct {
 }
 
 func (n notifier) Handle(ctx context.Context, r slog.Record) error {
+	// The line is written before it is announced: a test that reads the
+	// logs when told of a message finds it there.
+	err := n.Handler.Handle(ctx, r)
 	select {
 	case n.msgs <- r.Message:
 	default: // nobody is listening for this many: drop the notification, not the log line
 	}
-	return n.Handler.Handle(ctx, r)
+	return err
 }
 
 func (n notifier) WithAttrs(as []slog.Attr) slog.Handler {
