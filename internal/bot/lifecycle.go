@@ -89,14 +89,15 @@ func (rc *repoCycle) do(e lifecycle.Effect) bool {
 				return true
 			}
 		}
-		run := *e.Run
+		run, detail := *e.Run, e.Reason
 		if e.Bound {
 			run = rc.bound(run)
+			detail = run.Conclusion + ": " + run.Title
 		}
 		if _, err := rc.b.opts.Forge.CreateCheckRun(rc.ctx, rc.repo, run); err != nil {
 			return rc.fail(e.Branch, fmt.Errorf("error creating the %s check on %s: %w", run.Name, run.HeadSHA, err))
 		}
-		rc.act(e, run.Conclusion+": "+run.Title)
+		rc.act(e, detail)
 		return true
 	case lifecycle.Record:
 		e.Pull.Marker.Commits = e.Commits

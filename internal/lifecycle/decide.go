@@ -217,9 +217,10 @@ func (in *Input) adopt(st *Pull, commits []forge.Commit) ([]string, bool) {
 
 // humanCommit answers a branch that carries a commit the bot did not
 // record. GitHub keeps auto-merge armed when someone with write access
-// pushes, so it is disarmed; the backflow/receipt check fails for that
-// head with the reason (the receipts no longer bound the diff); the pull
-// request is labelled person-commit (and loses pre-authorized) and
+// pushes, so it is disarmed; the backflow/receipt check for that head is
+// the whole-diff bound CI runs, over the files the forge reports (Bound:
+// red with every violation unless the diff stays within its receipts); the
+// pull request is labelled person-commit (and loses pre-authorized) and
 // commented once. The branch is never updated again: it is a person's pull
 // request, reviewed as any other.
 func (in *Input) humanCommit(st *Pull) []Effect {
@@ -238,7 +239,7 @@ func (in *Input) humanCommit(st *Pull) []Effect {
 	if slices.Contains(st.PR.Labels, LabelPreAuthorized) {
 		out = append(out, Effect{Kind: Unlabel, Branch: branch, Pull: st, Labels: []string{LabelPreAuthorized}, Reason: "no longer pre-authorized: a person's commit is on the branch"})
 	}
-	text := fmt.Sprintf("This branch has commits that backflow did not make (head %s). Auto-merge is disarmed and the %s check fails for this head: the receipts no longer bound the diff. backflow will not update or rewrite the branch; it stays as you left it, for review.", Short(st.PR.HeadSHA), CheckName)
+	text := fmt.Sprintf("This branch has commits that backflow did not make (head %s). Auto-merge is disarmed, and the %s check for this head is the whole-diff bound `backflow verify --repo` runs: it fails unless every changed file and value is one the receipts claim. backflow will not update or rewrite the branch; it stays as you left it, for review.", Short(st.PR.HeadSHA), CheckName)
 	if e, ok := commentOnce(st, noteHumanCommit, text); ok {
 		return append(out, e)
 	}
