@@ -218,11 +218,11 @@ func TestHubTwoWriteBacksAfterAnAutoMerge(t *testing.T) {
 }
 
 // The App's check on a head a person pushed is the whole-diff bound CI
-// runs (diffbound.Check), over the files the hub reports changed: a
-// commit that changes only a comment of the receipts' values file stays
-// within the receipts' bound and is green; one that changes a value no
-// receipt claims is red, naming the value path. Auto-merge is disarmed
-// either way.
+// runs (diffbound.Check), over the files the hub reports changed, and red
+// either way, since no receipt speaks for a head backflow did not make: a
+// commit that changes only a comment of the receipts' values file is said
+// to stay within the receipts; one that changes a value no receipt claims
+// names the value path. Auto-merge is disarmed either way.
 func TestHubPersonsCommitCheckedByTheWholeDiffBound(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -230,7 +230,7 @@ func TestHubPersonsCommitCheckedByTheWholeDiffBound(t *testing.T) {
 		want    string
 		mention string
 	}{
-		{"a comment", func(v string) string { return "# reviewed by carol\n" + v }, forge.ConclusionSuccess, "the receipts bound the diff"},
+		{"a comment", func(v string) string { return "# reviewed by carol\n" + v }, forge.ConclusionFailure, "its diff stays within the receipts"},
 		{"an unclaimed value", func(v string) string {
 			return strings.Replace(v, "podManagementPolicy: OrderedReady", "podManagementPolicy: Parallel", 1)
 		}, forge.ConclusionFailure, "podManagementPolicy"},

@@ -218,8 +218,8 @@ func (in *Input) adopt(st *Pull, commits []forge.Commit) ([]string, bool) {
 // humanCommit answers a branch that carries a commit the bot did not
 // record. GitHub keeps auto-merge armed when someone with write access
 // pushes, so it is disarmed; the backflow/receipt check for that head is
-// the whole-diff bound CI runs, over the files the forge reports (Bound:
-// red with every violation unless the diff stays within its receipts); the
+// red, with the whole-diff bound CI runs over the files the forge reports
+// saying whether the diff stays within its receipts (Bound); the
 // pull request is labelled person-commit (and loses pre-authorized) and
 // commented once. The branch is never updated again: it is a person's pull
 // request, reviewed as any other.
@@ -229,7 +229,7 @@ func (in *Input) humanCommit(st *Pull) []Effect {
 	if st.PR.AutoMergeEnabled {
 		out = append(out, Effect{Kind: Disarm, Branch: branch, Pull: st, Reason: "auto-merge disarmed: a person's commit is on the branch"})
 	}
-	reason := fmt.Sprintf("head %s carries commits backflow did not make: it is a person's pull request now, to be reviewed as any other; the check is the whole-diff bound over its files", Short(st.PR.HeadSHA))
+	reason := fmt.Sprintf("head %s carries commits backflow did not make: it is a person's pull request now, to be reviewed as any other; the check is red and gives the whole-diff bound over its files", Short(st.PR.HeadSHA))
 	run := forge.CheckRun{Name: CheckName, HeadSHA: st.PR.HeadSHA, Status: forge.CheckCompleted, Conclusion: forge.ConclusionFailure,
 		Title: "a commit backflow did not make", Summary: reason}
 	out = append(out, Effect{Kind: Check, Branch: branch, Pull: st, Run: &run, IfUnchecked: true, Bound: true, Reason: reason})
@@ -239,7 +239,7 @@ func (in *Input) humanCommit(st *Pull) []Effect {
 	if slices.Contains(st.PR.Labels, LabelPreAuthorized) {
 		out = append(out, Effect{Kind: Unlabel, Branch: branch, Pull: st, Labels: []string{LabelPreAuthorized}, Reason: "no longer pre-authorized: a person's commit is on the branch"})
 	}
-	text := fmt.Sprintf("This branch has commits that backflow did not make (head %s). Auto-merge is disarmed, and the %s check for this head is the whole-diff bound `backflow verify --repo` runs: it fails unless every changed file and value is one the receipts claim. backflow will not update or rewrite the branch; it stays as you left it, for review.", Short(st.PR.HeadSHA), CheckName)
+	text := fmt.Sprintf("This branch has commits that backflow did not make (head %s). Auto-merge is disarmed, and the %s check for this head is red: it is a person's pull request now. The check also gives the whole-diff bound `backflow verify --repo` runs: whether every changed file and value is one the receipts claim, or which are not. backflow will not update or rewrite the branch; it stays as you left it, for review.", Short(st.PR.HeadSHA), CheckName)
 	if e, ok := commentOnce(st, noteHumanCommit, text); ok {
 		return append(out, e)
 	}
@@ -471,22 +471,24 @@ func (in *Input) BoundInput() diffbound.Input {
 }
 
 // BoundRun is run (a Bound check on a head a person pushed) with the
-// whole-diff bound's verdict: success when res passes and every changed
-// file could be read as a regular file, failure naming every violation and
-// problem otherwise. Either way it says the head is a person's.
+// whole-diff bound's verdict. The check is red either way: backflow did not
+// make the head, so no receipt of its speaks for it and a reviewer must
+// (the receipts in it can be any writer's claims). Its text says whether
+// the whole diff stays within the receipts, or names every violation and
+// problem, so the reviewer reads the same verdict `backflow verify --repo`
+// gives in CI.
 func BoundRun(run forge.CheckRun, res diffbound.Result, problems []string) forge.CheckRun {
 	all := append(slices.Clone(problems), res.Violations...)
 	head := Short(run.HeadSHA)
+	run.Conclusion = forge.ConclusionFailure
 	if len(all) == 0 {
-		run.Conclusion = forge.ConclusionSuccess
-		run.Title = "a person's commit; the receipts bound the diff"
-		run.Summary = fmt.Sprintf("Head %s carries commits backflow did not make, so auto-merge is disarmed and the pull request is reviewed as any other. Its whole diff stays within what its %d receipt(s) claim, and each verifies against the base branch's policy (the bound `backflow verify --repo` checks in CI).", head, res.Receipts)
+		run.Title = "a commit backflow did not make; its diff stays within the receipts"
+		run.Summary = fmt.Sprintf("Head %s carries commits backflow did not make, so auto-merge is disarmed and the pull request is a person's, to be reviewed as any other: this check stays red for it. Its whole diff stays within what its %d receipt(s) claim, and each verifies against the base branch's policy (the bound `backflow verify --repo` checks in CI).", head, res.Receipts)
 		run.Text = ""
 		return run
 	}
-	run.Conclusion = forge.ConclusionFailure
-	run.Title = "a person's commit; the diff is not bound by its receipts"
-	run.Summary = fmt.Sprintf("Head %s carries commits backflow did not make, so auto-merge is disarmed and the pull request is reviewed as any other. Its whole diff fails the bound `backflow verify --repo` checks in CI (%d receipt(s) checked):", head, res.Receipts)
+	run.Title = "a commit backflow did not make; its diff is not bound by its receipts"
+	run.Summary = fmt.Sprintf("Head %s carries commits backflow did not make, so auto-merge is disarmed and the pull request is a person's, to be reviewed as any other: this check stays red for it. Its whole diff also fails the bound `backflow verify --repo` checks in CI (%d receipt(s) checked):", head, res.Receipts)
 	esc := make([]string, len(all))
 	for i, v := range all {
 		esc[i] = cell(v)
