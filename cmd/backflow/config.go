@@ -95,9 +95,11 @@ environment never edits such a file, it writes an override into the unit's
 own, most specific values file instead, unless every environment reading
 the file authorized the same change in the same plan.
 
-Exit 0: valid. 1: invalid (every problem is listed on stderr).
-2: DIR, its .github/backflow.yaml or the policy could not be read, or one
-of the two is not YAML at all.`,
+Exit 0: valid. 1: invalid (every problem is listed on stderr), a policy
+or values file the config names not there included. 2: DIR or its
+.github/backflow.yaml could not be read, the policy or a values file is
+there but could not be read (a symlink, not a regular file, too large), or
+one of these files is not YAML at all; the file is named on stderr.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rep, err := repoconfig.Check(repo)

@@ -22,6 +22,14 @@ func TestExitCodeContract(t *testing.T) {
 	}
 	writeFile(t, badRepo, ".github/backflow.yaml", "version: [\n")
 	missing := filepath.Join(dir, "nonexistent")
+	// A checkout whose repo config and policy are valid but one of whose
+	// values files is not YAML, and one whose values file is valid but a
+	// mapping it is not.
+	badValues := copyTree(t, filepath.Join(scenarioDir("grouping"), "repo"))
+	writeFile(t, badValues, "envs/prod-eu-west/redis/values.yaml", "replica: [\n")
+	listValues := copyTree(t, filepath.Join(scenarioDir("grouping"), "repo"))
+	writeFile(t, listValues, "envs/prod-eu-west/redis/values.yaml", "- 1\n")
+	groupingObs := filepath.Join(scenarioDir("grouping"), "observations")
 	seed := filepath.Join("..", "..", "testdata", "seed")
 	scenario := scenarioDir("grouping")
 
@@ -46,6 +54,9 @@ func TestExitCodeContract(t *testing.T) {
 		{[]string{"verify", "--policy", bad, bad}, 2, []string{bad}},
 		{[]string{"config", "validate", "--repo", missing}, 2, []string{missing}},
 		{[]string{"config", "validate", "--repo", badRepo}, 2, []string{badRepo, "line 1"}},
+		{[]string{"config", "validate", "--repo", badValues}, 2, []string{badValues, "envs/prod-eu-west/redis/values.yaml:1"}},
+		{[]string{"config", "validate", "--repo", listValues}, 1, []string{"envs/prod-eu-west/redis/values.yaml: values must be a mapping"}},
+		{[]string{"plan", "--repo", badValues, "--observations", groupingObs}, 2, []string{"envs/prod-eu-west/redis/values.yaml:1"}},
 		{[]string{"config", "validate", "extra"}, 2, []string{"config validate: accepts 0 arg(s)", "Usage: backflow config validate"}},
 		{[]string{"config", "schema", "--kind", "nope"}, 2, []string{"--kind"}},
 		{[]string{"plan", "--repo", missing, "--observations", bad}, 2, []string{missing}},

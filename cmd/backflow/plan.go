@@ -37,11 +37,12 @@ map printed as text is structure, denied. Nothing is written.
 claiming more is lowered to it (cub-scout outputs never name an actor).
 
 Exit 0 whatever the outcomes; 2 when DIR, the repo config or the policy is
-invalid or unreadable, an observations PATH does not exist, or an
+invalid or unreadable, a values file the config names is there but cannot
+be read or is not YAML at all, an observations PATH does not exist, or an
 observations file (or a document of it) is not YAML or JSON at all: each
 is named on stderr and no plan is printed, since what the file held is
-unknown. A document that is YAML but not a valid observation is one of
-the plan's errors.`,
+unknown. A values file that does not exist, and a document that is YAML
+but not a valid observation, are among the plan's errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if repo == "" {
 				return usageError("plan: --repo is required")
@@ -69,8 +70,9 @@ the plan's errors.`,
 			}
 			res, err := app.PlanCheckout(repo, paths, ceiling, now)
 			var unreadable *app.UnreadableObservationsError
+			var badValues *app.UnreadableValuesError
 			switch {
-			case errors.As(err, &unreadable):
+			case errors.As(err, &unreadable), errors.As(err, &badValues):
 				return usageError("plan: %v", err)
 			case err != nil:
 				return usageError("plan: --repo %s: %v", repo, err)

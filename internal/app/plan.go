@@ -4,13 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/observe/source"
 	"github.com/backflow-dev/backflow/internal/plan"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // ErrNoObservations marks an observations path that does not exist.
@@ -29,16 +33,55 @@ func (e *UnreadableObservationsError) Error() string {
 	return "unreadable observations:\n  " + strings.Join(msgs, "\n  ")
 }
 
+// UnreadableValuesError lists the values files that are there but could not
+// be read, or are not YAML at all: a plan of the checkout would decide
+// against values nobody can tell, so none is made. A values file that does
+// not exist is one of the plan's errors instead.
+type UnreadableValuesError struct{ Errs []error }
+
+func (e *UnreadableValuesError) Error() string {
+	msgs := make([]string, len(e.Errs))
+	for i, err := range e.Errs {
+		msgs[i] = err.Error()
+	}
+	return "unreadable values files:\n  " + strings.Join(msgs, "\n  ")
+}
+
+// unreadableValues returns the *UnreadableValuesError for what the read
+// checkout holds, or nil.
+func unreadableValues(read plan.Read) error {
+	var errs []error
+	for _, e := range read.FileErrors {
+		if !errors.Is(e, fs.ErrNotExist) {
+			errs = append(errs, e)
+		}
+	}
+	cfg := read.Snapshot.Config
+	for _, f := range slices.Sorted(maps.Keys(read.Snapshot.Files)) {
+		if _, err := repoconfig.Values(f, read.Snapshot.Files[f], cfg.RootOf(f)); errors.Is(err, yamlnode.ErrUnparseable) {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return &UnreadableValuesError{Errs: errs}
+}
+
 // PlanCheckout is backflow plan: it reads the checkout at repo and the
 // observation files or folders at paths (believed no higher than ceiling)
 // and plans them at now. What could not be read of the values files or the
 // observations leads the result's errors, and the affected decisions fail
 // closed. The error is an unreadable or invalid repo config or policy (a
-// *plan.SnapshotError), a path that does not exist (ErrNoObservations), or
-// an *UnreadableObservationsError.
+// *plan.SnapshotError), an *UnreadableValuesError, an observations path
+// that does not exist (ErrNoObservations), or an
+// *UnreadableObservationsError.
 func PlanCheckout(repo string, paths []string, ceiling observe.Attribution, now time.Time) (plan.Result, error) {
 	snap, err := ReadCheckout(repo)
 	if err != nil {
+		return plan.Result{}, err
+	}
+	if err := unreadableValues(snap); err != nil {
 		return plan.Result{}, err
 	}
 	var obs observe.Result

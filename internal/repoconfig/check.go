@@ -29,14 +29,22 @@ func (r *Report) OK() bool { return len(r.Problems) == 0 }
 // ErrNoRepository is returned by Check when repoDir is not a directory.
 var ErrNoRepository = errors.New("not a repository checkout")
 
+// ErrUnreadableFile is returned by Check when a file the config names (the
+// policy, a values file) is there but cannot be read: a symlink, not a
+// regular file, too large, or an I/O error. A file that is not there at all
+// is a problem of the config instead.
+var ErrUnreadableFile = errors.New("unreadable file")
+
 // Check reads the checkout at repoDir the way backflow will: the repo config,
 // the policy it names, and every unit's values files (which must exist and
 // parse, with valuesRoot documents resolved). It warns where a policy entry
 // that applies to a unit names a valuePath its values do not hold yet, and
 // where the config and the policy disagree on role names. The error is for
-// what stops the check from running at all: repoDir, the config file or the
-// policy cannot be read, or one of them is not YAML
-// (errors.Is(err, yamlnode.ErrUnparseable) or policy.ErrUnparseable).
+// what stops the check from running at all: repoDir or the config file
+// cannot be read, the policy or a values file is there but cannot be read
+// (ErrUnreadableFile), or one of them is not YAML
+// (errors.Is(err, yamlnode.ErrUnparseable) or policy.ErrUnparseable). A
+// policy or values file that does not exist is a problem of the config.
 func Check(repoDir string) (*Report, error) {
 	if info, err := os.Stat(repoDir); err != nil || !info.IsDir() {
 		return nil, fmt.Errorf("%w: %s", ErrNoRepository, repoDir)
@@ -53,8 +61,10 @@ func Check(repoDir string) (*Report, error) {
 		return nil, err
 	}
 	rep.Config = cfg
-	if data, err := ReadRepoFile(repoDir, cfg.Policy, policy.MaxSize); err != nil {
+	if data, err := ReadRepoFile(repoDir, cfg.Policy, policy.MaxSize); errors.Is(err, fs.ErrNotExist) {
 		rep.Problems = append(rep.Problems, fmt.Errorf("%s: policy: %w", Path, err))
+	} else if err != nil {
+		return nil, fmt.Errorf("%w: %s: policy: %w", ErrUnreadableFile, Path, err)
 	} else if p, err := policy.Parse(cfg.Policy, data); errors.Is(err, policy.ErrUnparseable) {
 		return nil, err
 	} else if err != nil {
@@ -66,14 +76,17 @@ func Check(repoDir string) (*Report, error) {
 	for i, u := range cfg.Units {
 		for j, f := range u.ValuesFiles {
 			data, err := ReadRepoFile(repoDir, f, MaxValuesSize)
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					err = fmt.Errorf("%s does not exist", f)
-				}
-				rep.Problems = append(rep.Problems, fmt.Errorf("%s: units[%d].valuesFiles[%d]: %w", Path, i, j, err))
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				rep.Problems = append(rep.Problems, fmt.Errorf("%s: units[%d].valuesFiles[%d]: %s does not exist", Path, i, j, f))
 				continue
+			case err != nil:
+				return nil, fmt.Errorf("%w: %s: units[%d].valuesFiles[%d]: %w", ErrUnreadableFile, Path, i, j, err)
 			}
 			v, err := Values(f, data, u.RootOf(f))
+			if errors.Is(err, yamlnode.ErrUnparseable) {
+				return nil, fmt.Errorf("%s: units[%d].valuesFiles[%d]: %w", Path, i, j, err)
+			}
 			if err != nil {
 				rep.Problems = append(rep.Problems, fmt.Errorf("%s: units[%d].valuesFiles[%d]: %w", Path, i, j, err))
 				continue

@@ -2,6 +2,7 @@ package repoconfig
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/backflow-dev/backflow/internal/values"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // copyRepo copies testdata/repo into a temporary checkout the test may change.
@@ -51,6 +53,8 @@ func TestCheckFindings(t *testing.T) {
 		problem  string
 		warning  string
 		runError error
+		// runMessage is part of the run error's message.
+		runMessage string
 	}{
 		{
 			why:     "a values file that does not exist",
@@ -58,11 +62,31 @@ func TestCheckFindings(t *testing.T) {
 			problem: ".github/backflow.yaml: units[1].valuesFiles[0]: envs/prod-eu-west/redis/values.yaml does not exist",
 		},
 		{
-			why: "a values file that does not parse",
+			why: "a values file that is not YAML stops the check, naming the file",
 			change: func(t *testing.T, dir string) {
 				writeFile(t, filepath.Join(dir, "envs/prod-eu-west/redis/values.yaml"), "replica: [\n")
 			},
-			problem: "units[1].valuesFiles[0]: envs/prod-eu-west/redis/values.yaml:1:",
+			runError:   yamlnode.ErrUnparseable,
+			runMessage: "units[1].valuesFiles[0]: envs/prod-eu-west/redis/values.yaml:1:",
+		},
+		{
+			why: "a values file that is there but cannot be read stops the check",
+			change: func(t *testing.T, dir string) {
+				p := filepath.Join(dir, "envs/prod-eu-west/redis/values.yaml")
+				os.Rename(p, p+".real")
+				if err := os.Symlink(p+".real", p); err != nil {
+					t.Fatal(err)
+				}
+			},
+			runError:   ErrUnreadableFile,
+			runMessage: "units[1].valuesFiles[0]: envs/prod-eu-west/redis/values.yaml: is or passes through a symlink",
+		},
+		{
+			why: "a values file that is YAML but not a mapping is a problem",
+			change: func(t *testing.T, dir string) {
+				writeFile(t, filepath.Join(dir, "envs/prod-eu-west/redis/values.yaml"), "- 1\n")
+			},
+			problem: "units[1].valuesFiles[0]: envs/prod-eu-west/redis/values.yaml: values must be a mapping",
 		},
 		{
 			why: "a policy valuePath the values do not hold yet is a warning, not an error",
@@ -119,8 +143,8 @@ func TestCheckFindings(t *testing.T) {
 		tt.change(t, dir)
 		rep, err := Check(dir)
 		if tt.runError != nil {
-			if !errors.Is(err, tt.runError) {
-				t.Errorf("%s: error %v, want %v", tt.why, err, tt.runError)
+			if !errors.Is(err, tt.runError) || !strings.Contains(fmt.Sprint(err), tt.runMessage) {
+				t.Errorf("%s: error %v, want %v with %q", tt.why, err, tt.runError, tt.runMessage)
 			}
 			continue
 		}

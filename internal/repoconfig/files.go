@@ -82,7 +82,9 @@ var useNumber = func(d *json.Decoder) *json.Decoder { d.UseNumber(); return d }
 // (YAML 1.1, numbers as json.Number). Without root the file is one values
 // document; with root, the values are at root.Path inside the one document
 // of the file whose kind and metadata.name are root.Document (Kind/name).
-// file names the file in errors.
+// file names the file in errors. A file (or a document of it) that Helm's
+// reader cannot parse is an error for which
+// errors.Is(err, yamlnode.ErrUnparseable) holds.
 func Values(file string, data []byte, root *ValuesRoot) (map[string]any, error) {
 	// A values file over the cap is refused before Helm's reader builds the
 	// whole tree of it, as ReadRepoFile refuses one on disk.
@@ -99,7 +101,7 @@ func Values(file string, data []byte, root *ValuesRoot) (map[string]any, error) 
 		}
 		v, err := values.HelmUnmarshal(docs[0].data)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", file, docs[0].line, err)
+			return nil, notYAML(file, docs[0].line, err)
 		}
 		switch m := v.(type) {
 		case nil:
@@ -130,6 +132,13 @@ func Values(file string, data []byte, root *ValuesRoot) (map[string]any, error) 
 	return m, nil
 }
 
+// notYAML is the error for a values file, or a document of one, that Helm's
+// reader cannot parse at line: errors.Is(err, yamlnode.ErrUnparseable)
+// tells it from a file that is YAML but not the values it should hold.
+func notYAML(file string, line int, err error) error {
+	return fmt.Errorf("%s:%d: %w", file, line, &yamlnode.SyntaxError{Line: line, Err: err})
+}
+
 // manifestDocument decodes every document of a manifest as Helm's reader
 // does and returns the one document whose kind and metadata.name are
 // root.Document, with its line.
@@ -140,7 +149,7 @@ func manifestDocument(file string, docs []yamlDoc, root *ValuesRoot) (map[string
 	for _, d := range docs {
 		var m map[string]any
 		if err := sigsyaml.Unmarshal(d.data, &m, useNumber); err != nil {
-			return nil, 0, fmt.Errorf("%s:%d: %v", file, d.line, err)
+			return nil, 0, notYAML(file, d.line, err)
 		}
 		md, _ := m["metadata"].(map[string]any)
 		if m["kind"] != kind || md == nil || md["name"] != name {
