@@ -3,320 +3,231 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"math"
 	"regexp"
-
-	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/backflow-dev/backflow/internal/values"
 	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
-// maxNodes bounds the nodes the loader visits, counting every expansion of
+// maxNodes bounds the nodes the decoder visits, counting every expansion of
 // an alias.
 const maxNodes = 100_000
 
-// loader walks a policy's node tree, collecting every error with its place.
-type loader struct {
-	yamlnode.Budget
-	errs []FieldError
+// policyFile is a policy file as the strict decoder reads it (yamlnode.Decode:
+// unknown and duplicate keys, values of the wrong type, each named by its
+// dotted path and line). What a decoder cannot say (required keys, the
+// values a key may take, object keys and globs, bounds that contradict each
+// other) is checked by policy after decoding.
+type policyFile struct {
+	APIVersion apiVersion `yaml:"apiVersion"`
+	Kind       kind       `yaml:"kind"`
+	Metadata   struct {
+		Name        text            `yaml:"name"`
+		Labels      map[string]text `yaml:"labels"`
+		Annotations map[string]text `yaml:"annotations"`
+	} `yaml:"metadata"`
+	Spec *struct {
+		Chart   text            `yaml:"chart"`
+		Default defaultDecision `yaml:"default"`
+		Rules   []ruleFile      `yaml:"rules"`
+	} `yaml:"spec"`
 }
 
-func (l *loader) fail(path, format string, a ...any) {
-	l.errs = append(l.errs, FieldError{Path: path, Message: fmt.Sprintf(format, a...)})
+type ruleFile struct {
+	Role      text         `yaml:"role"`
+	Reason    text         `yaml:"reason"`
+	MayAccept []acceptFile `yaml:"mayAccept"`
 }
 
-// mapping calls each for every key of the mapping n, in document order.
-// Non-string keys, merge keys and duplicate keys are errors; so is a node
-// that is not a mapping (null counts as an empty mapping).
-func (l *loader) mapping(n *yaml.Node, path string, each func(key string, val *yaml.Node, path string)) {
-	if n = l.Resolve(n); n == nil || yamlnode.IsNull(n) {
-		return
-	}
-	if n.Kind != yaml.MappingNode {
-		l.fail(path, "must be a mapping")
-		return
-	}
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := l.Resolve(n.Content[i])
-		if k == nil {
-			return
-		}
-		if k.Kind != yaml.ScalarNode {
-			l.fail(path, "keys must be strings")
-			continue
-		}
-		if k.ShortTag() == "!!merge" {
-			l.fail(yamlnode.Join(path, k.Value), "merge keys are not supported")
-			continue
-		}
-		if seen[k.Value] {
-			l.fail(yamlnode.Join(path, k.Value), "duplicate key")
-			continue
-		}
-		seen[k.Value] = true
-		each(k.Value, n.Content[i+1], yamlnode.Join(path, k.Value))
-	}
+// acceptFile is one mayAccept entry. Its bounds refuse a null: an empty
+// minimum, pattern or oneOf would otherwise read as no bound at all, and
+// the entry would authorize more than its author wrote.
+type acceptFile struct {
+	ValuePath    text     `yaml:"valuePath"`
+	Field        text     `yaml:"field"`
+	Objects      []text   `yaml:"objects"`
+	Environments []text   `yaml:"environments"`
+	AutoMerge    bool     `yaml:"autoMerge,notnull"`
+	Minimum      *float64 `yaml:"minimum,notnull"`
+	Maximum      *float64 `yaml:"maximum,notnull"`
+	Pattern      *pattern `yaml:"pattern,notnull"`
+	OneOf        []any    `yaml:"oneOf,notnull"`
 }
 
-// sequence calls each for every item of the list n; null is an empty list.
-func (l *loader) sequence(n *yaml.Node, path string, each func(i int, item *yaml.Node, path string)) {
-	if n = l.Resolve(n); n == nil || yamlnode.IsNull(n) {
-		return
+// text is a string of the policy: any scalar reads as written (role: 2024
+// is the role "2024"), as a policy has always been read.
+type text string
+
+func (t *text) UnmarshalText(b []byte) error { *t = text(b); return nil }
+
+// apiVersion, kind and defaultDecision are keys with a fixed set of values,
+// checked as they are read so that a wrong one is reported in its place in
+// the document. An empty one is left to the required check.
+type (
+	apiVersion      string
+	kind            string
+	defaultDecision string
+)
+
+func (v *apiVersion) UnmarshalText(b []byte) error {
+	if *v = apiVersion(b); *v != "" && *v != SeedAPIVersion && *v != APIVersion {
+		return fmt.Errorf("must be %s or %s, got %q", SeedAPIVersion, APIVersion, string(b))
 	}
-	if n.Kind != yaml.SequenceNode {
-		l.fail(path, "must be a list")
-		return
-	}
-	for i, item := range n.Content {
-		each(i, item, yamlnode.Index(path, i))
-	}
+	return nil
 }
 
-// str reads a scalar as a string, as yaml.v3 does for string fields; null
-// reads as empty, so that required checks report it.
-func (l *loader) str(n *yaml.Node, path string) string {
-	if n = l.Resolve(n); n == nil || yamlnode.IsNull(n) {
-		return ""
+func (k *kind) UnmarshalText(b []byte) error {
+	if *k = kind(b); *k != "" && *k != Kind {
+		return fmt.Errorf("must be %s, got %q", Kind, string(b))
 	}
-	if n.Kind != yaml.ScalarNode {
-		l.fail(path, "must be a string")
-		return ""
-	}
-	return n.Value
+	return nil
 }
 
-func (l *loader) strList(n *yaml.Node, path string) []string {
-	var out []string
-	l.sequence(n, path, func(_ int, item *yaml.Node, p string) {
-		out = append(out, l.str(item, p))
-	})
+func (d *defaultDecision) UnmarshalText(b []byte) error {
+	if *d = defaultDecision(b); *d != "" && *d != "deny" {
+		return fmt.Errorf(`must be "deny" (the policy is default-deny), got %q`, string(b))
+	}
+	return nil
+}
+
+func texts(in []text) []string {
+	if in == nil {
+		return nil
+	}
+	out := make([]string, len(in))
+	for i, t := range in {
+		out[i] = string(t)
+	}
 	return out
 }
 
-func (l *loader) boolean(n *yaml.Node, path string) bool {
-	if n = l.Resolve(n); n == nil {
-		return false
-	}
-	var b bool
-	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&b) != nil {
-		l.fail(path, "must be true or false")
-		return false
-	}
-	return b
+// pattern is a pattern bound, compiled as it is read so that an invalid
+// expression is reported in its place in the document.
+type pattern struct {
+	src string
+	re  *regexp.Regexp
 }
 
-func (l *loader) number(n *yaml.Node, path string) *float64 {
-	if n = l.Resolve(n); n == nil {
-		return nil
-	}
-	var v any
-	if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!int" && n.ShortTag() != "!!float") || n.Decode(&v) != nil {
-		l.fail(path, "must be a number")
-		return nil
-	}
-	f, ok := values.AsNumber(v)
-	if !ok || math.IsNaN(f) {
-		l.fail(path, "must be a number")
-		return nil
-	}
-	return &f
+func (p *pattern) UnmarshalText(b []byte) error {
+	p.src = string(b)
+	re, err := compilePattern(p.src)
+	p.re = re
+	return err
 }
 
-// scalarValue decodes a scalar as the typing table reads receipt values.
-func (l *loader) scalarValue(n *yaml.Node, path string) (any, bool) {
-	if n = l.Resolve(n); n == nil {
-		return nil, false
-	}
-	var v any
-	if n.Kind != yaml.ScalarNode || n.Decode(&v) != nil {
-		l.fail(path, "must be a scalar")
-		return nil, false
-	}
-	return v, true
+// checker adds the errors found after decoding to the decoder's.
+type checker struct {
+	errs []FieldError
+	// refused are the places the decoder could not read at all (a rule
+	// that is not a mapping): nothing more is said about what is below.
+	refused map[string]bool
 }
 
-func (l *loader) required(s, path string) {
+func (c *checker) fail(path, format string, a ...any) {
+	c.errs = append(c.errs, FieldError{Path: path, Message: fmt.Sprintf(format, a...)})
+}
+
+func (c *checker) required(s text, path string) {
 	if s == "" {
-		l.fail(path, "required")
+		c.fail(path, "required")
 	}
 }
 
-func (l *loader) policy(root *yaml.Node) *Policy {
-	p := &Policy{}
-	var hasAPIVersion, hasKind, hasSpec bool
-	// Values are checked where they are read, so that errors come in the
-	// order of the document; what is missing is reported at the end.
-	l.mapping(root, "", func(key string, v *yaml.Node, path string) {
-		switch key {
-		case "apiVersion":
-			hasAPIVersion = true
-			p.APIVersion = l.str(v, path)
-			if p.APIVersion != SeedAPIVersion && p.APIVersion != APIVersion {
-				l.fail(path, "must be %s or %s, got %q", SeedAPIVersion, APIVersion, p.APIVersion)
-			}
-		case "kind":
-			hasKind = true
-			p.Kind = l.str(v, path)
-			if p.Kind != Kind {
-				l.fail(path, "must be %s, got %q", Kind, p.Kind)
-			}
-		case "metadata":
-			l.metadata(p, v, path)
-		case "spec":
-			hasSpec = true
-			l.spec(p, v, path)
-		default:
-			l.fail(path, "unknown key")
+// policy builds the Policy f holds, adding to errs, the decoder's errors
+// (in the order of the document), what is invalid across keys and what is
+// missing.
+func (f *policyFile) policy(errs []FieldError) (*Policy, []FieldError) {
+	c := &checker{errs: errs, refused: map[string]bool{}}
+	for _, e := range errs {
+		if e.Message == "want a mapping" {
+			c.refused[e.Path] = true
 		}
-	})
-	if !hasAPIVersion {
-		l.fail("apiVersion", "required")
 	}
-	if !hasKind {
-		l.fail("kind", "required: must be %s", Kind)
+	p := &Policy{APIVersion: string(f.APIVersion), Kind: string(f.Kind), Name: string(f.Metadata.Name)}
+	if s := f.Spec; s != nil {
+		p.Chart, p.Default = string(s.Chart), string(s.Default)
+		for i := range s.Rules {
+			if r, ok := c.rule(&s.Rules[i], yamlnode.Index("spec.rules", i)); ok {
+				p.Rules = append(p.Rules, r)
+			}
+		}
+		if p.Default == "" {
+			c.fail("spec.default", `required: must be "deny"`)
+		}
 	}
-	if !hasSpec {
-		l.fail("spec", "required")
+	if p.APIVersion == "" {
+		c.fail("apiVersion", "required")
 	}
-	return p
+	if p.Kind == "" {
+		c.fail("kind", "required: must be %s", Kind)
+	}
+	if f.Spec == nil {
+		c.fail("spec", "required")
+	}
+	return p, c.errs
 }
 
-func (l *loader) metadata(p *Policy, n *yaml.Node, path string) {
-	l.mapping(n, path, func(key string, v *yaml.Node, path string) {
-		switch key {
-		case "name":
-			p.Name = l.str(v, path)
-		case "labels", "annotations":
-			l.mapping(v, path, func(_ string, v *yaml.Node, path string) { l.str(v, path) })
-		default:
-			l.fail(path, "unknown key")
+func (c *checker) rule(rf *ruleFile, path string) (Rule, bool) {
+	if c.refused[path] {
+		return Rule{}, false
+	}
+	r := Rule{Role: string(rf.Role), Reason: string(rf.Reason)}
+	for j := range rf.MayAccept {
+		if a, ok := c.accept(&rf.MayAccept[j], yamlnode.Index(yamlnode.Join(path, "mayAccept"), j)); ok {
+			r.MayAccept = append(r.MayAccept, a)
 		}
-	})
+	}
+	c.required(rf.Role, yamlnode.Join(path, "role"))
+	return r, true
 }
 
-func (l *loader) spec(p *Policy, n *yaml.Node, path string) {
-	var hasDefault bool
-	l.mapping(n, path, func(key string, v *yaml.Node, path string) {
-		switch key {
-		case "chart":
-			p.Chart = l.str(v, path)
-		case "default":
-			hasDefault = true
-			p.Default = l.str(v, path)
-			if p.Default != "deny" {
-				l.fail(path, `must be "deny" (the policy is default-deny), got %q`, p.Default)
-			}
-		case "rules":
-			l.sequence(v, path, func(i int, item *yaml.Node, path string) {
-				p.Rules = append(p.Rules, l.rule(item, path))
-			})
-		default:
-			l.fail(path, "unknown key")
-		}
-	})
-	if !hasDefault {
-		l.fail(yamlnode.Join(path, "default"), `required: must be "deny"`)
+func (c *checker) accept(af *acceptFile, path string) (Accept, bool) {
+	if c.refused[path] {
+		return Accept{}, false
 	}
-}
-
-func (l *loader) rule(n *yaml.Node, path string) Rule {
-	var r Rule
-	if rn := l.Resolve(n); rn == nil || rn.Kind != yaml.MappingNode {
-		l.fail(path, "must be a mapping")
-		return r
+	a := Accept{
+		ValuePath:    string(af.ValuePath),
+		Field:        string(af.Field),
+		Objects:      texts(af.Objects),
+		Environments: texts(af.Environments),
+		AutoMerge:    af.AutoMerge,
+		Minimum:      af.Minimum,
+		Maximum:      af.Maximum,
+		OneOf:        af.OneOf,
 	}
-	l.mapping(n, path, func(key string, v *yaml.Node, path string) {
-		switch key {
-		case "role":
-			r.Role = l.str(v, path)
-		case "reason":
-			r.Reason = l.str(v, path)
-		case "mayAccept":
-			l.sequence(v, path, func(i int, item *yaml.Node, path string) {
-				r.MayAccept = append(r.MayAccept, l.accept(item, path))
-			})
-		default:
-			l.fail(path, "unknown key")
-		}
-	})
-	l.required(r.Role, yamlnode.Join(path, "role"))
-	return r
-}
-
-func (l *loader) accept(n *yaml.Node, path string) Accept {
-	var a Accept
-	if an := l.Resolve(n); an == nil || an.Kind != yaml.MappingNode {
-		l.fail(path, "must be a mapping")
-		return a
+	if af.Pattern != nil {
+		a.Pattern, a.pattern = af.Pattern.src, af.Pattern.re
 	}
-	var hasOneOf bool
-	l.mapping(n, path, func(key string, v *yaml.Node, path string) {
-		switch key {
-		case "valuePath":
-			a.ValuePath = l.str(v, path)
-		case "field":
-			a.Field = l.str(v, path)
-		case "objects":
-			a.Objects = l.strList(v, path)
-			for i, o := range a.Objects {
-				if msg := ObjectPatternError(o); msg != "" {
-					l.fail(yamlnode.Index(path, i), "%s", msg)
-				}
-			}
-		case "environments":
-			a.Environments = l.strList(v, path)
-			for i, e := range a.Environments {
-				if msg := globError(e); msg != "" {
-					l.fail(yamlnode.Index(path, i), "%s", msg)
-				}
-			}
-		case "autoMerge":
-			a.AutoMerge = l.boolean(v, path)
-		case "minimum":
-			a.Minimum = l.number(v, path)
-		case "maximum":
-			a.Maximum = l.number(v, path)
-		case "pattern":
-			a.Pattern = l.str(v, path)
-			re, err := compilePattern(a.Pattern)
-			if err != nil {
-				l.fail(path, "%v", err)
-			}
-			a.pattern = re
-		case "oneOf":
-			hasOneOf = true
-			a.OneOf = []any{}
-			l.sequence(v, path, func(_ int, item *yaml.Node, p string) {
-				if v, ok := l.scalarValue(item, p); ok {
-					a.OneOf = append(a.OneOf, v)
-				}
-			})
-		default:
-			l.fail(path, "unknown key")
+	for i, o := range a.Objects {
+		if msg := ObjectPatternError(o); msg != "" {
+			c.fail(yamlnode.Index(yamlnode.Join(path, "objects"), i), "%s", msg)
 		}
-	})
-	l.required(a.ValuePath, yamlnode.Join(path, "valuePath"))
-	l.required(a.Field, yamlnode.Join(path, "field"))
+	}
+	for i, e := range a.Environments {
+		if msg := globError(e); msg != "" {
+			c.fail(yamlnode.Index(yamlnode.Join(path, "environments"), i), "%s", msg)
+		}
+	}
+	c.required(af.ValuePath, yamlnode.Join(path, "valuePath"))
+	c.required(af.Field, yamlnode.Join(path, "field"))
 	if len(a.Objects) == 0 {
-		l.fail(yamlnode.Join(path, "objects"), "required: list at least one object")
+		c.fail(yamlnode.Join(path, "objects"), "required: list at least one object")
 	}
 	if len(a.Environments) == 0 {
-		l.fail(yamlnode.Join(path, "environments"), "required: list at least one environment")
+		c.fail(yamlnode.Join(path, "environments"), "required: list at least one environment")
 	}
-	if hasOneOf && len(a.OneOf) == 0 {
-		l.fail(yamlnode.Join(path, "oneOf"), "must list at least one value")
+	if a.OneOf != nil && len(a.OneOf) == 0 {
+		c.fail(yamlnode.Join(path, "oneOf"), "must list at least one value")
 	}
 	if a.Minimum != nil && a.Maximum != nil && *a.Minimum > *a.Maximum {
-		l.fail(yamlnode.Join(path, "minimum"), "is greater than maximum (%s > %s)", values.Format(*a.Minimum), values.Format(*a.Maximum))
+		c.fail(yamlnode.Join(path, "minimum"), "is greater than maximum (%s > %s)", values.Format(*a.Minimum), values.Format(*a.Maximum))
 	}
 	if a.Pattern != "" && (a.Minimum != nil || a.Maximum != nil) {
 		// pattern applies to strings and minimum/maximum to numbers: no value
 		// could satisfy both, so the entry would silently authorize nothing.
-		l.fail(yamlnode.Join(path, "pattern"), "cannot be combined with minimum or maximum")
+		c.fail(yamlnode.Join(path, "pattern"), "cannot be combined with minimum or maximum")
 	}
-	return a
+	return a, true
 }
 
 // compilePattern compiles a pattern bound so that it must match the whole

@@ -83,21 +83,11 @@ func (a *Accept) hasBounds() bool {
 // authorizes nothing.
 func (p *Policy) Valid() bool { return p != nil && !p.invalid }
 
-// FieldError is one invalid place in a policy file.
-type FieldError struct {
-	// Path is the dotted place with list indexes (`spec.rules[0].role`);
-	// empty for the document as a whole.
-	Path    string
-	Message string
-}
-
-// Error writes "<place>: <message>".
-func (e FieldError) Error() string {
-	if e.Path == "" {
-		return e.Message
-	}
-	return e.Path + ": " + e.Message
-}
+// FieldError is one invalid place in a policy file: its dotted path with
+// list indexes (`spec.rules[0].role`), empty for the document as a whole,
+// its line when known (the places the decoder found), and what is wrong
+// there. It is the error of every config file's strict decoder.
+type FieldError = yamlnode.FieldError
 
 // ValidationError lists every invalid place of a policy file.
 type ValidationError struct {
@@ -140,14 +130,17 @@ func Parse(file string, data []byte) (*Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrUnparseable, file, err)
 	}
-	l := &loader{Budget: yamlnode.NewBudget(maxNodes)}
-	p := l.policy(root)
-	if l.Exhausted() {
-		return nil, fmt.Errorf("%w: %s: %w", ErrUnparseable, file, yamlnode.ErrTooManyNodes)
+	var f policyFile
+	errs := yamlnode.Decode(root, &f, yamlnode.Options{MaxNodes: maxNodes, Aliases: true})
+	for _, e := range errs {
+		if errors.Is(e, yamlnode.ErrTooManyNodes) {
+			return nil, fmt.Errorf("%w: %s: %w", ErrUnparseable, file, yamlnode.ErrTooManyNodes)
+		}
 	}
-	if len(l.errs) > 0 {
+	p, errs := f.policy(errs)
+	if len(errs) > 0 {
 		p.invalid = true
-		return p, &ValidationError{File: file, Errors: l.errs}
+		return p, &ValidationError{File: file, Errors: errs}
 	}
 	return p, nil
 }

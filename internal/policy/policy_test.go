@@ -107,20 +107,32 @@ func TestParseValidationErrors(t *testing.T) {
 		{"wrong shapes name their place",
 			strings.Replace(strings.Replace(minimal, "objects: [\"apps/v1|StatefulSet|ns|name\"]", "objects: \"apps/v1|StatefulSet|ns|name\"", 1), "role: sre", "role: [sre]", 1),
 			[]string{
-				"policy.yaml: spec.rules[0].role: must be a string",
-				"policy.yaml: spec.rules[0].mayAccept[0].objects: must be a list",
+				"policy.yaml: spec.rules[0].role: want a string",
+				"policy.yaml: spec.rules[0].mayAccept[0].objects: want a list",
 				"policy.yaml: spec.rules[0].mayAccept[0].objects: required: list at least one object",
 				"policy.yaml: spec.rules[0].role: required",
 			}},
 		{"bounds: non-numbers, a bad RE2 pattern, an empty oneOf, a non-boolean autoMerge",
 			minimal + "          minimum: \"1\"\n          maximum: [2]\n          pattern: \"(\"\n          oneOf: []\n          autoMerge: \"yes\"\n",
 			[]string{
-				"policy.yaml: spec.rules[0].mayAccept[0].minimum: must be a number",
-				"policy.yaml: spec.rules[0].mayAccept[0].maximum: must be a number",
+				"policy.yaml: spec.rules[0].mayAccept[0].minimum: want a number",
+				"policy.yaml: spec.rules[0].mayAccept[0].maximum: want a number",
 				"policy.yaml: spec.rules[0].mayAccept[0].pattern: invalid RE2 expression: error parsing regexp: missing closing ): `(`",
-				"policy.yaml: spec.rules[0].mayAccept[0].autoMerge: must be true or false",
+				"policy.yaml: spec.rules[0].mayAccept[0].autoMerge: want true or false",
 				"policy.yaml: spec.rules[0].mayAccept[0].oneOf: must list at least one value",
 			}},
+		{"an empty bound is refused, not read as no bound",
+			minimal + "          minimum:\n          maximum: ~\n          pattern:\n          oneOf:\n          autoMerge:\n",
+			[]string{
+				"policy.yaml: spec.rules[0].mayAccept[0].minimum: want a number",
+				"policy.yaml: spec.rules[0].mayAccept[0].maximum: want a number",
+				"policy.yaml: spec.rules[0].mayAccept[0].pattern: want a string",
+				"policy.yaml: spec.rules[0].mayAccept[0].oneOf: want a list",
+				"policy.yaml: spec.rules[0].mayAccept[0].autoMerge: want true or false",
+			}},
+		{"oneOf items are scalars",
+			minimal + "          oneOf: [a, [b]]\n",
+			[]string{"policy.yaml: spec.rules[0].mayAccept[0].oneOf[1]: want a scalar"}},
 		{"minimum above maximum",
 			minimal + "          minimum: 5\n          maximum: 1.5\n",
 			[]string{"policy.yaml: spec.rules[0].mayAccept[0].minimum: is greater than maximum (5 > 1.5)"}},
@@ -143,7 +155,7 @@ func TestParseValidationErrors(t *testing.T) {
 			[]string{"policy.yaml: metadata.name: duplicate key", "policy.yaml: x: unknown key", "policy.yaml: y: unknown key"}},
 		{"a rule must be a mapping",
 			strings.Replace(minimal, "  rules:\n", "  rules:\n    - just-a-string\n", 1),
-			[]string{"policy.yaml: spec.rules[0]: must be a mapping"}},
+			[]string{"policy.yaml: spec.rules[0]: want a mapping"}},
 		{"spec is required",
 			"apiVersion: backflow.dev/v1alpha1\nkind: ReverseReconcilePolicy\n",
 			[]string{"policy.yaml: spec: required"}},
@@ -164,6 +176,23 @@ func TestParseValidationErrors(t *testing.T) {
 				t.Errorf("an invalid policy must deny: %+v", d)
 			}
 		})
+	}
+}
+
+// A place the decoder refused carries its line; the text of a scalar is
+// read as written wherever the policy wants a string.
+func TestParseLinesAndText(t *testing.T) {
+	doc := strings.Replace(minimal, "role: sre", "role: 2024", 1) + "          autoMerge: 1\n"
+	p, err := Parse("policy.yaml", []byte(doc))
+	var verr *ValidationError
+	if !errors.As(err, &verr) || len(verr.Errors) != 1 {
+		t.Fatalf("want one validation error, got %v", err)
+	}
+	if fe := verr.Errors[0]; fe.Path != "spec.rules[0].mayAccept[0].autoMerge" || fe.Line != 14 {
+		t.Errorf("error %+v: want autoMerge at line 14", fe)
+	}
+	if p.Rules[0].Role != "2024" {
+		t.Errorf("role %q: want the scalar's text 2024", p.Rules[0].Role)
 	}
 }
 

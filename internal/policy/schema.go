@@ -5,8 +5,9 @@ import _ "embed"
 // SchemaID is the $id of the policy's JSON Schema.
 const SchemaID = "https://backflow.dev/schemas/reverse-reconcile-policy-v1alpha1.json"
 
-// schema is written by hand: the policy is read by a decoder of its own
-// (decode.go), whose keys a test compares with the schema's.
+// schema is written by hand: the policy's decoding types (decode.go) read
+// every scalar string as its text, which a generated schema would not say;
+// a test compares the schema's keys with what the loader accepts.
 //
 //go:embed schema.json
 var schema []byte

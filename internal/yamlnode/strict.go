@@ -3,7 +3,9 @@ package yamlnode
 import (
 	"encoding"
 	"fmt"
+	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,7 +22,14 @@ type FieldError struct {
 	Line int
 	// Message says what is wrong there.
 	Message string
+
+	// err is the sentinel the error stands for (ErrTooManyNodes), if any.
+	err error
 }
+
+// Unwrap makes errors.Is(e, ErrTooManyNodes) true for the error of a spent
+// node budget: a reader may treat such a document as unparseable.
+func (e FieldError) Unwrap() error { return e.err }
 
 // Error writes "<place>: <message>", or the message alone for the whole
 // document.
@@ -48,8 +57,12 @@ type Options struct {
 // named by its dotted path and line, and decoding goes on so that every
 // wrong place is listed. A null leaves the Go value as it was.
 //
-// Struct fields are named by their yaml tag; a yaml.Node field keeps its
-// section as written; a type with UnmarshalText reads a scalar's text.
+// Struct fields are named by their yaml tag; a field tagged ",notnull"
+// refuses a null as a value of the wrong type, for a field whose absence and
+// emptiness mean different things. A yaml.Node field keeps its section as
+// written; a type with UnmarshalText reads a scalar's text (any scalar, as
+// written); a float64 reads an integer or a float, never NaN; an interface
+// (any) reads a scalar as yaml does (string, int, float, bool).
 func Decode(n *yaml.Node, out any, opts Options) []FieldError {
 	d := &decoder{opts: opts, budget: opts.MaxNodes}
 	d.decode(n, reflect.ValueOf(out).Elem(), "")
@@ -57,13 +70,16 @@ func Decode(n *yaml.Node, out any, opts Options) []FieldError {
 }
 
 type decoder struct {
-	opts      Options
-	errs      []FieldError
+	opts Options
+	errs []FieldError
+	// failed counts the errors found, listed or not.
+	failed    int
 	budget    int
 	exhausted bool
 }
 
 func (d *decoder) fail(n *yaml.Node, path, format string, a ...any) {
+	d.failed++
 	switch max := d.opts.MaxErrors; {
 	case max == 0 || len(d.errs) < max:
 		d.errs = append(d.errs, FieldError{Path: path, Line: n.Line, Message: fmt.Sprintf(format, a...)})
@@ -81,7 +97,7 @@ func (d *decoder) charge(n *yaml.Node, path string) bool {
 	if d.budget--; d.budget < 0 {
 		d.exhausted = true
 		// Listed past MaxErrors too: it explains why decoding stopped.
-		d.errs = append(d.errs, FieldError{Path: path, Line: n.Line, Message: fmt.Sprintf("too many nodes (alias expansion?): more than %d", d.opts.MaxNodes)})
+		d.errs = append(d.errs, FieldError{Path: path, Line: n.Line, Message: fmt.Sprintf("too many nodes (alias expansion?): more than %d", d.opts.MaxNodes), err: ErrTooManyNodes})
 		return false
 	}
 	return true
@@ -134,8 +150,19 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
+		// A wrong scalar leaves the pointer as it was, nil most often: a
+		// reader that checks for a value must not see a zero it never read.
+		// A section is kept with what of it could be read.
 		p := reflect.New(v.Type().Elem())
+		failed := d.failed
 		d.decode(n, p.Elem(), path)
+		switch p.Elem().Kind() {
+		case reflect.Struct, reflect.Map, reflect.Slice:
+		default:
+			if d.failed != failed {
+				return
+			}
+		}
 		v.Set(p)
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {
@@ -143,10 +170,12 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 			return
 		}
 		fields := map[string]int{}
+		notNull := map[string]bool{}
 		for i := 0; i < v.NumField(); i++ {
-			name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
+			name, opts, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
 			if name != "" && name != "-" {
 				fields[name] = i
+				notNull[name] = slices.Contains(strings.Split(opts, ","), "notnull")
 			}
 		}
 		d.mapping(n, path, func(key string, kn, vn *yaml.Node) {
@@ -154,6 +183,15 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 			if !ok {
 				d.fail(kn, Join(path, key), "unknown key")
 				return
+			}
+			if r := vn; notNull[key] {
+				if r.Kind == yaml.AliasNode && d.opts.Aliases && r.Alias != nil {
+					r = r.Alias
+				}
+				if IsNull(r) {
+					d.fail(vn, Join(path, key), "%s", want(v.Field(i).Type()))
+					return
+				}
 			}
 			d.decode(vn, v.Field(i), Join(path, key))
 		})
@@ -201,9 +239,54 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 			return
 		}
 		v.SetInt(i)
+	case reflect.Float64:
+		// yaml reads the integers and floats it tags as such (0x10, 1e3, .inf);
+		// a quoted "4" is a string, and NaN bounds nothing.
+		var f float64
+		if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!int" && n.ShortTag() != "!!float") || n.Decode(&f) != nil || math.IsNaN(f) {
+			d.fail(n, path, "want a number")
+			return
+		}
+		v.SetFloat(f)
+	case reflect.Interface:
+		var x any
+		if v.NumMethod() != 0 || n.Kind != yaml.ScalarNode || n.Decode(&x) != nil {
+			d.fail(n, path, "want a scalar")
+			return
+		}
+		v.Set(reflect.ValueOf(x))
 	default:
 		d.fail(n, path, "cannot be decoded")
 	}
+}
+
+// want says what a value of type t must be, for a null where one is needed.
+func want(t reflect.Type) string {
+	switch {
+	case t == durationType:
+		return "want a duration such as 30s, 5m or 1h"
+	case t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(textUnmarshaler):
+		return "want a string"
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return want(t.Elem())
+	case reflect.Struct, reflect.Map:
+		return "want a mapping"
+	case reflect.Slice:
+		return "want a list"
+	case reflect.String:
+		return "want a string"
+	case reflect.Bool:
+		return "want true or false"
+	case reflect.Int, reflect.Int64:
+		return "want an integer"
+	case reflect.Float64:
+		return "want a number"
+	case reflect.Interface:
+		return "want a scalar"
+	}
+	return "must not be null"
 }
 
 // mapping calls each for every key of n in document order, refusing

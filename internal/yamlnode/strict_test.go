@@ -37,6 +37,9 @@ type sample struct {
 	Limit   *int              `yaml:"limit"`
 	Raw     yaml.Node         `yaml:"raw"`
 	Float   float64           `yaml:"float"`
+	Any     []any             `yaml:"any"`
+	Bound   *float64          `yaml:"bound,notnull"`
+	Complex complex128        `yaml:"complex"`
 	Ignored string            `yaml:"-"`
 }
 
@@ -50,13 +53,14 @@ func parse(t *testing.T, doc string) *yaml.Node {
 }
 
 func TestDecodeValues(t *testing.T) {
-	root := parse(t, "name: a\ncount: 0x10\nid: 7\nitems: [{name: x, on: true}]\nlabels: {k: v}\nwait: 10m\nlimit: 3\nraw: {any: [thing]}\n")
+	root := parse(t, "name: a\ncount: 0x10\nid: 7\nitems: [{name: x, on: true}]\nlabels: {k: v}\nwait: 10m\nlimit: 3\nraw: {any: [thing]}\nfloat: 0x10\nany: [a, 1, 1.5, true, ~]\nbound: 2.5\n")
 	var s sample
 	if errs := Decode(root, &s, Options{MaxNodes: 100}); errs != nil {
 		t.Fatalf("Decode: %v", errs)
 	}
-	limit := 3
-	want := sample{Name: "a", Count: 16, ID: 7, Items: []item{{Name: "x", On: true}}, Labels: map[string]string{"k": "v"}, Wait: duration{10 * time.Minute}, Limit: &limit}
+	limit, bound := 3, 2.5
+	want := sample{Name: "a", Count: 16, ID: 7, Items: []item{{Name: "x", On: true}}, Labels: map[string]string{"k": "v"}, Wait: duration{10 * time.Minute}, Limit: &limit,
+		Float: 16, Any: []any{"a", 1, 1.5, true, nil}, Bound: &bound}
 	raw := s.Raw
 	s.Raw = yaml.Node{}
 	if !reflect.DeepEqual(s, want) {
@@ -84,7 +88,10 @@ func TestDecodeErrors(t *testing.T) {
 		{"a mapping where a list is wanted", "items: {a: 1}\n", Options{}, []string{"items:1: want a list"}},
 		{"a text type says what text it wants", "wait: soon\n", Options{}, []string{"wait:1: want a duration"}},
 		{"a text type wants a scalar", "wait: [1]\n", Options{}, []string{"wait:1: want a string"}},
-		{"a field type the decoder does not read is an error, not a zero", "float: 1.5\n", Options{}, []string{"float:1: cannot be decoded"}},
+		{"a field type the decoder does not read is an error, not a zero", "complex: 1.5\n", Options{}, []string{"complex:1: cannot be decoded"}},
+		{"a number field refuses a quoted number, a list and NaN", "float: \"4\"\nany: [[1]]\nbound: .nan\n", Options{}, []string{"float:1: want a number", "any[0]:2: want a scalar", "bound:3: want a number"}},
+		{"a notnull field refuses a null as a wrong value", "bound: ~\n", Options{}, []string{"bound:1: want a number"}},
+		{"a notnull field refuses an alias of a null", "name: &n\nbound: *n\n", Options{Aliases: true}, []string{"bound:2: want a number"}},
 		{"every wrong place is listed, in document order", "name: [a]\ncount: x\n", Options{}, []string{"name:1: want a string", "count:2: want an integer"}},
 		{"refused aliases name their place", "name: &n a\nlabels: {k: *n}\n", Options{}, []string{"labels.k:2: aliases are not allowed"}},
 		{"followed aliases read their anchor", "name: &n a\nlabels: {k: *n}\n", Options{Aliases: true}, nil},
@@ -105,6 +112,16 @@ func TestDecodeErrors(t *testing.T) {
 				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(c.want, "\n"))
 			}
 		})
+	}
+}
+
+func TestSpentBudgetIsErrTooManyNodes(t *testing.T) {
+	errs := Decode(parse(t, "items: [{name: a}, {name: b}]\nname: x\n"), &sample{}, Options{MaxNodes: 4})
+	if len(errs) != 1 || !errors.Is(errs[0], ErrTooManyNodes) {
+		t.Fatalf("errors %v: want one that is ErrTooManyNodes", errs)
+	}
+	if errs := Decode(parse(t, "nme: a\n"), &sample{}, Options{MaxNodes: 100}); len(errs) != 1 || errors.Is(errs[0], ErrTooManyNodes) {
+		t.Fatalf("errors %v: an unknown key is not a spent budget", errs)
 	}
 }
 
