@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/render"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"github.com/spf13/cobra"
 )
 
@@ -99,7 +101,8 @@ Exit 0: valid. 1: invalid (every problem is listed on stderr), a policy
 or values file the config names not there included. 2: DIR or its
 .github/backflow.yaml could not be read, the policy or a values file is
 there but could not be read (a symlink, not a regular file, too large), or
-one of these files is not YAML at all; the file is named on stderr.`,
+one of these files, or a chart's Chart.yaml, Chart.lock or values.yaml, is
+not YAML at all; the file is named on stderr.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rep, err := repoconfig.Check(repo)
@@ -112,6 +115,11 @@ one of these files is not YAML at all; the file is named on stderr.`,
 			}
 			if rep.OK() {
 				rep.Problems = append(rep.Problems, app.CheckCharts(cmd.Context(), repo, rep, render.NewFetcher(render.FetchOptions{}))...)
+				for _, p := range rep.Problems {
+					if errors.Is(p, yamlnode.ErrUnparseable) {
+						return usageError("config validate: --repo %s: %v", repo, p)
+					}
+				}
 			}
 			if !rep.OK() {
 				for _, p := range rep.Problems {

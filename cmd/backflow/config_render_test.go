@@ -83,6 +83,22 @@ func TestConfigValidateRendersCharts(t *testing.T) {
 	}
 }
 
+// A chart file that is not YAML stops the check with exit 2 naming it; a
+// chart that is YAML but not a valid chart is a problem (exit 1).
+func TestConfigValidateUnparseableChart(t *testing.T) {
+	dir := chartRepo(t)
+	writeFile(t, dir, "charts/redis/values.yaml", "replica: [\n")
+	code, out, errOut := runCLI(t, "config", "validate", "--repo", dir)
+	if code != 2 || out != "" || !strings.Contains(errOut, "chart charts/redis: values.yaml: ") || !strings.Contains(errOut, "line 1") {
+		t.Errorf("a chart values.yaml that is not YAML: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	dir = chartRepo(t)
+	writeFile(t, dir, "charts/redis/Chart.yaml", "apiVersion: v2\nversion: 1.0.0\n")
+	if code, _, errOut := runCLI(t, "config", "validate", "--repo", dir); code != 1 || !strings.Contains(errOut, "chart charts/redis") {
+		t.Errorf("a Chart.yaml without a name: exit %d, stderr %q", code, errOut)
+	}
+}
+
 func TestMapCommand(t *testing.T) {
 	// why: the command prints the driving value path first, with what else
 	// it moves, and the cost.

@@ -17,6 +17,9 @@ import (
 	"helm.sh/helm/v4/pkg/chart/loader/archive"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // Bounds on what one chart may hold, so that a hostile or broken chart
@@ -77,6 +80,9 @@ func loadFiles(ctx context.Context, where string, files map[string][]byte, fetch
 		h.Write(data)
 		bf = append(bf, &archive.BufferedFile{Name: n, Data: data})
 	}
+	if err := notYAML(names, files); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrChart, where, err)
+	}
 	c := &Chart{Digest: "sha256:" + hex.EncodeToString(h.Sum(nil)), files: bf}
 	ch, err := c.load()
 	if err != nil {
@@ -96,6 +102,25 @@ func loadFiles(ctx context.Context, where string, files map[string][]byte, fetch
 	}
 	c.Name, c.Version = ch.Metadata.Name, ch.Metadata.Version
 	return c, nil
+}
+
+// notYAML returns the error for the first of a chart's YAML files (its own
+// or a vendored dependency's Chart.yaml, Chart.lock or values.yaml) that is
+// not YAML at all, marked with yamlnode.ErrUnparseable: a chart whose files
+// cannot be read is told from one that is read but invalid.
+func notYAML(names []string, files map[string][]byte) error {
+	for _, n := range names {
+		switch path.Base(n) {
+		case "Chart.yaml", "Chart.lock", "values.yaml":
+		default:
+			continue
+		}
+		var v any
+		if err := sigsyaml.Unmarshal(files[n], &v); err != nil {
+			return fmt.Errorf("%s: %w", n, &yamlnode.SyntaxError{Err: err})
+		}
+	}
+	return nil
 }
 
 // missingDependencies are the dependencies a chart's Chart.yaml names that
