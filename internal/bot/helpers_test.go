@@ -114,7 +114,7 @@ func (fx *fixture) cycle() (*Report, []string) {
 	bound := false
 	for _, rr := range rep.Repos {
 		for _, a := range rr.Actions {
-			bound = bound || a.Kind == "check" && strings.Contains(a.Detail, "a person's commit")
+			bound = bound || a.Kind == "check" && strings.Contains(a.Detail, "a commit backflow did not make")
 		}
 	}
 	for _, r := range fx.reads.reads {
