@@ -213,28 +213,10 @@ func runFleet(t *testing.T, bin string, n int) []string {
 		{"idle, webhooks flowing", time.Hour, true},
 		{"revalidation sweep", time.Second, false},
 	} {
-		dir := t.TempDir()
-		writeFile(t, dir, "app.pem", string(hub.PrivateKeyPEM()))
-		writeFile(t, dir, "webhook-secret", hub.WebhookSecret())
-		writeFile(t, dir, "push-token", "fleet-push-token")
-		config := writeFile(t, dir, "config.yaml", fmt.Sprintf(`version: 1
-github:
-  appId: %d
-  privateKeyFile: app.pem
-  baseURL: %s
-  graphqlURL: %s
-server:
-  listen: 127.0.0.1:0
-  schedule: "@every %s"
+		config := pushConfig(t, hub, "fleet-push-token", fmt.Sprintf(`  schedule: "@every %s"
   jitter: 0s
   revalidate: %s
-  webhook:
-    secretFile: webhook-secret
-  observations:
-    tokenFile: push-token
-    trust: audit-log
-    cluster: prod-us-east-1
-`, hub.AppID(), hub.APIURL(), hub.GraphQLURL(), period, sc.revalidate))
+`, period, sc.revalidate))
 		p := startServeProc(t, bin, config)
 		hub.SetWebhookURL(p.base + "/webhook")
 		p.cycles(t, n, "startup", 30*time.Minute)

@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -21,7 +20,6 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/backflow-dev/backflow/internal/localhub"
 	"github.com/backflow-dev/backflow/internal/server"
 )
 
@@ -106,41 +104,9 @@ func readyRouter(t *testing.T, replicas func() []*replica) *httptest.Server {
 // leads at once, cycles every repository, and opens no second pull request
 // for what the first leader proposed.
 func TestServeReplicasOneWriter(t *testing.T) {
-	hub, err := localhub.Listen("127.0.0.1:0", localhub.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { hub.Close() })
-	repoDir, err := filepath.Abs("testdata/serve/gitops")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := hub.CreateRepo(localhub.RepoOptions{Owner: "acme", Name: "gitops", Dir: repoDir}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := hub.Install("acme"); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	writeFile(t, dir, "app.pem", string(hub.PrivateKeyPEM()))
-	writeFile(t, dir, "webhook-secret", hub.WebhookSecret())
-	writeFile(t, dir, "push-token", "push-token-canary-33")
-	config := writeFile(t, dir, "config.yaml", fmt.Sprintf(`version: 1
-github:
-  appId: %d
-  privateKeyFile: app.pem
-  baseURL: %s
-  graphqlURL: %s
-server:
-  listen: 127.0.0.1:0
-  schedule: "@every 1h"
-  webhook:
-    secretFile: webhook-secret
-  observations:
-    tokenFile: push-token
-    trust: audit-log
-    cluster: prod-us-east-1
-`, hub.AppID(), hub.APIURL(), hub.GraphQLURL()))
+	hub := gitopsHub(t, false)
+	config := pushConfig(t, hub, "push-token-canary-33", `  schedule: "@every 1h"
+`)
 
 	cs := fake.NewSimpleClientset()
 	var mu sync.Mutex

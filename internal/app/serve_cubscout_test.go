@@ -1,14 +1,10 @@
 package app
 
 import (
-	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/backflow-dev/backflow/internal/localhub"
 )
 
 // TestServeSecretURLTakesCubScoutWatch runs serve in-process over loopback
@@ -18,40 +14,12 @@ import (
 // names; an event that names only cub-scout's "default" cluster is refused,
 // because no cluster is configured to stand for it.
 func TestServeSecretURLTakesCubScoutWatch(t *testing.T) {
-	hub, err := localhub.Listen("127.0.0.1:0", localhub.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { hub.Close() })
-	repoDir, err := filepath.Abs("testdata/serve/gitops")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := hub.CreateRepo(localhub.RepoOptions{Owner: "acme", Name: "gitops", Dir: repoDir, AllowAutoMerge: true}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := hub.Install("acme"); err != nil {
-		t.Fatal(err)
-	}
+	hub := gitopsHub(t, true)
 	const token = "cubscout-url-canary-5f0e9d8c7b6a59483726"
-	dir := t.TempDir()
-	writeFile(t, dir, "app.pem", string(hub.PrivateKeyPEM()))
-	writeFile(t, dir, "webhook-secret", hub.WebhookSecret())
-	writeFile(t, dir, "url-tokens", "# one token per line\n"+token+"\n")
-	config := writeFile(t, dir, "config.yaml", fmt.Sprintf(`version: 1
-github:
-  appId: %d
-  privateKeyFile: app.pem
-  baseURL: %s
-  graphqlURL: %s
-server:
-  listen: 127.0.0.1:0
-  schedule: "@every 1h"
-  webhook:
-    secretFile: webhook-secret
+	config := hubConfig(t, hub, map[string]string{"url-tokens": "# one token per line\n" + token + "\n"}, `  schedule: "@every 1h"
   observations:
     urlTokensFile: url-tokens
-`, hub.AppID(), hub.APIURL(), hub.GraphQLURL()))
+`)
 
 	base, logs, msgs, stop := startServe(t, config, hub)
 	waitMsg(t, msgs, "cycle done", logs) // the startup cycle

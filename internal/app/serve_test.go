@@ -34,6 +34,64 @@ func writeFile(t *testing.T, dir, name, data string) string {
 	return p
 }
 
+// gitopsHub starts a local hub serving the sample repository
+// testdata/serve/gitops as acme/gitops, installed for acme.
+func gitopsHub(t *testing.T, autoMerge bool) *localhub.Server {
+	t.Helper()
+	hub, err := localhub.Listen("127.0.0.1:0", localhub.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hub.Close() })
+	repoDir, err := filepath.Abs("testdata/serve/gitops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hub.CreateRepo(localhub.RepoOptions{Owner: "acme", Name: "gitops", Dir: repoDir, AllowAutoMerge: autoMerge}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hub.Install("acme"); err != nil {
+		t.Fatal(err)
+	}
+	return hub
+}
+
+// hubConfig writes, in a new folder, the hub's App key and webhook secret,
+// the files given, and a bot config for the hub whose server section (after
+// its listen address and before its webhook) is server, indented by two;
+// it returns the config's path.
+func hubConfig(t *testing.T, hub *localhub.Server, files map[string]string, server string) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeFile(t, dir, "app.pem", string(hub.PrivateKeyPEM()))
+	writeFile(t, dir, "webhook-secret", hub.WebhookSecret())
+	for name, data := range files {
+		writeFile(t, dir, name, data)
+	}
+	return writeFile(t, dir, "config.yaml", fmt.Sprintf(`version: 1
+github:
+  appId: %d
+  privateKeyFile: app.pem
+  baseURL: %s
+  graphqlURL: %s
+server:
+  listen: 127.0.0.1:0
+%s  webhook:
+    secretFile: webhook-secret
+`, hub.AppID(), hub.APIURL(), hub.GraphQLURL(), server))
+}
+
+// pushConfig is hubConfig for pushed observations from prod-us-east-1 at
+// audit-log, with the token in push-token.
+func pushConfig(t *testing.T, hub *localhub.Server, token, server string) string {
+	t.Helper()
+	return hubConfig(t, hub, map[string]string{"push-token": token}, server+`  observations:
+    tokenFile: push-token
+    trust: audit-log
+    cluster: prod-us-east-1
+`)
+}
+
 const serveBotSection = `version: 1
 github:
   appId: 1
@@ -159,42 +217,9 @@ func waitMsg(t *testing.T, msgs <-chan string, msg string, logs *syncBuffer) {
 // waiting for the schedule, and an observation of the forward apply after
 // the merge proves its receipt.
 func TestServeObservationBecomesPullRequest(t *testing.T) {
-	hub, err := localhub.Listen("127.0.0.1:0", localhub.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { hub.Close() })
-	repoDir, err := filepath.Abs("testdata/serve/gitops")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := hub.CreateRepo(localhub.RepoOptions{Owner: "acme", Name: "gitops", Dir: repoDir, AllowAutoMerge: true}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := hub.Install("acme"); err != nil {
-		t.Fatal(err)
-	}
-
-	dir := t.TempDir()
-	writeFile(t, dir, "app.pem", string(hub.PrivateKeyPEM()))
-	writeFile(t, dir, "webhook-secret", hub.WebhookSecret())
-	writeFile(t, dir, "push-token", "push-token-canary-33")
-	config := writeFile(t, dir, "config.yaml", fmt.Sprintf(`version: 1
-github:
-  appId: %d
-  privateKeyFile: app.pem
-  baseURL: %s
-  graphqlURL: %s
-server:
-  listen: 127.0.0.1:0
-  schedule: "@every 1h"
-  webhook:
-    secretFile: webhook-secret
-  observations:
-    tokenFile: push-token
-    trust: audit-log
-    cluster: prod-us-east-1
-`, hub.AppID(), hub.APIURL(), hub.GraphQLURL()))
+	hub := gitopsHub(t, true)
+	config := pushConfig(t, hub, "push-token-canary-33", `  schedule: "@every 1h"
+`)
 
 	base, logs, msgs, stop := startServe(t, config, hub)
 
