@@ -86,6 +86,13 @@ var useNumber = func(d *json.Decoder) *json.Decoder { d.UseNumber(); return d }
 // reader cannot parse is an error for which
 // errors.Is(err, yamlnode.ErrUnparseable) holds.
 func Values(file string, data []byte, root *ValuesRoot) (map[string]any, error) {
+	return ValuesRead(file, data, root, nil)
+}
+
+// ValuesRead is Values with Helm's reading of a plain values file taken
+// from readings (nil reads afresh), which keeps it for the values editor
+// to take when it edits the same bytes.
+func ValuesRead(file string, data []byte, root *ValuesRoot, readings *values.Readings) (map[string]any, error) {
 	// A values file over the cap is refused before Helm's reader builds the
 	// whole tree of it, as ReadRepoFile refuses one on disk.
 	if len(data) > MaxValuesSize {
@@ -99,7 +106,7 @@ func Values(file string, data []byte, root *ValuesRoot) (map[string]any, error) 
 		if len(docs) == 0 {
 			return map[string]any{}, nil
 		}
-		v, err := values.HelmUnmarshal(docs[0].data)
+		v, err := readings.HelmUnmarshal(docs[0].data)
 		if err != nil {
 			return nil, notYAML(file, docs[0].line, err)
 		}

@@ -34,6 +34,10 @@ type Options struct {
 	// HelmRelease (spec.values) or an Argo CD Application
 	// (spec.source.helm.valuesObject); with several, Document chooses.
 	Inline bool
+	// Readings, when not nil, supplies Helm's reading of the original
+	// document where one was already made of exactly the same bytes, and
+	// keeps the one Parse makes. The edited bytes are always read afresh.
+	Readings *Readings
 }
 
 // span is one document's bytes: [start, end) of the file, starting at a line

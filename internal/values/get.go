@@ -19,8 +19,9 @@ func Get(data []byte, path string, opts Options) (any, error) {
 }
 
 // helmRead reads document index as Helm does, as sigs.k8s.io/yaml would.
-// Numbers are json.Number so that large integers stay exact.
-func helmRead(src *source, index int) (any, error) {
+// Numbers are json.Number so that large integers stay exact. With
+// readings, a reading of the same bytes made before is taken.
+func helmRead(src *source, index int, readings *Readings) (any, error) {
 	if len(src.docs) == 0 {
 		return nil, nil
 	}
@@ -29,7 +30,7 @@ func helmRead(src *source, index int) (any, error) {
 	if len(bytes.TrimSpace(doc)) == 0 {
 		return nil, nil
 	}
-	v, err := HelmUnmarshal(doc)
+	v, err := readings.HelmUnmarshal(doc)
 	if err != nil {
 		return nil, fmt.Errorf("document %d (line %d): %v: %w", index, sp.line, err, ErrParse)
 	}

@@ -81,7 +81,7 @@ func Parse(data []byte, opts Options) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, helm, err := readBoth(src, index)
+	doc, helm, err := readBoth(src, index, opts.Readings)
 	if err != nil {
 		return nil, err
 	}
@@ -97,13 +97,13 @@ func Parse(data []byte, opts Options) (*File, error) {
 // parse decides: a syntax error is reported as such, and an alias bomb as a
 // refusal. Helm's reader cannot blow up meanwhile: yaml.v2 stops on
 // excessive aliasing by itself.
-func readBoth(src *source, index int) (*document, any, error) {
+func readBoth(src *source, index int, readings *Readings) (*document, any, error) {
 	var helm any
 	var helmErr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		helm, helmErr = helmRead(src, index)
+		helm, helmErr = helmRead(src, index, readings)
 	}()
 	doc, err := parseDocument(src, index)
 	<-done
@@ -316,7 +316,7 @@ func applyInTurn(d *document, edits []Edit, paths [][]yamlnode.Segment, helm any
 		if err != nil {
 			return nil, fmt.Errorf("%s: the edited file does not parse: %v: %w", e.Path, err, ErrVerify)
 		}
-		nextHelm, err := helmRead(src, index)
+		nextHelm, err := helmRead(src, index, nil)
 		if err != nil {
 			return nil, fmt.Errorf("%s: the edited file does not parse: %v: %w", e.Path, err, ErrVerify)
 		}

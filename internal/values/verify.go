@@ -56,7 +56,7 @@ func verify(f *File, out []byte, edits []Edit, paths [][]yamlnode.Segment) (*doc
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		helmSide.tree, helmSide.readErr = helmRead(osrc, index)
+		helmSide.tree, helmSide.readErr = helmRead(osrc, index, nil)
 		if helmSide.readErr == nil {
 			helmSide.diffErr = diffExcept(f.helm, helmSide.tree, make([]yamlnode.Segment, 0, 32), paths)
 			helmSide.pathErr = readsBackAll("Helm", helmSide.tree, edits, paths, final, keys)
