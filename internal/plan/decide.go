@@ -184,8 +184,8 @@ func (p *planner) fieldState(f observe.Field, g *group, uv *unitValues, held []s
 	fs := &fieldState{f: f}
 	fs.valuePath, fs.mapWhy = p.mapField(g.object, g.env, f.Path, held)
 	if fs.valuePath != "" {
-		fs.repo, fs.present = lookup(uv.merged, fs.valuePath)
-		fs.file = uv.editedFile(fs.valuePath)
+		fs.repo, fs.present = p.lookup(uv.merged, fs.valuePath)
+		fs.file = p.editedFile(uv, fs.valuePath)
 	}
 	if f.Textual && fs.f.Structural == "" && fs.present {
 		switch fs.repo.(type) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
+	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
 // unitValues is a unit's desired values at the snapshot: each values file
@@ -46,7 +47,7 @@ func (p *planner) unitValues(u *repoconfig.Unit) *unitValues {
 			uv.err = fmt.Errorf("values file %s of unit %s (%s) could not be read", path, u.Name, u.Environment)
 			return uv
 		}
-		vf, err := readValuesFile(path, data, u.RootOf(path))
+		vf, err := readValuesFile(path, data, u.RootOf(path), p.readings)
 		if err != nil {
 			uv.err = err
 			return uv
@@ -58,14 +59,17 @@ func (p *planner) unitValues(u *repoconfig.Unit) *unitValues {
 	return uv
 }
 
-func readValuesFile(path string, data []byte, root *repoconfig.ValuesRoot) (*valuesFile, error) {
-	tree, err := repoconfig.Values(path, data, root)
+// readValuesFile reads one values file as Helm does; readings keeps that
+// reading for the values editor, which takes it when it edits the same
+// bytes.
+func readValuesFile(path string, data []byte, root *repoconfig.ValuesRoot, readings *values.Readings) (*valuesFile, error) {
+	tree, err := repoconfig.ValuesRead(path, data, root, readings)
 	if err != nil {
 		return nil, err
 	}
-	vf := &valuesFile{path: path, data: data, tree: tree}
+	vf := &valuesFile{path: path, data: data, tree: tree, opts: values.Options{Readings: readings}}
 	if root != nil {
-		doc, err := findDocument(path, data, root.Document)
+		doc, err := findDocument(path, data, root.Document, readings)
 		if err != nil {
 			return nil, err
 		}
@@ -77,12 +81,12 @@ func readValuesFile(path string, data []byte, root *repoconfig.ValuesRoot) (*val
 
 // findDocument returns the index, as the values editor counts documents, of
 // the one document of data whose kind and metadata.name are doc (Kind/name).
-func findDocument(path string, data []byte, doc string) (int, error) {
+func findDocument(path string, data []byte, doc string, readings *values.Readings) (int, error) {
 	kind, name, _ := strings.Cut(doc, "/")
 	found := -1
 	for i := 0; ; i++ {
 		idx := i
-		f, err := values.Parse(data, values.Options{Document: &idx})
+		f, err := values.Parse(data, values.Options{Document: &idx, Readings: readings})
 		if errors.Is(err, values.ErrDocument) {
 			break
 		}
@@ -140,8 +144,8 @@ func mergeInto(dst, src map[string]any) map[string]any {
 // lookup returns the value at a value path with numbers made plain Go
 // numbers (int64 or float64), so that receipts and the editor get the types
 // they write.
-func lookup(tree map[string]any, path string) (any, bool) {
-	v, ok := repoconfig.Lookup(tree, path)
+func (p *planner) lookup(tree map[string]any, path string) (any, bool) {
+	v, ok := p.lookupRaw(tree, path)
 	if !ok {
 		return nil, false
 	}
@@ -181,11 +185,33 @@ func plain(v any) any {
 // editedFile chooses the values file a write-back of path edits: the last
 // file, unless the path is defined only in earlier ones, then the last of
 // those (the one whose value Helm uses).
-func (uv *unitValues) editedFile(path string) int {
+func (p *planner) editedFile(uv *unitValues, path string) int {
 	for i := len(uv.files) - 1; i >= 0; i-- {
-		if _, ok := repoconfig.Lookup(uv.files[i].tree, path); ok {
+		if _, ok := p.lookupRaw(uv.files[i].tree, path); ok {
 			return i
 		}
 	}
 	return len(uv.files) - 1
+}
+
+// lookupRaw is repoconfig.Lookup with each value path parsed once per plan:
+// the policy names a few paths, which are looked up for every field of
+// every object.
+func (p *planner) lookupRaw(tree any, path string) (any, bool) {
+	pp, ok := p.paths[path]
+	if !ok {
+		segs, err := yamlnode.ParsePath(path)
+		pp = parsedPath{segs, err == nil}
+		p.paths[path] = pp
+	}
+	if !pp.ok {
+		return nil, false
+	}
+	return yamlnode.Lookup(tree, pp.segs)
+}
+
+// parsedPath is a value path parsed; ok is false when it does not parse.
+type parsedPath struct {
+	segs []yamlnode.Segment
+	ok   bool
 }

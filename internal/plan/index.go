@@ -9,6 +9,7 @@ import (
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
+	"github.com/backflow-dev/backflow/internal/values"
 )
 
 // planner holds what one Plan call derives once from the snapshot: indexes
@@ -27,7 +28,14 @@ type planner struct {
 	// entries indexes the policy's mayAccept entries by Kubernetes field.
 	entries map[string][]entry
 	values  map[*repoconfig.Unit]*unitValues
-	res     Result
+	// readings keeps Helm's reading of each values document by its bytes,
+	// for the values editor to take; parsed keeps the editor's reading of
+	// each values file.
+	readings *values.Readings
+	parsed   parsedFiles
+	// paths holds each value path parsed.
+	paths map[string]parsedPath
+	res   Result
 	// allowed collects, per unit, the allowed decisions awaiting a write-back.
 	allowed map[*repoconfig.Unit][]*pending
 	// bases are units' charts rendered with the values at the snapshot.
@@ -66,11 +74,14 @@ func newPlanner(snap Snapshot, now time.Time) *planner {
 	}
 	p := &planner{
 		snap: snap, cfg: cfg, now: now.UTC(),
-		units:   map[string]*envUnits{},
-		entries: map[string][]entry{},
-		values:  map[*repoconfig.Unit]*unitValues{},
-		allowed: map[*repoconfig.Unit][]*pending{},
-		bases:   map[*repoconfig.Unit]*base{},
+		units:    map[string]*envUnits{},
+		entries:  map[string][]entry{},
+		values:   map[*repoconfig.Unit]*unitValues{},
+		readings: values.NewReadings(),
+		parsed:   parsedFiles{},
+		paths:    map[string]parsedPath{},
+		allowed:  map[*repoconfig.Unit][]*pending{},
+		bases:    map[*repoconfig.Unit]*base{},
 	}
 	if snap.Config == nil {
 		p.res.Errors = append(p.res.Errors, "no repo config: every object is unmapped")

@@ -534,11 +534,12 @@ func TestEditorReadingIsTheRepoConfigs(t *testing.T) {
 		{"empty:\nnum: 1\n", []values.Edit{{Path: "empty", Value: nil}, {Path: "num", Value: 2.5}}},
 	}
 	for _, c := range cases {
-		vf, err := readValuesFile("values.yaml", []byte(c.data), nil)
+		p := newPlanner(Snapshot{}, testNow)
+		vf, err := readValuesFile("values.yaml", []byte(c.data), nil, p.readings)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, helm, err := setValues(vf, c.edits)
+		out, helm, err := p.setValues(vf, c.edits)
 		if err != nil {
 			t.Fatalf("%q: %v", c.data, err)
 		}

@@ -57,7 +57,7 @@ func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending,
 		if fs.placedWhy != "" && !slices.Contains(placed, fs.placedWhy) {
 			placed = append(placed, fs.placedWhy)
 		}
-		got, ok := lookup(after, fs.valuePath)
+		got, ok := p.lookup(after, fs.valuePath)
 		switch {
 		case !ok:
 			residual = append(residual, fmt.Sprintf("%s: absent from desired after the write-back, observed %s", fs.valuePath, values.Format(fs.live)))

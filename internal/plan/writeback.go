@@ -191,7 +191,7 @@ func (p *planner) apply(uv *unitValues, pend []*pending) (map[int][]byte, map[in
 		vf := uv.files[i]
 		es := edits[i]
 		slices.SortFunc(es, func(a, b values.Edit) int { return cmp.Compare(a.Path, b.Path) })
-		data, helm, err := setValues(vf, es)
+		data, helm, err := p.setValues(vf, es)
 		if err == nil {
 			out[i], reads[i] = data, helm
 			continue
@@ -207,7 +207,7 @@ func (p *planner) apply(uv *unitValues, pend []*pending) (map[int][]byte, map[in
 			if len(own) == 0 {
 				continue
 			}
-			if _, _, err := setValues(vf, own); err != nil {
+			if _, _, err := p.setValues(vf, own); err != nil {
 				bad[pd] = editError(vf.path, err)
 				blamed = true
 			}
@@ -225,12 +225,42 @@ func (p *planner) apply(uv *unitValues, pend []*pending) (map[int][]byte, map[in
 
 // setValues edits a values file and returns its new bytes and their
 // reading by Helm's reader, which the editor's verification made.
-func setValues(vf *valuesFile, edits []values.Edit) ([]byte, any, error) {
-	f, err := values.Parse(vf.data, vf.opts)
+func (p *planner) setValues(vf *valuesFile, edits []values.Edit) ([]byte, any, error) {
+	f, err := p.parsed.parse(vf)
 	if err != nil {
 		return nil, nil, err
 	}
 	return f.SetRead(edits)
+}
+
+// parsedFiles holds the editor's reading of each distinct values file (its
+// exact bytes and chosen document) in one plan: units that share a file,
+// and a unit whose edits are retried without a refused one, edit from the
+// same reading. A values.File never changes; each edit starts from the
+// original bytes.
+type parsedFiles map[parsedKey]parsedFile
+
+type parsedKey struct {
+	data string
+	doc  int // -1: the only document
+}
+
+type parsedFile struct {
+	f   *values.File
+	err error
+}
+
+func (m parsedFiles) parse(vf *valuesFile) (*values.File, error) {
+	k := parsedKey{data: string(vf.data), doc: -1}
+	if vf.opts.Document != nil {
+		k.doc = *vf.opts.Document
+	}
+	if got, ok := m[k]; ok {
+		return got.f, got.err
+	}
+	f, err := values.Parse(vf.data, vf.opts)
+	m[k] = parsedFile{f, err}
+	return f, err
 }
 
 func editError(file string, err error) string {
