@@ -2,18 +2,16 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/backflow-dev/backflow/internal/app"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
+	"github.com/backflow-dev/backflow/internal/schematest"
 )
 
 // schemaOf compiles what "backflow config schema --kind KIND" prints.
@@ -23,37 +21,7 @@ func schemaOf(t *testing.T, kind string) *jsonschema.Schema {
 	if code != 0 {
 		t.Fatalf("config schema --kind %s: exit %d: %s", kind, code, errOut)
 	}
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("schema.json")
-	if err != nil {
-		t.Fatalf("%s schema does not compile: %v", kind, err)
-	}
-	return s
-}
-
-// yamlAsJSON reads YAML into the generic JSON value the validator takes.
-func yamlAsJSON(t *testing.T, data []byte) any {
-	t.Helper()
-	var v any
-	if err := yaml.Unmarshal(data, &v); err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return schematest.Compile(t, "schema.json", []byte(out))
 }
 
 // Each schema accepts the example the repository ships for its file (which
@@ -74,7 +42,7 @@ func TestConfigSchemasAcceptExamplesAndRejectTypos(t *testing.T) {
 		{"bot", "a serve config", []byte(botServe), func(b []byte) error { _, err := app.ParseServerSection("b.yaml", b); return err }, [2]string{"shutdownTimeout:", "shutdownTimout:"}},
 	} {
 		s := schemaOf(t, tc.kind)
-		if err := s.Validate(yamlAsJSON(t, tc.data)); err != nil {
+		if err := s.Validate(schematest.YAML(t, tc.data)); err != nil {
 			t.Errorf("%s schema rejects %s: %v", tc.kind, tc.name, err)
 		}
 		if err := tc.load(tc.data); err != nil {
@@ -84,7 +52,7 @@ func TestConfigSchemasAcceptExamplesAndRejectTypos(t *testing.T) {
 			t.Fatalf("%s has no %q to misspell", tc.name, tc.typo[0])
 		}
 		typo := bytes.Replace(tc.data, []byte(tc.typo[0]), []byte(tc.typo[1]), 1)
-		if err := s.Validate(yamlAsJSON(t, typo)); err == nil {
+		if err := s.Validate(schematest.YAML(t, typo)); err == nil {
 			t.Errorf("%s schema accepts %s with %q misspelt %q", tc.kind, tc.name, tc.typo[0], tc.typo[1])
 		}
 		if err := tc.load(typo); err == nil {

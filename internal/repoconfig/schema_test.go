@@ -9,7 +9,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/backflow-dev/backflow/internal/schematest"
 )
 
 func compileSchema(t *testing.T) *jsonschema.Schema {
@@ -18,38 +19,7 @@ func compileSchema(t *testing.T) *jsonschema.Schema {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(SchemaID, doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile(SchemaID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// asJSON reads a YAML config into the generic JSON value the validator
-// takes.
-func asJSON(t *testing.T, data []byte) any {
-	t.Helper()
-	var v any
-	if err := yaml.Unmarshal(data, &v); err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return schematest.Compile(t, SchemaID, raw)
 }
 
 func TestExampleMatchesSchemaAndLoader(t *testing.T) {
@@ -57,7 +27,7 @@ func TestExampleMatchesSchemaAndLoader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := compileSchema(t).Validate(asJSON(t, data)); err != nil {
+	if err := compileSchema(t).Validate(schematest.YAML(t, data)); err != nil {
 		t.Errorf("the example config does not match the schema: %v", err)
 	}
 	if _, err := Parse(Path, data); err != nil {
@@ -92,7 +62,7 @@ func TestSchemaAgreesWithLoader(t *testing.T) {
 		{"every documented key at once", base + "requireClusterAgreement: true\nidentities: {alice: alice-gh}\npullRequests: {branchPrefix: bf/, labels: [a], reviewers: [bob], teamReviewers: [org/sre], draft: true}\nautoMerge: {enabled: true, method: rebase}\nreceipts: {dir: receipts}\nignoreFields: [status.**]\nignoreManagers: [hpa]\nfollowUp: {gracePeriod: 5m}\ndriftReport: {trackingIssue: true}\nmode: observe-only\npaused: false\n", true},
 	}
 	for _, tt := range tests {
-		schemaOK := s.Validate(asJSON(t, []byte(tt.config))) == nil
+		schemaOK := s.Validate(schematest.YAML(t, []byte(tt.config))) == nil
 		_, err := Parse(Path, []byte(tt.config))
 		if schemaOK != tt.valid || (err == nil) != tt.valid {
 			t.Errorf("%s: schema valid %v, loader error %v; want valid %v", tt.why, schemaOK, err, tt.valid)
