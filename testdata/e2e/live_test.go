@@ -49,6 +49,20 @@ func binaries(t *testing.T) (apiserver, backflow string) {
 	return apiserver, backflow
 }
 
+// tlsFront is an HTTPS URL in front of backflow serve at listen: the API
+// server sends an audit webhook's token over https only, and TLS in front of
+// backflow serve is what an ingress does in a cluster.
+func tlsFront(t *testing.T, listen string) string {
+	t.Helper()
+	front := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: listen})
+	// Until backflow serve is up the API server's batches fail and are
+	// retried; that is expected, not worth a line each.
+	front.ErrorLog = log.New(io.Discard, "", 0)
+	srv := httptest.NewTLSServer(front)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
 // liveStatefulSet reads a StatefulSet as the backflow identity sees it.
 func liveStatefulSet(t *testing.T, c *cluster, name string) *unstructured.Unstructured {
 	t.Helper()
@@ -105,15 +119,7 @@ func TestLiveRoundTrip(t *testing.T) {
 	start := time.Now()
 	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	auditToken := token()
-	// The API server sends a webhook's token over https only; TLS in front
-	// of backflow serve is what an ingress does in a cluster.
-	front := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: listen})
-	// Until backflow serve is up the API server's batches fail and are
-	// retried; that is expected, not worth a line each.
-	front.ErrorLog = log.New(io.Discard, "", 0)
-	tlsFront := httptest.NewTLSServer(front)
-	t.Cleanup(tlsFront.Close)
-	c := startCluster(t, apiserver, tlsFront.URL+"/audit", auditToken)
+	c := startCluster(t, apiserver, tlsFront(t, listen)+"/audit", auditToken)
 	clusterReady := time.Since(start)
 
 	ep := startHub(t, bin, "http://"+listen+"/webhook")

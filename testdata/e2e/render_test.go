@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 )
@@ -33,7 +35,15 @@ const kubeVersion = "v1.34.4"
 // the Helm SDK of the GitOps controllers (v3, not backflow's v4): the
 // objects of the release's manifest, hooks left out.
 func render(valuesYAML []byte) ([]*unstructured.Unstructured, error) {
-	ch, err := loader.Load("repo/charts/redis")
+	return renderChart("repo/charts/redis", "redis", namespace, valuesYAML)
+}
+
+// renderChart renders the chart at dir as release in ns with a values
+// file (checked against the chart's values.schema.json and its
+// kubeVersion), as `helm template` would: the objects of the release's
+// manifest, hooks left out.
+func renderChart(dir, release, ns string, valuesYAML []byte) ([]*unstructured.Unstructured, error) {
+	ch, err := loader.Load(dir)
 	if err != nil {
 		return nil, fmt.Errorf("loading the chart: %w", err)
 	}
@@ -50,7 +60,10 @@ func render(valuesYAML []byte) ([]*unstructured.Unstructured, error) {
 		return nil, err
 	}
 	caps.KubeVersion = *kv
-	rv, err := chartutil.ToRenderValuesWithSchemaValidation(ch, vals, chartutil.ReleaseOptions{Name: "redis", Namespace: namespace, IsInstall: true}, caps, false)
+	if r := ch.Metadata.KubeVersion; r != "" && !chartutil.IsCompatibleRange(r, kubeVersion) {
+		return nil, fmt.Errorf("chart %s needs Kubernetes %s, the API server is %s", ch.Name(), r, kubeVersion)
+	}
+	rv, err := chartutil.ToRenderValuesWithSchemaValidation(ch, vals, chartutil.ReleaseOptions{Name: release, Namespace: ns, IsInstall: true}, caps, false)
 	if err != nil {
 		return nil, err
 	}
@@ -121,28 +134,42 @@ func forwardApply(t *testing.T, c *cluster, h *hubClient) {
 	if sts != 2 {
 		t.Fatalf("the chart rendered %d StatefulSets among %d objects, want the master and the replicas", sts, len(objs))
 	}
-	dc, err := discovery.NewDiscoveryClientForConfig(c.restConfig(userFlux))
+	applyObjects(t, c.restConfig(userFlux), gitopsManager, namespace, objs)
+}
+
+// applyObjects server-side applies objs with force as manager, with the
+// client config rc, in their order; a namespaced object with no namespace
+// goes to ns. An object the API server refuses fails the test with its
+// message.
+func applyObjects(t *testing.T, rc *rest.Config, manager, ns string, objs []*unstructured.Unstructured) {
+	t.Helper()
+	dc, err := discovery.NewDiscoveryClientForConfig(rc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
-	d := c.dynamic(t, userFlux)
+	d, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, o := range objs {
 		gvk := o.GroupVersionKind()
 		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		if err != nil {
-			t.Fatalf("forward apply of %s %s: %v", gvk.Kind, o.GetName(), err)
+			t.Fatalf("applying %s %s: %v", gvk.Kind, o.GetName(), err)
 		}
 		ri := d.Resource(m.Resource)
 		var r interface {
 			Apply(context.Context, string, *unstructured.Unstructured, metav1.ApplyOptions, ...string) (*unstructured.Unstructured, error)
 		} = ri
 		if m.Scope.Name() == meta.RESTScopeNameNamespace {
-			o.SetNamespace(namespace)
-			r = ri.Namespace(namespace)
+			if o.GetNamespace() == "" {
+				o.SetNamespace(ns)
+			}
+			r = ri.Namespace(o.GetNamespace())
 		}
-		if _, err := r.Apply(context.Background(), o.GetName(), o, metav1.ApplyOptions{FieldManager: gitopsManager, Force: true}); err != nil {
-			t.Fatalf("forward apply of %s %s: %v", gvk.Kind, o.GetName(), err)
+		if _, err := r.Apply(context.Background(), o.GetName(), o, metav1.ApplyOptions{FieldManager: manager, Force: true}); err != nil {
+			t.Fatalf("applying %s %s/%s: %v", gvk.Kind, o.GetNamespace(), o.GetName(), err)
 		}
 	}
 }
