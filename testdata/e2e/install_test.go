@@ -131,7 +131,8 @@ contexts:
 
 // podOf lays out the release's Deployment as a process. The paths the
 // config and the args name are rewritten only by the prefix root; the
-// server listens on listen instead of :8080, and the kube source,
+// server listens on listen instead of :8080 (the admission webhook on a free
+// loopback port instead of :8443), and the kube source,
 // which would use the pod's service account token (inCluster), uses the
 // service account's kubeconfig instead: there is no kubelet to mount one.
 func podOf(t *testing.T, c *cluster, objs []*unstructured.Unstructured, ns, listen string) *pod {
@@ -266,6 +267,9 @@ func podOf(t *testing.T, c *cluster, objs []*unstructured.Unstructured, ns, list
 		t.Fatalf("%s has no server section", config)
 	}
 	server["listen"] = p.listen
+	if adm, ok := cfg["admission"].(map[string]any); ok {
+		adm["listen"] = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	}
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -379,11 +383,36 @@ func TestChartInstall(t *testing.T) {
 	t.Run("WithoutWatchRole", func(t *testing.T) {
 		// The same install without the chart's watch Role and its binding:
 		// the pod's list of the StatefulSets is refused, and its log names
-		// the service account and the resource.
+		// the service account and the resource. This one also turns the
+		// admission webhook on, with a provided certificate (the docs' step
+		// 5 without cert-manager), so its Service and registration meet
+		// the API server too; nothing changes a StatefulSet after it.
 		ns := installNS + "-denied"
-		objs := installChart(t, c, ns, installRelease, installValues(ep), secret, func(o *unstructured.Unstructured) bool {
+		ca := newTestCA(t)
+		cs, err := kubernetes.NewForConfig(c.restConfig(userAdmin))
+		if err != nil {
+			t.Fatal(err)
+		}
+		values := strings.Replace(installValues(ep), "networkPolicy: {enabled: true}",
+			"networkPolicy: {enabled: true, admissionFrom: [{ipBlock: {cidr: 10.0.0.0/16}}]}", 1) + fmt.Sprintf("admission:\n  enabled: true\n  certificate: {certManager: false, existingSecret: backflow-admission-tls, caBundle: %q}\n", ca.caPEM)
+		objs := installChart(t, c, ns, installRelease, values, secret, func(o *unstructured.Unstructured) bool {
+			if o.GetKind() == "Namespace" {
+				return true
+			}
+			if o.GetName() == installRelease && o.GetKind() == "ServiceAccount" {
+				// The TLS Secret the values name, made before the pod's
+				// volumes are read.
+				if _, err := cs.CoreV1().Secrets(ns).Create(context.Background(), &corev1.Secret{
+					ObjectMeta: metav1.ObjectMeta{Name: "backflow-admission-tls"}, Type: corev1.SecretTypeTLS,
+					Data: map[string][]byte{"tls.crt": ca.certPEM, "tls.key": ca.keyPEM}}, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
 			return !strings.HasSuffix(o.GetName(), "-watch")
 		})
+		if !hasKind(objs, "ValidatingWebhookConfiguration") {
+			t.Fatalf("no ValidatingWebhookConfiguration rendered with admission.enabled")
+		}
 		for _, o := range objs {
 			if strings.HasPrefix(o.GetKind(), "Role") || strings.HasPrefix(o.GetKind(), "ClusterRole") {
 				if strings.HasSuffix(o.GetName(), "-watch") {
@@ -400,5 +429,15 @@ func TestChartInstall(t *testing.T) {
 			}
 			return nil
 		})
+		t.Logf("refused: %s", want.Find(mustRead(t, denied.log)))
 	})
+}
+
+func hasKind(objs []*unstructured.Unstructured, kind string) bool {
+	for _, o := range objs {
+		if o.GetKind() == kind {
+			return true
+		}
+	}
+	return false
 }
