@@ -357,8 +357,13 @@ func TestChartInstall(t *testing.T) {
 		}
 		return nil
 	})
-	if log := mustRead(t, p.log); forbidden.Match(log) || strings.Contains(string(log), `"observation skipped"`) {
+	log := mustRead(t, p.log)
+	if forbidden.Match(log) || strings.Contains(string(log), `"observation skipped"`) {
 		t.Fatalf("the chart's service account could not read what the kube source watches:\n%s", log)
+	}
+	// The line the docs' step 3 tells the reader to look for.
+	if !strings.Contains(string(log), `"msg":"repositories loaded"`) {
+		t.Errorf("no \"repositories loaded\" line in the log (deploy/README.md, step 3):\n%s", log)
 	}
 	t.Logf("timing: chart installed and its serve ready, leading and through a cycle %s after the start", time.Since(start).Round(time.Millisecond))
 
