@@ -3,10 +3,10 @@ package plan
 import (
 	"fmt"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/backflow-dev/backflow/internal/cputime"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
@@ -101,26 +101,10 @@ func BenchmarkPlan(b *testing.B) {
 				b.Fatalf("%d allows, %d write-backs, errors %q", allows, len(res.WriteBacks), res.Errors)
 			}
 			b.ReportAllocs()
-			defer reportCPU(b, cpuTime(b))
+			defer cputime.Report(b, cputime.Now(b))
 			for b.Loop() {
 				Plan(obs, nil, snap, now)
 			}
 		})
 	}
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// reportCPU adds the CPU time per plan, the collector's included, to the
-// wall time: on a shared machine the wall time says as much about the
-// neighbours as about the planner.
-func reportCPU(b *testing.B, start time.Duration) {
-	b.ReportMetric(float64((cpuTime(b)-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }

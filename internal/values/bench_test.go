@@ -2,9 +2,9 @@ package values
 
 import (
 	"os"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/backflow-dev/backflow/internal/cputime"
 )
 
 const benchFile = "../../testdata/corpus/values/kube-prometheus-stack.values.yaml"
@@ -32,26 +32,10 @@ func benchData(b *testing.B) []byte {
 	return data
 }
 
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// reportCPU adds the CPU time per operation, all goroutines and the
-// collector included, to a benchmark's wall time: on a shared machine the
-// wall time says as much about the neighbours as about the code.
-func reportCPU(b *testing.B, start time.Duration) {
-	b.ReportMetric(float64((cpuTime(b)-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
-}
-
 func BenchmarkSetOne(b *testing.B) {
 	data := benchData(b)
 	b.ReportAllocs()
-	defer reportCPU(b, cpuTime(b))
+	defer cputime.Report(b, cputime.Now(b))
 	for b.Loop() {
 		if _, _, err := Set(data, benchEdits[:1], Options{}); err != nil {
 			b.Fatal(err)
@@ -62,7 +46,7 @@ func BenchmarkSetOne(b *testing.B) {
 func BenchmarkSetTen(b *testing.B) {
 	data := benchData(b)
 	b.ReportAllocs()
-	defer reportCPU(b, cpuTime(b))
+	defer cputime.Report(b, cputime.Now(b))
 	for b.Loop() {
 		if _, _, err := Set(data, benchEdits, Options{}); err != nil {
 			b.Fatal(err)
@@ -78,7 +62,7 @@ func BenchmarkFileSetOne(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
-	defer reportCPU(b, cpuTime(b))
+	defer cputime.Report(b, cputime.Now(b))
 	for b.Loop() {
 		if _, _, err := f.Set(benchEdits[:1]); err != nil {
 			b.Fatal(err)
