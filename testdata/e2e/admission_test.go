@@ -341,17 +341,7 @@ func TestAdmissionRoundTrip(t *testing.T) {
 	// subresource: attributed at admission, the pull request merges itself.
 	patch(t, c, userAlice, "redis-replicas", types.MergePatchType, `{"spec":{"replicas":4}}`, "scale")
 	changed := time.Now()
-	var pr *pull
-	eventually(t, stepTimeout, "a write-back pull request for redis-replicas", func() error {
-		pulls, err := h.pulls(t)
-		if err != nil {
-			return err
-		}
-		if pr = pullFor(pulls, replicasKey); pr == nil {
-			return fmt.Errorf("%d pull requests, none for %s", len(pulls), replicasKey)
-		}
-		return nil
-	})
+	pr := awaitPull(t, h, replicasKey, "a write-back pull request for redis-replicas")
 	t.Logf("timing: admission path change-to-PR %s (live change to pull request #%d opened)", time.Since(changed).Round(time.Millisecond), pr.Number)
 	for _, want := range []string{"alice", "admission"} {
 		if !strings.Contains(pr.Body, want) {

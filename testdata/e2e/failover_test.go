@@ -347,17 +347,7 @@ func TestFailover(t *testing.T) {
 		t.Fatalf("the Lease was held by %q when the leader was killed, want %s", holder, a.name)
 	}
 
-	var pr *pull
-	eventually(t, stepTimeout, "the pull request opened by the new leader", func() error {
-		pulls, err := h.pulls(t)
-		if err != nil {
-			return err
-		}
-		if pr = pullFor(pulls, replicasKey); pr == nil {
-			return fmt.Errorf("%d pull requests, none for %s", len(pulls), replicasKey)
-		}
-		return nil
-	})
+	pr := awaitPull(t, h, replicasKey, "the pull request opened by the new leader")
 	opened := time.Since(killed)
 	leading, ok := b.first(t, "leading")
 	if !ok {

@@ -103,6 +103,24 @@ func pullFor(pulls []pull, object string) *pull {
 	return found
 }
 
+// awaitPull waits for the write-back pull request whose body names object
+// (the newest) and returns it.
+func awaitPull(t *testing.T, h *hubClient, object, what string) *pull {
+	t.Helper()
+	var pr *pull
+	eventually(t, stepTimeout, what, func() error {
+		pulls, err := h.pulls(t)
+		if err != nil {
+			return err
+		}
+		if pr = pullFor(pulls, object); pr == nil {
+			return fmt.Errorf("%d pull requests, none for %s", len(pulls), object)
+		}
+		return nil
+	})
+	return pr
+}
+
 const (
 	replicasKey  = "apps/v1|StatefulSet|redis|redis-replicas"
 	masterKey    = "apps/v1|StatefulSet|redis|redis-master"
@@ -140,17 +158,7 @@ func TestLiveRoundTrip(t *testing.T) {
 	// audit log, and the pre-authorized pull request merges itself.
 	patch(t, c, userAlice, "redis-replicas", types.MergePatchType, `{"spec":{"replicas":4}}`, "scale")
 	changed := time.Now()
-	var pr *pull
-	eventually(t, stepTimeout, "a write-back pull request for redis-replicas", func() error {
-		pulls, err := h.pulls(t)
-		if err != nil {
-			return err
-		}
-		if pr = pullFor(pulls, replicasKey); pr == nil {
-			return fmt.Errorf("%d pull requests, none for %s", len(pulls), replicasKey)
-		}
-		return nil
-	})
+	pr := awaitPull(t, h, replicasKey, "a write-back pull request for redis-replicas")
 	t.Logf("timing: observation-to-PR latency %s (live change to pull request #%d opened)", time.Since(changed).Round(time.Millisecond), pr.Number)
 	for _, want := range []string{"alice", "audit-log"} {
 		if !strings.Contains(pr.Body, want) {
