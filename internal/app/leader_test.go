@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -200,31 +199,6 @@ func TestServeReplicasOneWriter(t *testing.T) {
 	if opened != 1 {
 		t.Errorf("%d pull requests opened, want 1 (the new leader follows the first's)", opened)
 	}
-}
-
-// replicasObservation is alice's scale of redis-replicas, as pushed.
-func replicasObservation(now time.Time) string {
-	now = now.UTC()
-	return fmt.Sprintf(`apiVersion: backflow.dev/v1alpha1
-kind: ObjectStateObserved
-metadata:
-  name: redis-replicas
-spec:
-  source: kubernetes
-  cluster: prod-us-east-1
-  observedAt: %q
-  object: "apps/v1|StatefulSet|redis|redis-replicas"
-  change:
-    actor: alice
-    groups: [sre]
-    attribution: audit-log
-    at: %q
-  fields:
-    - field: spec.replicas
-      live: 4
-      desired: 3
-      manager: kubectl
-`, now.Format(time.RFC3339), now.Add(-time.Minute).Format(time.RFC3339))
 }
 
 // nopCycler cycles nothing.

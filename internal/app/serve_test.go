@@ -228,27 +228,7 @@ func TestServeObservationBecomesPullRequest(t *testing.T) {
 	waitMsg(t, msgs, "cycle done", logs)
 
 	now := time.Now().UTC()
-	doc := fmt.Sprintf(`apiVersion: backflow.dev/v1alpha1
-kind: ObjectStateObserved
-metadata:
-  name: redis-replicas
-spec:
-  source: kubernetes
-  cluster: prod-us-east-1
-  observedAt: %q
-  object: "apps/v1|StatefulSet|redis|redis-replicas"
-  change:
-    actor: alice
-    groups: [sre]
-    attribution: audit-log
-    at: %q
-    intent: "incident-fix: scale replicas to absorb a load spike"
-  fields:
-    - field: spec.replicas
-      live: 4
-      desired: 3
-      manager: kubectl
-`, now.Format(time.RFC3339), now.Add(-time.Minute).Format(time.RFC3339))
+	doc := replicasObservation(now)
 
 	pushedAt := time.Now()
 	req, _ := http.NewRequest(http.MethodPost, base+"/observations", strings.NewReader(doc))
@@ -433,4 +413,30 @@ func startServe(t *testing.T, config string, hub *localhub.Server) (base string,
 	hub.SetWebhookURL(base + "/webhook")
 	<-st.srv.ReadyC()
 	return base, logs, msgs, func() error { cancel(); return <-done }
+}
+
+// replicasObservation is alice's scale of redis-replicas, as pushed.
+func replicasObservation(now time.Time) string {
+	now = now.UTC()
+	return fmt.Sprintf(`apiVersion: backflow.dev/v1alpha1
+kind: ObjectStateObserved
+metadata:
+  name: redis-replicas
+spec:
+  source: kubernetes
+  cluster: prod-us-east-1
+  observedAt: %q
+  object: "apps/v1|StatefulSet|redis|redis-replicas"
+  change:
+    actor: alice
+    groups: [sre]
+    attribution: audit-log
+    at: %q
+    intent: "incident-fix: scale replicas to absorb a load spike"
+  fields:
+    - field: spec.replicas
+      live: 4
+      desired: 3
+      manager: kubectl
+`, now.Format(time.RFC3339), now.Add(-time.Minute).Format(time.RFC3339))
 }
