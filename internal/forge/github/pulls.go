@@ -345,36 +345,43 @@ func (a *Adapter) EnableAutoMerge(ctx context.Context, repo forge.Repo, pr forge
 	}
 	body := map[string]any{"query": enableAutoMergeMutation, "variables": map[string]any{"input": input}}
 	return a.create(ctx, func(ctx context.Context) error {
-		var out gqlResponse
-		if _, err := in.api.GraphQL(ctx, a.cfg.GraphQLURL, body, &out); err != nil {
-			return mapErr(err, "%s", where)
-		}
-		if len(out.Errors) == 0 {
-			return nil
-		}
-		msg := out.Errors[0].Message
-		var sentinel error
-		switch {
-		case headMovedText.MatchString(msg):
-			sentinel = forge.ErrConflict
-		case alreadyMergeableText.MatchString(msg):
-			sentinel = forge.ErrAlreadyMergeable
-		case autoMergeOffText.MatchString(msg):
-			sentinel = forge.ErrAutoMergeNotAllowed
-		case out.Errors[0].Type == "NOT_FOUND":
-			sentinel = forge.ErrNotFound
-		case out.Errors[0].Type == "FORBIDDEN":
-			sentinel = forge.ErrUnauthorized
-		case notMergeableText.MatchString(msg):
-			sentinel = forge.ErrNotMergeable
-		default:
-			sentinel = forge.ErrInvalid
-		}
-		return fmt.Errorf("error %s: %s: %w", where, msg, sentinel)
+		return in.mutate(ctx, a.cfg.GraphQLURL, body, where, func(msg, typ string) error {
+			switch {
+			case headMovedText.MatchString(msg):
+				return forge.ErrConflict
+			case alreadyMergeableText.MatchString(msg):
+				return forge.ErrAlreadyMergeable
+			case autoMergeOffText.MatchString(msg):
+				return forge.ErrAutoMergeNotAllowed
+			case typ == "NOT_FOUND":
+				return forge.ErrNotFound
+			case typ == "FORBIDDEN":
+				return forge.ErrUnauthorized
+			case notMergeableText.MatchString(msg):
+				return forge.ErrNotMergeable
+			}
+			return forge.ErrInvalid
+		})
 	}, func(ctx context.Context) (bool, error) {
 		p, _, err := in.api.GetPull(ctx, repo.Owner, repo.Name, pr.Number)
 		return err == nil && p.AutoMerge != nil, err
 	})
+}
+
+// mutate sends a GraphQL mutation. A transport or HTTP error is mapped as
+// every REST error is; GraphQL's first error becomes an error naming where
+// and quoting its message, wrapping the sentinel that classify gives for its
+// message and type (each mutation knows its own messages).
+func (in *installation) mutate(ctx context.Context, url string, body any, where string, classify func(msg, typ string) error) error {
+	var out gqlResponse
+	if _, err := in.api.GraphQL(ctx, url, body, &out); err != nil {
+		return mapErr(err, "%s", where)
+	}
+	if len(out.Errors) == 0 {
+		return nil
+	}
+	e := out.Errors[0]
+	return fmt.Errorf("error %s: %s: %w", where, e.Message, classify(e.Message, e.Type))
 }
 
 // nodeID is the pull request's GraphQL node ID, read over REST when the
@@ -405,22 +412,15 @@ func (a *Adapter) DisableAutoMerge(ctx context.Context, repo forge.Repo, pr forg
 	}
 	body := map[string]any{"query": disableAutoMergeMutation, "variables": map[string]any{"input": map[string]any{"pullRequestId": pr.NodeID}}}
 	return a.create(ctx, func(ctx context.Context) error {
-		var out gqlResponse
-		if _, err := in.api.GraphQL(ctx, a.cfg.GraphQLURL, body, &out); err != nil {
-			return mapErr(err, "%s", where)
-		}
-		if len(out.Errors) == 0 {
-			return nil
-		}
-		msg := out.Errors[0].Message
-		sentinel := forge.ErrInvalid
-		switch {
-		case out.Errors[0].Type == "NOT_FOUND":
-			sentinel = forge.ErrNotFound
-		case out.Errors[0].Type == "FORBIDDEN":
-			sentinel = forge.ErrUnauthorized
-		}
-		return fmt.Errorf("error %s: %s: %w", where, msg, sentinel)
+		return in.mutate(ctx, a.cfg.GraphQLURL, body, where, func(_, typ string) error {
+			switch typ {
+			case "NOT_FOUND":
+				return forge.ErrNotFound
+			case "FORBIDDEN":
+				return forge.ErrUnauthorized
+			}
+			return forge.ErrInvalid
+		})
 	}, func(ctx context.Context) (bool, error) {
 		p, _, err := in.api.GetPull(ctx, repo.Owner, repo.Name, pr.Number)
 		return err == nil && p.AutoMerge == nil, err
