@@ -1,6 +1,8 @@
 package bot
 
 import (
+	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -99,5 +101,57 @@ func TestStateCacheIdleCycleSendsNothing(t *testing.T) {
 	// The closed proposal was seen: its branch is deleted.
 	if got["DELETE /repos/{owner}/{repo}/git/refs/{ref...}"] != 1 {
 		t.Errorf("the person's close was not acted on: %v", got)
+	}
+}
+
+// Every write of the bot's forge drops the written repository's cached
+// state: a write method the interface gains and invalidating does not wrap
+// would pass through the embedded forge and leave stale state behind. Each
+// method is called through invalidating over a nil forge (the call itself
+// panics there, after the deferred drop); only the reads may leave the state.
+func TestInvalidatingWrapsEveryWrite(t *testing.T) {
+	reads := map[string]bool{
+		"App": true, "Repositories": true, "ReadFile": true, "ListFiles": true, "BranchHead": true,
+		"CommitsSince": true, "ChangedFiles": true, "GetPullRequest": true, "ListPullRequests": true,
+		"FindOpenPullRequest": true, "ListComments": true, "ListCheckRuns": true, "ListIssues": true,
+	}
+	repo := forge.Repo{Owner: "acme", Name: "gitops"}
+	ft := reflect.TypeFor[Forge]()
+	for i := range ft.NumMethod() {
+		m := ft.Method(i)
+		t.Run(m.Name, func(t *testing.T) {
+			state := NewStateCache(time.Hour, nil)
+			before := state.entry(repo).gen
+			f := reflect.ValueOf(invalidating{state: state}).MethodByName(m.Name)
+			args := make([]reflect.Value, m.Type.NumIn())
+			for j := range args {
+				in := m.Type.In(j)
+				switch in {
+				case reflect.TypeFor[context.Context]():
+					args[j] = reflect.ValueOf(context.Background())
+				case reflect.TypeFor[forge.Repo]():
+					args[j] = reflect.ValueOf(repo)
+				case reflect.TypeFor[forge.CommitRequest]():
+					args[j] = reflect.ValueOf(forge.CommitRequest{Repo: repo})
+				default:
+					args[j] = reflect.Zero(in)
+				}
+			}
+			func() {
+				defer func() { _ = recover() }()
+				if m.Type.IsVariadic() {
+					f.CallSlice(args)
+				} else {
+					f.Call(args)
+				}
+			}()
+			dropped := state.entry(repo).gen != before
+			switch {
+			case reads[m.Name] && dropped:
+				t.Errorf("%s is a read but drops the cached state", m.Name)
+			case !reads[m.Name] && !dropped:
+				t.Errorf("%s does not drop the cached state: wrap it in invalidating, or list it among the reads", m.Name)
+			}
+		})
 	}
 }
