@@ -36,7 +36,9 @@ type Options struct {
 	Inline bool
 	// Readings, when not nil, supplies Helm's reading of the original
 	// document where one was already made of exactly the same bytes, and
-	// keeps the one Parse makes. The edited bytes are always read afresh.
+	// keeps the one Parse makes. It also remembers each verified edit of
+	// the File, which the same edits of the same bytes then return without
+	// verifying again; otherwise the edited bytes are read afresh.
 	Readings *Readings
 }
 

@@ -1,26 +1,107 @@
 package values
 
-import "sync"
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"sync"
 
-// Readings remembers Helm's reading of YAML documents by their exact bytes,
-// so that a document read once (by the planner, say) is not read again by
-// the editor: HelmUnmarshal is a function of the bytes alone, and a reading
-// is only ever taken for bytes equal to the ones it was made of. The trees
-// it hands out are shared; nobody may change them. The zero value is not
-// ready: use NewReadings. A nil *Readings reads every time.
+	"github.com/backflow-dev/backflow/internal/yamlnode"
+)
+
+// Readings remembers work that is a function of exact bytes, so that a
+// process that reads and edits the same files again (the bot, plan after
+// plan) does not repeat it:
+//
+//   - Helm's reading of a YAML document, by the document's bytes: a
+//     document read once (by the planner, say) is not read again by the
+//     editor. HelmUnmarshal is a function of the bytes alone.
+//   - Verified edits: the output of File.Set and File.SetRead (the new
+//     bytes, the changes and Helm's reading of the result), by the whole
+//     file's bytes, the chosen document, the values root and the edits
+//     (each path, and each value with its Go type). An edit that was
+//     verified once is not verified again; a refused edit is not
+//     remembered, so it is refused afresh with its reasons.
+//
+// Keys are the exact bytes, never a digest of them, so two inputs share an
+// entry only when they are equal. The trees and bytes it hands out are
+// shared between callers; nobody may change them.
+//
+// Readings may be kept for the life of a process and used from several
+// goroutines. A budget bounds the bytes it keeps (an estimate of the keys,
+// bytes and trees it holds: see Stats); beyond it the least recently used
+// entries are dropped, and an entry larger than the whole budget is not
+// kept. The zero value is not ready: use NewReadings or
+// NewBoundedReadings. A nil *Readings remembers nothing.
 type Readings struct {
-	mu sync.Mutex
-	m  map[string]reading
+	mu       sync.Mutex
+	budget   int64 // most bytes kept; 0: no bound
+	used     int64
+	readings map[string]*entry
+	edits    map[editKey]*entry
+	lru      entry // sentinel: lru.next is the most recently used
+	stats    ReadingsStats
 }
 
-type reading struct {
+// ReadingsStats counts what a Readings holds and how it was used.
+type ReadingsStats struct {
+	// Entries and Bytes are what is kept now: Bytes is the estimate the
+	// budget bounds (keys, output bytes and trees, and a fixed cost per
+	// entry).
+	Entries int
+	Bytes   int64
+	// Hits and Misses count lookups of readings and of edits; Evictions
+	// the entries dropped to keep within the budget.
+	Hits, Misses, Evictions int64
+}
+
+// entry is one remembered reading or edit, on the LRU list.
+type entry struct {
+	prev, next *entry
+	size       int64
+	// A reading: its key, the tree and the error.
+	doc string
 	v   any
 	err error
+	// An edit: its key and the result.
+	edit    *editKey
+	out     []byte
+	helm    any
+	changes []Change
 }
 
-// NewReadings returns an empty set of readings.
-func NewReadings() *Readings {
-	return &Readings{m: map[string]reading{}}
+// editKey names an edit: the file's bytes, and the rest of what decides
+// the result (the document, the values root and the edits), encoded by
+// editKeyOf.
+type editKey struct {
+	file string
+	rest string
+}
+
+// NewReadings returns an empty set of readings with no bound: for work
+// whose inputs are bounded already, such as one plan.
+func NewReadings() *Readings { return NewBoundedReadings(0) }
+
+// NewBoundedReadings returns an empty set of readings that keeps at most
+// budget bytes (as Stats counts them), dropping the least recently used
+// entries beyond that. A budget of zero or less means no bound.
+func NewBoundedReadings(budget int64) *Readings {
+	r := &Readings{budget: max(budget, 0), readings: map[string]*entry{}, edits: map[editKey]*entry{}}
+	r.lru.next, r.lru.prev = &r.lru, &r.lru
+	return r
+}
+
+// Stats returns the current counts.
+func (r *Readings) Stats() ReadingsStats {
+	if r == nil {
+		return ReadingsStats{}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.stats
+	s.Entries = len(r.readings) + len(r.edits)
+	s.Bytes = r.used
+	return s
 }
 
 // HelmUnmarshal is the package's HelmUnmarshal, remembered by doc's bytes.
@@ -29,14 +110,229 @@ func (r *Readings) HelmUnmarshal(doc []byte) (any, error) {
 		return HelmUnmarshal(doc)
 	}
 	r.mu.Lock()
-	got, ok := r.m[string(doc)]
-	r.mu.Unlock()
-	if ok {
-		return got.v, got.err
+	if e, ok := r.readings[string(doc)]; ok {
+		r.touch(e)
+		r.stats.Hits++
+		r.mu.Unlock()
+		return e.v, e.err
 	}
+	r.stats.Misses++
+	r.mu.Unlock()
+	// Read outside the lock: other documents need not wait. Two readers of
+	// the same new bytes both read them; the second keeps its own.
 	v, err := HelmUnmarshal(doc)
+	e := &entry{doc: string(doc), v: v, err: err}
+	e.size = entryOverhead + int64(len(doc)) + treeBytes(v)
 	r.mu.Lock()
-	r.m[string(doc)] = reading{v, err}
+	if old, ok := r.readings[e.doc]; ok {
+		r.remove(old)
+	}
+	if r.fits(e) {
+		r.readings[e.doc] = e
+		r.add(e)
+	}
 	r.mu.Unlock()
 	return v, err
+}
+
+// edit returns the remembered result of an edit.
+func (r *Readings) edit(k editKey) (*entry, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.edits[k]
+	if !ok {
+		r.stats.Misses++
+		return nil, false
+	}
+	r.touch(e)
+	r.stats.Hits++
+	return e, true
+}
+
+// keepEdit remembers the verified result of an edit.
+func (r *Readings) keepEdit(k editKey, out []byte, helm any, changes []Change) {
+	e := &entry{edit: &k, out: out, helm: helm, changes: changes}
+	e.size = entryOverhead + int64(len(k.file)+len(k.rest)+len(out)) + treeBytes(helm)
+	for _, c := range changes {
+		e.size += changeOverhead + int64(len(c.Path)) + treeBytes(c.Old) + treeBytes(c.New)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old, ok := r.edits[k]; ok {
+		r.remove(old)
+	}
+	if r.fits(e) {
+		r.edits[k] = e
+		r.add(e)
+	}
+}
+
+// fits makes room for e, dropping the least recently used entries, and
+// says whether it fits at all. r.mu is held.
+func (r *Readings) fits(e *entry) bool {
+	if r.budget == 0 {
+		return true
+	}
+	if e.size > r.budget {
+		return false
+	}
+	for r.used+e.size > r.budget {
+		r.remove(r.lru.prev)
+		r.stats.Evictions++
+	}
+	return true
+}
+
+// add puts e first on the list. r.mu is held.
+func (r *Readings) add(e *entry) {
+	e.prev, e.next = &r.lru, r.lru.next
+	e.prev.next, e.next.prev = e, e
+	r.used += e.size
+}
+
+// touch moves e to the front of the list. r.mu is held.
+func (r *Readings) touch(e *entry) {
+	e.prev.next, e.next.prev = e.next, e.prev
+	e.prev, e.next = &r.lru, r.lru.next
+	e.prev.next, e.next.prev = e, e
+}
+
+// remove drops e from the list and its map. r.mu is held.
+func (r *Readings) remove(e *entry) {
+	e.prev.next, e.next.prev = e.next, e.prev
+	e.prev, e.next = nil, nil
+	r.used -= e.size
+	if e.edit != nil {
+		delete(r.edits, *e.edit)
+	} else {
+		delete(r.readings, e.doc)
+	}
+}
+
+// The fixed costs Stats counts for an entry (the entry, its map slot and
+// list links) and for a remembered Change.
+const (
+	entryOverhead  = 256
+	changeOverhead = 96
+)
+
+// treeBytes estimates the heap a decoded tree holds: headers, map slots and
+// the text of strings and numbers. It is an estimate for the budget, meant
+// to be of the right size, not exact.
+func treeBytes(v any) int64 {
+	switch x := v.(type) {
+	case string:
+		return 16 + int64(len(x))
+	case json.Number:
+		return 16 + int64(len(x))
+	case int64, float64, int, uint64:
+		return 8
+	case map[string]any:
+		n := int64(48)
+		for k, e := range x {
+			n += 48 + int64(len(k)) + treeBytes(e)
+		}
+		return n
+	case []any:
+		n := int64(24 + 16*len(x))
+		for _, e := range x {
+			n += treeBytes(e)
+		}
+		return n
+	}
+	return 0
+}
+
+// editKeyOf is the key of edits on f: everything the result depends on
+// besides the code. ok is false for a value of a type the key cannot spell
+// exactly; such edits are not remembered.
+func (f *File) editKeyOf(edits []Edit) (editKey, bool) {
+	b := make([]byte, 0, 64)
+	b = binary.AppendUvarint(b, uint64(f.index))
+	b = binary.AppendUvarint(b, uint64(len(f.root)))
+	for _, s := range f.root {
+		b = appendSegment(b, s)
+	}
+	b = binary.AppendUvarint(b, uint64(len(edits)))
+	for _, e := range edits {
+		b = appendString(b, e.Path)
+		var ok bool
+		if b, ok = appendValue(b, e.Value); !ok {
+			return editKey{}, false
+		}
+	}
+	return editKey{file: f.key(), rest: string(b)}, true
+}
+
+// key is the file's bytes as a string, made once per File and shared by
+// the keys of its edits.
+func (f *File) key() string {
+	f.keyOnce.Do(func() { f.fileKey = string(f.src.data) })
+	return f.fileKey
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendSegment(b []byte, s yamlnode.Segment) []byte {
+	var flags byte
+	if s.IsIndex {
+		flags |= 1
+	}
+	if s.AnyIndex {
+		flags |= 2
+	}
+	b = append(b, flags)
+	b = binary.AppendVarint(b, int64(s.Index))
+	b = appendString(b, s.Key)
+	b = appendString(b, s.MergeKey)
+	return appendString(b, s.MergeValue)
+}
+
+// appendValue spells v and its Go type (every part of a key is
+// self-delimiting: lengths before text, varints, fixed-width bits, so no
+// two different keys spell alike): values of different types are
+// different keys even where they would render alike, since a Change
+// carries the value it was given.
+func appendValue(b []byte, v any) ([]byte, bool) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, 'n'), true
+	case bool:
+		if x {
+			return append(b, 'T'), true
+		}
+		return append(b, 'F'), true
+	case string:
+		return appendString(append(b, 's'), x), true
+	case json.Number:
+		return appendString(append(b, 'j'), string(x)), true
+	case int:
+		return binary.AppendVarint(append(b, 'i'), int64(x)), true
+	case int8:
+		return binary.AppendVarint(append(b, 'b'), int64(x)), true
+	case int16:
+		return binary.AppendVarint(append(b, 'h'), int64(x)), true
+	case int32:
+		return binary.AppendVarint(append(b, 'w'), int64(x)), true
+	case int64:
+		return binary.AppendVarint(append(b, 'l'), x), true
+	case uint:
+		return binary.AppendUvarint(append(b, 'I'), uint64(x)), true
+	case uint8:
+		return binary.AppendUvarint(append(b, 'B'), uint64(x)), true
+	case uint16:
+		return binary.AppendUvarint(append(b, 'H'), uint64(x)), true
+	case uint32:
+		return binary.AppendUvarint(append(b, 'W'), uint64(x)), true
+	case uint64:
+		return binary.AppendUvarint(append(b, 'L'), x), true
+	case float32:
+		return binary.BigEndian.AppendUint32(append(b, 'f'), math.Float32bits(x)), true
+	case float64:
+		return binary.BigEndian.AppendUint64(append(b, 'd'), math.Float64bits(x)), true
+	}
+	return b, false
 }

@@ -3,6 +3,7 @@ package values
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -53,6 +54,11 @@ type File struct {
 	// once, when the first edit needs it.
 	v3Err  error
 	v3Once sync.Once
+	// readings, when not nil, remembers verified edits; fileKey is the
+	// file's bytes as the key of its edits, made once.
+	readings *Readings
+	fileKey  string
+	keyOnce  sync.Once
 }
 
 // decodesV3 checks the original document decodes with yaml.v3 (duplicate
@@ -89,7 +95,7 @@ func Parse(data []byte, opts Options) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &File{src: src, index: index, doc: doc, helm: helm, root: root}, nil
+	return &File{src: src, index: index, doc: doc, helm: helm, root: root, readings: opts.Readings}, nil
 }
 
 // readBoth parses document index with yaml.v3 nodes and with Helm's reader
@@ -151,13 +157,36 @@ func (f *File) Set(edits []Edit) ([]byte, []Change, error) {
 // SetRead is Set that also returns the edited document as Helm reads it:
 // the reading the verification made, so a caller that needs the new values
 // does not read the file again. It is the original's reading when the
-// edits change nothing.
+// edits change nothing. The tree is shared (with the File, and with other
+// callers through Options.Readings): nobody may change it.
 func (f *File) SetRead(edits []Edit) ([]byte, any, error) {
 	out, helm, _, err := f.set(edits)
 	return out, helm, err
 }
 
+// set is Set and SetRead. With Options.Readings, the result of edits that
+// were verified before on the same bytes, document and root is taken from
+// there; the bytes returned are a copy each time, since Set's callers own
+// them.
 func (f *File) set(edits []Edit) ([]byte, any, []Change, error) {
+	if f.readings == nil || len(edits) == 0 {
+		return f.setAfresh(edits)
+	}
+	k, ok := f.editKeyOf(edits)
+	if !ok {
+		return f.setAfresh(edits)
+	}
+	if e, ok := f.readings.edit(k); ok {
+		return bytes.Clone(e.out), e.helm, slices.Clone(e.changes), nil
+	}
+	out, helm, changes, err := f.setAfresh(edits)
+	if err == nil {
+		f.readings.keepEdit(k, bytes.Clone(out), helm, slices.Clone(changes))
+	}
+	return out, helm, changes, err
+}
+
+func (f *File) setAfresh(edits []Edit) ([]byte, any, []Change, error) {
 	if len(edits) == 0 {
 		return nil, nil, nil, fmt.Errorf("no edits: %w", ErrRefused)
 	}
