@@ -105,4 +105,4 @@ bench-fleet: build ## Serve FLEET repositories from a local hub with serve as a 
 .PHONY: bench-yq
 bench-yq: build ## Time backflow values set and backflow-values set against yq v4 as processes on the same edits, on every corpus file
 	@test -x $(YQ) || GOBIN=$(TOOLS_DIR) $(GO) install github.com/mikefarah/yq/v4@$(YQ_VERSION)
-	BACKFLOW_BIN=$(CURDIR)/$(BIN) VALUES_BIN=$(CURDIR)/$(VALUES_BIN) YQ_BIN=$(YQ) $(GO) test -run '^$$' -bench '^BenchmarkProcessVsYQ$$' -benchtime 20x ./cmd/backflow/
+	BACKFLOW_BIN=$(CURDIR)/$(BIN) VALUES_BIN=$(CURDIR)/$(VALUES_BIN) YQ_BIN=$(YQ) $(GO) test -run '^$$' -bench '^BenchmarkProcessVsYQ$$' -benchtime 20x ./internal/cli/

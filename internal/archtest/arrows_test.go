@@ -115,9 +115,9 @@ var rules = []rule{
 		forbidden: project("internal/observe/source/..."),
 	},
 	{
-		why:       "only the wiring (internal/app, the command, the demo) knows the GitHub adapter",
+		why:       "only the wiring (internal/app, the command line, the demo) knows the GitHub adapter",
 		pkgs:      project("..."),
-		exempt:    project("internal/app/...", "cmd/...", "internal/demo/...", "internal/reliability/...", "internal/forge/github/..."),
+		exempt:    project("internal/app/...", "cmd/...", "internal/cli/...", "internal/demo/...", "internal/reliability/...", "internal/forge/github/..."),
 		forbidden: project("internal/forge/github/..."),
 	},
 	{

@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"encoding/json"
+
+	"github.com/spf13/cobra"
+
+	"github.com/backflow-dev/backflow/internal/demo"
+)
+
+func newDemoCmd() *cobra.Command {
+	var (
+		asJSON bool
+		out    string
+	)
+	cmd := &cobra.Command{
+		Use:   "demo [--json] [--out DIR]",
+		Short: "Run the whole round trip against an in-process local hub",
+		Long: `Run reverse reconciliation end to end on this machine, with no GitHub
+account and no network but loopback: a local GitHub-compatible hub serves a
+sample GitOps repository (redis in prod-us-east and prod-eu-west, the seed's
+policy with replica.replicaCount pre-authorized, branch protection requiring
+backflow/receipt); simulated clusters take alice's incident fix (redis-replicas
+3 -> 4, attributed by the audit log) and bob's unauthorized image change; real
+reconcile cycles through the GitHub adapter open, check and merge the pull
+request, a forward apply keeps the fix, and the follow-up proves the receipt.
+
+Each step is shown on stdout; --json prints a summary instead. The proven
+receipt is written to --out (default: a new temporary folder). Needs git.
+
+Exit 0 when the round trip completed; 2 when it could not run.`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts := demo.Options{Out: out}
+			if !asJSON {
+				opts.Narration = cmd.OutOrStdout()
+			}
+			sum, err := demo.Run(cmd.Context(), opts)
+			if err != nil {
+				return usageError("demo: %v", err)
+			}
+			if !asJSON {
+				return nil
+			}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetIndent("", "  ")
+			enc.SetEscapeHTML(false)
+			return enc.Encode(sum)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON summary instead of the steps")
+	cmd.Flags().StringVar(&out, "out", "", "folder for the proven receipt (default: a new temporary folder)")
+	return cmd
+}

@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/backflow-dev/backflow/internal/app"
+	"github.com/backflow-dev/backflow/internal/render"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
+	"github.com/backflow-dev/backflow/internal/values"
+)
+
+func newMapCmd() *cobra.Command {
+	var (
+		chartDir, object, field string
+		chartVersion, repoURL   string
+		valuesFiles             []string
+		opts                    render.Options
+		maxRenders              int
+	)
+	cmd := &cobra.Command{
+		Use:   "map --chart DIR|oci://REF|NAME [--version V] [--repo URL] [--values FILE]... --object KEY --field PATH",
+		Short: "Find the value paths that drive a rendered field of a chart",
+		Long: `map asks the chart which value paths drive one field of one rendered object,
+to write a policy's mayAccept entries from the chart rather than from memory.
+
+It renders the chart in DIR (its dependencies under charts/, or fetched as its
+Chart.lock pins them), or the chart fetched from an OCI registry
+(--chart oci://host/path/chart --version V) or a chart repository
+(--repo URL --chart NAME --version V), as the render witness fetches it, with
+the values files, in Helm's override order, then changes each scalar leaf of the merged
+values (the chart's defaults under the files' values; a number +1, a boolean
+flipped, a string with an x appended; leaves inside lists are left alone),
+renders again and keeps the value paths that move the field. Leaves are tried
+in groups that are split while they move the field or fail to render, so the
+cost grows with the paths found rather than with the leaves; --max-renders
+bounds it. This assumes changes in one group do not cancel each other out.
+
+KEY is the object key apiVersion|Kind|namespace|name; PATH the Kubernetes field
+path (spec.replicas, spec.template.spec.containers[0].image).
+
+The output ranks the paths: those whose new value the field renders as is
+(direct) first, then those that move fewer other fields; each row lists the
+other fields it also moves. The last line reports the cost: leaves, renders,
+leaves that could not be rendered, and the time taken.
+
+Exit 0: at least one value path drives the field. 1: none does (or the render
+budget ran out first). 2: the chart or a values file cannot be read, the
+chart does not render the object, or a flag is wrong.`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if chartDir == "" || object == "" || field == "" {
+				return usageError("--chart, --object and --field are required")
+			}
+			spec := &repoconfig.Chart{Name: chartDir, Version: chartVersion}
+			var src render.Source
+			switch {
+			case strings.HasPrefix(chartDir, "oci://"):
+				spec.OCI = chartDir
+			case repoURL != "":
+				spec.Repository = repoURL
+			default:
+				abs, err := filepath.Abs(chartDir)
+				if err != nil {
+					return usageError("--chart %s: %v", chartDir, err)
+				}
+				src, spec.Path = render.DirSource{Root: filepath.Dir(abs)}, filepath.Base(abs)
+			}
+			if spec.Remote() && chartVersion == "" {
+				return usageError("--version is required with --repo or an oci:// chart")
+			}
+			if !spec.Remote() && chartVersion != "" {
+				return usageError("--version goes with --repo or an oci:// chart, not a chart folder")
+			}
+			c, err := render.Load(cmd.Context(), src, render.NewFetcher(render.FetchOptions{}), spec)
+			if err != nil {
+				return usageError("map: --chart %s: %v", chartDir, err)
+			}
+			trees, err := app.ReadValuesFiles(valuesFiles)
+			if re := (*app.ReadFileError)(nil); errors.As(err, &re) {
+				return usageError("--values %s: %v", re.Path, re.Err)
+			} else if err != nil {
+				return usageError("%v", err)
+			}
+			if opts.Release == "" {
+				opts.Release = c.Name
+			}
+			if opts.Namespace == "" {
+				if parts := strings.Split(object, "|"); len(parts) == 4 {
+					opts.Namespace = parts[2]
+				}
+			}
+			start := time.Now()
+			res, err := c.Map(cmd.Context(), opts, trees, object, field, maxRenders)
+			if err != nil {
+				return usageError("%v", err)
+			}
+			took := time.Since(start)
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "chart %s %s (%s): value paths that drive %s %s\n", c.Name, c.Version, c.Digest, object, field)
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "RANK\tVALUE PATH\tFIELD\tALSO MOVES")
+			for i, d := range res.Drivers {
+				effect := fmt.Sprintf("%s -> %s", renderedText(d.Before, d.HasBefore), renderedText(d.After, d.HasAfter))
+				if d.Direct {
+					effect += " (direct)"
+				}
+				also := "nothing else"
+				if n := len(d.Also); n > 0 {
+					shown := d.Also[:min(n, 3)]
+					also = fmt.Sprintf("%d: %s", n, strings.Join(shown, ", "))
+					if n > 3 {
+						also += ", ..."
+					}
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", i+1, d.ValuePath, effect, also)
+			}
+			tw.Flush()
+			fmt.Fprintf(out, "cost: %d scalar leaves, %d renders, %d leaves could not be rendered, %s\n",
+				res.Leaves, res.Renders, res.Failed, took.Round(time.Millisecond))
+			switch {
+			case res.Truncated:
+				return negative("the render budget (--max-renders %d) ran out before every leaf was tried", res.Renders)
+			case len(res.Drivers) == 0:
+				return negative("no value path drives %s %s", object, field)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&chartDir, "chart", "", "the chart's folder, its oci:// reference, or its name in the --repo chart repository")
+	f.StringVar(&chartVersion, "version", "", "the exact version of a chart fetched from --repo or an OCI registry")
+	f.StringVar(&repoURL, "repo", "", "the chart repository (the URL of its index.yaml's folder) that serves --chart")
+	f.StringArrayVar(&valuesFiles, "values", nil, "a values file, in Helm's override order (repeatable)")
+	f.StringVar(&object, "object", "", "the rendered object, apiVersion|Kind|namespace|name")
+	f.StringVar(&field, "field", "", "the Kubernetes field path")
+	f.StringVar(&opts.Release, "release", "", "release name (default: the chart's name)")
+	f.StringVar(&opts.Namespace, "namespace", "", "release namespace (default: the object's namespace)")
+	f.StringVar(&opts.KubeVersion, "kube-version", render.DefaultKubeVersion, "Kubernetes version rendered for")
+	f.IntVar(&maxRenders, "max-renders", render.DefaultMaxRenders, "the most renderings to make")
+	return cmd
+}
+
+// renderedText writes a rendered value, or "absent".
+func renderedText(v any, has bool) string {
+	if !has {
+		return "absent"
+	}
+	return values.Format(v)
+}
