@@ -1,7 +1,9 @@
 package values
 
 import (
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/backflow-dev/backflow/internal/cputime"
@@ -68,4 +70,61 @@ func BenchmarkFileSetOne(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// smallFiles are values files shaped as the planner's benchmark has them:
+// 15 lines each, a comment on most, and seven edits of each.
+func smallFiles(n int) ([][]byte, []Edit) {
+	files := make([][]byte, n)
+	for i := range files {
+		var b strings.Builder
+		fmt.Fprintf(&b, "# app-%04d values\nimage:\n  repository: example/app-%04d\n  tag: \"1.0\"\nsettings:\n", i, i)
+		for f := range 10 {
+			fmt.Fprintf(&b, "  f%d: 1 # tuned by hand\n", f)
+		}
+		files[i] = []byte(b.String())
+	}
+	var edits []Edit
+	for f := range 7 {
+		edits = append(edits, Edit{Path: fmt.Sprintf("settings.f%d", f), Value: int64(2)})
+	}
+	return files, edits
+}
+
+// BenchmarkSmallFiles reads 100 small files as the planner does (Helm's
+// reading, then Parse and SetRead with the same Readings): cold, with a
+// new Readings each time, as one plan starts; warm, with one Readings kept
+// across, as a process plans the same files again.
+func BenchmarkSmallFiles(b *testing.B) {
+	files, edits := smallFiles(100)
+	run := func(b *testing.B, r *Readings) {
+		for _, data := range files {
+			if _, err := r.HelmUnmarshal(data); err != nil {
+				b.Fatal(err)
+			}
+			f, err := Parse(data, Options{Readings: r})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, _, err := f.SetRead(edits); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("cold", func(b *testing.B) {
+		b.ReportAllocs()
+		defer cputime.Report(b, cputime.Now(b))
+		for b.Loop() {
+			run(b, NewReadings())
+		}
+	})
+	b.Run("warm", func(b *testing.B) {
+		r := NewBoundedReadings(64 << 20)
+		run(b, r)
+		b.ReportAllocs()
+		defer cputime.Report(b, cputime.Now(b))
+		for b.Loop() {
+			run(b, r)
+		}
+	})
 }

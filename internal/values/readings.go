@@ -6,6 +6,8 @@ import (
 	"math"
 	"sync"
 
+	yaml "go.yaml.in/yaml/v3"
+
 	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
@@ -16,16 +18,21 @@ import (
 //   - Helm's reading of a YAML document, by the document's bytes: a
 //     document read once (by the planner, say) is not read again by the
 //     editor. HelmUnmarshal is a function of the bytes alone.
+//   - Parsed files: Parse of the same bytes with the same document, root
+//     and Inline returns the File it returned before. A File never
+//     changes, and is safe for concurrent use.
 //   - Verified edits: the output of File.Set and File.SetRead (the new
 //     bytes, the changes and Helm's reading of the result), by the whole
 //     file's bytes, the chosen document, the values root and the edits
 //     (each path, and each value with its Go type). An edit that was
-//     verified once is not verified again; a refused edit is not
-//     remembered, so it is refused afresh with its reasons.
+//     verified once is not verified again.
 //
-// Keys are the exact bytes, never a digest of them, so two inputs share an
-// entry only when they are equal. The trees and bytes it hands out are
-// shared between callers; nobody may change them.
+// A file that does not parse, or a refused edit, is not remembered: it
+// fails afresh with its reasons (Helm's reader's error on a document is,
+// like its reading). Keys are the exact bytes, never a
+// digest of them, so two inputs share an entry only when they are equal.
+// The trees and Files it hands out are shared between callers; nobody may
+// change them.
 //
 // Readings may be kept for the life of a process and used from several
 // goroutines. A budget bounds the bytes it keeps (an estimate of the keys,
@@ -38,6 +45,7 @@ type Readings struct {
 	budget   int64 // most bytes kept; 0: no bound
 	used     int64
 	readings map[string]*entry
+	files    map[fileKey]*entry
 	edits    map[editKey]*entry
 	lru      entry // sentinel: lru.next is the most recently used
 	stats    ReadingsStats
@@ -46,28 +54,49 @@ type Readings struct {
 // ReadingsStats counts what a Readings holds and how it was used.
 type ReadingsStats struct {
 	// Entries and Bytes are what is kept now: Bytes is the estimate the
-	// budget bounds (keys, output bytes and trees, and a fixed cost per
-	// entry).
+	// budget bounds (keys, bytes, node trees and Helm's trees, and a fixed
+	// cost per entry; a tree two entries share is counted in both).
 	Entries int
 	Bytes   int64
-	// Hits and Misses count lookups of readings and of edits; Evictions
-	// the entries dropped to keep within the budget.
+	// Hits and Misses count lookups of readings, files and edits;
+	// Evictions the entries dropped to keep within the budget.
 	Hits, Misses, Evictions int64
 }
 
-// entry is one remembered reading or edit, on the LRU list.
+// entry is one remembered reading, file or edit, on the LRU list.
 type entry struct {
 	prev, next *entry
 	size       int64
-	// A reading: its key, the tree and the error.
+	kind       entryKind
+	// A reading: its key (the document's bytes), the tree and the error.
 	doc string
 	v   any
 	err error
+	// A file.
+	fkey fileKey
+	file *File
 	// An edit: its key and the result.
-	edit    *editKey
+	ekey    editKey
 	out     []byte
 	helm    any
 	changes []Change
+}
+
+type entryKind uint8
+
+const (
+	readingEntry entryKind = iota
+	fileEntry
+	editEntry
+)
+
+// fileKey names a parse: the file's bytes and the options that choose the
+// document and the values root.
+type fileKey struct {
+	file   string
+	doc    int // -1: Options.Document is nil
+	root   string
+	inline bool
 }
 
 // editKey names an edit: the file's bytes, and the rest of what decides
@@ -86,7 +115,12 @@ func NewReadings() *Readings { return NewBoundedReadings(0) }
 // budget bytes (as Stats counts them), dropping the least recently used
 // entries beyond that. A budget of zero or less means no bound.
 func NewBoundedReadings(budget int64) *Readings {
-	r := &Readings{budget: max(budget, 0), readings: map[string]*entry{}, edits: map[editKey]*entry{}}
+	r := &Readings{
+		budget:   max(budget, 0),
+		readings: map[string]*entry{},
+		files:    map[fileKey]*entry{},
+		edits:    map[editKey]*entry{},
+	}
 	r.lru.next, r.lru.prev = &r.lru, &r.lru
 	return r
 }
@@ -99,7 +133,7 @@ func (r *Readings) Stats() ReadingsStats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.stats
-	s.Entries = len(r.readings) + len(r.edits)
+	s.Entries = len(r.readings) + len(r.files) + len(r.edits)
 	s.Bytes = r.used
 	return s
 }
@@ -111,8 +145,7 @@ func (r *Readings) HelmUnmarshal(doc []byte) (any, error) {
 	}
 	r.mu.Lock()
 	if e, ok := r.readings[string(doc)]; ok {
-		r.touch(e)
-		r.stats.Hits++
+		r.hit(e)
 		r.mu.Unlock()
 		return e.v, e.err
 	}
@@ -121,18 +154,38 @@ func (r *Readings) HelmUnmarshal(doc []byte) (any, error) {
 	// Read outside the lock: other documents need not wait. Two readers of
 	// the same new bytes both read them; the second keeps its own.
 	v, err := HelmUnmarshal(doc)
-	e := &entry{doc: string(doc), v: v, err: err}
+	e := &entry{kind: readingEntry, doc: string(doc), v: v, err: err}
 	e.size = entryOverhead + int64(len(doc)) + treeBytes(v)
-	r.mu.Lock()
-	if old, ok := r.readings[e.doc]; ok {
-		r.remove(old)
-	}
-	if r.fits(e) {
-		r.readings[e.doc] = e
-		r.add(e)
-	}
-	r.mu.Unlock()
+	r.keep(e)
 	return v, err
+}
+
+// parsed returns the File that Parse made of data with opts before.
+func (r *Readings) parsed(data []byte, opts Options) (*File, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.files[fileKey{file: string(data), doc: docKey(opts), root: opts.Root, inline: opts.Inline}]
+	if !ok {
+		r.stats.Misses++
+		return nil, false
+	}
+	r.hit(e)
+	return e.file, true
+}
+
+// keepFile remembers f, which Parse made with opts of the bytes key.
+func (r *Readings) keepFile(key string, opts Options, f *File) {
+	e := &entry{kind: fileEntry, fkey: fileKey{file: key, doc: docKey(opts), root: opts.Root, inline: opts.Inline}, file: f}
+	e.size = entryOverhead + 2*int64(len(key)) + 8*int64(len(f.src.lineStarts)) + int64(len(opts.Root)) +
+		nodeBytes(f.doc.root) + treeBytes(f.helm)
+	r.keep(e)
+}
+
+func docKey(opts Options) int {
+	if opts.Document == nil {
+		return -1
+	}
+	return *opts.Document
 }
 
 // edit returns the remembered result of an edit.
@@ -144,57 +197,67 @@ func (r *Readings) edit(k editKey) (*entry, bool) {
 		r.stats.Misses++
 		return nil, false
 	}
-	r.touch(e)
-	r.stats.Hits++
+	r.hit(e)
 	return e, true
 }
 
 // keepEdit remembers the verified result of an edit.
 func (r *Readings) keepEdit(k editKey, out []byte, helm any, changes []Change) {
-	e := &entry{edit: &k, out: out, helm: helm, changes: changes}
+	e := &entry{kind: editEntry, ekey: k, out: out, helm: helm, changes: changes}
 	e.size = entryOverhead + int64(len(k.file)+len(k.rest)+len(out)) + treeBytes(helm)
 	for _, c := range changes {
 		e.size += changeOverhead + int64(len(c.Path)) + treeBytes(c.Old) + treeBytes(c.New)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if old, ok := r.edits[k]; ok {
-		r.remove(old)
-	}
-	if r.fits(e) {
-		r.edits[k] = e
-		r.add(e)
-	}
+	r.keep(e)
 }
 
-// fits makes room for e, dropping the least recently used entries, and
-// says whether it fits at all. r.mu is held.
-func (r *Readings) fits(e *entry) bool {
-	if r.budget == 0 {
-		return true
-	}
-	if e.size > r.budget {
-		return false
-	}
-	for r.used+e.size > r.budget {
-		r.remove(r.lru.prev)
-		r.stats.Evictions++
-	}
-	return true
-}
-
-// add puts e first on the list. r.mu is held.
-func (r *Readings) add(e *entry) {
-	e.prev, e.next = &r.lru, r.lru.next
-	e.prev.next, e.next.prev = e, e
-	r.used += e.size
-}
-
-// touch moves e to the front of the list. r.mu is held.
-func (r *Readings) touch(e *entry) {
+// hit counts a lookup that found e and moves e to the front of the list.
+// r.mu is held.
+func (r *Readings) hit(e *entry) {
+	r.stats.Hits++
 	e.prev.next, e.next.prev = e.next, e.prev
 	e.prev, e.next = &r.lru, r.lru.next
 	e.prev.next, e.next.prev = e, e
+}
+
+// keep adds e, in place of an entry with the same key, dropping the least
+// recently used entries to make room; an entry larger than the budget is
+// not kept.
+func (r *Readings) keep(e *entry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var old *entry
+	switch e.kind {
+	case readingEntry:
+		old = r.readings[e.doc]
+	case fileEntry:
+		old = r.files[e.fkey]
+	case editEntry:
+		old = r.edits[e.ekey]
+	}
+	if old != nil {
+		r.remove(old)
+	}
+	if r.budget > 0 {
+		if e.size > r.budget {
+			return
+		}
+		for r.used+e.size > r.budget {
+			r.remove(r.lru.prev)
+			r.stats.Evictions++
+		}
+	}
+	switch e.kind {
+	case readingEntry:
+		r.readings[e.doc] = e
+	case fileEntry:
+		r.files[e.fkey] = e
+	case editEntry:
+		r.edits[e.ekey] = e
+	}
+	e.prev, e.next = &r.lru, r.lru.next
+	e.prev.next, e.next.prev = e, e
+	r.used += e.size
 }
 
 // remove drops e from the list and its map. r.mu is held.
@@ -202,18 +265,22 @@ func (r *Readings) remove(e *entry) {
 	e.prev.next, e.next.prev = e.next, e.prev
 	e.prev, e.next = nil, nil
 	r.used -= e.size
-	if e.edit != nil {
-		delete(r.edits, *e.edit)
-	} else {
+	switch e.kind {
+	case readingEntry:
 		delete(r.readings, e.doc)
+	case fileEntry:
+		delete(r.files, e.fkey)
+	case editEntry:
+		delete(r.edits, e.ekey)
 	}
 }
 
 // The fixed costs Stats counts for an entry (the entry, its map slot and
-// list links) and for a remembered Change.
+// list links), a remembered Change and a yaml.v3 node.
 const (
 	entryOverhead  = 256
 	changeOverhead = 96
+	nodeOverhead   = 160
 )
 
 // treeBytes estimates the heap a decoded tree holds: headers, map slots and
@@ -243,6 +310,19 @@ func treeBytes(v any) int64 {
 	return 0
 }
 
+// nodeBytes estimates the heap a yaml.v3 node tree holds (an alias is
+// counted once, where it is anchored).
+func nodeBytes(n *yaml.Node) int64 {
+	if n == nil {
+		return 0
+	}
+	size := nodeOverhead + int64(len(n.Value)+len(n.HeadComment)+len(n.LineComment)+len(n.FootComment)) + 8*int64(cap(n.Content))
+	for _, c := range n.Content {
+		size += nodeBytes(c)
+	}
+	return size
+}
+
 // editKeyOf is the key of edits on f: everything the result depends on
 // besides the code. ok is false for a value of a type the key cannot spell
 // exactly; such edits are not remembered.
@@ -261,14 +341,7 @@ func (f *File) editKeyOf(edits []Edit) (editKey, bool) {
 			return editKey{}, false
 		}
 	}
-	return editKey{file: f.key(), rest: string(b)}, true
-}
-
-// key is the file's bytes as a string, made once per File and shared by
-// the keys of its edits.
-func (f *File) key() string {
-	f.keyOnce.Do(func() { f.fileKey = string(f.src.data) })
-	return f.fileKey
+	return editKey{file: f.fileKey, rest: string(b)}, true
 }
 
 func appendString(b []byte, s string) []byte {

@@ -263,3 +263,60 @@ func TestReadingsConcurrent(t *testing.T) {
 		t.Fatalf("the test should both hit and evict: %+v", s)
 	}
 }
+
+// TestReadingsRememberFiles checks Parse returns the File it made before
+// for the same bytes and options only, and that the File does not share
+// the caller's slice.
+func TestReadingsRememberFiles(t *testing.T) {
+	r := NewReadings()
+	data := []byte("a: 1\n---\na: 2\n")
+	zero, one := 0, 1
+	parse := func(data []byte, opts Options) *File {
+		t.Helper()
+		opts.Readings = r
+		f, err := Parse(data, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	f0 := parse(data, Options{Document: &zero})
+	if parse(bytes.Clone(data), Options{Document: &zero}) != f0 {
+		t.Fatal("the same bytes and document were parsed again")
+	}
+	f1 := parse(data, Options{Document: &one})
+	if f1 == f0 {
+		t.Fatal("another document gave the same File")
+	}
+	if v, _ := f1.Get("a"); v != json.Number("2") {
+		t.Fatalf("document 1: a is %v", v)
+	}
+	// The caller's bytes change; the remembered File does not.
+	data[3] = '9'
+	if v, _ := f0.Get("a"); v != json.Number("1") {
+		t.Fatalf("after the caller's bytes changed, a is %v", v)
+	}
+	out, _, err := f0.Set([]Edit{{Path: "a", Value: int64(3)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != "a: 3\n---\na: 2\n" {
+		t.Fatalf("got %q", out)
+	}
+	if f := parse(data, Options{Document: &zero}); f == f0 {
+		t.Fatal("other bytes gave the same File")
+	} else if v, _ := f.Get("a"); v != json.Number("9") {
+		t.Fatalf("the changed bytes: a is %v", v)
+	}
+	// A file that does not parse fails each time and is not remembered;
+	// Helm's reading of it (an error too) is.
+	r = NewReadings()
+	for range 2 {
+		if _, err := Parse([]byte("a: [\n"), Options{Readings: r}); !errors.Is(err, ErrParse) {
+			t.Fatalf("got %v, want ErrParse", err)
+		}
+	}
+	if s := r.Stats(); s.Entries != 1 || s.Hits != 1 || s.Misses != 3 {
+		t.Fatalf("a file that does not parse was remembered: %+v", s)
+	}
+}

@@ -55,10 +55,9 @@ type File struct {
 	v3Err  error
 	v3Once sync.Once
 	// readings, when not nil, remembers verified edits; fileKey is the
-	// file's bytes as the key of its edits, made once.
+	// file's bytes as the key of its edits.
 	readings *Readings
 	fileKey  string
-	keyOnce  sync.Once
 }
 
 // decodesV3 checks the original document decodes with yaml.v3 (duplicate
@@ -71,11 +70,32 @@ func (f *File) decodesV3() error {
 
 // Parse reads data and chooses document opts.Document. A file that does not
 // parse is ErrParse; a file over the size cap, several documents with none
-// chosen, or an alias bomb is a refusal.
+// chosen, or an alias bomb is a refusal. With opts.Readings, a File made
+// before of the same bytes and options is returned again; the File then
+// keeps a copy of data, since a remembered File outlives the caller's
+// slice.
 func Parse(data []byte, opts Options) (*File, error) {
 	if err := checkSize(data, opts); err != nil {
 		return nil, err
 	}
+	r := opts.Readings
+	if r == nil {
+		return parse(data, opts)
+	}
+	if f, ok := r.parsed(data, opts); ok {
+		return f, nil
+	}
+	key := string(data)
+	f, err := parse([]byte(key), opts)
+	if err != nil {
+		return nil, err
+	}
+	f.readings, f.fileKey = r, key
+	r.keepFile(key, opts, f)
+	return f, nil
+}
+
+func parse(data []byte, opts Options) (*File, error) {
 	if opts.Inline {
 		var err error
 		if opts, err = chooseInline(data, opts); err != nil {
@@ -95,7 +115,7 @@ func Parse(data []byte, opts Options) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &File{src: src, index: index, doc: doc, helm: helm, root: root, readings: opts.Readings}, nil
+	return &File{src: src, index: index, doc: doc, helm: helm, root: root}, nil
 }
 
 // readBoth parses document index with yaml.v3 nodes and with Helm's reader
