@@ -39,6 +39,23 @@ var clients = []string{
 	"net/http",
 }
 
+// light are the libraries a one-edit process must not link: their package
+// initialisation (Helm's JSON schema compiler, client-go's scheme, the
+// registries' clients, the metrics) runs before main in every process that
+// links them.
+var light = []string{
+	"helm.sh",
+	"k8s.io/client-go",
+	"k8s.io/api",
+	"k8s.io/apimachinery",
+	"oras.land",
+	"github.com/prometheus",
+	"github.com/google/go-github",
+	"github.com/go-git/go-git",
+	"github.com/bradleyfalzon/ghinstallation",
+	"github.com/santhosh-tekuri/jsonschema",
+}
+
 // rule forbids the packages named by pkgs (a pattern: "x" is x itself,
 // "x/..." is x and everything below it), except those exempt names, to
 // depend, directly or through others, on anything that forbidden matches,
@@ -142,10 +159,10 @@ var rules = []rule{
 		forbidden: project("internal/plan/...", "internal/policy/...", "internal/receipt/...", "internal/repoconfig/...", "internal/values/...", "internal/observe/...", "internal/lifecycle/...", "internal/bot/...", "internal/localhub/..."),
 	},
 	{
-		why:       "the values commands' binary links the editor alone: Go runs every linked package's init before main, and Helm's, client-go's and the metrics' cost a one-edit process more than the edit",
-		pkgs:      append(project("internal/valuescmd"), module+"/cmd/backflow-values"),
-		forbidden: append(withSubpackages([]string{"helm.sh", "k8s.io/client-go", "k8s.io/apimachinery", "github.com/prometheus", "github.com/google/go-github", "github.com/go-git/go-git", "github.com/bradleyfalzon/ghinstallation"}), project("...")...),
-		allowed:   append(project("internal/valuescmd", "internal/values", "internal/yamlnode"), module+"/cmd/backflow-values"),
+		why:       "the values commands and the root both binaries share link the editor alone: Go runs every linked package's init before main, and Helm's, client-go's, the registries' and the metrics' cost a one-edit process more than the edit",
+		pkgs:      append(project("internal/valuescmd", "internal/cliroot"), module+"/cmd/backflow-values"),
+		forbidden: append(withSubpackages(light), project("...")...),
+		allowed:   append(project("internal/valuescmd", "internal/cliroot", "internal/values", "internal/yamlnode"), module+"/cmd/backflow-values"),
 	},
 	{
 		why:       "the server serves endpoints and leaves decisions to the domain",
@@ -381,6 +398,12 @@ func TestRulesCatchEachArrow(t *testing.T) {
 		{"the GitHub adapter linking go-github", p("internal/forge/github"), "github.com/google/go-github/v62/github", false},
 		{"an observation source linking client-go", p("internal/observe/source"), "k8s.io/client-go/dynamic", false},
 		{"the core using net/url, which is not a client", p("internal/plan"), "net/url", false},
+		{"the shared root linking the Helm SDK", p("internal/cliroot"), "helm.sh/helm/v4/pkg/engine", true},
+		{"the shared root linking the JSON schema compiler", p("internal/cliroot"), "github.com/santhosh-tekuri/jsonschema/v6", true},
+		{"the shared root linking an OCI registry client", p("internal/cliroot"), "oras.land/oras-go/v2/registry/remote", true},
+		{"the shared root importing the whole command line", p("internal/cliroot"), p("internal/cli"), true},
+		{"the values commands linking Kubernetes' API types", p("internal/valuescmd"), "k8s.io/api/core/v1", true},
+		{"the shared root using the values commands", p("internal/cliroot"), p("internal/valuescmd"), false},
 	}
 	for _, tt := range tests {
 		direct := map[string][]string{tt.pkg: {tt.dep}}

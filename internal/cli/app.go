@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/backflow-dev/backflow/internal/cliroot"
 )
 
 // appManifest is config/github-app-manifest.json (a test keeps the two
@@ -37,10 +39,10 @@ func newAppCmd() *cobra.Command {
 		Long: `app works with the GitHub App backflow runs as: "app create" registers it
 with GitHub's manifest flow and writes its credentials where the bot config
 and the Helm chart read them.`,
-		Args: exactArgs(0),
+		Args: cliroot.ExactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(streaming(newAppCreateCmd()))
+	cmd.AddCommand(cliroot.Streaming(newAppCreateCmd()))
 	return cmd
 }
 
@@ -81,7 +83,7 @@ local hub (backflow localhub) serves the flow too.
 
 Exit 0: the App was created and its files written; 2: a flag is wrong, a
 file exists, the code could not be exchanged, or the flow was interrupted.`,
-		Args: exactArgs(0),
+		Args: cliroot.ExactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -106,10 +108,10 @@ var appFiles = []string{"app-id", "private-key.pem", "webhook-secret", "backflow
 
 func runAppCreate(ctx context.Context, stdout io.Writer, f appCreateFlags) error {
 	if f.org == "" {
-		return usageError("app create: --org is required")
+		return cliroot.UsageError("app create: --org is required")
 	}
 	if strings.ContainsAny(f.org, "/?#") {
-		return usageError("app create: --org %q: want an organization's login", f.org)
+		return cliroot.UsageError("app create: --org %q: want an organization's login", f.org)
 	}
 	for _, u := range []struct{ flag, v string }{{"--github-url", f.githubURL}, {"--api-url", f.apiURL}, {"--url", f.publicURL}} {
 		if u.v == "" && u.flag == "--url" {
@@ -117,31 +119,31 @@ func runAppCreate(ctx context.Context, stdout io.Writer, f appCreateFlags) error
 		}
 		p, err := url.Parse(u.v)
 		if err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" {
-			return usageError("app create: %s %q: want an http(s) URL", u.flag, u.v)
+			return cliroot.UsageError("app create: %s %q: want an http(s) URL", u.flag, u.v)
 		}
 	}
 	if info, err := os.Stat(f.out); err != nil || !info.IsDir() {
-		return usageError("app create: --out %s: %s", f.out, notADir(err))
+		return cliroot.UsageError("app create: --out %s: %s", f.out, notADir(err))
 	}
 	for _, name := range appFiles {
 		if _, err := os.Lstat(filepath.Join(f.out, name)); err == nil {
-			return usageError("app create: %s exists: refusing to overwrite an App's credentials", filepath.Join(f.out, name))
+			return cliroot.UsageError("app create: %s exists: refusing to overwrite an App's credentials", filepath.Join(f.out, name))
 		}
 	}
 	host, _, err := net.SplitHostPort(f.listen)
 	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
-		return usageError("app create: --listen %q: want a loopback address (127.0.0.1:PORT)", f.listen)
+		return cliroot.UsageError("app create: --listen %q: want a loopback address (127.0.0.1:PORT)", f.listen)
 	}
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
-		return usageError("app create: --listen %s: %v", f.listen, err)
+		return cliroot.UsageError("app create: --listen %s: %v", f.listen, err)
 	}
 	local := "http://" + ln.Addr().String()
 	state := randomToken()
 	manifest, err := fillManifest(appManifest, f.name, f.publicURL, local+"/callback")
 	if err != nil {
 		ln.Close()
-		return usageError("app create: the manifest: %v", err)
+		return cliroot.UsageError("app create: the manifest: %v", err)
 	}
 	action := strings.TrimSuffix(f.githubURL, "/") + "/organizations/" + url.PathEscape(f.org) + "/settings/apps/new?state=" + state
 
@@ -188,10 +190,10 @@ func runAppCreate(ctx context.Context, stdout io.Writer, f appCreateFlags) error
 	select {
 	case err := <-done:
 		if err != nil {
-			return usageError("app create: %v", err)
+			return cliroot.UsageError("app create: %v", err)
 		}
 	case <-ctx.Done():
-		return usageError("app create: interrupted before GitHub answered; nothing was written")
+		return cliroot.UsageError("app create: interrupted before GitHub answered; nothing was written")
 	}
 	fmt.Fprintf(stdout, "Created the GitHub App; its id, private key and webhook secret are in %s (%s).\n", f.out, strings.Join(appFiles, ", "))
 	return nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/backflow-dev/backflow/internal/app"
+	"github.com/backflow-dev/backflow/internal/cliroot"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/render"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
@@ -49,7 +50,7 @@ must exist, exclusive keys, secrets that must exist) are made by the
 loaders, "backflow config validate" and "backflow policy check".
 
 Exit 0; 2 for an unknown --kind.`,
-		Args: exactArgs(0),
+		Args: cliroot.ExactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var (
 				s   []byte
@@ -63,7 +64,7 @@ Exit 0; 2 for an unknown --kind.`,
 			case "policy":
 				s = policy.JSONSchema()
 			default:
-				return usageError("config schema: --kind %q: want repo, bot or policy", kind)
+				return cliroot.UsageError("config schema: --kind %q: want repo, bot or policy", kind)
 			}
 			if err != nil {
 				return fmt.Errorf("generating the schema: %w", err)
@@ -103,11 +104,11 @@ or values file the config names not there included. 2: DIR or its
 there but could not be read (a symlink, not a regular file, too large), or
 one of these files, or a chart's Chart.yaml, Chart.lock or values.yaml, is
 not YAML at all; the file is named on stderr.`,
-		Args: exactArgs(0),
+		Args: cliroot.ExactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rep, err := repoconfig.Check(repo)
 			if err != nil {
-				return usageError("config validate: --repo %s: %v", repo, err)
+				return cliroot.UsageError("config validate: --repo %s: %v", repo, err)
 			}
 			stderr := cmd.ErrOrStderr()
 			for _, w := range rep.Warnings {
@@ -117,7 +118,7 @@ not YAML at all; the file is named on stderr.`,
 				rep.Problems = append(rep.Problems, app.CheckCharts(cmd.Context(), repo, rep, render.NewFetcher(render.FetchOptions{}))...)
 				for _, p := range rep.Problems {
 					if errors.Is(p, yamlnode.ErrUnparseable) {
-						return usageError("config validate: --repo %s: %v", repo, p)
+						return cliroot.UsageError("config validate: --repo %s: %v", repo, p)
 					}
 				}
 			}
@@ -125,7 +126,7 @@ not YAML at all; the file is named on stderr.`,
 				for _, p := range rep.Problems {
 					fmt.Fprintln(stderr, p)
 				}
-				return negative("%s: invalid (problems: %d)", repoconfig.Path, len(rep.Problems))
+				return cliroot.Negative("%s: invalid (problems: %d)", repoconfig.Path, len(rep.Problems))
 			}
 			c := rep.Config
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: valid (environments: %d, units: %d, policy: %s, rules: %d, warnings: %d)\n",

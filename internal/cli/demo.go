@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/backflow-dev/backflow/internal/cliroot"
 	"github.com/backflow-dev/backflow/internal/demo"
 )
 
@@ -29,7 +30,7 @@ Each step is shown on stdout; --json prints a summary instead. The proven
 receipt is written to --out (default: a new temporary folder). Needs git.
 
 Exit 0 when the round trip completed; 2 when it could not run.`,
-		Args: exactArgs(0),
+		Args: cliroot.ExactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := demo.Options{Out: out}
 			if !asJSON {
@@ -37,7 +38,7 @@ Exit 0 when the round trip completed; 2 when it could not run.`,
 			}
 			sum, err := demo.Run(cmd.Context(), opts)
 			if err != nil {
-				return usageError("demo: %v", err)
+				return cliroot.UsageError("demo: %v", err)
 			}
 			if !asJSON {
 				return nil

@@ -1,11 +1,10 @@
 package cli
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"os"
 
+	"github.com/backflow-dev/backflow/internal/cliroot"
 	"github.com/backflow-dev/backflow/internal/valuescmd"
 )
 
@@ -14,7 +13,7 @@ import (
 // may set what is one per process: client-go's klog goes to the command's
 // logger, and a values command turns the collector off.
 func Main(v string) {
-	version = v
+	cliroot.SetVersion(v)
 	if len(os.Args) > 1 && os.Args[1] == "values" {
 		valuescmd.OneShotGC()
 	}
@@ -34,69 +33,5 @@ func execute(args []string, stdout, stderr io.Writer, process bool) int {
 	if process {
 		root.Annotations = map[string]string{annotationProcess: "true"}
 	}
-	root.SetArgs(args)
-	root.SetErr(stderr)
-	// stdout is held until the command ends, so that a command that could
-	// not run (exit 2) leaves nothing half-written there; streaming
-	// commands write through.
-	out := &heldWriter{w: stdout}
-	root.SetOut(out)
-	if c, _, err := root.Find(args); err == nil && c.Annotations[annotationStreaming] != "" {
-		out.through = true
-	}
-	code := exitCode(root.Execute(), stderr)
-	if code != 2 {
-		if err := out.flush(); err != nil && code == 0 {
-			fmt.Fprintln(stderr, "backflow: writing stdout: "+err.Error())
-			code = 2
-		}
-	}
-	return code
-}
-
-// heldWriter keeps what is written until flush, or passes it through.
-type heldWriter struct {
-	w       io.Writer
-	through bool
-	buf     []byte
-}
-
-func (h *heldWriter) Write(p []byte) (int, error) {
-	if h.through {
-		return h.w.Write(p)
-	}
-	h.buf = append(h.buf, p...)
-	return len(p), nil
-}
-
-func (h *heldWriter) flush() error {
-	if len(h.buf) == 0 {
-		return nil
-	}
-	_, err := h.w.Write(h.buf)
-	h.buf = nil
-	return err
-}
-
-// exitCode prints err's message, if any, and maps it to the exit code.
-func exitCode(err error, stderr io.Writer) int {
-	if err == nil {
-		return 0
-	}
-	var ex *exitError
-	if errors.As(err, &ex) {
-		if ex.msg != "" {
-			fmt.Fprintln(stderr, "backflow: "+ex.msg)
-		}
-		return ex.code
-	}
-	var vex *valuescmd.ExitError
-	if errors.As(err, &vex) {
-		if vex.Msg != "" {
-			fmt.Fprintln(stderr, "backflow: "+vex.Msg)
-		}
-		return vex.Code
-	}
-	fmt.Fprintln(stderr, "backflow: "+err.Error())
-	return 2
+	return cliroot.Execute(root, args, stdout, stderr)
 }

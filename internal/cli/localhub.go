@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/backflow-dev/backflow/internal/cliroot"
 	"github.com/backflow-dev/backflow/internal/localhub"
 )
 
@@ -27,10 +28,10 @@ STATE_DIR/app.pem and the webhook secret to STATE_DIR/webhook-secret. One JSON
 line on stdout gives apiURL, graphqlURL, gitURL, appID, installationID,
 privateKeyPath and webhookSecretPath. Serves until SIGINT or SIGTERM; the
 state stays in STATE_DIR for the next run.`,
-		Args: exactArgs(0),
+		Args: cliroot.ExactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if listen == "" || dir == "" {
-				return usageError("localhub: --listen and --dir are required")
+				return cliroot.UsageError("localhub: --listen and --dir are required")
 			}
 			logger := commandLogger(cmd, slog.LevelInfo, "text")
 			cfg := localhub.ServeConfig{Listen: listen, Dir: dir, WebhookURL: webhookURL, Logger: logger}
@@ -49,7 +50,7 @@ state stays in STATE_DIR for the next run.`,
 				_, _ = out.Write(append(line, '\n'))
 			})
 			if err != nil {
-				return usageError("localhub: %v", err)
+				return cliroot.UsageError("localhub: %v", err)
 			}
 			return nil
 		},
@@ -66,14 +67,14 @@ func parseRepoFlag(s string) (localhub.RepoImport, error) {
 	name, folder, ok := strings.Cut(s, "=")
 	owner, repo, ok2 := strings.Cut(name, "/")
 	if !ok || !ok2 || owner == "" || repo == "" || folder == "" || strings.Contains(repo, "/") {
-		return localhub.RepoImport{}, usageError("localhub: --repo %q: want OWNER/NAME=FOLDER", s)
+		return localhub.RepoImport{}, cliroot.UsageError("localhub: --repo %q: want OWNER/NAME=FOLDER", s)
 	}
 	info, err := os.Stat(folder)
 	if err != nil {
-		return localhub.RepoImport{}, usageError("localhub: --repo %q: %v", s, err)
+		return localhub.RepoImport{}, cliroot.UsageError("localhub: --repo %q: %v", s, err)
 	}
 	if !info.IsDir() {
-		return localhub.RepoImport{}, usageError("localhub: --repo %q: %s is not a folder", s, folder)
+		return localhub.RepoImport{}, cliroot.UsageError("localhub: --repo %q: %s is not a folder", s, folder)
 	}
 	return localhub.RepoImport{Owner: owner, Name: repo, Dir: folder}, nil
 }

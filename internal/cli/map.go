@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/backflow-dev/backflow/internal/app"
+	"github.com/backflow-dev/backflow/internal/cliroot"
 	"github.com/backflow-dev/backflow/internal/render"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
@@ -53,10 +54,10 @@ leaves that could not be rendered, and the time taken.
 Exit 0: at least one value path drives the field. 1: none does (or the render
 budget ran out first). 2: the chart or a values file cannot be read, the
 chart does not render the object, or a flag is wrong.`,
-		Args: exactArgs(0),
+		Args: cliroot.ExactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if chartDir == "" || object == "" || field == "" {
-				return usageError("--chart, --object and --field are required")
+				return cliroot.UsageError("--chart, --object and --field are required")
 			}
 			spec := &repoconfig.Chart{Name: chartDir, Version: chartVersion}
 			var src render.Source
@@ -68,25 +69,25 @@ chart does not render the object, or a flag is wrong.`,
 			default:
 				abs, err := filepath.Abs(chartDir)
 				if err != nil {
-					return usageError("--chart %s: %v", chartDir, err)
+					return cliroot.UsageError("--chart %s: %v", chartDir, err)
 				}
 				src, spec.Path = render.DirSource{Root: filepath.Dir(abs)}, filepath.Base(abs)
 			}
 			if spec.Remote() && chartVersion == "" {
-				return usageError("--version is required with --repo or an oci:// chart")
+				return cliroot.UsageError("--version is required with --repo or an oci:// chart")
 			}
 			if !spec.Remote() && chartVersion != "" {
-				return usageError("--version goes with --repo or an oci:// chart, not a chart folder")
+				return cliroot.UsageError("--version goes with --repo or an oci:// chart, not a chart folder")
 			}
 			c, err := render.Load(cmd.Context(), src, render.NewFetcher(render.FetchOptions{}), spec)
 			if err != nil {
-				return usageError("map: --chart %s: %v", chartDir, err)
+				return cliroot.UsageError("map: --chart %s: %v", chartDir, err)
 			}
 			trees, err := app.ReadValuesFiles(valuesFiles)
 			if re := (*app.ReadFileError)(nil); errors.As(err, &re) {
-				return usageError("--values %s: %v", re.Path, re.Err)
+				return cliroot.UsageError("--values %s: %v", re.Path, re.Err)
 			} else if err != nil {
-				return usageError("%v", err)
+				return cliroot.UsageError("%v", err)
 			}
 			if opts.Release == "" {
 				opts.Release = c.Name
@@ -99,7 +100,7 @@ chart does not render the object, or a flag is wrong.`,
 			start := time.Now()
 			res, err := c.Map(cmd.Context(), opts, trees, object, field, maxRenders)
 			if err != nil {
-				return usageError("%v", err)
+				return cliroot.UsageError("%v", err)
 			}
 			took := time.Since(start)
 			out := cmd.OutOrStdout()
@@ -126,9 +127,9 @@ chart does not render the object, or a flag is wrong.`,
 				res.Leaves, res.Renders, res.Failed, took.Round(time.Millisecond))
 			switch {
 			case res.Truncated:
-				return negative("the render budget (--max-renders %d) ran out before every leaf was tried", res.Renders)
+				return cliroot.Negative("the render budget (--max-renders %d) ran out before every leaf was tried", res.Renders)
 			case len(res.Drivers) == 0:
-				return negative("no value path drives %s %s", object, field)
+				return cliroot.Negative("no value path drives %s %s", object, field)
 			}
 			return nil
 		},

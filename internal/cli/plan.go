@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/backflow-dev/backflow/internal/app"
+	"github.com/backflow-dev/backflow/internal/cliroot"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
 )
@@ -45,41 +46,41 @@ unknown. A values file that does not exist, and a document that is YAML
 but not a valid observation, are among the plan's errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if repo == "" {
-				return usageError("plan: --repo is required")
+				return cliroot.UsageError("plan: --repo is required")
 			}
 			paths = append(paths, args...)
 			if len(paths) == 0 {
-				return usageError("plan: --observations is required")
+				return cliroot.UsageError("plan: --observations is required")
 			}
 			render, ok := planFormats[format]
 			if !ok {
-				return usageError("plan: --format %q: want table, json or markdown", format)
+				return cliroot.UsageError("plan: --format %q: want table, json or markdown", format)
 			}
 			ceiling, err := observe.ParseAttribution(trust)
 			if err != nil {
-				return usageError("plan: --trust: %v", err)
+				return cliroot.UsageError("plan: --trust: %v", err)
 			}
 			now := time.Now()
 			if nowFlag != "" {
 				if now, err = time.Parse(time.RFC3339, nowFlag); err != nil {
-					return usageError("plan: --now %q: want an RFC 3339 time", nowFlag)
+					return cliroot.UsageError("plan: --now %q: want an RFC 3339 time", nowFlag)
 				}
 			}
 			if info, err := os.Stat(repo); err != nil || !info.IsDir() {
-				return usageError("plan: --repo %s: %s", repo, notADir(err))
+				return cliroot.UsageError("plan: --repo %s: %s", repo, notADir(err))
 			}
 			res, err := app.PlanCheckout(repo, paths, ceiling, now)
 			var unreadable *app.UnreadableObservationsError
 			var badValues *app.UnreadableValuesError
 			switch {
 			case errors.As(err, &unreadable), errors.As(err, &badValues):
-				return usageError("plan: %v", err)
+				return cliroot.UsageError("plan: %v", err)
 			case err != nil:
-				return usageError("plan: --repo %s: %v", repo, err)
+				return cliroot.UsageError("plan: --repo %s: %v", repo, err)
 			}
 			out, err := render(res)
 			if err != nil {
-				return usageError("plan: %v", err)
+				return cliroot.UsageError("plan: %v", err)
 			}
 			_, err = cmd.OutOrStdout().Write(out)
 			return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/backflow-dev/backflow/internal/cliroot"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/values"
 )
@@ -21,7 +22,7 @@ the changes each role may have accepted back into Git: "policy check"
 validates it strictly, "policy explain" says whether it authorizes one
 change and why. "backflow config schema --kind policy" prints its JSON
 Schema.`,
-		Args: exactArgs(0),
+		Args: cliroot.ExactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cmd.Help()
 		},
@@ -38,7 +39,7 @@ func newPolicyCheckCmd() *cobra.Command {
 one-line summary. Invalid: exit 1 and one line per error on stdout,
 "<file>: <place>: <message>". Exit 2 when the file cannot be read or is not
 one YAML mapping.`,
-		Args: exactArgs(1),
+		Args: cliroot.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := loadPolicy(cmd.OutOrStdout(), args[0])
 			if err != nil {
@@ -60,9 +61,9 @@ func loadPolicy(out io.Writer, path string) (*policy.Policy, error) {
 		for _, fe := range verr.Errors {
 			fmt.Fprintln(out, escapeLineBreaks(verr.File+": "+fe.Error()))
 		}
-		return nil, silentExit(1)
+		return nil, cliroot.SilentExit(1)
 	case err != nil:
-		return nil, usageError("cannot read policy: %v", err)
+		return nil, cliroot.UsageError("cannot read policy: %v", err)
 	}
 	return p, nil
 }
@@ -131,13 +132,13 @@ read.
 --value is read as a YAML 1.2 core-schema scalar: 4 is an int, 4.5 a float,
 true a bool, null null, '"4"' the string 4, anything else a string. Without
 --value, an entry that bounds the value does not authorize.`,
-		Args: exactArgs(0),
+		Args: cliroot.ExactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			req := policy.Request{Roles: f.roles, Environment: f.environment, Object: f.object, Field: f.field, ValuePath: f.valuePath}
 			if cmd.Flags().Changed("value") {
 				v, err := values.ParseScalar(f.value)
 				if err != nil {
-					return usageError("--value: %v", err)
+					return cliroot.UsageError("--value: %v", err)
 				}
 				req.Value, req.HasValue = v, true
 			}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/backflow-dev/backflow/internal/cliroot"
 	"github.com/backflow-dev/backflow/internal/receipt"
 )
 
@@ -15,7 +16,7 @@ func newReceiptsCmd() *cobra.Command {
 		Long: `receipts works with ReverseReconcileReceipt files, the receipts a
 write-back pull request carries: "receipts table" prints their rollup
 table; "backflow verify" checks them.`,
-		Args: exactArgs(0),
+		Args: cliroot.ExactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cmd.Help()
 		},
@@ -28,7 +29,7 @@ given. A row states what its receipt claims; "backflow verify" checks the
 claims. Each changed field shows as ` + "`valuePath: from -> to`" + `, joined by "; ".
 Exit 2 when a receipt cannot be read or parsed: each such receipt is named
 on stderr and no table is printed.`,
-		Args: minArgs(1),
+		Args: cliroot.MinArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var rows []*receipt.Receipt
 			unreadable := false
@@ -45,7 +46,7 @@ on stderr and no table is printed.`,
 				rows = append(rows, r)
 			}
 			if unreadable {
-				return silentExit(2)
+				return cliroot.SilentExit(2)
 			}
 			_, err := fmt.Fprint(cmd.OutOrStdout(), receipt.Table(rows))
 			return err

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/backflow-dev/backflow/internal/app"
+	"github.com/backflow-dev/backflow/internal/cliroot"
 )
 
 func newRunCmd() *cobra.Command {
@@ -38,13 +39,13 @@ Exit 0: the cycle ran for every repository (denied drift is reported, not an
 error); 1: some repository could not be reconciled, or a rate limit stopped
 the cycle; 2: the config is invalid or unreadable, or the cycle could not
 start (the App's identity or its repositories could not be read).`,
-		Args: exactArgs(0),
+		Args: cliroot.ExactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if configPath == "" {
-				return usageError("run: --config is required")
+				return cliroot.UsageError("run: --config is required")
 			}
 			if format != "text" && format != "json" {
-				return usageError("run: --format %q: want text or json", format)
+				return cliroot.UsageError("run: --format %q: want text or json", format)
 			}
 			level := slog.LevelWarn
 			if verbose {
@@ -53,13 +54,13 @@ start (the App's identity or its repositories could not be read).`,
 			logger := commandLogger(cmd, level, "text")
 			rep, cycleErr := app.RunOnce(cmd.Context(), configPath, dryRun, logger)
 			if rep == nil {
-				return usageError("run: %v", cycleErr)
+				return cliroot.UsageError("run: %v", cycleErr)
 			}
 			out := []byte(rep.Text())
 			if format == "json" {
 				js, err := rep.JSON()
 				if err != nil {
-					return usageError("run: %v", err)
+					return cliroot.UsageError("run: %v", err)
 				}
 				out = js
 			}
@@ -68,12 +69,12 @@ start (the App's identity or its repositories could not be read).`,
 			}
 			switch {
 			case cycleErr != nil:
-				return usageError("run: %v", cycleErr)
+				return cliroot.UsageError("run: %v", cycleErr)
 			case rep.Failed():
 				if rl, ok := rep.RateLimited(); ok {
-					return negative("run: %v", rl)
+					return cliroot.Negative("run: %v", rl)
 				}
-				return negative("run: some repositories could not be reconciled")
+				return cliroot.Negative("run: some repositories could not be reconciled")
 			}
 			return nil
 		},

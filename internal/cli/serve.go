@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/backflow-dev/backflow/internal/app"
+	"github.com/backflow-dev/backflow/internal/cliroot"
 )
 
 func newServeCmd() *cobra.Command {
@@ -52,15 +53,15 @@ within the renew deadline stops its cycles at once; a standby takes the lease
 over when it expires, or at once when the leader released it on SIGTERM.
 The Lease's cluster is reached with --kubeconfig, else the pod's service
 account, else $KUBECONFIG or ~/.kube/config.`,
-		Args: exactArgs(0),
+		Args: cliroot.ExactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if configPath == "" {
-				return usageError("serve: --config is required")
+				return cliroot.UsageError("serve: --config is required")
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			logger := commandLogger(cmd, slog.LevelInfo, "json")
-			opts := app.ServeOptions{Version: buildVersion()}
+			opts := app.ServeOptions{Version: cliroot.Version()}
 			if elect {
 				opts.LeaderElection = &le
 			}
@@ -68,9 +69,9 @@ account, else $KUBECONFIG or ~/.kube/config.`,
 			var se *app.SetupError
 			switch {
 			case errors.As(err, &se):
-				return usageError("serve: %v", err)
+				return cliroot.UsageError("serve: %v", err)
 			case err != nil:
-				return negative("serve: %v", err)
+				return cliroot.Negative("serve: %v", err)
 			}
 			return nil
 		},

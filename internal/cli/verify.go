@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/backflow-dev/backflow/internal/cliroot"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
@@ -48,19 +49,19 @@ backflow/receipt. Exit 0: within bounds. 1: one line per violation,
 "<file>: <problem>". 2: DIR, a ref, or the base's config could not be read.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if repoDir != "" {
-				return exactArgs(0)(cmd, args)
+				return cliroot.ExactArgs(0)(cmd, args)
 			}
-			return minArgs(1)(cmd, args)
+			return cliroot.MinArgs(1)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if repoDir != "" {
 				if base == "" || head == "" {
-					return usageError("--repo needs --base and --head")
+					return cliroot.UsageError("--repo needs --base and --head")
 				}
 				return runVerifyDiff(cmd.OutOrStdout(), repoDir, base, head, configPath)
 			}
 			if policyPath == "" {
-				return usageError("--policy is required (or --repo, --base and --head for a whole diff)")
+				return cliroot.UsageError("--policy is required (or --repo, --base and --head for a whole diff)")
 			}
 			return runVerify(cmd.OutOrStdout(), cmd.ErrOrStderr(), policyPath, args)
 		},
@@ -76,11 +77,11 @@ backflow/receipt. Exit 0: within bounds. 1: one line per violation,
 func runVerify(stdout, stderr io.Writer, policyPath string, receipts []string) error {
 	wd, err := os.Getwd()
 	if err != nil {
-		return usageError("cannot determine the working directory: %v", err)
+		return cliroot.UsageError("cannot determine the working directory: %v", err)
 	}
 	ref, err := receipt.PolicyRef(policyPath, wd)
 	if err != nil {
-		return usageError("%v", err)
+		return cliroot.UsageError("%v", err)
 	}
 	unreadable, violations := false, 0
 	var found []string // the violations, in the order checked
@@ -125,9 +126,9 @@ func runVerify(stdout, stderr io.Writer, policyPath string, receipts []string) e
 	}
 	switch {
 	case unreadable:
-		return silentExit(2)
+		return cliroot.SilentExit(2)
 	case violations > 0:
-		return silentExit(1)
+		return cliroot.SilentExit(1)
 	}
 	fmt.Fprintf(stdout, "verified %d receipt(s)\n", len(receipts))
 	return nil

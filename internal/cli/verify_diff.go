@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/backflow-dev/backflow/internal/app"
+	"github.com/backflow-dev/backflow/internal/cliroot"
 	"github.com/backflow-dev/backflow/internal/diffbound"
 )
 
@@ -17,7 +18,7 @@ func runVerifyDiff(stdout io.Writer, dir, baseRef, headRef, configPath string) e
 		fmt.Fprintln(stdout, escapeLineBreaks(d.PolicyErr.Error()))
 	}
 	if err != nil {
-		return usageError("%v", err)
+		return cliroot.UsageError("%v", err)
 	}
 	if !d.ClaimsAny() && len(d.Special) == 0 {
 		fmt.Fprintf(stdout, "no receipt is added or changed: the pull request claims no authority, so it is reviewed as any other (%d file(s) changed)\n", d.Files)
@@ -32,7 +33,7 @@ func runVerifyDiff(stdout io.Writer, dir, baseRef, headRef, configPath string) e
 		fmt.Fprintln(stdout, escapeLineBreaks(v))
 	}
 	if len(violations) > 0 {
-		return silentExit(1)
+		return cliroot.SilentExit(1)
 	}
 	fmt.Fprintf(stdout, "the whole diff is within its receipts: %d receipt(s), %d changed value path(s), %d file(s)\n", res.Receipts, res.ValuePaths, d.Files)
 	return nil

@@ -1,0 +1,95 @@
+package cliroot
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+func execute(t *testing.T, root *cobra.Command, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = Execute(root, args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// A command that prints and then cannot run leaves nothing on stdout; one
+// that succeeds, or answers no, has its output written.
+func TestStdoutHeldUntilTheEnd(t *testing.T) {
+	for _, tc := range []struct {
+		err      error
+		code     int
+		out, msg string
+	}{
+		{nil, 0, "partial\n", ""},
+		{Negative("no: %s", "why"), 1, "partial\n", "backflow: no: why\n"},
+		{SilentExit(1), 1, "partial\n", ""},
+		{UsageError("x: cannot"), 2, "", "backflow: x: cannot\n"},
+		{errors.New("plain"), 2, "", "backflow: plain\n"},
+	} {
+		root := New()
+		root.AddCommand(&cobra.Command{Use: "speak", RunE: func(cmd *cobra.Command, _ []string) error {
+			cmd.Print("partial\n")
+			return tc.err
+		}})
+		code, out, errs := execute(t, root, "speak")
+		if code != tc.code || out != tc.out || errs != tc.msg {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d, %q, %q", tc.err, code, out, errs, tc.code, tc.out, tc.msg)
+		}
+	}
+}
+
+// A streaming command's stdout is written as it goes, even when it then
+// cannot run.
+func TestStreamingWritesThrough(t *testing.T) {
+	root := New()
+	root.AddCommand(Streaming(&cobra.Command{Use: "serve", RunE: func(cmd *cobra.Command, _ []string) error {
+		cmd.Print("listening\n")
+		return UsageError("serve: stopped")
+	}}))
+	if code, out, errs := execute(t, root, "serve"); code != 2 || out != "listening\n" || errs != "backflow: serve: stopped\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+// The global flags are checked before any command runs, the values
+// commands' errors carry their codes, and --version is the version
+// command's line.
+func TestGlobalFlagsValuesAndVersion(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "values.yaml")
+	if err := os.WriteFile(f, []byte("a: 1 # kept\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args      []string
+		code      int
+		out, errs string
+	}{
+		{[]string{"--log-level", "loud", "values", "get", "--file", f, "--path", "a"}, 2, "", `backflow: values get: --log-level: "loud": want debug, info, warn or error` + "\n"},
+		{[]string{"values", "get", "--file", f, "--path", "a", "--log-format", "xml"}, 2, "", `backflow: values get: --log-format "xml": want json or text` + "\n"},
+		{[]string{"--log-level=debug", "--log-format", "json", "values", "set", "--file", f, "--path", "a", "--value", "2"}, 0, "a: 2 # kept\n", ""},
+		{[]string{"values", "get", "--file", f, "--path", "b"}, 1, "", "backflow: " + f + ": "},
+		{[]string{"values", "get", "--bogus"}, 2, "", "backflow: values get: unknown flag: --bogus\nUsage: backflow values get "},
+		{[]string{"version"}, 0, VersionLine() + "\n", ""},
+		{[]string{"--version"}, 0, VersionLine() + "\n", ""},
+		{[]string{"version", "extra"}, 2, "", "backflow: version: accepts 0 arg(s), received 1\nUsage: backflow version [flags]\n"},
+	} {
+		code, out, errs := execute(t, New(), tc.args...)
+		if code != tc.code || out != tc.out || !strings.HasPrefix(errs, tc.errs) || (tc.errs == "") != (errs == "") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d, %q, stderr starting %q", tc.args, code, out, errs, tc.code, tc.out, tc.errs)
+		}
+	}
+}
+
+func TestVersionSetAtBuildTime(t *testing.T) {
+	t.Cleanup(func() { SetVersion("") })
+	SetVersion("v1.2.3")
+	if got := VersionLine(); !strings.HasPrefix(got, "backflow v1.2.3 (go") {
+		t.Errorf("version line %q", got)
+	}
+}

@@ -1,0 +1,43 @@
+package cliroot
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/backflow-dev/backflow/internal/valuescmd"
+)
+
+// New returns the root command with the global flags and the commands both
+// binaries run, version and values; the core adds the others with
+// AddCommand.
+func New() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "backflow",
+		Short: "Accept authorized live changes back into GitOps desired state",
+		Long: `backflow observes live changes to Kubernetes objects, decides under a
+default-deny policy kept in the repository whether each change is authorized,
+edits the Helm values file at the mapped path without touching anything else,
+and opens an attributed pull request that carries a machine-checkable receipt.
+
+Every command keeps one contract. Exit 0: done (or a positive answer);
+1: a negative answer (invalid, denied, some repository failed); 2: the
+command could not run: a wrong flag or argument count (the error names the
+command and its usage), or an input that cannot be read or parsed (the
+error names the path as given). Nothing is written on stdout by a command
+that exits 2, except by those that stream as they go (serve, localhub,
+demo, app create). Logs go to stderr: --log-level and --log-format (json
+or text) apply to every command; client-go's messages share the handler.`,
+		Version:       Version(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return checkLogFlags(cmd)
+		},
+	}
+	root.SetVersionTemplate(VersionLine() + "\n")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return UsageError("%s: %v\nUsage: %s", CommandName(c), err, c.UseLine())
+	})
+	addLogFlags(root)
+	root.AddCommand(newVersionCmd(), valuescmd.New("values"))
+	return root
+}
