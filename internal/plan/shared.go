@@ -77,7 +77,9 @@ func (p *planner) placeShared() {
 			}
 		}
 	}
-	for u, pend := range p.allowed {
+	// In the units' order, so that the errors are always listed alike.
+	for _, u := range units {
+		pend := p.allowed[u]
 		keep := pend[:0]
 		for _, pd := range pend {
 			if why, ok := refused[pd]; ok {
