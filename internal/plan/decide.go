@@ -486,12 +486,17 @@ func (p *planner) rawChanges(o *observe.Observation, show func(any) any) []Chang
 // failClosed turns d into a deny because the planner could not do its job
 // for it, and records the error.
 func (p *planner) failClosed(d *Decision, msg string) {
+	failClosed(&p.res.Errors, d, msg)
+}
+
+// failClosed turns d into a deny for msg and adds the error to errs.
+func failClosed(errs *[]string, d *Decision, msg string) {
 	denyDecision(d, "error: "+msg)
 	where := d.Object
 	if d.Environment != "" {
 		where = d.Environment + " " + d.Object
 	}
-	p.res.Errors = append(p.res.Errors, where+": "+msg)
+	*errs = append(*errs, where+": "+msg)
 }
 
 // denyDecision turns d, allowed so far, into a deny for reason.

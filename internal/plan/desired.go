@@ -33,13 +33,41 @@ type valuesFile struct {
 	tree   map[string]any
 }
 
+// readUnits reads the values of every unit the groups' objects belong to,
+// on the planner's workers, before the decisions are made one by one.
+func (p *planner) readUnits(groups []*group) {
+	var units []*repoconfig.Unit
+	seen := map[*repoconfig.Unit]bool{}
+	for _, g := range groups {
+		if g.env == "" {
+			continue
+		}
+		if u := p.unitFor(g.env, g.object); u != nil && !seen[u] {
+			seen[u] = true
+			units = append(units, u)
+		}
+	}
+	read := make([]*unitValues, len(units))
+	each(len(units), p.workers, func(i int) { read[i] = p.readUnitValues(units[i]) })
+	for i, u := range units {
+		p.values[u] = read[i]
+	}
+}
+
 // unitValues reads u's values files once per Plan call.
 func (p *planner) unitValues(u *repoconfig.Unit) *unitValues {
 	if uv, ok := p.values[u]; ok {
 		return uv
 	}
-	uv := &unitValues{}
+	uv := p.readUnitValues(u)
 	p.values[u] = uv
+	return uv
+}
+
+// readUnitValues reads u's values files and merges them; it only reads the
+// planner, so units are read concurrently.
+func (p *planner) readUnitValues(u *repoconfig.Unit) *unitValues {
+	uv := &unitValues{}
 	var trees []map[string]any
 	for _, path := range u.ValuesFiles {
 		data, ok := p.snap.Files[path]
@@ -196,13 +224,13 @@ func (p *planner) editedFile(uv *unitValues, path string) int {
 
 // lookupRaw is repoconfig.Lookup with each value path parsed once per plan:
 // the policy names a few paths, which are looked up for every field of
-// every object.
+// every object. The policy's paths are parsed before the plan starts (see
+// newPlanner) and p.paths is only read after, so units built concurrently
+// share it; any other path is parsed on each lookup.
 func (p *planner) lookupRaw(tree any, path string) (any, bool) {
 	pp, ok := p.paths[path]
 	if !ok {
-		segs, err := yamlnode.ParsePath(path)
-		pp = parsedPath{segs, err == nil}
-		p.paths[path] = pp
+		pp = parsePath(path)
 	}
 	if !pp.ok {
 		return nil, false
@@ -214,4 +242,9 @@ func (p *planner) lookupRaw(tree any, path string) (any, bool) {
 type parsedPath struct {
 	segs []yamlnode.Segment
 	ok   bool
+}
+
+func parsePath(path string) parsedPath {
+	segs, err := yamlnode.ParsePath(path)
+	return parsedPath{segs, err == nil}
 }

@@ -2,8 +2,10 @@ package plan
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/observe"
@@ -32,14 +34,17 @@ type planner struct {
 	// for the values editor to take; parsed keeps the editor's reading of
 	// each values file.
 	readings *values.Readings
-	parsed   parsedFiles
+	parsed   *parsedFiles
+	// workers bounds the goroutines of the per-unit work.
+	workers int
 	// paths holds each value path parsed.
 	paths map[string]parsedPath
 	res   Result
 	// allowed collects, per unit, the allowed decisions awaiting a write-back.
 	allowed map[*repoconfig.Unit][]*pending
-	// bases are units' charts rendered with the values at the snapshot.
-	bases map[*repoconfig.Unit]*base
+	// rendering serialises calls to the snapshot's Renderer, which units
+	// built concurrently share.
+	rendering sync.Mutex
 }
 
 // envUnits finds the unit of an object in one environment: exact object
@@ -67,7 +72,7 @@ type entry struct {
 	a    *policy.Accept
 }
 
-func newPlanner(snap Snapshot, now time.Time) *planner {
+func newPlanner(snap Snapshot, now time.Time, opts Options) *planner {
 	cfg := snap.Config
 	if cfg == nil {
 		cfg = &repoconfig.Config{}
@@ -77,11 +82,17 @@ func newPlanner(snap Snapshot, now time.Time) *planner {
 		units:    map[string]*envUnits{},
 		entries:  map[string][]entry{},
 		values:   map[*repoconfig.Unit]*unitValues{},
-		readings: values.NewReadings(),
-		parsed:   parsedFiles{},
+		readings: opts.Readings,
+		parsed:   &parsedFiles{m: map[parsedKey]*parsedFile{}},
 		paths:    map[string]parsedPath{},
 		allowed:  map[*repoconfig.Unit][]*pending{},
-		bases:    map[*repoconfig.Unit]*base{},
+	}
+	if p.readings == nil {
+		p.readings = values.NewReadings()
+	}
+	p.workers = opts.Workers
+	if p.workers <= 0 {
+		p.workers = runtime.GOMAXPROCS(0)
 	}
 	if snap.Config == nil {
 		p.res.Errors = append(p.res.Errors, "no repo config: every object is unmapped")
@@ -122,6 +133,9 @@ func newPlanner(snap Snapshot, now time.Time) *planner {
 			for ai := range r.MayAccept {
 				a := &r.MayAccept[ai]
 				p.entries[a.Field] = append(p.entries[a.Field], entry{role: r.Role, a: a})
+				if _, ok := p.paths[a.ValuePath]; !ok {
+					p.paths[a.ValuePath] = parsePath(a.ValuePath)
+				}
 			}
 		}
 	}

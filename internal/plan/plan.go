@@ -9,6 +9,7 @@ import (
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
+	"github.com/backflow-dev/backflow/internal/values"
 	"github.com/backflow-dev/backflow/internal/witness"
 )
 
@@ -155,19 +156,42 @@ type Result struct {
 	Errors []string
 }
 
-// Plan decides every observed object. Observations of one object in one
-// environment are reduced to the newest (each cluster's newest is kept for
-// the cluster-agreement check). now is the time receipts record as the
-// write-back's.
+// Options tune how a plan is made, never what it decides: the Result is
+// the same whatever they are.
+type Options struct {
+	// Readings keeps Helm's reading of values documents (and what the
+	// values editor remembers with it) by their exact bytes. A caller that
+	// plans again and again (the bot, at every cycle) keeps one for its
+	// life, so a values file that has not changed since the last plan is
+	// not read again. Nil gives the plan a fresh one of its own.
+	Readings *values.Readings
+	// Workers bounds the goroutines that read units' values and build
+	// their write-backs (edit, verification, receipt). Zero means
+	// GOMAXPROCS; one plans on the caller's goroutine alone.
+	Workers int
+}
+
+// Plan decides every observed object, with a fresh values.Readings and
+// GOMAXPROCS workers; see PlanWith.
 func Plan(observations []observe.Observation, triggers []observe.Trigger, snap Snapshot, now time.Time) Result {
-	p := newPlanner(snap, now)
+	return PlanWith(observations, triggers, snap, now, Options{})
+}
+
+// PlanWith decides every observed object. Observations of one object in
+// one environment are reduced to the newest (each cluster's newest is kept
+// for the cluster-agreement check). now is the time receipts record as the
+// write-back's.
+func PlanWith(observations []observe.Observation, triggers []observe.Trigger, snap Snapshot, now time.Time, opts Options) Result {
+	p := newPlanner(snap, now, opts)
 	if snap.Config != nil {
 		var refused []string
 		observations, refused = InBounds(observations, snap.Config, now)
 		p.res.Errors = append(p.res.Errors, refused...)
 		_, _, p.freshness = snap.Config.Bounds()
 	}
-	for _, g := range p.group(observations) {
+	groups := p.group(observations)
+	p.readUnits(groups)
+	for _, g := range groups {
 		p.res.Decisions = append(p.res.Decisions, p.decide(g))
 	}
 	p.writeBacks()

@@ -371,7 +371,7 @@ func TestReceiptNamesAttributionEvidence(t *testing.T) {
 // TestReceiptPathsAreDistinct: object keys that differ only where a naive
 // name would lose the difference get distinct receipt files.
 func TestReceiptPathsAreDistinct(t *testing.T) {
-	p := newPlanner(snapshot(t, testConfig), testNow)
+	p := newPlanner(snapshot(t, testConfig), testNow, Options{})
 	u := &p.cfg.Units[0]
 	keys := [][4]string{
 		{"apps/v1", "StatefulSet", "redis", "a_b"},
@@ -460,7 +460,7 @@ func TestUnitForAgreesWithConfig(t *testing.T) {
     objects: ["v1|Service|redis|redis", "apps/v1|Deployment|*|web"]
 roles:`, 1)
 	snap := snapshot(t, cfg)
-	p := newPlanner(snap, testNow)
+	p := newPlanner(snap, testNow, Options{})
 	for _, env := range []string{"prod-us-east", "prod-eu-west", "staging"} {
 		for _, obj := range []string{"apps/v1|StatefulSet|redis|redis-replicas", "v1|Service|redis|redis", "apps/v1|Deployment|shop|web", "apps/v1|Deployment|shop|api", "v1|Secret|redis|x"} {
 			want, _ := snap.Config.UnitFor(env, obj)
@@ -489,7 +489,7 @@ func TestUnitForIndexAgreesWithScan(t *testing.T) {
 			}
 			cfg.Units = append(cfg.Units, unit)
 		}
-		p := newPlanner(Snapshot{Config: cfg}, testNow)
+		p := newPlanner(Snapshot{Config: cfg}, testNow, Options{})
 		for range 20 {
 			obj := ""
 			for i, opts := range names {
@@ -534,7 +534,7 @@ func TestEditorReadingIsTheRepoConfigs(t *testing.T) {
 		{"empty:\nnum: 1\n", []values.Edit{{Path: "empty", Value: nil}, {Path: "num", Value: 2.5}}},
 	}
 	for _, c := range cases {
-		p := newPlanner(Snapshot{}, testNow)
+		p := newPlanner(Snapshot{}, testNow, Options{})
 		vf, err := readValuesFile("values.yaml", []byte(c.data), nil, p.readings)
 		if err != nil {
 			t.Fatal(err)

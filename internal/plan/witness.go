@@ -30,7 +30,8 @@ type base struct {
 // check passes; otherwise the decisions that could not be rendered (an
 // error, retried next cycle) and those the rendering contradicts (a
 // render-mismatch deny).
-func (p *planner) witness(u *repoconfig.Unit, uv *unitValues, pend []*pending, trees []map[string]any) (map[*pending]*receipt.Render, map[*pending]string, map[*pending]string) {
+func (p *planner) witness(w *unitWork, pend []*pending, trees []map[string]any) (map[*pending]*receipt.Render, map[*pending]string, map[*pending]string) {
+	u, uv := w.u, w.uv
 	all := func(msg string) map[*pending]string {
 		out := map[*pending]string{}
 		for _, pd := range pend {
@@ -38,11 +39,11 @@ func (p *planner) witness(u *repoconfig.Unit, uv *unitValues, pend []*pending, t
 		}
 		return out
 	}
-	b := p.base(u, uv)
+	b := p.base(w)
 	if b.err != nil {
 		return nil, all(b.err.Error()), nil
 	}
-	after, err := p.snap.Renderer.Render(u, trees)
+	after, err := p.render(u, trees)
 	if err != nil {
 		return nil, all(fmt.Sprintf("render: with the edited values: %v", err)), nil
 	}
@@ -90,21 +91,30 @@ func renderedValue(v any, has bool) receipt.Value {
 
 // base renders the unit's chart with the values at the snapshot, once per
 // Plan call.
-func (p *planner) base(u *repoconfig.Unit, uv *unitValues) *base {
-	if b, ok := p.bases[u]; ok {
-		return b
+func (p *planner) base(w *unitWork) *base {
+	if w.base != nil {
+		return w.base
 	}
+	u := w.u
 	b := &base{}
-	p.bases[u] = b
+	w.base = b
 	if p.snap.Renderer == nil {
 		b.err = fmt.Errorf("render: unit %s names chart %s, but no renderer is available, so no write-back can be witnessed", u.Name, u.Chart.Source())
 		return b
 	}
-	b.r, b.err = p.snap.Renderer.Render(u, uv.trees())
+	b.r, b.err = p.render(u, w.uv.trees())
 	if b.err != nil {
 		b.err = fmt.Errorf("render: with the values at the snapshot: %w", b.err)
 	}
 	return b
+}
+
+// render renders u's chart with the snapshot's Renderer, one rendering at
+// a time: a Renderer is not required to be safe for concurrent use.
+func (p *planner) render(u *repoconfig.Unit, trees []map[string]any) (*witness.Rendering, error) {
+	p.rendering.Lock()
+	defer p.rendering.Unlock()
+	return p.snap.Renderer.Render(u, trees)
 }
 
 // trees are the values trees of the unit's files, in order.
@@ -130,7 +140,7 @@ func (p *planner) check(u *repoconfig.Unit, uv *unitValues, b *base, changes []w
 	if len(mism) == 0 || b.unstable != nil {
 		return mism
 	}
-	again, err := p.snap.Renderer.Render(u, uv.trees())
+	again, err := p.render(u, uv.trees())
 	if err != nil {
 		return mism
 	}
@@ -155,7 +165,7 @@ func (p *planner) blame(u *repoconfig.Unit, uv *unitValues, b *base, pend []*pen
 			denied[pd] = err.Error()
 			continue
 		}
-		r, err := p.snap.Renderer.Render(u, trees)
+		r, err := p.render(u, trees)
 		if err != nil {
 			denied[pd] = fmt.Sprintf("render: with the edited values: %v", err)
 			continue

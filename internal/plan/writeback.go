@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
@@ -17,16 +18,50 @@ import (
 // set of edits per values file, applied together, and one receipt per
 // object. A decision whose edit is refused, conflicts with another's, or
 // whose receipt fails verification is denied (fail closed), and the unit's
-// write-back is rebuilt without it.
+// write-back is rebuilt without it. Units are built concurrently (each
+// touches only its own decisions) and their errors and write-backs are
+// added to the result in the units' order, so the result is the same as
+// building them one after the other.
 func (p *planner) writeBacks() {
 	p.placeShared()
 	units := slices.Collect(maps.Keys(p.allowed))
 	slices.SortFunc(units, func(a, b *repoconfig.Unit) int {
 		return cmp.Compare(p.cfg.Branch(a), p.cfg.Branch(b))
 	})
-	for _, u := range units {
-		p.writeBack(u, p.allowed[u])
+	work := make([]unitWork, len(units))
+	for i, u := range units {
+		work[i] = unitWork{u: u, uv: p.unitValues(u), branch: p.cfg.Branch(u)}
 	}
+	each(len(work), p.workers, func(i int) {
+		p.writeBack(&work[i], p.allowed[work[i].u])
+	})
+	for i := range work {
+		p.res.Errors = append(p.res.Errors, work[i].errs...)
+		if work[i].wb != nil {
+			p.res.WriteBacks = append(p.res.WriteBacks, *work[i].wb)
+		}
+	}
+}
+
+// unitWork is one unit's write-back while it is built: what it reads, and
+// what it adds to the result once every unit is built.
+type unitWork struct {
+	u      *repoconfig.Unit
+	uv     *unitValues
+	branch string
+	// base is the unit's chart rendered with the values at the snapshot,
+	// for the render witness; made when first needed.
+	base *base
+	// errs are the unit's planning errors, in the order they arose.
+	errs []string
+	// wb is the write-back; nil when nothing is written.
+	wb *WriteBack
+}
+
+// failClosed is the planner's failClosed with the error kept in the unit's
+// own list.
+func (p *planner) failClosedUnit(w *unitWork, d *Decision, msg string) {
+	failClosed(&w.errs, d, msg)
 }
 
 // target is one value path in one values file.
@@ -35,20 +70,19 @@ type target struct {
 	path string
 }
 
-func (p *planner) writeBack(u *repoconfig.Unit, pend []*pending) {
-	uv := p.unitValues(u)
-	branch := p.cfg.Branch(u)
+func (p *planner) writeBack(w *unitWork, pend []*pending) {
+	u, uv, branch := w.u, w.uv, w.branch
 	var out map[int][]byte
 	var reads map[int]any
 	for len(pend) > 0 {
 		if bad := conflicts(pend, uv); len(bad) > 0 {
-			pend = p.drop(pend, bad)
+			pend = p.drop(w, pend, bad)
 			continue
 		}
 		var bad map[*pending]string
 		out, reads, bad = p.apply(uv, pend)
 		if len(bad) > 0 {
-			pend = p.drop(pend, bad)
+			pend = p.drop(w, pend, bad)
 			continue
 		}
 		after, trees, err := valuesAfter(u, uv, out, reads)
@@ -57,15 +91,15 @@ func (p *planner) writeBack(u *repoconfig.Unit, pend []*pending) {
 			for _, pd := range pend {
 				all[pd] = err.Error()
 			}
-			pend = p.drop(pend, all)
+			pend = p.drop(w, pend, all)
 			continue
 		}
 		var sections map[*pending]*receipt.Render
 		if u.Rendered() {
 			var denied map[*pending]string
-			sections, bad, denied = p.witness(u, uv, pend, trees)
+			sections, bad, denied = p.witness(w, pend, trees)
 			if len(bad) > 0 || len(denied) > 0 {
-				pend = p.deny(p.drop(pend, bad), denied)
+				pend = p.deny(p.drop(w, pend, bad), denied)
 				continue
 			}
 		}
@@ -76,7 +110,7 @@ func (p *planner) writeBack(u *repoconfig.Unit, pend []*pending) {
 			}
 		}
 		if len(bad) > 0 {
-			pend = p.drop(pend, bad)
+			pend = p.drop(w, pend, bad)
 			continue
 		}
 		break
@@ -106,7 +140,7 @@ func (p *planner) writeBack(u *repoconfig.Unit, pend []*pending) {
 		if err != nil {
 			// Marshaling a receipt that just verified does not fail; if it
 			// does, nothing of the unit is written.
-			p.failClosed(d, err.Error())
+			p.failClosedUnit(w, d, err.Error())
 			return
 		}
 		wb.Receipts = append(wb.Receipts, File{Path: d.ReceiptPath, Data: data})
@@ -119,15 +153,15 @@ func (p *planner) writeBack(u *repoconfig.Unit, pend []*pending) {
 	slices.Sort(wb.Objects)
 	slices.SortFunc(wb.Files, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
 	slices.SortFunc(wb.Receipts, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
-	p.res.WriteBacks = append(p.res.WriteBacks, wb)
+	w.wb = &wb
 }
 
 // drop denies the decisions in bad with their reason and returns the rest.
-func (p *planner) drop(pend []*pending, bad map[*pending]string) []*pending {
+func (p *planner) drop(w *unitWork, pend []*pending, bad map[*pending]string) []*pending {
 	var keep []*pending
 	for _, pd := range pend {
 		if msg, ok := bad[pd]; ok {
-			p.failClosed(&p.res.Decisions[pd.index], msg)
+			p.failClosedUnit(w, &p.res.Decisions[pd.index], msg)
 			continue
 		}
 		keep = append(keep, pd)
@@ -236,9 +270,12 @@ func (p *planner) setValues(vf *valuesFile, edits []values.Edit) ([]byte, any, e
 // parsedFiles holds the editor's reading of each distinct values file (its
 // exact bytes and chosen document) in one plan: units that share a file,
 // and a unit whose edits are retried without a refused one, edit from the
-// same reading. A values.File never changes; each edit starts from the
-// original bytes.
-type parsedFiles map[parsedKey]parsedFile
+// same reading, made once even when units are built concurrently. A
+// values.File never changes; each edit starts from the original bytes.
+type parsedFiles struct {
+	mu sync.Mutex
+	m  map[parsedKey]*parsedFile
+}
 
 type parsedKey struct {
 	data string
@@ -246,21 +283,25 @@ type parsedKey struct {
 }
 
 type parsedFile struct {
-	f   *values.File
-	err error
+	once sync.Once
+	f    *values.File
+	err  error
 }
 
-func (m parsedFiles) parse(vf *valuesFile) (*values.File, error) {
+func (m *parsedFiles) parse(vf *valuesFile) (*values.File, error) {
 	k := parsedKey{data: string(vf.data), doc: -1}
 	if vf.opts.Document != nil {
 		k.doc = *vf.opts.Document
 	}
-	if got, ok := m[k]; ok {
-		return got.f, got.err
+	m.mu.Lock()
+	got := m.m[k]
+	if got == nil {
+		got = &parsedFile{}
+		m.m[k] = got
 	}
-	f, err := values.Parse(vf.data, vf.opts)
-	m[k] = parsedFile{f, err}
-	return f, err
+	m.mu.Unlock()
+	got.once.Do(func() { got.f, got.err = values.Parse(vf.data, vf.opts) })
+	return got.f, got.err
 }
 
 func editError(file string, err error) string {
