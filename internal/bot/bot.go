@@ -15,6 +15,7 @@ import (
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
+	"github.com/backflow-dev/backflow/internal/values"
 )
 
 // Forge is what the cycle needs from a Git hosting service, in the forge
@@ -104,7 +105,19 @@ type Bot struct {
 	ident *forge.Author         // the commit author, asked of the forge once
 
 	claims *claims // the objects each repository's units claim
+
+	// readings is what the planner and the values editor remember of
+	// values files, kept across cycles and repositories for the life of
+	// the bot and bounded by PlanReadingsBudget: a tick that plans the
+	// same files and the same observations again takes Helm's readings of
+	// the files and the verified edits from there.
+	readings *values.Readings
 }
+
+// PlanReadingsBudget bounds the bytes the bot keeps of its plans' values
+// readings and verified edits; beyond it the least recently used are
+// dropped. A values file's readings take a few times its size.
+const PlanReadingsBudget = 64 << 20
 
 // fileCache holds files read at one commit; commits never change, so a
 // repeated cycle at the same head reads nothing again.
@@ -126,7 +139,8 @@ func New(opts Options) (*Bot, error) {
 	if len(opts.CommitKey) == 0 {
 		return nil, errors.New("bot: a commit key is required: it authenticates the bot's commits and pull request markers")
 	}
-	b := &Bot{opts: opts, log: opts.Logger, now: opts.Now, files: map[string]*fileCache{}, claims: newClaims()}
+	b := &Bot{opts: opts, log: opts.Logger, now: opts.Now, files: map[string]*fileCache{}, claims: newClaims(),
+		readings: values.NewBoundedReadings(PlanReadingsBudget)}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
 	}
@@ -339,7 +353,7 @@ func (rc *repoCycle) run() {
 	if !rc.snapshot() {
 		return
 	}
-	rc.res = plan.Plan(rc.obs.Observations, rc.obs.Triggers, rc.snap, rc.now)
+	rc.res = plan.PlanWith(rc.obs.Observations, rc.obs.Triggers, rc.snap, rc.now, plan.Options{Readings: rc.b.readings})
 	rc.report()
 	if !rc.cfg.WritesBack() {
 		rc.rep.Skipped = "observe-only: decisions reported, nothing written"
