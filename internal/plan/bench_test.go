@@ -88,11 +88,12 @@ func benchObservations(benchUnits int) []observe.Observation {
 //   - cold: every plan gets a fresh values.Readings, as a one-off
 //     `backflow plan` does: every values file is read, edited and verified
 //     from nothing.
-//   - steady: one values.Readings is kept across plans and the inputs do
-//     not change between them, as in `backflow serve` while a drift waits
-//     for its pull request: each tick plans the same snapshot and the same
-//     observations again, and what the Readings remembers from the tick
-//     before is not made again.
+//   - steady: one values.Readings, bounded as the bot's is, is kept across
+//     plans and the inputs do not change between them, as in `backflow
+//     serve` while a drift waits for its pull request: each tick plans the
+//     same snapshot and the same observations again, and what the Readings
+//     remembers from the tick before (Helm's readings of the files, the
+//     verified edits) is not made again. Everything else is.
 //
 // The target at 1,000 units is under 100 ms and 50 MB a plan, and time and
 // bytes grow linearly with the units.
@@ -105,7 +106,8 @@ func BenchmarkPlan(b *testing.B) {
 				now := time.Date(2026, 6, 18, 12, 5, 0, 0, time.UTC)
 				opts := func() Options { return Options{} }
 				if mode == "steady" {
-					kept := values.NewReadings()
+					// The bot's budget (bot.PlanReadingsBudget).
+					kept := values.NewBoundedReadings(64 << 20)
 					opts = func() Options { return Options{Readings: kept} }
 				}
 				res := PlanWith(obs, nil, snap, now, opts())
