@@ -32,8 +32,25 @@ type fieldState struct {
 	live       any
 	obsDesired any
 	authorized bool
-	// matches are the entries that authorize the field, by eligible role.
-	matches map[string]*policy.Match
+	// matches are the entries that authorize the field, one for each
+	// eligible role that does (a role or two: a slice, not a map).
+	matches []roleMatch
+}
+
+// roleMatch is the policy entry that authorizes a field for one role.
+type roleMatch struct {
+	role string
+	m    *policy.Match
+}
+
+// match is the entry that authorizes the field for role, or nil.
+func (fs *fieldState) match(role string) *policy.Match {
+	for _, rm := range fs.matches {
+		if rm.role == role {
+			return rm.m
+		}
+	}
+	return nil
 }
 
 // from is the value the change starts from: the repository's when it holds
@@ -94,18 +111,22 @@ func (p *planner) decide(g *group) Decision {
 		return d
 	}
 	held := p.cfg.RolesFor(o.Change.Actor, o.Change.Groups)
-	var fields []*fieldState
-	for _, f := range o.Fields {
+	// One allocation for the object's fields, not one each.
+	states := make([]fieldState, len(o.Fields))
+	fields := make([]*fieldState, 0, len(o.Fields))
+	for i, f := range o.Fields {
 		if p.ignoresField(f.Path) || p.cfg.IgnoresManager(f.Manager) {
 			continue
 		}
-		fs := p.fieldState(f, g, uv, held)
+		fs := &states[i]
+		p.fieldState(fs, f, g, uv, held)
 		if fs.unchanged() {
 			continue
 		}
 		fields = append(fields, fs)
 	}
 	slices.SortStableFunc(fields, func(a, b *fieldState) int { return strings.Compare(a.f.Path, b.f.Path) })
+	d.Changes = make([]Change, 0, len(fields))
 	for _, fs := range fields {
 		c := Change{Object: g.object, Field: fs.f.Path, ValuePath: fs.valuePath, From: show(fs.from()), To: show(fs.live)}
 		if fs.valuePath != "" {
@@ -146,7 +167,7 @@ func (p *planner) decide(g *group) Decision {
 	// audit log's, or an admission record the watch confirmed.
 	d.AutoMerge = o.Change.Attribution == observe.AttributionAuditLog || o.Change.Attribution == observe.AttributionAdmission
 	for _, fs := range fields {
-		if !fs.matches[role].AutoMerge {
+		if !fs.match(role).AutoMerge {
 			d.AutoMerge = false
 		}
 	}
@@ -179,9 +200,9 @@ func (fs *fieldState) unchanged() bool {
 }
 
 // fieldState maps a field to its value path and reads the values it is
-// compared with.
-func (p *planner) fieldState(f observe.Field, g *group, uv *unitValues, held []string) *fieldState {
-	fs := &fieldState{f: f}
+// compared with, into fs.
+func (p *planner) fieldState(fs *fieldState, f observe.Field, g *group, uv *unitValues, held []string) {
+	fs.f = f
 	fs.valuePath, fs.mapWhy = p.mapField(g.object, g.env, f.Path, held)
 	if fs.valuePath != "" {
 		fs.repo, fs.present = p.lookup(uv.merged, fs.valuePath)
@@ -198,7 +219,7 @@ func (p *planner) fieldState(f observe.Field, g *group, uv *unitValues, held []s
 	}
 	if fs.f.Structural != "" {
 		// Neither side is a value: nothing is typed, nothing compared.
-		return fs
+		return
 	}
 	if !f.Removed {
 		fs.live = plain(f.LiveLike(fs.repo))
@@ -206,7 +227,6 @@ func (p *planner) fieldState(f observe.Field, g *group, uv *unitValues, held []s
 	if f.HasDesired {
 		fs.obsDesired = plain(f.DesiredLike(fs.repo))
 	}
-	return fs
 }
 
 func kindOf(v any) string {
@@ -297,10 +317,14 @@ func (p *planner) atCommit() string {
 func (p *planner) authorize(o *observe.Observation, g *group, fields []*fieldState, held []string, secret bool) ([]string, string) {
 	// A set keeps the de-duplication linear: an observation with 100,000
 	// unmapped fields made it quadratic.
+	// The set is made with the first reason: most objects have none.
 	var reasons []string
-	seen := map[string]bool{}
+	var seen map[string]bool
 	add := func(format string, a ...any) {
 		r := fmt.Sprintf(format, a...)
+		if seen == nil {
+			seen = map[string]bool{}
+		}
 		if !seen[r] {
 			seen[r] = true
 			reasons = append(reasons, r)
@@ -337,8 +361,9 @@ func (p *planner) authorize(o *observe.Observation, g *group, fields []*fieldSta
 				r, joinAttr(accepted), ch.Actor, ch.Attribution, claimedNote(ch))
 		}
 	}
+	one := make([]string, 1) // each eligible role alone, in turn
 	for _, fs := range fields {
-		fs.matches = map[string]*policy.Match{}
+		fs.matches = nil
 		switch {
 		case fs.f.Structural != "":
 			add("structural: %s: %s; no value path can accept a change of structure", fs.f.Path, fs.f.Structural)
@@ -354,9 +379,10 @@ func (p *planner) authorize(o *observe.Observation, g *group, fields []*fieldSta
 		}
 		req := policy.Request{Environment: g.env, Object: g.object, Field: fs.f.Path, ValuePath: fs.valuePath, Value: fs.live, HasValue: true}
 		for _, r := range eligible {
-			req.Roles = []string{r}
+			one[0] = r
+			req.Roles = one
 			if dec := p.snap.Policy.Evaluate(req); dec.Allowed {
-				fs.matches[r] = dec.Match
+				fs.matches = append(fs.matches, roleMatch{r, dec.Match})
 			}
 		}
 		fs.authorized = len(fs.matches) > 0
@@ -391,7 +417,7 @@ func (p *planner) authorize(o *observe.Observation, g *group, fields []*fieldSta
 	for _, r := range eligible {
 		all := true
 		for _, fs := range fields {
-			if fs.matches[r] == nil {
+			if fs.match(r) == nil {
 				all = false
 				break
 			}
@@ -413,7 +439,7 @@ func (p *planner) clusterAgreement(g *group, fields []*fieldState, add func(stri
 	}
 	secret := g.newest.Object.IsSecret()
 	for _, cluster := range p.cfg.Environments[g.env].Clusters {
-		o := g.perCluster[cluster]
+		o := g.of(cluster)
 		if o == nil {
 			add("clusters-disagree: requireClusterAgreement: cluster %s of %s has not been observed", cluster, g.env)
 			continue
