@@ -42,10 +42,10 @@ func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending,
 		newRevision = "(report only: nothing is written back while the repository is " + p.modeWord() + ")"
 	}
 	var (
-		changed  []receipt.ChangedField
+		changed  = make([]receipt.ChangedField, 0, len(pd.fields))
 		residual = []any{}
-		rules    []string
-		files    []string
+		rules    = make([]string, 0, 1)
+		files    = make([]string, 0, 1)
 		placed   []string
 	)
 	for _, fs := range pd.fields {
@@ -64,8 +64,8 @@ func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending,
 		case !values.Equal(got, fs.live):
 			residual = append(residual, fmt.Sprintf("%s: desired after the write-back is %s, observed %s", fs.valuePath, values.Format(got), values.Format(fs.live)))
 		}
-		m := fs.matches[pd.role]
-		rule := fmt.Sprintf("%s may accept %s (%s) by %s", pd.role, fs.valuePath, fs.f.Path, m.Path())
+		m := fs.match(pd.role)
+		rule := pd.role + " may accept " + fs.valuePath + " (" + fs.f.Path + ") by " + m.Path()
 		if !slices.Contains(rules, rule) {
 			rules = append(rules, rule)
 		}

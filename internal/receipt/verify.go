@@ -255,24 +255,30 @@ func (v *verifier) scope(s *Spec, pol *policy.Policy) {
 		roles = []string{s.Trigger.Role}
 	}
 	unauthorized := []string{}
+	var rendered []string
 	for i, cf := range s.Bounds.ChangedFields {
-		at := "bounds.changedFields[" + strconv.Itoa(i) + "]"
+		// The property's path is spelt only for a violation: most
+		// receipts have none.
+		at := func(suffix string) string { return "bounds.changedFields[" + strconv.Itoa(i) + "]" + suffix }
 		for _, f := range []struct{ name, value string }{{"object", cf.Object}, {"field", cf.Field}, {"valuePath", cf.ValuePath}} {
 			if f.value == "" {
-				v.fail(at+"."+f.name, "required")
+				v.fail(at("."+f.name), "required")
 			}
 		}
 		if !cf.From.Set {
-			v.fail(at+".from", "required")
+			v.fail(at(".from"), "required")
 		}
 		if !cf.To.Set {
-			v.fail(at+".to", "required")
+			v.fail(at(".to"), "required")
 		}
 		if cf.DesiredValueAfter.Set && cf.To.Set && !values.Equal(cf.DesiredValueAfter.V, cf.To.V) {
-			v.fail(at+".desiredValueAfter", "is %s, want its to %s (same value and type)", show(cf.DesiredValueAfter.V), show(cf.To.V))
+			v.fail(at(".desiredValueAfter"), "is %s, want its to %s (same value and type)", show(cf.DesiredValueAfter.V), show(cf.To.V))
 		}
-		if cf.ValuesFile != "" && !slices.Contains(RenderedFiles(s.Unit.DesiredRender), cf.ValuesFile) {
-			v.fail(at+".valuesFile", "%s is not one of unit.desiredRender's files", cf.ValuesFile)
+		if cf.ValuesFile != "" && rendered == nil {
+			rendered = RenderedFiles(s.Unit.DesiredRender)
+		}
+		if cf.ValuesFile != "" && !slices.Contains(rendered, cf.ValuesFile) {
+			v.fail(at(".valuesFile"), "%s is not one of unit.desiredRender's files", cf.ValuesFile)
 		}
 		// Rule 9.
 		d := pol.Evaluate(policy.Request{
@@ -285,7 +291,7 @@ func (v *verifier) scope(s *Spec, pol *policy.Policy) {
 			for j, r := range d.Reasons {
 				msgs[j] = r.Message
 			}
-			v.fail(at, "%s %s is not authorized for role %q in %q: %s", cf.Object, cf.Field, s.Trigger.Role, s.Environment, strings.Join(msgs, "; "))
+			v.fail(at(""), "%s %s is not authorized for role %q in %q: %s", cf.Object, cf.Field, s.Trigger.Role, s.Environment, strings.Join(msgs, "; "))
 			unauthorized = append(unauthorized, FieldKey(cf.Object, cf.Field))
 		}
 	}
@@ -380,17 +386,16 @@ func IsPlaceholder(v any) bool {
 // placeholders refuses a placeholder wherever a receipt records a value
 // observed live or written back.
 func (v *verifier) placeholders(s *Spec) {
-	check := func(path string, val Value) {
+	check := func(path func() string, val Value) {
 		if val.Set && IsPlaceholder(val.V) {
-			v.fail(path, "is %s, an observer's placeholder for nothing, not a value: a field absent live is a removal, which is never written back", show(val.V))
+			v.fail(path(), "is %s, an observer's placeholder for nothing, not a value: a field absent live is a removal, which is never written back", show(val.V))
 		}
 	}
-	check("observation.liveValue", s.Observation.LiveValue)
-	check("writeBack.desiredValueAfter", s.WriteBack.DesiredValueAfter)
+	check(func() string { return "observation.liveValue" }, s.Observation.LiveValue)
+	check(func() string { return "writeBack.desiredValueAfter" }, s.WriteBack.DesiredValueAfter)
 	for i, cf := range s.Bounds.ChangedFields {
-		at := "bounds.changedFields[" + strconv.Itoa(i) + "]"
-		check(at+".to", cf.To)
-		check(at+".desiredValueAfter", cf.DesiredValueAfter)
+		check(func() string { return "bounds.changedFields[" + strconv.Itoa(i) + "].to" }, cf.To)
+		check(func() string { return "bounds.changedFields[" + strconv.Itoa(i) + "].desiredValueAfter" }, cf.DesiredValueAfter)
 	}
 }
 
