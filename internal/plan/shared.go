@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -33,17 +32,18 @@ type placement struct {
 func (p *planner) placeShared() {
 	readers := p.cfg.ReadersOf()
 	var out []placement
-	units := slices.SortedFunc(maps.Keys(p.allowed), func(a, b *repoconfig.Unit) int {
-		return strings.Compare(p.cfg.Branch(a), p.cfg.Branch(b))
-	})
+	units := p.allowedUnits()
 	for _, u := range units {
 		uv := p.unitValues(u)
 		own := len(uv.files) - 1
 		for _, pd := range p.allowed[u] {
 			for _, fs := range pd.fields {
 				shared := uv.files[fs.file].path
+				if onlyReader(readers[shared], u.Environment) {
+					continue
+				}
 				others := without(readers[shared], u.Environment)
-				if len(others) == 0 || p.allAllow(shared, fs, others) {
+				if p.allAllow(shared, fs, others) {
 					continue
 				}
 				pl := placement{fs: fs, pd: pd, u: u, file: own}
@@ -116,6 +116,34 @@ func (p *planner) allAllow(file string, fs *fieldState, envs []string) bool {
 			}
 		}
 		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// allowedUnits are the units with allowed decisions, sorted by branch.
+func (p *planner) allowedUnits() []*repoconfig.Unit {
+	type byBranch struct {
+		branch string
+		u      *repoconfig.Unit
+	}
+	sorted := make([]byBranch, 0, len(p.allowed))
+	for u := range p.allowed {
+		sorted = append(sorted, byBranch{p.cfg.Branch(u), u})
+	}
+	slices.SortFunc(sorted, func(a, b byBranch) int { return strings.Compare(a.branch, b.branch) })
+	out := make([]*repoconfig.Unit, len(sorted))
+	for i, s := range sorted {
+		out[i] = s.u
+	}
+	return out
+}
+
+// onlyReader reports that no environment but env reads a file envs read.
+func onlyReader(envs []string, env string) bool {
+	for _, e := range envs {
+		if e != env {
 			return false
 		}
 	}

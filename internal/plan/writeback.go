@@ -24,10 +24,7 @@ import (
 // building them one after the other.
 func (p *planner) writeBacks() {
 	p.placeShared()
-	units := slices.Collect(maps.Keys(p.allowed))
-	slices.SortFunc(units, func(a, b *repoconfig.Unit) int {
-		return cmp.Compare(p.cfg.Branch(a), p.cfg.Branch(b))
-	})
+	units := p.allowedUnits()
 	work := make([]unitWork, len(units))
 	for i, u := range units {
 		work[i] = unitWork{u: u, uv: p.unitValues(u), branch: p.cfg.Branch(u)}
