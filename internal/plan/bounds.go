@@ -20,11 +20,14 @@ const (
 // says, for each other one, why it is refused. Time is taken from now,
 // backflow's clock, never from the observation: a document dated in 2099
 // would otherwise outrank every later one, and one dated in year 1 say
-// nothing about now.
+// nothing about now. When every observation is kept, kept is observations
+// itself (with no room to append into it); otherwise it is a new slice.
 func InBounds(observations []observe.Observation, cfg *repoconfig.Config, now time.Time) (kept []observe.Observation, refused []string) {
 	maxSkew, maxAge, _ := cfg.Bounds()
 	fields := 0
-	for _, o := range observations {
+	copying := false // kept is a copy, made at the first refusal
+	for i := range observations {
+		o := &observations[i]
 		switch {
 		case len(o.Fields) > MaxFieldsPerObservation:
 			refused = append(refused, fmt.Sprintf("%s: observation of %s lists %d fields, more than %d: refused", originOf(o), o.Object, len(o.Fields), MaxFieldsPerObservation))
@@ -38,13 +41,26 @@ func InBounds(observations []observe.Observation, cfg *repoconfig.Config, now ti
 				originOf(o), o.Object, o.ObservedAt.UTC().Format(time.RFC3339), maxAge))
 		default:
 			fields += len(o.Fields)
-			kept = append(kept, o)
+			if copying {
+				kept = append(kept, *o)
+			}
+			continue
 		}
+		if !copying {
+			copying = true
+			kept = append(make([]observe.Observation, 0, len(observations)-1), observations[:i]...)
+		}
+	}
+	if !copying && len(observations) > 0 {
+		kept = observations[:len(observations):len(observations)]
+	}
+	if len(kept) == 0 {
+		kept = nil
 	}
 	return kept, refused
 }
 
-func originOf(o observe.Observation) string {
+func originOf(o *observe.Observation) string {
 	if o.Origin != "" {
 		return o.Origin
 	}

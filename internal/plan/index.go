@@ -202,9 +202,44 @@ type group struct {
 	// unmappedWhy is set when the environment is unknown.
 	unmappedWhy string
 	newest      *observe.Observation
-	perCluster  map[string]*observe.Observation
+	// perCluster is each cluster's newest observation, in first-seen order
+	// (an environment has a few clusters: a slice, not a map).
+	perCluster []clusterObservation
 	// notes are problems with the observations, reported with the decision.
 	notes []string
+}
+
+type clusterObservation struct {
+	cluster string
+	o       *observe.Observation
+}
+
+// of is the cluster's newest observation in the group, or nil.
+func (g *group) of(cluster string) *observe.Observation {
+	for _, c := range g.perCluster {
+		if c.cluster == cluster {
+			return c.o
+		}
+	}
+	return nil
+}
+
+// setOf makes o the cluster's newest observation in the group.
+func (g *group) setOf(cluster string, o *observe.Observation) {
+	for i := range g.perCluster {
+		if g.perCluster[i].cluster == cluster {
+			g.perCluster[i].o = o
+			return
+		}
+	}
+	g.perCluster = append(g.perCluster, clusterObservation{cluster, o})
+}
+
+// groupKey tells groups apart: an object in an environment, or, when the
+// environment is unknown (env is empty), an object on a cluster.
+type groupKey struct {
+	env, cluster string
+	object       observe.ObjectKey
 }
 
 // group reduces observations to one group per object and environment, in
@@ -215,27 +250,30 @@ type group struct {
 // document.
 func (p *planner) group(observations []observe.Observation) []*group {
 	var out []*group
-	byKey := map[string]*group{}
+	byKey := map[groupKey]*group{}
 	for i := range observations {
 		o := &observations[i]
 		env, why := p.environmentOf(o)
-		key := env + "\x00" + o.Object.String()
+		key := groupKey{env: env, object: o.Object}
 		if env == "" {
-			key = "\x01" + o.Cluster + "\x00" + o.Object.String()
+			key.cluster = o.Cluster
 			if p.snap.Config != nil {
 				p.res.Errors = append(p.res.Errors, documentOf(o)+": "+why)
 			}
 		}
 		g := byKey[key]
 		if g == nil {
-			g = &group{env: env, object: o.Object.String(), unmappedWhy: "unmapped: " + why, perCluster: map[string]*observe.Observation{}}
+			g = &group{env: env, object: o.Object.String()}
+			if env == "" {
+				g.unmappedWhy = "unmapped: " + why
+			}
 			byKey[key] = g
 			out = append(out, g)
 		}
 		if g.newest == nil || (supersedes(o, g.newest) && !outranks(g.newest, o, p.now, p.freshness)) {
 			g.newest = o
 		}
-		if c := g.perCluster[o.Cluster]; c != nil && c.UID != "" && o.UID != "" && c.UID != o.UID {
+		if c := g.of(o.Cluster); c != nil && c.UID != "" && o.UID != "" && c.UID != o.UID {
 			// The same name, another object: what was seen of the older one
 			// says nothing about the newer.
 			older, newer := c, o
@@ -248,8 +286,8 @@ func (p *planner) group(observations []observe.Observation) []*group {
 				g.notes = append(g.notes, note)
 			}
 		}
-		if c := g.perCluster[o.Cluster]; c == nil || (supersedes(o, c) && !outranks(c, o, p.now, p.freshness)) {
-			g.perCluster[o.Cluster] = o
+		if c := g.of(o.Cluster); c == nil || (supersedes(o, c) && !outranks(c, o, p.now, p.freshness)) {
+			g.setOf(o.Cluster, o)
 		}
 	}
 	return out
