@@ -172,17 +172,15 @@ func parseDocument(s *source, index int) (*document, error) {
 		return d, nil
 	}
 	d.sp = s.docs[index]
-	dec := yaml.NewDecoder(bytes.NewReader(s.data[d.sp.start:d.sp.end]))
-	var n yaml.Node
-	if err := dec.Decode(&n); err != nil {
-		if errors.Is(err, io.EOF) {
-			return d, nil
+	n, err := parseNode(s.data[d.sp.start:d.sp.end])
+	if err != nil {
+		if errors.Is(err, errMoreDocuments) {
+			return nil, fmt.Errorf("document %d (line %d): document markers the editor cannot split: %w", index, d.sp.line, ErrUnsupported)
 		}
 		return nil, fmt.Errorf("document %d (line %d): %v: %w", index, d.sp.line, shiftLines(err, d.sp.line), ErrParse)
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("document %d (line %d): document markers the editor cannot split: %w", index, d.sp.line, ErrUnsupported)
+	if n == nil {
+		return d, nil
 	}
 	if len(n.Content) > 0 {
 		d.root = n.Content[0]
@@ -191,6 +189,64 @@ func parseDocument(s *source, index int) (*document, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// errMoreDocuments is a span the splitter took for one document in which
+// yaml.v3 finds more.
+var errMoreDocuments = errors.New("more than one document")
+
+// parseNode parses one document's bytes with yaml.v3 into its document
+// node; nil when the bytes hold no document. yaml.Unmarshal reads the
+// first document of its input only, so where a marker could start another
+// one (`---`, `...` or a directive at the start of a line after the first,
+// or a line break other than LF and CRLF) the bytes are read with a
+// Decoder, which finds the next; elsewhere there is none to find, and
+// Unmarshal reads the bytes in place, without a reader in between.
+func parseNode(b []byte) (*yaml.Node, error) {
+	if !mayHoldMoreDocuments(b) {
+		var n yaml.Node
+		if err := yaml.Unmarshal(b, &n); err != nil {
+			return nil, err
+		}
+		if n.Kind == 0 {
+			return nil, nil
+		}
+		return &n, nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	var n yaml.Node
+	if err := dec.Decode(&n); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, errMoreDocuments
+	}
+	return &n, nil
+}
+
+// mayHoldMoreDocuments says b has a line after its first that starts as a
+// document marker or a directive does, or a line break that is not LF or
+// CRLF (a lone CR, NEL, LS, PS), after which the same could start.
+func mayHoldMoreDocuments(b []byte) bool {
+	for _, m := range [][]byte{[]byte("\n---"), []byte("\n..."), []byte("\n%"), []byte("\u0085"), []byte("\u2028"), []byte("\u2029")} {
+		if bytes.Contains(b, m) {
+			return true
+		}
+	}
+	for rest := b; ; {
+		i := bytes.IndexByte(rest, '\r')
+		if i < 0 {
+			return false
+		}
+		if i+1 == len(rest) || rest[i+1] != '\n' {
+			return true
+		}
+		rest = rest[i+2:]
+	}
 }
 
 // shiftLines keeps a parser error readable when the document does not start
