@@ -67,7 +67,9 @@ func (d *document) locate(path []yamlnode.Segment) (located, error) {
 			if !seg.IsIndex {
 				return loc, fmt.Errorf("%s (line %d) is a list; use [N]: %w", where, d.line(cur), ErrThroughScalar)
 			}
-			item, err := kyaml.NewRNode(cur).Pipe(kyaml.GetElementByIndex(seg.Index))
+			var list kyaml.RNode // on the stack: SetYNode of an empty RNode only points it at the node
+			list.SetYNode(cur)
+			item, err := kyaml.GetElementByIndex(seg.Index).Filter(&list)
 			if err != nil {
 				return loc, fmt.Errorf("%s (line %d): %v: %w", where, d.line(cur), err, ErrUnsupported)
 			}
@@ -120,7 +122,9 @@ func (d *document) field(m *yaml.Node, key, where string) (value, keyNode *yaml.
 	if twice != nil {
 		return nil, nil, fmt.Errorf("%s (line %d): two keys that Helm reads as %q: %w", where, d.line(twice), key, ErrNonStringKey)
 	}
-	f := kyaml.NewRNode(m).Field(key)
+	var rn kyaml.RNode // on the stack: SetYNode of an empty RNode only points it at the node
+	rn.SetYNode(m)
+	f := rn.Field(key)
 	if f == nil {
 		return nil, nil, nil
 	}

@@ -3,6 +3,7 @@ package values
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	yaml "go.yaml.in/yaml/v3"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
@@ -23,6 +24,9 @@ func parseEditPath(path string) ([]yamlnode.Segment, error) {
 // matches no item is ErrNotFound (wrapped in ErrSelector); one that matches
 // several, or that Helm reads otherwise, is refused with ErrSelector.
 func (d *document) resolveSelectors(path []yamlnode.Segment, helm any) ([]yamlnode.Segment, error) {
+	if !slices.ContainsFunc(path, func(s yamlnode.Segment) bool { return s.AnyIndex }) {
+		return path, nil // nothing to resolve: the path as it is
+	}
 	var out []yamlnode.Segment
 	for i, seg := range path {
 		if !seg.AnyIndex {
