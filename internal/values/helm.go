@@ -42,8 +42,9 @@ func jsonTyped(v any) (any, bool) {
 	case nil, bool:
 		return x, true
 	case string:
-		// json.Marshal replaces invalid UTF-8 with U+FFFD.
-		return x, utf8.ValidString(x)
+		// json.Marshal replaces invalid UTF-8 with U+FFFD. v as it came:
+		// x would be boxed again.
+		return v, utf8.ValidString(x)
 	case int:
 		return json.Number(strconv.Itoa(x)), true
 	case int64:

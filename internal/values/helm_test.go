@@ -52,6 +52,16 @@ func TestHelmUnmarshalMatchesSigs(t *testing.T) {
 		{"comments only", "# nothing\n", "a document without content"},
 		{"syntax error", "a: [1\n", "a parse error: the same message"},
 		{"duplicate keys", "a: 1\na: 2\n", "yaml.v2 decides; both see the same"},
+		{"duplicate keys, nested", "m:\n  a: 1\n  b: [x]\n  a: {c: 2}\n1.0: x\n1.00: y\n", "the last of equal keys wins, as in a map"},
+		{"empty mappings", "a: {}\nb: []\nc: {d: {}}\n", "an empty mapping stays a mapping"},
+		{"empty document", "{}\n", "a document that is an empty mapping"},
+		{"null document", "~\n", "a document that is null"},
+		{"list document", "- a: 1\n- b\n", "a document that is a list"},
+		{"empty list document", "[]\n", "a document that is an empty list"},
+		{"list of key-value items", "- key: a\n  value: b\n", "a list of mappings with the fields key and value"},
+		{"tagged merge", "x: &y {k: 1}\nm:\n  !!merge \"\\x3c\\x3c\": *y\n  j: 2\n", "a merge key written with its tag"},
+		{"merge tag in escapes", "x: &y {k: 1}\nm:\n  !<tag:yaml.org,2002:%6Derge> \"\\x3c\\x3c\": *y\n  j: 2\n", "a merge tag spelled with %-escapes"},
+		{"merge through a handle", "%TAG !m! tag:yaml.org,2002:\n---\nx: &y {k: 1}\nm:\n  !m!merge \"\\x3c\\x3c\": *y\n", "a merge tag spelled through a %TAG handle"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
