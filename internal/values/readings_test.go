@@ -330,3 +330,50 @@ func TestReadingsRememberFiles(t *testing.T) {
 		t.Fatalf("a file that does not parse was remembered: %+v", s)
 	}
 }
+
+// TestFileConcurrentSets edits one File from several goroutines, as the
+// planner may when units share a values file that Readings handed out
+// once: with -race it checks a File is not written after Parse.
+func TestFileConcurrentSets(t *testing.T) {
+	data := []byte("# shared\na:\n  b: 1 # c\n  l: [1, 2]\nenv:\n- name: TZ\n  value: UTC\nd: {}\n")
+	r := NewReadings()
+	f, err := Parse(data, Options{Readings: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	edits := [][]Edit{
+		{{Path: "a.b", Value: int64(2)}},
+		{{Path: "a.l[1]", Value: "x"}},
+		{{Path: "env[name=TZ].value", Value: "CET"}},
+		{{Path: "d.e", Value: true}, {Path: "a.b", Value: 1.5}},
+		{{Path: "a.new", Value: nil}},
+	}
+	wants := make([][]byte, len(edits))
+	for i, e := range edits {
+		if wants[i], _, err = Set(data, e, Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for n := range 20 {
+				i := (g + n) % len(edits)
+				out, _, err := f.SetRead(edits[i])
+				if err == nil && !bytes.Equal(out, wants[i]) {
+					err = fmt.Errorf("edits %d: got\n%s\nwant\n%s", i, out, wants[i])
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
