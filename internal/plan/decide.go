@@ -14,7 +14,11 @@ import (
 
 // fieldState is one observed field on its way through the planner.
 type fieldState struct {
-	f observe.Field
+	// f is the observed field, in the plan's observations.
+	f *observe.Field
+	// structural is f.Structural, or why the planner finds the observer's
+	// text to be structure rather than a value.
+	structural string
 	// valuePath is the values path the field maps to; empty when none.
 	valuePath string
 	// mapWhy says why no value path maps the field.
@@ -114,7 +118,8 @@ func (p *planner) decide(g *group) Decision {
 	// One allocation for the object's fields, not one each.
 	states := make([]fieldState, len(o.Fields))
 	fields := make([]*fieldState, 0, len(o.Fields))
-	for i, f := range o.Fields {
+	for i := range o.Fields {
+		f := &o.Fields[i]
 		if p.ignoresField(f.Path) || p.cfg.IgnoresManager(f.Manager) {
 			continue
 		}
@@ -180,7 +185,7 @@ func (p *planner) decide(g *group) Decision {
 // value (the repository's when it holds the path, else the observer's), or
 // live is null where the repository holds nothing.
 func (fs *fieldState) unchanged() bool {
-	if fs.f.Structural != "" {
+	if fs.structural != "" {
 		// Structure is never a value that could equal desired.
 		return false
 	}
@@ -201,23 +206,23 @@ func (fs *fieldState) unchanged() bool {
 
 // fieldState maps a field to its value path and reads the values it is
 // compared with, into fs.
-func (p *planner) fieldState(fs *fieldState, f observe.Field, g *group, uv *unitValues, held []string) {
-	fs.f = f
+func (p *planner) fieldState(fs *fieldState, f *observe.Field, g *group, uv *unitValues, held []string) {
+	fs.f, fs.structural = f, f.Structural
 	fs.valuePath, fs.mapWhy = p.mapField(g.object, g.env, f.Path, held)
 	if fs.valuePath != "" {
 		fs.repo, fs.present = p.lookup(uv.merged, fs.valuePath)
 		fs.file = p.editedFile(uv, fs.valuePath)
 	}
-	if f.Textual && fs.f.Structural == "" && fs.present {
+	if f.Textual && fs.structural == "" && fs.present {
 		switch fs.repo.(type) {
 		case map[string]any, []any:
 			// An observer's text where the values file holds a map or a
 			// list: a count or a rendering, never the value to write.
-			fs.f.Structural = fmt.Sprintf("%s holds a %s at %s; the observer's text %q is structure, not a value",
-				uv.files[fs.file].path, kindOf(fs.repo), fs.valuePath, textOf(f))
+			fs.structural = fmt.Sprintf("%s holds a %s at %s; the observer's text %q is structure, not a value",
+				uv.files[fs.file].path, kindOf(fs.repo), fs.valuePath, textOf(*f))
 		}
 	}
-	if fs.f.Structural != "" {
+	if fs.structural != "" {
 		// Neither side is a value: nothing is typed, nothing compared.
 		return
 	}
@@ -296,7 +301,7 @@ func listsEnvironment(patterns []string, env string) bool {
 func (p *planner) staleReasons(fields []*fieldState, uv *unitValues, show func(any) any) []string {
 	var out []string
 	for _, fs := range fields {
-		if !fs.present || !fs.f.HasDesired || fs.f.Structural != "" || values.Equal(fs.obsDesired, fs.repo) {
+		if !fs.present || !fs.f.HasDesired || fs.structural != "" || values.Equal(fs.obsDesired, fs.repo) {
 			continue
 		}
 		out = append(out, fmt.Sprintf("stale: %s: the observer compared against desired %s, but %s holds %s at %s%s; desired moved since, look again",
@@ -365,8 +370,8 @@ func (p *planner) authorize(o *observe.Observation, g *group, fields []*fieldSta
 	for _, fs := range fields {
 		fs.matches = nil
 		switch {
-		case fs.f.Structural != "":
-			add("structural: %s: %s; no value path can accept a change of structure", fs.f.Path, fs.f.Structural)
+		case fs.structural != "":
+			add("structural: %s: %s; no value path can accept a change of structure", fs.f.Path, fs.structural)
 			continue
 		case fs.valuePath == "":
 			add("%s", fs.mapWhy)
