@@ -16,8 +16,9 @@ import (
 type unitValues struct {
 	// err says why the unit's values could not be read; its decisions fail
 	// closed.
-	err    error
-	files  []*valuesFile
+	err   error
+	files []*valuesFile
+	// merged is read only: it may be the one file's tree itself.
 	merged map[string]any
 }
 
@@ -83,7 +84,7 @@ func (p *planner) readUnitValues(u *repoconfig.Unit) *unitValues {
 		uv.files = append(uv.files, vf)
 		trees = append(trees, vf.tree)
 	}
-	uv.merged = MergeValues(trees)
+	uv.merged = mergeShared(trees)
 	return uv
 }
 
@@ -146,6 +147,25 @@ func MergeValues(trees []map[string]any) map[string]any {
 		out = mergeInto(out, t)
 	}
 	return out
+}
+
+// mergeShared is MergeValues for a result that is only read: a single tree
+// with no null at its top level merges to itself, and is returned as it is
+// rather than copied.
+func mergeShared(trees []map[string]any) map[string]any {
+	if len(trees) == 1 {
+		plainTree := true
+		for _, v := range trees[0] {
+			if v == nil {
+				plainTree = false
+				break
+			}
+		}
+		if plainTree {
+			return trees[0]
+		}
+	}
+	return MergeValues(trees)
 }
 
 func mergeInto(dst, src map[string]any) map[string]any {

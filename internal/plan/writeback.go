@@ -334,7 +334,7 @@ func valuesAfter(u *repoconfig.Unit, uv *unitValues, out map[int][]byte, reads m
 		}
 		trees[i] = tree
 	}
-	return MergeValues(trees), trees, nil
+	return mergeShared(trees), trees, nil
 }
 
 // receiptPath is where an object's receipt is committed:
