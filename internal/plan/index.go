@@ -29,7 +29,10 @@ type planner struct {
 	units map[string]*envUnits
 	// entries indexes the policy's mayAccept entries by Kubernetes field.
 	entries map[string][]entry
-	values  map[*repoconfig.Unit]*unitValues
+	// grants holds, by rule and entry, the text a receipt's matchedRule
+	// gives the entry: the same for every field it authorizes.
+	grants [][]string
+	values map[*repoconfig.Unit]*unitValues
 	// readings keeps Helm's reading of each values document by its bytes,
 	// for the values editor to take; parsed keeps the editor's reading of
 	// each values file.
@@ -128,11 +131,14 @@ func newPlanner(snap Snapshot, now time.Time, opts Options) *planner {
 		}
 	}
 	if snap.Policy != nil {
+		p.grants = make([][]string, len(snap.Policy.Rules))
 		for ri := range snap.Policy.Rules {
 			r := &snap.Policy.Rules[ri]
+			p.grants[ri] = make([]string, len(r.MayAccept))
 			for ai := range r.MayAccept {
 				a := &r.MayAccept[ai]
 				p.entries[a.Field] = append(p.entries[a.Field], entry{role: r.Role, a: a})
+				p.grants[ri][ai] = grant(r.Role, a.ValuePath, a.Field, &policy.Match{Rule: ri, Accept: ai})
 				if _, ok := p.paths[a.ValuePath]; !ok {
 					p.paths[a.ValuePath] = parsePath(a.ValuePath)
 				}

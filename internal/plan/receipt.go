@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
@@ -64,8 +65,7 @@ func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending,
 		case !values.Equal(got, fs.live):
 			residual = append(residual, fmt.Sprintf("%s: desired after the write-back is %s, observed %s", fs.valuePath, values.Format(got), values.Format(fs.live)))
 		}
-		m := fs.match(pd.role)
-		rule := pd.role + " may accept " + fs.valuePath + " (" + fs.f.Path + ") by " + m.Path()
+		rule := p.grant(pd.role, fs)
 		if !slices.Contains(rules, rule) {
 			rules = append(rules, rule)
 		}
@@ -131,6 +131,21 @@ func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending,
 	d.Receipt = r
 	d.ReceiptPath = p.receiptPath(u, o.Object.APIVersion, o.Object.Kind, o.Object.Namespace, o.Object.Name)
 	return nil
+}
+
+// grant is the matchedRule text of the entry that authorizes fs for role:
+// an entry matches only its own value path and field, so the text is the
+// entry's, made once per plan.
+func (p *planner) grant(role string, fs *fieldState) string {
+	m := fs.match(role)
+	if m.Rule < len(p.grants) && m.Accept < len(p.grants[m.Rule]) {
+		return p.grants[m.Rule][m.Accept]
+	}
+	return grant(role, fs.valuePath, fs.f.Path, m)
+}
+
+func grant(role, valuePath, field string, m *policy.Match) string {
+	return role + " may accept " + valuePath + " (" + field + ") by " + m.Path()
 }
 
 func (p *planner) modeWord() string {
