@@ -302,8 +302,13 @@ func plainType(s string) string {
 	}
 	switch c := s[0]; {
 	case c == '.':
-		if _, err := strconv.ParseFloat(s, 64); err == nil {
-			return "other"
+		// Without a base prefix ParseFloat takes no `_` and no word after
+		// a dot, so only a digit after it can make a float: paths such as
+		// .github/... are not parsed (a failed parse allocates its error).
+		if len(s) > 1 && '0' <= s[1] && s[1] <= '9' {
+			if _, err := strconv.ParseFloat(s, 64); err == nil {
+				return "other"
+			}
 		}
 	case c == '+' || c == '-' || '0' <= c && c <= '9':
 		if timestamp(s) {

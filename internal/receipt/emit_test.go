@@ -15,7 +15,7 @@ import (
 var hostile = []string{
 	"", "a", "web", "apps/v1|Deployment|web|*", ".github/policy.yaml", "spec.replicas", "redis-prod-us-east",
 	" a", "a ", "a b", "a: b", "a:", "a:b", ":a", ": a", "a #b", "a#b", "#a", "-a", "- a", "-", "?a", "? a", "?",
-	"---", "---a", "...", "...a", "..a", ".a", ".5", ".5e3", ".inf", ".Inf", ".NaN", ".nan", ".x", "'a", "\"a", "a'b", "a\"b", "a\\b",
+	"---", "---a", "...", "...a", "..a", ".a", ".5", ".5e3", ".5_0", "._5", ".e5", ".-5", ".inf", ".Inf", ".NaN", ".nan", ".x", "'a", "\"a", "a'b", "a\"b", "a\\b",
 	"true", "True", "TRUE", "tRUE", "false", "yes", "Yes", "YES", "y", "Y", "n", "N", "no", "on", "On", "off", "OFF", "o", "t", "f",
 	"null", "Null", "NULL", "nULL", "~", "~a", "<<", "<a", "on-call", "nope", "offset",
 	"1", "1.0", "1.10", "0755", "0x1F", "0o17", "0b101", "1_000", "+1", "-1", "1e3", "12:30", "1:2:3", "2001-12-14", "2026-06-18T12:00:00Z",
