@@ -265,7 +265,8 @@ func (p *planner) setValues(vf *valuesFile, edits []values.Edit) ([]byte, any, e
 }
 
 // parsedFiles holds the editor's reading of each distinct values file (its
-// exact bytes and chosen document) in one plan: units that share a file,
+// path, which names the same bytes throughout a plan, and chosen document)
+// in one plan: units that share a file,
 // and a unit whose edits are retried without a refused one, edit from the
 // same reading, made once even when units are built concurrently. A
 // values.File never changes; each edit starts from the original bytes.
@@ -275,7 +276,7 @@ type parsedFiles struct {
 }
 
 type parsedKey struct {
-	data string
+	path string
 	doc  int // -1: the only document
 }
 
@@ -286,7 +287,7 @@ type parsedFile struct {
 }
 
 func (m *parsedFiles) parse(vf *valuesFile) (*values.File, error) {
-	k := parsedKey{data: string(vf.data), doc: -1}
+	k := parsedKey{path: vf.path, doc: -1}
 	if vf.opts.Document != nil {
 		k.doc = *vf.opts.Document
 	}
