@@ -6,8 +6,6 @@ import (
 	"math"
 	"sync"
 
-	yaml "go.yaml.in/yaml/v3"
-
 	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
@@ -18,9 +16,10 @@ import (
 //   - Helm's reading of a YAML document, by the document's bytes: a
 //     document read once (by the planner, say) is not read again by the
 //     editor. HelmUnmarshal is a function of the bytes alone.
-//   - Parsed files: Parse of the same bytes with the same document, root
-//     and Inline returns the File it returned before. A File never
-//     changes, and is safe for concurrent use.
+//   - That a file parses: Parse of the same bytes with the same document,
+//     root and Inline takes the document and root it chose before and
+//     leaves the yaml.v3 parse until an edit or a Get needs the nodes
+//     (with an edit remembered, none does).
 //   - Verified edits: the output of File.Set and File.SetRead (the new
 //     bytes, the changes and Helm's reading of the result), by the whole
 //     file's bytes, the chosen document, the values root and the edits
@@ -31,8 +30,8 @@ import (
 // fails afresh with its reasons (Helm's reader's error on a document is,
 // like its reading). Keys are the exact bytes, never a
 // digest of them, so two inputs share an entry only when they are equal.
-// The trees and Files it hands out are shared between callers; nobody may
-// change them.
+// The trees it hands out are shared between callers; nobody may change
+// them.
 //
 // Readings may be kept for the life of a process and used from several
 // goroutines. A budget bounds the bytes it keeps (an estimate of the keys,
@@ -54,8 +53,8 @@ type Readings struct {
 // ReadingsStats counts what a Readings holds and how it was used.
 type ReadingsStats struct {
 	// Entries and Bytes are what is kept now: Bytes is the estimate the
-	// budget bounds (keys, bytes, node trees and Helm's trees, and a fixed
-	// cost per entry; a tree two entries share is counted in both).
+	// budget bounds (keys, bytes and Helm's trees, and a fixed cost per
+	// entry; a tree two entries share is counted in both).
 	Entries int
 	Bytes   int64
 	// Hits and Misses count lookups of readings, files and edits;
@@ -72,9 +71,10 @@ type entry struct {
 	doc string
 	v   any
 	err error
-	// A file.
-	fkey fileKey
-	file *File
+	// A file that parses: its key, and the document and root chosen.
+	fkey  fileKey
+	index int
+	root  []yamlnode.Segment
 	// An edit: its key and the result.
 	ekey    editKey
 	out     []byte
@@ -160,24 +160,28 @@ func (r *Readings) HelmUnmarshal(doc []byte) (any, error) {
 	return v, err
 }
 
-// parsed returns the File that Parse made of data with opts before.
-func (r *Readings) parsed(data []byte, opts Options) (*File, bool) {
+// parsed returns what Parse found of data with opts before: the bytes
+// (as the key holds them), the document and the root.
+func (r *Readings) parsed(data []byte, opts Options) (key string, index int, root []yamlnode.Segment, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e, ok := r.files[fileKey{file: string(data), doc: docKey(opts), root: opts.Root, inline: opts.Inline}]
 	if !ok {
 		r.stats.Misses++
-		return nil, false
+		return "", 0, nil, false
 	}
 	r.hit(e)
-	return e.file, true
+	return e.fkey.file, e.index, e.root, true
 }
 
-// keepFile remembers f, which Parse made with opts of the bytes key.
-func (r *Readings) keepFile(key string, opts Options, f *File) {
-	e := &entry{kind: fileEntry, fkey: fileKey{file: key, doc: docKey(opts), root: opts.Root, inline: opts.Inline}, file: f}
-	e.size = entryOverhead + 2*int64(len(key)) + 8*int64(len(f.src.lineStarts)) + int64(len(opts.Root)) +
-		nodeBytes(f.doc.root) + treeBytes(f.helm)
+// keepParsed remembers that Parse read the bytes key with opts, choosing
+// document index and root.
+func (r *Readings) keepParsed(key string, opts Options, index int, root []yamlnode.Segment) {
+	e := &entry{kind: fileEntry, fkey: fileKey{file: key, doc: docKey(opts), root: opts.Root, inline: opts.Inline}, index: index, root: root}
+	e.size = entryOverhead + int64(len(key)+len(opts.Root))
+	for _, s := range root {
+		e.size += 64 + int64(len(s.Key)+len(s.MergeKey)+len(s.MergeValue))
+	}
 	r.keep(e)
 }
 
@@ -276,11 +280,10 @@ func (r *Readings) remove(e *entry) {
 }
 
 // The fixed costs Stats counts for an entry (the entry, its map slot and
-// list links), a remembered Change and a yaml.v3 node.
+// list links) and a remembered Change.
 const (
-	entryOverhead  = 256
+	entryOverhead  = 384
 	changeOverhead = 96
-	nodeOverhead   = 160
 )
 
 // treeBytes estimates the heap a decoded tree holds: headers, map slots and
@@ -308,19 +311,6 @@ func treeBytes(v any) int64 {
 		return n
 	}
 	return 0
-}
-
-// nodeBytes estimates the heap a yaml.v3 node tree holds (an alias is
-// counted once, where it is anchored).
-func nodeBytes(n *yaml.Node) int64 {
-	if n == nil {
-		return 0
-	}
-	size := nodeOverhead + int64(len(n.Value)+len(n.HeadComment)+len(n.LineComment)+len(n.FootComment)) + 8*int64(cap(n.Content))
-	for _, c := range n.Content {
-		size += nodeBytes(c)
-	}
-	return size
 }
 
 // editKeyOf is the key of edits on f: everything the result depends on

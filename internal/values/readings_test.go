@@ -274,12 +274,13 @@ func TestReadingsConcurrent(t *testing.T) {
 	}
 }
 
-// TestReadingsRememberFiles checks Parse returns the File it made before
-// for the same bytes and options only, and that the File does not share
-// the caller's slice.
-func TestReadingsRememberFiles(t *testing.T) {
+// TestReadingsRememberParses checks Parse of bytes that parsed before with
+// the same options leaves the yaml.v3 parse until it is needed, takes the
+// document and root chosen before, and reads as a fresh parse does; other
+// bytes or options are parsed afresh.
+func TestReadingsRememberParses(t *testing.T) {
 	r := NewReadings()
-	data := []byte("a: 1\n---\na: 2\n")
+	data := []byte("a: 1\n---\nkind: HelmRelease\napiVersion: helm.toolkit.fluxcd.io/v2\nspec:\n  values:\n    a: 2 # c\n")
 	zero, one := 0, 1
 	parse := func(data []byte, opts Options) *File {
 		t.Helper()
@@ -290,33 +291,50 @@ func TestReadingsRememberFiles(t *testing.T) {
 		}
 		return f
 	}
-	f0 := parse(data, Options{Document: &zero})
-	if parse(bytes.Clone(data), Options{Document: &zero}) != f0 {
-		t.Fatal("the same bytes and document were parsed again")
+	for _, c := range []struct {
+		name string
+		opts Options
+		want json.Number
+		out  string
+	}{
+		{"document 0", Options{Document: &zero}, "1", "a: 3\n---\nkind: HelmRelease\napiVersion: helm.toolkit.fluxcd.io/v2\nspec:\n  values:\n    a: 2 # c\n"},
+		{"document 1", Options{Document: &one, Root: "spec.values"}, "2", "a: 1\n---\nkind: HelmRelease\napiVersion: helm.toolkit.fluxcd.io/v2\nspec:\n  values:\n    a: 3 # c\n"},
+		{"inline", Options{Inline: true}, "2", "a: 1\n---\nkind: HelmRelease\napiVersion: helm.toolkit.fluxcd.io/v2\nspec:\n  values:\n    a: 3 # c\n"},
+	} {
+		first := parse(data, c.opts)
+		if first.doc == nil {
+			t.Fatalf("%s: the first Parse left the parse for later", c.name)
+		}
+		before := r.Stats()
+		again := parse(bytes.Clone(data), c.opts)
+		if s := r.Stats(); s.Hits != before.Hits+2 || s.Misses != before.Misses {
+			t.Fatalf("%s: the second Parse should take the parse and Helm's reading: %+v, before %+v", c.name, s, before)
+		}
+		if again.doc != nil {
+			t.Fatalf("%s: the second Parse parsed with yaml.v3", c.name)
+		}
+		if again.index != first.index || !reflect.DeepEqual(again.root, first.root) || !reflect.DeepEqual(again.helm, first.helm) {
+			t.Fatalf("%s: the second Parse chose document %d, root %v; the first %d, %v", c.name, again.index, again.root, first.index, first.root)
+		}
+		if v, err := again.Get("a"); err != nil || v != c.want {
+			t.Fatalf("%s: a is %v (%v), want %v", c.name, v, err, c.want)
+		}
+		for _, f := range []*File{first, again} {
+			out, _, err := f.Set([]Edit{{Path: "a", Value: int64(3)}})
+			if err != nil || string(out) != c.out {
+				t.Fatalf("%s: got %q (%v), want %q", c.name, out, err, c.out)
+			}
+		}
 	}
-	f1 := parse(data, Options{Document: &one})
-	if f1 == f0 {
-		t.Fatal("another document gave the same File")
-	}
-	if v, _ := f1.Get("a"); v != json.Number("2") {
-		t.Fatalf("document 1: a is %v", v)
-	}
-	// The caller's bytes change; the remembered File does not.
-	data[3] = '9'
-	if v, _ := f0.Get("a"); v != json.Number("1") {
+	// The caller's bytes change after Parse: the File does not.
+	mine := bytes.Clone(data)
+	f := parse(mine, Options{Document: &zero})
+	mine[3] = '9'
+	if v, _ := f.Get("a"); v != json.Number("1") {
 		t.Fatalf("after the caller's bytes changed, a is %v", v)
 	}
-	out, _, err := f0.Set([]Edit{{Path: "a", Value: int64(3)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(out) != "a: 3\n---\na: 2\n" {
-		t.Fatalf("got %q", out)
-	}
-	if f := parse(data, Options{Document: &zero}); f == f0 {
-		t.Fatal("other bytes gave the same File")
-	} else if v, _ := f.Get("a"); v != json.Number("9") {
-		t.Fatalf("the changed bytes: a is %v", v)
+	if v, _ := parse(mine, Options{Document: &zero}).Get("a"); v != json.Number("9") {
+		t.Fatalf("the changed bytes read as the old ones: a is %v", v)
 	}
 	// A file that does not parse fails each time and is not remembered;
 	// Helm's reading of it (an error too) is.
@@ -337,9 +355,17 @@ func TestReadingsRememberFiles(t *testing.T) {
 func TestFileConcurrentSets(t *testing.T) {
 	data := []byte("# shared\na:\n  b: 1 # c\n  l: [1, 2]\nenv:\n- name: TZ\n  value: UTC\nd: {}\n")
 	r := NewReadings()
+	if _, err := Parse(data, Options{Readings: r}); err != nil {
+		t.Fatal(err)
+	}
+	// The second Parse leaves the yaml.v3 parse to the first edit: the
+	// goroutines race to it.
 	f, err := Parse(data, Options{Readings: r})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if f.doc != nil {
+		t.Fatal("the second Parse parsed with yaml.v3")
 	}
 	edits := [][]Edit{
 		{{Path: "a.b", Value: int64(2)}},

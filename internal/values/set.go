@@ -42,12 +42,17 @@ type splice struct {
 
 // File is a values file read once: the chosen document parsed with yaml.v3
 // and with Helm's reader. Several Set calls on one File share that work; a
-// File never changes, each Set starts from the original bytes.
+// File never changes, each Set starts from the original bytes, and it is
+// safe for concurrent use.
 type File struct {
 	src   *source
 	index int
-	doc   *document
-	helm  any
+	// doc is the yaml.v3 parse, made by Parse or, where Readings knows the
+	// bytes parse, by document when first needed.
+	doc     *document
+	docErr  error
+	docOnce sync.Once
+	helm    any
 	// root is Options.Root parsed: every path is read below it.
 	root []yamlnode.Segment
 	// v3Err says whether the original decodes with yaml.v3, found out
@@ -60,20 +65,35 @@ type File struct {
 	fileKey  string
 }
 
+// document returns the yaml.v3 parse of the chosen document.
+func (f *File) document() (*document, error) {
+	f.docOnce.Do(func() {
+		if f.doc == nil {
+			f.doc, f.docErr = parseDocument(f.src, f.index)
+		}
+	})
+	return f.doc, f.docErr
+}
+
 // decodesV3 checks the original document decodes with yaml.v3 (duplicate
 // keys, for one, do not): verification compares node trees, and trusts
 // what it does not compare to decode as the original did.
 func (f *File) decodesV3() error {
-	f.v3Once.Do(func() { _, f.v3Err = f.doc.decode() })
+	f.v3Once.Do(func() {
+		// set has the document already: a File whose parse failed
+		// makes no edit.
+		d, _ := f.document()
+		_, f.v3Err = d.decode()
+	})
 	return f.v3Err
 }
 
 // Parse reads data and chooses document opts.Document. A file that does not
 // parse is ErrParse; a file over the size cap, several documents with none
-// chosen, or an alias bomb is a refusal. With opts.Readings, a File made
-// before of the same bytes and options is returned again; the File then
-// keeps a copy of data, since a remembered File outlives the caller's
-// slice.
+// chosen, or an alias bomb is a refusal. With opts.Readings, bytes that
+// parsed before with the same options are not parsed with yaml.v3 again
+// until an edit or a Get needs the nodes, and the File keeps a copy of
+// data: what Readings remembers of it outlives the caller's slice.
 func Parse(data []byte, opts Options) (*File, error) {
 	if err := checkSize(data, opts); err != nil {
 		return nil, err
@@ -82,8 +102,13 @@ func Parse(data []byte, opts Options) (*File, error) {
 	if r == nil {
 		return parse(data, opts)
 	}
-	if f, ok := r.parsed(data, opts); ok {
-		return f, nil
+	if key, index, root, ok := r.parsed(data, opts); ok {
+		src := newSource([]byte(key))
+		helm, err := helmRead(src, index, r)
+		if err != nil {
+			return nil, err
+		}
+		return &File{src: src, index: index, helm: helm, root: root, readings: r, fileKey: key}, nil
 	}
 	key := string(data)
 	f, err := parse([]byte(key), opts)
@@ -91,7 +116,7 @@ func Parse(data []byte, opts Options) (*File, error) {
 		return nil, err
 	}
 	f.readings, f.fileKey = r, key
-	r.keepFile(key, opts, f)
+	r.keepParsed(key, opts, f.index, f.root)
 	return f, nil
 }
 
@@ -145,7 +170,11 @@ func (f *File) Get(path string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if segs, err = f.doc.resolveSelectors(f.under(segs), f.helm); err != nil {
+	d, err := f.document()
+	if err != nil {
+		return nil, err
+	}
+	if segs, err = d.resolveSelectors(f.under(segs), f.helm); err != nil {
 		return nil, err
 	}
 	v, ok := lookupValue(f.helm, segs)
@@ -210,24 +239,27 @@ func (f *File) setAfresh(edits []Edit) ([]byte, any, []Change, error) {
 	if len(edits) == 0 {
 		return nil, nil, nil, fmt.Errorf("no edits: %w", ErrRefused)
 	}
+	d, err := f.document()
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	paths := make([][]yamlnode.Segment, len(edits))
 	for i, e := range edits {
 		p, err := parseEditPath(e.Path)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if p, err = f.doc.resolveSelectors(f.under(p), f.helm); err != nil {
+		if p, err = d.resolveSelectors(f.under(p), f.helm); err != nil {
 			return nil, nil, nil, err
 		}
 		paths[i] = p
 	}
 	data := f.src.data
 	var out []byte
-	var err error
 	if independent(paths) {
-		out, err = applyTogether(f.doc, edits, paths, f.helm)
+		out, err = applyTogether(d, edits, paths, f.helm)
 	} else {
-		out, err = applyInTurn(f.doc, edits, paths, f.helm)
+		out, err = applyInTurn(d, edits, paths, f.helm)
 	}
 	if err != nil {
 		return nil, nil, nil, err

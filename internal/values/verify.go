@@ -73,6 +73,7 @@ func verify(f *File, out []byte, edits []Edit, paths [][]yamlnode.Segment) (*doc
 			<-done
 			return nil, nil, fmt.Errorf("decoding the original: %v: %w", err, ErrParse)
 		}
+		// set parsed f.doc before it called verify.
 		v3Side.diffErr = diffNodes(f.doc.root, after.root, make([]yamlnode.Segment, 0, 32), paths, map[[2]*yaml.Node]bool{})
 		if v3Side.diffErr == nil {
 			v3Side.pathErr = nodesReadBack(after.root, edits, paths, final, keys)
