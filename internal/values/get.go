@@ -26,13 +26,18 @@ func helmRead(src *source, index int, readings *Readings) (any, error) {
 		return nil, nil
 	}
 	sp := src.docs[index]
-	doc := src.data[sp.start:sp.end]
-	if len(bytes.TrimSpace(doc)) == 0 {
+	return helmReadDoc(src.data[sp.start:sp.end], index, sp.line, true, readings)
+}
+
+// helmReadDoc is helmRead of document index's bytes, which start on line;
+// a file without documents (exists false) reads as nil.
+func helmReadDoc(doc []byte, index, line int, exists bool, readings *Readings) (any, error) {
+	if !exists || len(bytes.TrimSpace(doc)) == 0 {
 		return nil, nil
 	}
 	v, err := readings.HelmUnmarshal(doc)
 	if err != nil {
-		return nil, fmt.Errorf("document %d (line %d): %v: %w", index, sp.line, err, ErrParse)
+		return nil, fmt.Errorf("document %d (line %d): %v: %w", index, line, err, ErrParse)
 	}
 	return v, nil
 }

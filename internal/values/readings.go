@@ -71,10 +71,9 @@ type entry struct {
 	doc string
 	v   any
 	err error
-	// A file that parses: its key, and the document and root chosen.
-	fkey  fileKey
-	index int
-	root  []yamlnode.Segment
+	// A file that parses: its key, and what Parse found.
+	fkey   fileKey
+	parsed parsedFile
 	// An edit: its key and the result.
 	ekey    editKey
 	out     []byte
@@ -160,26 +159,35 @@ func (r *Readings) HelmUnmarshal(doc []byte) (any, error) {
 	return v, err
 }
 
-// parsed returns what Parse found of data with opts before: the bytes
-// (as the key holds them), the document and the root.
-func (r *Readings) parsed(data []byte, opts Options) (key string, index int, root []yamlnode.Segment, ok bool) {
+// parsedFile is what Parse found of a file that parses: the bytes (as the
+// key holds them), the document chosen, its span when the file has one,
+// and the values root.
+type parsedFile struct {
+	key    string
+	index  int
+	doc    span
+	hasDoc bool
+	root   []yamlnode.Segment
+}
+
+// parsed returns what Parse found of data with opts before.
+func (r *Readings) parsed(data []byte, opts Options) (parsedFile, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e, ok := r.files[fileKey{file: string(data), doc: docKey(opts), root: opts.Root, inline: opts.Inline}]
 	if !ok {
 		r.stats.Misses++
-		return "", 0, nil, false
+		return parsedFile{}, false
 	}
 	r.hit(e)
-	return e.fkey.file, e.index, e.root, true
+	return e.parsed, true
 }
 
-// keepParsed remembers that Parse read the bytes key with opts, choosing
-// document index and root.
-func (r *Readings) keepParsed(key string, opts Options, index int, root []yamlnode.Segment) {
-	e := &entry{kind: fileEntry, fkey: fileKey{file: key, doc: docKey(opts), root: opts.Root, inline: opts.Inline}, index: index, root: root}
-	e.size = entryOverhead + int64(len(key)+len(opts.Root))
-	for _, s := range root {
+// keepParsed remembers what Parse found of the bytes p.key with opts.
+func (r *Readings) keepParsed(opts Options, p parsedFile) {
+	e := &entry{kind: fileEntry, fkey: fileKey{file: p.key, doc: docKey(opts), root: opts.Root, inline: opts.Inline}, parsed: p}
+	e.size = entryOverhead + int64(len(p.key)+len(opts.Root))
+	for _, s := range p.root {
 		e.size += 64 + int64(len(s.Key)+len(s.MergeKey)+len(s.MergeValue))
 	}
 	r.keep(e)

@@ -45,6 +45,8 @@ type splice struct {
 // File never changes, each Set starts from the original bytes, and it is
 // safe for concurrent use.
 type File struct {
+	// src is the file's bytes, lines and documents; nil, until document
+	// makes it, in a File whose parse Readings remembered.
 	src   *source
 	index int
 	// doc is the yaml.v3 parse, made by Parse or, where Readings knows the
@@ -65,9 +67,13 @@ type File struct {
 	fileKey  string
 }
 
-// document returns the yaml.v3 parse of the chosen document.
+// document returns the yaml.v3 parse of the chosen document, and makes
+// f.src where Parse left it to be made here.
 func (f *File) document() (*document, error) {
 	f.docOnce.Do(func() {
+		if f.src == nil {
+			f.src = newSource([]byte(f.fileKey))
+		}
 		if f.doc == nil {
 			f.doc, f.docErr = parseDocument(f.src, f.index)
 		}
@@ -102,13 +108,14 @@ func Parse(data []byte, opts Options) (*File, error) {
 	if r == nil {
 		return parse(data, opts)
 	}
-	if key, index, root, ok := r.parsed(data, opts); ok {
-		src := newSource([]byte(key))
-		helm, err := helmRead(src, index, r)
+	if p, ok := r.parsed(data, opts); ok {
+		// The bytes are the key's; the File makes its source of them
+		// when it needs the nodes.
+		helm, err := helmReadDoc(data[p.doc.start:p.doc.end], p.index, p.doc.line, p.hasDoc, r)
 		if err != nil {
 			return nil, err
 		}
-		return &File{src: src, index: index, helm: helm, root: root, readings: r, fileKey: key}, nil
+		return &File{index: p.index, helm: helm, root: p.root, readings: r, fileKey: p.key}, nil
 	}
 	key := string(data)
 	f, err := parse([]byte(key), opts)
@@ -116,7 +123,11 @@ func Parse(data []byte, opts Options) (*File, error) {
 		return nil, err
 	}
 	f.readings, f.fileKey = r, key
-	r.keepParsed(key, opts, f.index, f.root)
+	p := parsedFile{key: key, index: f.index, root: f.root, hasDoc: len(f.src.docs) > 0}
+	if p.hasDoc {
+		p.doc = f.src.docs[f.index]
+	}
+	r.keepParsed(opts, p)
 	return f, nil
 }
 
@@ -199,7 +210,7 @@ func Set(data []byte, edits []Edit, opts Options) ([]byte, []Change, error) {
 // An edit the editor cannot make safely is refused with an error wrapping
 // ErrRefused, and nothing is returned.
 func (f *File) Set(edits []Edit) ([]byte, []Change, error) {
-	out, _, changes, err := f.set(edits)
+	out, _, changes, err := f.set(edits, true)
 	return out, changes, err
 }
 
@@ -209,15 +220,15 @@ func (f *File) Set(edits []Edit) ([]byte, []Change, error) {
 // edits change nothing. The tree is shared (with the File, and with other
 // callers through Options.Readings): nobody may change it.
 func (f *File) SetRead(edits []Edit) ([]byte, any, error) {
-	out, helm, _, err := f.set(edits)
+	out, helm, _, err := f.set(edits, false)
 	return out, helm, err
 }
 
 // set is Set and SetRead. With Options.Readings, the result of edits that
 // were verified before on the same bytes, document and root is taken from
 // there; the bytes returned are a copy each time, since Set's callers own
-// them.
-func (f *File) set(edits []Edit) ([]byte, any, []Change, error) {
+// them, and so are the changes when the caller wants them.
+func (f *File) set(edits []Edit, wantChanges bool) ([]byte, any, []Change, error) {
 	if f.readings == nil || len(edits) == 0 {
 		return f.setAfresh(edits)
 	}
@@ -226,7 +237,11 @@ func (f *File) set(edits []Edit) ([]byte, any, []Change, error) {
 		return f.setAfresh(edits)
 	}
 	if e, ok := f.readings.edit(k); ok {
-		return bytes.Clone(e.out), e.helm, slices.Clone(e.changes), nil
+		var changes []Change
+		if wantChanges {
+			changes = slices.Clone(e.changes)
+		}
+		return bytes.Clone(e.out), e.helm, changes, nil
 	}
 	out, helm, changes, err := f.setAfresh(edits)
 	if err == nil {
