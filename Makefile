@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := bin/backflow
-VALUES_BIN := bin/backflow-values
+CORE_BIN := bin/backflow-core
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
@@ -13,9 +13,9 @@ help: ## Show the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
-build: ## Build bin/backflow and bin/backflow-values (the values commands alone, for one-edit processes)
+build: ## Build bin/backflow (runs the values commands, hands every other command to the core beside it) and bin/backflow-core
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/backflow
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o $(VALUES_BIN) ./cmd/backflow-values
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(CORE_BIN) ./cmd/backflow-core
 
 IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
 IMAGE_REPO ?= ghcr.io/backflow-dev/backflow
@@ -27,16 +27,18 @@ CA_CERTS ?= /etc/ssl/certs/ca-certificates.crt
 image: ## Build the multi-platform OCI image without Docker: bin/image (OCI layout) and bin/backflow-image-OS-ARCH.tar (docker load)
 	rm -rf bin/image
 	set -e; for p in $(IMAGE_PLATFORMS); do \
-	  CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/$${p%/*}-$${p#*/}/backflow ./cmd/backflow; \
+	  for c in backflow backflow-core; do \
+	    CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/$${p%/*}-$${p#*/}/$$c ./cmd/$$c; \
+	  done; \
 	done
 	$(GO) run ./cmd/backflow-image --layout bin/image --tag $(IMAGE_REPO) \
 	  --version $(VERSION) --revision $(REVISION) --created $(SOURCE_DATE_EPOCH) --ca-certs $(CA_CERTS) \
-	  $(foreach p,$(IMAGE_PLATFORMS),--binary $(p)=bin/$(subst /,-,$(p))/backflow --tarball $(p)=bin/backflow-image-$(subst /,-,$(p)).tar)
+	  $(foreach p,$(IMAGE_PLATFORMS),--binary $(p)=bin/$(subst /,-,$(p))/backflow --core $(p)=bin/$(subst /,-,$(p))/backflow-core --tarball $(p)=bin/backflow-image-$(subst /,-,$(p)).tar)
 
 .PHONY: demo
-demo: ## Run the whole round trip against an in-process local hub (needs git; loopback only)
+demo: build ## Run the whole round trip against an in-process local hub (needs git; loopback only)
 	@command -v git >/dev/null 2>&1 || { echo "make demo needs git: install it (Debian/Ubuntu: apt-get install git)"; exit 1; }
-	$(GO) run ./cmd/backflow demo
+	./$(BIN) demo
 
 .PHONY: fmt-check
 fmt-check: ## Fail when a Go file is not gofmt-clean
@@ -103,6 +105,6 @@ bench-fleet: build ## Serve FLEET repositories from a local hub with serve as a 
 	BACKFLOW_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -v -timeout 120m -run '^TestFleet$$' ./internal/app/ -args -fleet $(FLEET)
 
 .PHONY: bench-yq
-bench-yq: build ## Time backflow values set and backflow-values set against yq v4 as processes on the same edits, on every corpus file
+bench-yq: build ## Time backflow values set against yq v4 as processes on the same edits, on every corpus file
 	@test -x $(YQ) || GOBIN=$(TOOLS_DIR) $(GO) install github.com/mikefarah/yq/v4@$(YQ_VERSION)
-	BACKFLOW_BIN=$(CURDIR)/$(BIN) VALUES_BIN=$(CURDIR)/$(VALUES_BIN) YQ_BIN=$(YQ) $(GO) test -run '^$$' -bench '^BenchmarkProcessVsYQ$$' -benchtime 20x ./internal/cli/
+	BACKFLOW_BIN=$(CURDIR)/$(BIN) YQ_BIN=$(YQ) $(GO) test -run '^$$' -bench '^BenchmarkProcessVsYQ$$' -benchtime 20x ./cmd/backflow/

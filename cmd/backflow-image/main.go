@@ -4,7 +4,9 @@
 // that docker load takes. See internal/image and deploy/README.md.
 //
 //	backflow-image --binary linux/amd64=bin/linux-amd64/backflow \
+//	  --core linux/amd64=bin/linux-amd64/backflow-core \
 //	  --binary linux/arm64=bin/linux-arm64/backflow \
+//	  --core linux/arm64=bin/linux-arm64/backflow-core \
 //	  --version v0.1.0 --revision $(git rev-parse HEAD) \
 //	  --source https://github.com/backflow-dev/backflow \
 //	  --layout bin/image --tarball linux/amd64=bin/backflow-image-linux-amd64.tar
@@ -48,8 +50,9 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("backflow-image", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	binaries, tarballs := pairs{}, pairs{}
-	fs.Var(binaries, "binary", "PLATFORM=FILE: the static binary of a platform (repeat per platform)")
+	binaries, cores, tarballs := pairs{}, pairs{}, pairs{}
+	fs.Var(binaries, "binary", "PLATFORM=FILE: the static backflow binary of a platform, the entrypoint (repeat per platform)")
+	fs.Var(cores, "core", "PLATFORM=FILE: the static backflow-core binary of a platform, beside the entrypoint (repeat per platform)")
 	fs.Var(tarballs, "tarball", "PLATFORM=FILE: also write that platform's image as a docker load tarball (repeatable)")
 	ca := fs.String("ca-certs", "/etc/ssl/certs/ca-certificates.crt", "the PEM CA bundle copied into the image")
 	version := fs.String("version", "", "the version the binaries were built as (label org.opencontainers.image.version; the layout's tag)")
@@ -81,7 +84,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	idx, err := image.Build(image.Options{
-		Binaries: binaries, CACerts: *ca,
+		Binaries: binaries, Cores: cores, CACerts: *ca,
 		Source: *source, Revision: *revision, Version: *version, Created: when,
 	})
 	if err != nil {

@@ -20,7 +20,9 @@ func TestRunRefuses(t *testing.T) {
 		{"bad pair", []string{"--binary", "linux/amd64", "--layout", dir}, "want PLATFORM=FILE"},
 		{"twice", []string{"--binary", "linux/amd64=a", "--binary", "linux/amd64=b", "--layout", dir}, "given twice"},
 		{"tarball without binary", []string{"--binary", "linux/amd64=a", "--tarball", "linux/arm64=x.tar", "--version", "v1.0.0", "--revision", "abc"}, "no --binary for that platform"},
-		{"missing binary", []string{"--binary", "linux/amd64=/nonexistent/backflow", "--layout", filepath.Join(dir, "l"), "--version", "v1.0.0", "--revision", "abc"}, "/nonexistent/backflow"},
+		{"missing binary", []string{"--binary", "linux/amd64=/nonexistent/backflow", "--core", "linux/amd64=/nonexistent/backflow-core", "--layout", filepath.Join(dir, "l"), "--version", "v1.0.0", "--revision", "abc"}, "/nonexistent/backflow"},
+		{"no core", []string{"--binary", "linux/amd64=/nonexistent/backflow", "--layout", filepath.Join(dir, "l"), "--version", "v1.0.0", "--revision", "abc"}, "linux/amd64: no backflow-core binary"},
+		{"core twice", []string{"--core", "linux/amd64=a", "--core", "linux/amd64=b", "--layout", dir}, "given twice"},
 		{"bad time", []string{"--binary", "linux/amd64=a", "--layout", dir, "--created", "yesterday"}, "--created"},
 		{"argument", []string{"--layout", dir, "extra"}, "unexpected arguments"},
 	} {

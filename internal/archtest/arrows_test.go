@@ -160,9 +160,9 @@ var rules = []rule{
 	},
 	{
 		why:       "the values commands and the root both binaries share link the editor alone: Go runs every linked package's init before main, and Helm's, client-go's, the registries' and the metrics' cost a one-edit process more than the edit",
-		pkgs:      append(project("internal/valuescmd", "internal/cliroot"), module+"/cmd/backflow-values"),
+		pkgs:      project("internal/valuescmd", "internal/cliroot", "cmd/backflow", "cmd/backflow-values"),
 		forbidden: append(withSubpackages(light), project("...")...),
-		allowed:   append(project("internal/valuescmd", "internal/cliroot", "internal/values", "internal/yamlnode"), module+"/cmd/backflow-values"),
+		allowed:   project("internal/valuescmd", "internal/cliroot", "internal/values", "internal/yamlnode", "cmd/backflow", "cmd/backflow-values"),
 	},
 	{
 		why:       "the server serves endpoints and leaves decisions to the domain",
@@ -404,6 +404,11 @@ func TestRulesCatchEachArrow(t *testing.T) {
 		{"the shared root importing the whole command line", p("internal/cliroot"), p("internal/cli"), true},
 		{"the values commands linking Kubernetes' API types", p("internal/valuescmd"), "k8s.io/api/core/v1", true},
 		{"the shared root using the values commands", p("internal/cliroot"), p("internal/valuescmd"), false},
+		{"the front importing the whole command line", p("cmd/backflow"), p("internal/cli"), true},
+		{"the front linking client-go", p("cmd/backflow"), "k8s.io/client-go/kubernetes/scheme", true},
+		{"the front linking the metrics", p("cmd/backflow"), "github.com/prometheus/client_golang/prometheus", true},
+		{"the front using the shared root", p("cmd/backflow"), p("internal/cliroot"), false},
+		{"the core importing the whole command line", p("cmd/backflow-core"), p("internal/cli"), false},
 	}
 	for _, tt := range tests {
 		direct := map[string][]string{tt.pkg: {tt.dep}}

@@ -10,6 +10,7 @@ import (
 // (global flags, version, values) and every other command.
 func newRootCmd() *cobra.Command {
 	root := cliroot.New()
+	cliroot.VersionTemplate(root)
 	root.AddCommand(
 		cliroot.Streaming(newLocalhubCmd()),
 		newPlanCmd(),

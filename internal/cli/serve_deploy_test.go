@@ -159,7 +159,7 @@ func TestDockerfile(t *testing.T) {
 	if final := froms[len(froms)-1][1]; !strings.HasPrefix(final, "gcr.io/distroless/static") {
 		t.Errorf("final base %s, want distroless static", final)
 	}
-	for _, want := range []string{"CGO_ENABLED=0", "./cmd/backflow", `ENTRYPOINT ["/usr/local/bin/backflow"]`} {
+	for _, want := range []string{"CGO_ENABLED=0", "./cmd/backflow ", "./cmd/backflow-core", "/out/backflow /out/backflow-core /usr/local/bin/", `ENTRYPOINT ["/usr/local/bin/backflow"]`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("Dockerfile lacks %q", want)
 		}

@@ -79,7 +79,9 @@ func TestGlobalFlagsValuesAndVersion(t *testing.T) {
 		{[]string{"--version"}, 0, VersionLine() + "\n", ""},
 		{[]string{"version", "extra"}, 2, "", "backflow: version: accepts 0 arg(s), received 1\nUsage: backflow version [flags]\n"},
 	} {
-		code, out, errs := execute(t, New(), tc.args...)
+		root := New()
+		VersionTemplate(root)
+		code, out, errs := execute(t, root, tc.args...)
 		if code != tc.code || out != tc.out || !strings.HasPrefix(errs, tc.errs) || (tc.errs == "") != (errs == "") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d, %q, stderr starting %q", tc.args, code, out, errs, tc.code, tc.out, tc.errs)
 		}

@@ -24,11 +24,16 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
-// The image's fixed shape: where the binary and the CA bundle are, and
+// The image's fixed shape: where the binaries and the CA bundle are, and
 // whom it runs as.
 const (
-	// BinaryPath is the binary's path in the image, its entrypoint.
+	// BinaryPath is the binary's path in the image, its entrypoint:
+	// backflow, which hands every command but the values commands to the
+	// core beside it.
 	BinaryPath = "/usr/local/bin/backflow"
+	// CorePath is backflow-core's path, beside the entrypoint where
+	// backflow looks for it.
+	CorePath = "/usr/local/bin/backflow-core"
 	// CAPath is where Go's crypto/x509 looks for the system roots on Linux.
 	CAPath = "/etc/ssl/certs/ca-certificates.crt"
 	// UID and GID are the non-root user the image runs as (distroless'
@@ -56,8 +61,11 @@ var DefaultCmd = []string{"serve", "--config", "/etc/backflow/config.yaml"}
 
 // Options are what one image index is built from.
 type Options struct {
-	// Binaries maps each platform (linux/amd64) to its static binary.
+	// Binaries maps each platform (linux/amd64) to its static backflow
+	// binary, and Cores to its static backflow-core: every platform needs
+	// both.
 	Binaries map[string]string
+	Cores    map[string]string
 	// CACerts is the PEM bundle copied to CAPath.
 	CACerts string
 	// Source, Revision and Version are the OCI labels: the repository URL,
@@ -70,11 +78,22 @@ type Options struct {
 
 // Build assembles one image per platform and the index over them. Every
 // input is checked before anything is built: a missing or non-static
-// binary, a platform that is not os/arch, a CA bundle without a
-// certificate are errors naming the file.
+// binary, a platform without its core or a core without its platform, a
+// platform that is not os/arch, a CA bundle without a certificate are
+// errors naming the file.
 func Build(o Options) (v1.ImageIndex, error) {
 	if len(o.Binaries) == 0 {
 		return nil, errors.New("no binary given")
+	}
+	for _, p := range slices.Sorted(maps.Keys(o.Binaries)) {
+		if o.Cores[p] == "" {
+			return nil, fmt.Errorf("platform %s: no backflow-core binary; backflow hands every command but values to it", p)
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(o.Cores)) {
+		if o.Binaries[p] == "" {
+			return nil, fmt.Errorf("platform %s: a backflow-core binary without its backflow binary", p)
+		}
 	}
 	ca, err := os.ReadFile(o.CACerts)
 	if err != nil {
@@ -97,14 +116,15 @@ func Build(o Options) (v1.ImageIndex, error) {
 		if err != nil || plat.OS == "" || plat.Architecture == "" {
 			return nil, fmt.Errorf("platform %q: want os/arch", p)
 		}
-		bin, err := os.ReadFile(o.Binaries[p])
+		bin, err := staticBinary(o.Binaries[p], "binary", p, plat)
 		if err != nil {
-			return nil, fmt.Errorf("binary for %s: %w", p, err)
+			return nil, err
 		}
-		if err := checkStatic(bin, plat); err != nil {
-			return nil, fmt.Errorf("binary for %s (%s): %w", p, o.Binaries[p], err)
+		core, err := staticBinary(o.Cores[p], "core", p, plat)
+		if err != nil {
+			return nil, err
 		}
-		img, err := platformImage(bin, ca, *plat, labels, o.Created)
+		img, err := platformImage(bin, core, ca, *plat, labels, o.Created)
 		if err != nil {
 			return nil, fmt.Errorf("image for %s: %w", p, err)
 		}
@@ -116,8 +136,21 @@ func Build(o Options) (v1.ImageIndex, error) {
 	return idx, nil
 }
 
-func platformImage(bin, ca []byte, plat v1.Platform, labels map[string]string, created time.Time) (v1.Image, error) {
-	files, err := rootfs(bin, ca, created)
+// staticBinary reads file, the what (binary or core) of platform p, and
+// checks it runs on the image's empty base.
+func staticBinary(file, what, p string, plat *v1.Platform) ([]byte, error) {
+	bin, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%s for %s: %w", what, p, err)
+	}
+	if err := checkStatic(bin, plat); err != nil {
+		return nil, fmt.Errorf("%s for %s (%s): %w", what, p, file, err)
+	}
+	return bin, nil
+}
+
+func platformImage(bin, core, ca []byte, plat v1.Platform, labels map[string]string, created time.Time) (v1.Image, error) {
+	files, err := rootfs(bin, core, ca, created)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +163,7 @@ func platformImage(bin, ca []byte, plat v1.Platform, labels map[string]string, c
 	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
 	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
 	img, err = mutate.Append(img, mutate.Addendum{Layer: layer, History: v1.History{
-		Created: v1.Time{Time: created}, CreatedBy: "backflow image build", Comment: "the static binary, CA certificates, the nonroot user",
+		Created: v1.Time{Time: created}, CreatedBy: "backflow image build", Comment: "the static binaries, CA certificates, the nonroot user",
 	}})
 	if err != nil {
 		return nil, err
@@ -159,10 +192,10 @@ func platformImage(bin, ca []byte, plat v1.Platform, labels map[string]string, c
 	return mutate.Annotations(img, labels).(v1.Image), nil
 }
 
-// rootfs is the image's one layer: the binary, the CA bundle, the users
+// rootfs is the image's one layer: the binaries, the CA bundle, the users
 // and groups (root and nonroot) and the writable folders, with fixed
 // times and owners so the layer depends on its contents only.
-func rootfs(bin, ca []byte, created time.Time) ([]byte, error) {
+func rootfs(bin, core, ca []byte, created time.Time) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	dir := func(p string, mode int64, uid int) error {
@@ -191,6 +224,7 @@ func rootfs(bin, ca []byte, created time.Time) ([]byte, error) {
 		dir("usr/local", 0o755, 0),
 		dir("usr/local/bin", 0o755, 0),
 		file(strings.TrimPrefix(BinaryPath, "/"), 0o755, bin),
+		file(strings.TrimPrefix(CorePath, "/"), 0o755, core),
 	}
 	for _, err := range steps {
 		if err != nil {

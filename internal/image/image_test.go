@@ -1,6 +1,7 @@
 package image_test
 
 import (
+	"archive/tar"
 	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -116,12 +117,33 @@ func caBundle(t *testing.T) (string, []byte) {
 	return p, data
 }
 
+// coreOf writes a stand-in core for bin: the same executable with bytes
+// after it (which the loader ignores), so that the image test can tell
+// the two files apart.
+func coreOf(t *testing.T, bin string) string {
+	t.Helper()
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "backflow-core")
+	if err := os.WriteFile(p, append(data, "backflow-core"...), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func options(t *testing.T) (image.Options, []byte) {
 	ca, caData := caBundle(t)
+	host, other := hostBinary(t), elfFile(t, machineOf[otherArch()], false)
 	return image.Options{
 		Binaries: map[string]string{
-			"linux/" + runtime.GOARCH: hostBinary(t),
-			"linux/" + otherArch():    elfFile(t, machineOf[otherArch()], false),
+			"linux/" + runtime.GOARCH: host,
+			"linux/" + otherArch():    other,
+		},
+		Cores: map[string]string{
+			"linux/" + runtime.GOARCH: coreOf(t, host),
+			"linux/" + otherArch():    coreOf(t, other),
 		},
 		CACerts: ca, Source: testSource, Revision: testRevision, Version: testVersion, Created: created,
 	}, caData
@@ -176,6 +198,14 @@ func TestImage(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkImage(t, img, *d.Platform, caData)
+		p := d.Platform.String()
+		for file, want := range map[string]string{image.BinaryPath: opts.Binaries[p], image.CorePath: opts.Cores[p]} {
+			got, err := image.ReadFile(img, file)
+			wantData, _ := os.ReadFile(want)
+			if err != nil || !bytes.Equal(got, wantData) {
+				t.Errorf("%s: %s is not %s (%v)", p, file, want, err)
+			}
+		}
 	}
 	slices.Sort(platforms)
 	if !slices.Equal(platforms, []string{"linux/amd64", "linux/arm64"}) {
@@ -202,6 +232,10 @@ func TestImage(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(out), "backflow "+testVersion+" (") || !strings.Contains(string(out), "linux/"+runtime.GOARCH) {
 		t.Errorf("%s version: %v: %q", image.BinaryPath, err, out)
 	}
+	info, err := hostCoreMode(host)
+	if err != nil || info&0o111 == 0 {
+		t.Errorf("%s: mode %v (%v), want executable", image.CorePath, info, err)
+	}
 
 	// The tarball is what docker load takes: one image, tagged.
 	tag := "ghcr.io/backflow-dev/backflow:" + testVersion
@@ -224,6 +258,29 @@ func TestImage(t *testing.T) {
 	d2, _ := again.Digest()
 	if d1 != d2 {
 		t.Errorf("two builds of the same inputs: %s and %s", d1, d2)
+	}
+}
+
+// hostCoreMode is the mode of the core's entry in img's layer.
+func hostCoreMode(img v1.Image) (os.FileMode, error) {
+	layers, err := img.Layers()
+	if err != nil {
+		return 0, err
+	}
+	rc, err := layers[len(layers)-1].Uncompressed()
+	if err != nil {
+		return 0, err
+	}
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			return 0, err
+		}
+		if "/"+h.Name == image.CorePath {
+			return os.FileMode(h.Mode).Perm(), nil
+		}
 	}
 }
 
@@ -263,13 +320,15 @@ func checkImage(t *testing.T, img v1.Image, plat v1.Platform, caData []byte) {
 	if err != nil || !strings.Contains(string(passwd), "nonroot:x:65532:65532:") {
 		t.Errorf("%s: /etc/passwd %q: %v", plat, passwd, err)
 	}
-	bin, err := image.ReadFile(img, image.BinaryPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := elf.NewFile(bytes.NewReader(bin))
-	if err != nil || f.Machine != machineOf[plat.Architecture] {
-		t.Errorf("%s: the binary is not an ELF file for %s: %v", plat, plat.Architecture, err)
+	for _, p := range []string{image.BinaryPath, image.CorePath} {
+		bin, err := image.ReadFile(img, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := elf.NewFile(bytes.NewReader(bin))
+		if err != nil || f.Machine != machineOf[plat.Architecture] {
+			t.Errorf("%s: %s is not an ELF file for %s: %v", plat, p, plat.Architecture, err)
+		}
 	}
 }
 
@@ -281,20 +340,26 @@ func TestBuildRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	host := opts.Binaries["linux/"+runtime.GOARCH]
+	other := "linux/" + otherArch()
+	// only builds one platform from bin and core.
+	only := func(o *image.Options, p, bin, core string) {
+		o.Binaries, o.Cores = map[string]string{p: bin}, map[string]string{p: core}
+	}
+	dynamic := elfFile(t, machineOf[otherArch()], true)
 	for _, tc := range []struct {
 		name string
 		edit func(o *image.Options)
 		want string
 	}{
-		{"dynamic binary", func(o *image.Options) {
-			o.Binaries = map[string]string{"linux/" + otherArch(): elfFile(t, machineOf[otherArch()], true)}
-		}, "dynamically linked"},
-		{"binary of another architecture", func(o *image.Options) {
-			o.Binaries = map[string]string{"linux/" + otherArch(): host}
-		}, "built for"},
-		{"missing binary", func(o *image.Options) { o.Binaries = map[string]string{"linux/amd64": "/nonexistent/backflow"} }, "/nonexistent/backflow"},
-		{"bad platform", func(o *image.Options) { o.Binaries = map[string]string{"amd64": host} }, `platform "amd64"`},
-		{"not linux", func(o *image.Options) { o.Binaries = map[string]string{"darwin/arm64": host} }, "linux only"},
+		{"dynamic binary", func(o *image.Options) { only(o, other, dynamic, opts.Cores[other]) }, "dynamically linked"},
+		{"dynamic core", func(o *image.Options) { only(o, other, opts.Binaries[other], dynamic) }, "core for " + other + " (" + dynamic + "): dynamically linked"},
+		{"binary of another architecture", func(o *image.Options) { only(o, other, host, opts.Cores[other]) }, "built for"},
+		{"missing binary", func(o *image.Options) { only(o, "linux/amd64", "/nonexistent/backflow", host) }, "/nonexistent/backflow"},
+		{"missing core", func(o *image.Options) { only(o, "linux/amd64", host, "/nonexistent/backflow-core") }, "/nonexistent/backflow-core"},
+		{"a platform without its core", func(o *image.Options) { o.Cores = map[string]string{other: opts.Cores[other]} }, "no backflow-core binary"},
+		{"a core without its platform", func(o *image.Options) { o.Binaries = map[string]string{other: opts.Binaries[other]} }, "without its backflow binary"},
+		{"bad platform", func(o *image.Options) { only(o, "amd64", host, host) }, `platform "amd64"`},
+		{"not linux", func(o *image.Options) { only(o, "darwin/arm64", host, host) }, "linux only"},
 		{"CA bundle without a certificate", func(o *image.Options) { o.CACerts = notPEM }, notPEM},
 		{"missing CA bundle", func(o *image.Options) { o.CACerts = ca + ".missing" }, ca + ".missing"},
 		{"no version", func(o *image.Options) { o.Version = "" }, "version"},

@@ -24,7 +24,8 @@ import (
 
 // binaries finds the kube-apiserver (KUBE_APISERVER, else built once per
 // version into the user's cache by build-kube-apiserver.sh) and backflow
-// (BACKFLOW_BIN, else built from this checkout).
+// (BACKFLOW_BIN, with backflow-core beside it, else both built from this
+// checkout).
 func binaries(t *testing.T) (apiserver, backflow string) {
 	t.Helper()
 	apiserver = os.Getenv("KUBE_APISERVER")
@@ -39,8 +40,9 @@ func binaries(t *testing.T) (apiserver, backflow string) {
 	}
 	backflow = os.Getenv("BACKFLOW_BIN")
 	if backflow == "" {
-		backflow = filepath.Join(t.TempDir(), "backflow")
-		cmd := exec.Command("go", "build", "-o", backflow, "./cmd/backflow")
+		dir := t.TempDir()
+		backflow = filepath.Join(dir, "backflow")
+		cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/backflow", "./cmd/backflow-core")
 		cmd.Dir = filepath.Join("..", "..")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("building backflow: %v\n%s", err, out)

@@ -1,8 +1,8 @@
 #!/bin/sh
 # The live end-to-end test (make e2e): installs Debian's etcd-server when
 # etcd is missing, builds kube-apiserver once per version into the user's
-# cache (about 15 minutes cold, seconds when cached), builds backflow from
-# this checkout, then runs the test module against them.
+# cache (about 15 minutes cold, seconds when cached), builds backflow and
+# backflow-core from this checkout, then runs the test module against them.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,7 +22,7 @@ echo "e2e: kube-apiserver ready in $(( $(date +%s) - start ))s: $KUBE_APISERVER"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-(cd "$root" && go build -o "$work/backflow" ./cmd/backflow)
+(cd "$root" && go build -o "$work/" ./cmd/backflow ./cmd/backflow-core)
 
 cd "$here"
 KUBE_APISERVER=$KUBE_APISERVER BACKFLOW_BIN=$work/backflow \

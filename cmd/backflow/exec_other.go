@@ -1,0 +1,28 @@
+//go:build !unix
+
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+)
+
+// execCore runs the core as a child where a process cannot replace itself
+// (Windows), with this process's standard streams, and returns its exit
+// code. The console delivers Ctrl+C to both.
+func execCore(core string, argv, env []string) (int, error) {
+	cmd := exec.Command(core, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	cmd.Env = env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return 0, nil
+}
