@@ -159,10 +159,10 @@ var rules = []rule{
 		forbidden: project("internal/plan/...", "internal/policy/...", "internal/receipt/...", "internal/repoconfig/...", "internal/values/...", "internal/observe/...", "internal/lifecycle/...", "internal/bot/...", "internal/localhub/..."),
 	},
 	{
-		why:       "the values commands and the root both binaries share link the editor alone: Go runs every linked package's init before main, and Helm's, client-go's, the registries' and the metrics' cost a one-edit process more than the edit",
-		pkgs:      project("internal/valuescmd", "internal/cliroot", "cmd/backflow", "cmd/backflow-values"),
+		why:       "the values commands, the root both binaries share and the front (backflow) link the editor alone: Go runs every linked package's init before main, and Helm's, client-go's, the registries' and the metrics' cost a one-edit process more than the edit",
+		pkgs:      project("internal/valuescmd", "internal/cliroot", "cmd/backflow"),
 		forbidden: append(withSubpackages(light), project("...")...),
-		allowed:   project("internal/valuescmd", "internal/cliroot", "internal/values", "internal/yamlnode", "cmd/backflow", "cmd/backflow-values"),
+		allowed:   project("internal/valuescmd", "internal/cliroot", "internal/values", "internal/yamlnode", "cmd/backflow"),
 	},
 	{
 		why:       "the server serves endpoints and leaves decisions to the domain",

@@ -1,8 +1,8 @@
 // Package valuescmd is the values commands, `values get` and `values set`,
-// shared by backflow and by backflow-values, the small binary that makes
-// one edit as a short process: it links the editor and nothing of the App,
-// so none of Helm's, client-go's or the metrics' package initialisation runs
-// before the edit.
+// which both binaries run from the root they share (internal/cliroot):
+// backflow answers them in its own process, a one-edit process that links
+// the editor and nothing of the App, so none of Helm's, client-go's or the
+// metrics' package initialisation runs before the edit.
 package valuescmd
 
 import (
@@ -59,7 +59,7 @@ func OneShotGC() {
 }
 
 // New returns the values command with its get and set subcommands; use is
-// its name (backflow-values names its root command so).
+// its name.
 func New(use string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   use,
