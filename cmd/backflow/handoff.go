@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 
 	"github.com/backflow-dev/backflow/internal/cliroot"
@@ -16,6 +17,14 @@ import (
 
 // coreName is the whole command line's binary, cmd/backflow-core.
 const coreName = "backflow-core"
+
+// coreFile is the core's file name beside the front: with .exe on Windows.
+func coreFile() string {
+	if runtime.GOOS == "windows" {
+		return coreName + ".exe"
+	}
+	return coreName
+}
 
 // coreEnv names the core explicitly; it wins over every other place.
 const coreEnv = "BACKFLOW_CORE"
@@ -57,7 +66,7 @@ func findCore(fromEnv, self string) (string, error) {
 		}
 		return fromEnv, nil
 	}
-	beside := filepath.Join(filepath.Dir(self), coreName)
+	beside := filepath.Join(filepath.Dir(self), coreFile())
 	besideErr := executable(beside, self)
 	if besideErr == nil {
 		return beside, nil

@@ -37,28 +37,23 @@ var version = ""
 func main() {
 	cliroot.SetVersion(version)
 	args := os.Args[1:]
-	switch ownCommand(args) {
-	case values:
-		valuescmd.OneShotGC()
-		os.Exit(cliroot.Execute(cliroot.New(), args, os.Stdout, os.Stderr))
-	case versionCmd:
-		os.Exit(cliroot.Execute(cliroot.New(), args, os.Stdout, os.Stderr))
-	case versionFlag:
-		os.Exit(printVersion(os.Stdout, os.Stderr))
+	cmd := ownCommand(args)
+	if cmd == core {
+		os.Exit(handOff(os.Args, os.Environ(), os.Stderr))
 	}
-	os.Exit(handOff(os.Args, os.Environ(), os.Stderr))
+	if cmd == values {
+		valuescmd.OneShotGC()
+	}
+	os.Exit(answer(cmd, args, os.Stdout, os.Stderr))
 }
 
-// run runs args in this process when the front answers them itself, as
-// main does, and reports whether it did.
-func run(args []string, stdout, stderr io.Writer) (code int, own bool) {
-	switch ownCommand(args) {
-	case values, versionCmd:
-		return cliroot.Execute(cliroot.New(), args, stdout, stderr), true
-	case versionFlag:
-		return printVersion(stdout, stderr), true
+// answer runs args, a command line the front answers itself (cmd, from
+// ownCommand), and returns the exit code.
+func answer(cmd command, args []string, stdout, stderr io.Writer) int {
+	if cmd == versionFlag {
+		return printVersion(stdout, stderr)
 	}
-	return 0, false
+	return cliroot.Execute(cliroot.New(), args, stdout, stderr)
 }
 
 // printVersion prints what the core's --version prints: the front does not

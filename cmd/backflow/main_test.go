@@ -39,6 +39,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// run answers args as main does when the front answers them itself, and
+// reports whether it does.
+func run(args []string, stdout, stderr io.Writer) (code int, own bool) {
+	cmd := ownCommand(args)
+	if cmd == core {
+		return 0, false
+	}
+	return answer(cmd, args, stdout, stderr), true
+}
+
 // started is what the echo process prints.
 type started struct {
 	Args []string `json:"args"`
