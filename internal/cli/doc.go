@@ -1,7 +1,8 @@
 // Package cli is backflow's whole command line, the program of
-// cmd/backflow: a GitHub App that does reverse reconciliation for
-// GitOps repositories, accepting authorized live changes back into the Helm
-// values files that Git holds, through attributed pull requests that carry a
+// cmd/backflow-core, to which cmd/backflow hands every command but the
+// values commands: a GitHub App that does reverse reconciliation for GitOps
+// repositories, accepting authorized live changes back into the Helm values
+// files that Git holds, through attributed pull requests that carry a
 // machine-checkable receipt.
 //
 // The package holds flags, output formats and exit codes (0 success, 1 a
