@@ -191,6 +191,9 @@ func PlanWith(observations []observe.Observation, triggers []observe.Trigger, sn
 	}
 	groups := p.group(observations)
 	p.readUnits(groups)
+	if len(groups) > 0 {
+		p.res.Decisions = make([]Decision, 0, len(groups))
+	}
 	for _, g := range groups {
 		p.res.Decisions = append(p.res.Decisions, p.decide(g))
 	}

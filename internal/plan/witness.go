@@ -155,12 +155,12 @@ func (p *planner) blame(u *repoconfig.Unit, uv *unitValues, b *base, pend []*pen
 	denied := map[*pending]string{}
 	for _, pd := range pend {
 		alone := []*pending{pd}
-		out, reads, bad := p.apply(uv, alone)
+		out, bad := p.apply(uv, alone)
 		if len(bad) > 0 {
 			denied[pd] = bad[pd]
 			continue
 		}
-		_, trees, err := valuesAfter(u, uv, out, reads)
+		_, trees, err := valuesAfter(u, uv, out)
 		if err != nil {
 			denied[pd] = err.Error()
 			continue

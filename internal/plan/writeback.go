@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -69,20 +68,19 @@ type target struct {
 
 func (p *planner) writeBack(w *unitWork, pend []*pending) {
 	u, uv, branch := w.u, w.uv, w.branch
-	var out map[int][]byte
-	var reads map[int]any
+	var out []editedFile
 	for len(pend) > 0 {
 		if bad := conflicts(pend, uv); len(bad) > 0 {
 			pend = p.drop(w, pend, bad)
 			continue
 		}
 		var bad map[*pending]string
-		out, reads, bad = p.apply(uv, pend)
+		out, bad = p.apply(uv, pend)
 		if len(bad) > 0 {
 			pend = p.drop(w, pend, bad)
 			continue
 		}
-		after, trees, err := valuesAfter(u, uv, out, reads)
+		after, trees, err := valuesAfter(u, uv, out)
 		if err != nil {
 			all := map[*pending]string{}
 			for _, pd := range pend {
@@ -142,9 +140,9 @@ func (p *planner) writeBack(w *unitWork, pend []*pending) {
 		}
 		wb.Receipts = append(wb.Receipts, File{Path: d.ReceiptPath, Data: data})
 	}
-	for _, i := range slices.Sorted(maps.Keys(out)) {
-		if string(out[i]) != string(uv.files[i].data) {
-			wb.Files = append(wb.Files, File{Path: uv.files[i].path, Data: out[i]})
+	for i, e := range out {
+		if e.edited && string(e.data) != string(uv.files[i].data) {
+			wb.Files = append(wb.Files, File{Path: uv.files[i].path, Data: e.data})
 		}
 	}
 	slices.Sort(wb.Objects)
@@ -197,35 +195,64 @@ func conflicts(pend []*pending, uv *unitValues) map[*pending]string {
 	return bad
 }
 
+// editedFile is one of a unit's values files after its edits: the new
+// bytes and the editor's Helm reading of them, when edited.
+type editedFile struct {
+	edited bool
+	data   []byte
+	read   any
+}
+
 // apply makes every decision's edits with the values editor, all edits of a
 // file in one call, and returns each touched file's new bytes and the
-// editor's Helm reading of them. When the
+// editor's Helm reading of them, by the file's index. When the
 // editor refuses a file's edits, each decision's own edits are tried alone
 // to find which decisions cannot be written.
-func (p *planner) apply(uv *unitValues, pend []*pending) (map[int][]byte, map[int]any, map[*pending]string) {
-	edits := map[int][]values.Edit{}
-	seen := map[target]bool{}
+func (p *planner) apply(uv *unitValues, pend []*pending) ([]editedFile, map[*pending]string) {
+	total := 0
+	for _, pd := range pend {
+		total += len(pd.fields)
+	}
+	edits := make([][]values.Edit, len(uv.files))
+	// The same value path of a file is edited once; a few edits are
+	// compared with each other, many looked up in a set.
+	var seen map[target]bool
+	if total > 32 {
+		seen = make(map[target]bool, total)
+	}
 	for _, pd := range pend {
 		for _, fs := range pd.fields {
-			t := target{fs.file, fs.valuePath}
-			if seen[t] {
+			path := uv.files[fs.file].prefix + fs.valuePath
+			if seen != nil {
+				t := target{fs.file, fs.valuePath}
+				if seen[t] {
+					continue
+				}
+				seen[t] = true
+			} else if slices.ContainsFunc(edits[fs.file], func(e values.Edit) bool { return e.Path == path }) {
 				continue
 			}
-			seen[t] = true
-			edits[fs.file] = append(edits[fs.file], values.Edit{Path: uv.files[fs.file].prefix + fs.valuePath, Value: fs.live})
+			if edits[fs.file] == nil {
+				edits[fs.file] = make([]values.Edit, 0, total)
+			}
+			edits[fs.file] = append(edits[fs.file], values.Edit{Path: path, Value: fs.live})
 		}
 	}
-	out := map[int][]byte{}
-	reads := map[int]any{}
-	bad := map[*pending]string{}
-	for _, i := range slices.Sorted(maps.Keys(edits)) {
+	out := make([]editedFile, len(uv.files))
+	var bad map[*pending]string
+	for i, es := range edits {
+		if len(es) == 0 {
+			continue
+		}
 		vf := uv.files[i]
-		es := edits[i]
 		slices.SortFunc(es, func(a, b values.Edit) int { return cmp.Compare(a.Path, b.Path) })
 		data, helm, err := p.setValues(vf, es)
 		if err == nil {
-			out[i], reads[i] = data, helm
+			out[i] = editedFile{edited: true, data: data, read: helm}
 			continue
+		}
+		if bad == nil {
+			bad = map[*pending]string{}
 		}
 		blamed := false
 		for _, pd := range pend {
@@ -251,7 +278,7 @@ func (p *planner) apply(uv *unitValues, pend []*pending) (map[int][]byte, map[in
 			}
 		}
 	}
-	return out, reads, bad
+	return out, bad
 }
 
 // setValues edits a values file and returns its new bytes and their
@@ -312,17 +339,17 @@ func editError(file string, err error) string {
 // valuesAfter reads the unit's values again with the edited files in place
 // (only the files whose bytes changed) and merges them: the desired state the write-back leaves behind, and each
 // file's values tree.
-func valuesAfter(u *repoconfig.Unit, uv *unitValues, out map[int][]byte, reads map[int]any) (map[string]any, []map[string]any, error) {
+func valuesAfter(u *repoconfig.Unit, uv *unitValues, out []editedFile) (map[string]any, []map[string]any, error) {
 	trees := make([]map[string]any, len(uv.files))
 	for i, vf := range uv.files {
 		trees[i] = vf.tree
-		data, edited := out[i]
+		data, edited := out[i].data, out[i].edited
 		if !edited || string(data) == string(vf.data) {
 			// Bytes the edit left as they were read as they did.
 			continue
 		}
 		root := u.RootOf(vf.path)
-		if m, ok := reads[i].(map[string]any); ok && root == nil && len(data) <= repoconfig.MaxValuesSize {
+		if m, ok := out[i].read.(map[string]any); ok && root == nil && len(data) <= repoconfig.MaxValuesSize {
 			// A plain values file's values are its document as Helm reads
 			// it, which the editor's verification has just read: the
 			// repo config would read the same bytes with the same reader.
