@@ -385,6 +385,9 @@ func (p *planner) receiptPath(u *repoconfig.Unit, apiVersion, kind, namespace, n
 }
 
 func escape(s string, dots bool) string {
+	if !needsEscape(s, dots) {
+		return s
+	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -396,4 +399,16 @@ func escape(s string, dots bool) string {
 		}
 	}
 	return b.String()
+}
+
+// needsEscape reports whether escape changes s.
+func needsEscape(s string, dots bool) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '.' && !dots:
+		default:
+			return true
+		}
+	}
+	return false
 }
