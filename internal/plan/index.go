@@ -256,7 +256,7 @@ type groupKey struct {
 // document.
 func (p *planner) group(observations []observe.Observation) []*group {
 	var out []*group
-	byKey := map[groupKey]*group{}
+	byKey := make(map[groupKey]*group, len(observations))
 	for i := range observations {
 		o := &observations[i]
 		env, why := p.environmentOf(o)
