@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	yamlv2 "go.yaml.in/yaml/v2"
@@ -46,6 +47,9 @@ func jsonTyped(v any) (any, bool) {
 		// x would be boxed again.
 		return v, utf8.ValidString(x)
 	case int:
+		if n := smallNumbers(); x >= 0 && x < len(n) {
+			return n[x], true
+		}
 		return json.Number(strconv.Itoa(x)), true
 	case int64:
 		return json.Number(strconv.FormatInt(x, 10)), true
@@ -89,6 +93,17 @@ func jsonTyped(v any) (any, bool) {
 	}
 	return nil, false
 }
+
+// smallNumbers are the readings of the integers most values files hold
+// (replicas, ports below 1024, counts), boxed once, when first read rather
+// than when the program starts: a reading boxed each of them again.
+var smallNumbers = sync.OnceValue(func() *[1024]any {
+	var n [1024]any
+	for i := range n {
+		n[i] = json.Number(strconv.Itoa(i))
+	}
+	return &n
+})
 
 // jsonKey is the text sigs.k8s.io/yaml gives a yaml.v2 map key.
 func jsonKey(k any) (string, bool) {
