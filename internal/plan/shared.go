@@ -33,6 +33,16 @@ func (p *planner) placeShared() {
 	readers := p.cfg.ReadersOf()
 	var out []placement
 	units := p.allowedUnits()
+	// The allowed units by the values files they read, so that whether
+	// every environment allowed a change looks at a file's readers only.
+	allowedReaders := map[string][]*repoconfig.Unit{}
+	for _, u := range units {
+		for _, f := range u.ValuesFiles {
+			if !onlyReader(readers[f], u.Environment) {
+				allowedReaders[f] = append(allowedReaders[f], u)
+			}
+		}
+	}
 	for _, u := range units {
 		uv := p.unitValues(u)
 		own := len(uv.files) - 1
@@ -43,7 +53,7 @@ func (p *planner) placeShared() {
 					continue
 				}
 				others := without(readers[shared], u.Environment)
-				if p.allAllow(shared, fs, others) {
+				if p.allAllow(allowedReaders[shared], shared, fs, others) {
 					continue
 				}
 				pl := placement{fs: fs, pd: pd, u: u, file: own}
@@ -98,14 +108,16 @@ func (p *planner) placeShared() {
 
 // allAllow reports whether every environment in envs has an allowed
 // decision in this plan writing fs's value at fs's path into file, as Helm
-// reads it there: the shared file may then change for all of them.
-func (p *planner) allAllow(file string, fs *fieldState, envs []string) bool {
+// reads it there: the shared file may then change for all of them. allowed
+// are the units with allowed decisions that read file.
+func (p *planner) allAllow(allowed []*repoconfig.Unit, file string, fs *fieldState, envs []string) bool {
 	for _, env := range envs {
 		found := false
-		for u, pend := range p.allowed {
-			if u.Environment != env || !slices.Contains(u.ValuesFiles, file) {
+		for _, u := range allowed {
+			if u.Environment != env {
 				continue
 			}
+			pend := p.allowed[u]
 			uv := p.unitValues(u)
 			for _, pd := range pend {
 				for _, other := range pd.fields {
