@@ -77,9 +77,20 @@ type pending struct {
 	role   string
 }
 
-// decide makes the decision for one object, applying the outcomes in their
-// order of precedence: unmapped, noop, stale, deny, allow.
-func (p *planner) decide(g *group) Decision {
+// decided is what deciding one object adds to the plan besides the
+// decision: the errors, and the allow awaiting its unit's write-back.
+type decided struct {
+	errs []string
+	unit *repoconfig.Unit
+	pd   *pending
+}
+
+// decide makes the decision for one object, the index-th of the plan,
+// applying the outcomes in their order of precedence: unmapped, noop,
+// stale, deny, allow. It only reads the planner (every unit's values are
+// read before), so objects are decided concurrently; what it adds to the
+// plan goes to out.
+func (p *planner) decide(g *group, index int, out *decided) Decision {
 	o := g.newest
 	d := Decision{
 		Environment: g.env, Object: g.object, Actor: o.Change.Actor, Attribution: o.Change.Attribution, ObservedAt: o.ObservedAt,
@@ -106,12 +117,17 @@ func (p *planner) decide(g *group) Decision {
 		return d
 	}
 	d.Unit = u.Name
-	uv := p.unitValues(u)
+	uv := p.values[u]
+	if uv == nil {
+		// readUnits reads every unit an object belongs to; this is not
+		// reached, and would read without keeping.
+		uv = p.readUnitValues(u)
+	}
 	if uv.err != nil {
 		// Fail closed: without the unit's desired values nothing can be
 		// compared, so nothing may be written.
 		d.Changes = p.rawChanges(o, show)
-		p.failClosed(&d, uv.err.Error())
+		failClosed(&out.errs, &d, uv.err.Error())
 		return d
 	}
 	held := p.cfg.RolesFor(o.Change.Actor, o.Change.Groups)
@@ -177,7 +193,7 @@ func (p *planner) decide(g *group) Decision {
 		}
 	}
 	d.Reasons = append(d.Reasons, fmt.Sprintf("allow: role %s of %s authorizes every changed field", role, o.Change.Actor))
-	p.allowed[u] = append(p.allowed[u], &pending{index: len(p.res.Decisions), obs: o, fields: fields, role: role})
+	out.unit, out.pd = u, &pending{index: index, obs: o, fields: fields, role: role}
 	return d
 }
 

@@ -191,11 +191,21 @@ func PlanWith(observations []observe.Observation, triggers []observe.Trigger, sn
 	}
 	groups := p.group(observations)
 	p.readUnits(groups)
+	// Objects are decided concurrently, each into its own place; what they
+	// add to the plan is added in their order, as deciding them in turn
+	// would.
 	if len(groups) > 0 {
-		p.res.Decisions = make([]Decision, 0, len(groups))
+		p.res.Decisions = make([]Decision, len(groups))
 	}
-	for _, g := range groups {
-		p.res.Decisions = append(p.res.Decisions, p.decide(g))
+	outs := make([]decided, len(groups))
+	each(len(groups), p.workers, func(i int) {
+		p.res.Decisions[i] = p.decide(groups[i], i, &outs[i])
+	})
+	for _, out := range outs {
+		p.res.Errors = append(p.res.Errors, out.errs...)
+		if out.pd != nil {
+			p.allowed[out.unit] = append(p.allowed[out.unit], out.pd)
+		}
 	}
 	p.writeBacks()
 	slices.SortStableFunc(p.res.Decisions, func(a, b Decision) int {
