@@ -153,10 +153,17 @@ func (r *Readings) HelmUnmarshal(doc []byte) (any, error) {
 	// Read outside the lock: other documents need not wait. Two readers of
 	// the same new bytes both read them; the second keeps its own.
 	v, err := HelmUnmarshal(doc)
-	e := &entry{kind: readingEntry, doc: string(doc), v: v, err: err}
-	e.size = entryOverhead + int64(len(doc)) + treeBytes(v)
-	r.keep(e)
+	size := entryOverhead + int64(len(doc)) + treeBytes(v)
+	if r.fits(size) {
+		r.keep(&entry{kind: readingEntry, doc: string(doc), v: v, err: err, size: size})
+	}
 	return v, err
+}
+
+// fits says an entry of size bytes may be kept: keep would drop it
+// anyway, so its key need not be copied.
+func (r *Readings) fits(size int64) bool {
+	return r.budget == 0 || size <= r.budget
 }
 
 // parsedFile is what Parse found of a file that parses: the bytes (as the

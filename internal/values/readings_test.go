@@ -403,3 +403,32 @@ func TestFileConcurrentSets(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReadingsLargeFile parses and edits a file larger than the budget:
+// the results are those made without Readings, and nothing is kept.
+func TestReadingsLargeFile(t *testing.T) {
+	var b bytes.Buffer
+	for i := range 200 {
+		fmt.Fprintf(&b, "k%d: v # comment\n", i)
+	}
+	data := b.Bytes()
+	edits := []Edit{{Path: "k7", Value: "w"}}
+	want, _, err := Set(data, edits, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewBoundedReadings(int64(len(data)))
+	for range 2 {
+		f, err := Parse(data, Options{Readings: r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _, err := f.SetRead(edits)
+		if err != nil || !bytes.Equal(out, want) {
+			t.Fatalf("got %v\n%s\nwant\n%s", err, out, want)
+		}
+	}
+	if s := r.Stats(); s.Entries != 0 || s.Bytes != 0 || s.Hits != 0 {
+		t.Fatalf("a file over the budget was kept: %+v", s)
+	}
+}

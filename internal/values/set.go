@@ -117,6 +117,11 @@ func Parse(data []byte, opts Options) (*File, error) {
 		}
 		return &File{index: p.index, helm: helm, root: p.root, readings: r, fileKey: p.key}, nil
 	}
+	if !r.fits(entryOverhead + int64(len(data)+len(opts.Root))) {
+		// Too large to be remembered: read as without Readings, but for
+		// Helm's reading, which Readings may hold already.
+		return parse(data, opts)
+	}
 	key := string(data)
 	f, err := parse([]byte(key), opts)
 	if err != nil {
@@ -244,7 +249,7 @@ func (f *File) set(edits []Edit, wantChanges bool) ([]byte, any, []Change, error
 		return bytes.Clone(e.out), e.helm, changes, nil
 	}
 	out, helm, changes, err := f.setAfresh(edits)
-	if err == nil {
+	if err == nil && f.readings.fits(entryOverhead+int64(len(k.file)+len(k.rest)+len(out))) {
 		f.readings.keepEdit(k, bytes.Clone(out), helm, slices.Clone(changes))
 	}
 	return out, helm, changes, err
