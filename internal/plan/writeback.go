@@ -168,6 +168,10 @@ func (p *planner) drop(w *unitWork, pend []*pending, bad map[*pending]string) []
 // values at the same place: neither can be written without undoing the
 // other.
 func conflicts(pend []*pending, uv *unitValues) map[*pending]string {
+	if len(pend) < 2 {
+		// One decision writes each of its paths once.
+		return nil
+	}
 	type claim struct {
 		pd    *pending
 		value any
