@@ -9,5 +9,8 @@
 // It is a pure function: it must not read files, touch the network, git or
 // GitHub, or read the clock. Everything it needs is passed in; everything it
 // decides is returned, including the new bytes of the files a write-back
-// commits.
+// commits. It may decide objects and build units' write-backs on several
+// goroutines (Options.Workers), and take Helm's readings and verified edits
+// from a values.Readings the caller keeps (Options.Readings); the result is
+// the same either way.
 package plan
