@@ -1,9 +1,11 @@
 package receipt
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -21,8 +23,21 @@ type emitter struct {
 	ok bool
 }
 
+// emitBuffers are the emitter's scratch buffers: a receipt is written into
+// one and copied out at its size, so a receipt longer than a first guess
+// does not leave the guess and its doublings behind.
+var emitBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 0, 8192)
+	return &b
+}}
+
 func emitFast(r *Receipt) ([]byte, bool) {
-	e := &emitter{b: make([]byte, 0, 4096), ok: true}
+	buf := emitBuffers.Get().(*[]byte)
+	e := &emitter{b: (*buf)[:0], ok: true}
+	defer func() {
+		*buf = e.b[:0]
+		emitBuffers.Put(buf)
+	}()
 	e.str(0, "apiVersion", r.APIVersion)
 	e.str(0, "kind", r.Kind)
 	e.key(0, "metadata")
@@ -139,7 +154,10 @@ func emitFast(r *Receipt) ([]byte, bool) {
 	}
 	e.str(4, "result", rt.Result)
 	e.strs(2, "notClaimed", s.NotClaimed)
-	return e.b, e.ok
+	if !e.ok {
+		return nil, false
+	}
+	return bytes.Clone(e.b), true
 }
 
 func (e *emitter) indent(n int) {
