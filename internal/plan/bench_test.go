@@ -2,9 +2,13 @@ package plan
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/backflow-dev/backflow/internal/cputime"
 	"github.com/backflow-dev/backflow/internal/observe"
@@ -127,5 +131,56 @@ func BenchmarkPlan(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkProofFloor is the least a cold plan of BenchmarkPlan's fleet
+// must do for its edits, and nothing else: for each allowed unit, the four
+// readings that prove its edit (yaml.v3 and Helm's reader, of the file and
+// of the edited file, as the editor makes them: values.HelmUnmarshal and
+// yaml.v3's Unmarshal into a node), on as many goroutines as the planner
+// uses. No deciding, locating, splicing, comparing or receipts. A cold
+// plan cannot cost less than this while every edit is verified by both
+// readers, so its figures bound what the planner's own work can reach.
+func BenchmarkProofFloor(b *testing.B) {
+	for _, n := range []int{100, 1000, 5000} {
+		b.Run(fmt.Sprintf("units=%d", n), func(b *testing.B) {
+			snap := benchSnapshot(b, n)
+			res := Plan(benchObservations(n), nil, snap, time.Date(2026, 6, 18, 12, 5, 0, 0, time.UTC))
+			var docs [][]byte
+			for _, wb := range res.WriteBacks {
+				for _, f := range wb.Files {
+					docs = append(docs, snap.Files[f.Path], f.Data)
+				}
+			}
+			if len(docs) != 2*n*4/5 {
+				b.Fatalf("%d files to read, want %d", len(docs), 2*n*4/5)
+			}
+			workers := runtime.GOMAXPROCS(0)
+			b.ReportAllocs()
+			defer cputime.Report(b, cputime.Now(b))
+			for b.Loop() {
+				var wg sync.WaitGroup
+				next := make(chan []byte)
+				for range workers {
+					wg.Go(func() {
+						for doc := range next {
+							var node yaml.Node
+							if err := yaml.Unmarshal(doc, &node); err != nil {
+								b.Error(err)
+							}
+							if _, err := values.HelmUnmarshal(doc); err != nil {
+								b.Error(err)
+							}
+						}
+					})
+				}
+				for _, doc := range docs {
+					next <- doc
+				}
+				close(next)
+				wg.Wait()
+			}
+		})
 	}
 }
