@@ -30,23 +30,25 @@ func coreFile() string {
 const coreEnv = "BACKFLOW_CORE"
 
 // handOff replaces the process with the core, running argv (argv[0] kept
-// as typed) with env. It returns only when it could not: the exit code 2,
-// the reason on stderr.
+// as typed) with env and the front's version in cliroot.HandedOffEnv. It
+// returns only when it could not: the exit code 2, the reason on stderr. A
+// front started with that variable set was handed the command line by
+// another front (a "core" that is a wrapper of backflow): handing it on
+// again would loop for ever, so it refuses.
 func handOff(argv, env []string, stderr io.Writer) int {
-	self, err := os.Executable()
-	if err == nil {
-		self, err = filepath.EvalSymlinks(self)
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, cliroot.HandedOffEnv+"="); ok {
+			fmt.Fprintf(stderr, "backflow: this command line was handed to %s once already (by backflow %s) and came back to backflow: the %s found runs backflow, not the core; point $%s at the real %s\n",
+				coreName, v, coreName, coreEnv, coreName)
+			return 2
+		}
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "backflow: cannot find this binary's own path to look for %s beside it: %v\n", coreName, err)
-		return 2
-	}
-	core, err := findCore(os.Getenv(coreEnv), self)
+	core, err := findCore(os.Getenv(coreEnv), ownPath)
 	if err != nil {
 		fmt.Fprintln(stderr, "backflow: "+err.Error())
 		return 2
 	}
-	code, err := execCore(core, argv, env)
+	code, err := execCore(core, argv, append(env, cliroot.HandedOffEnv+"="+cliroot.Version()))
 	if err != nil {
 		fmt.Fprintf(stderr, "backflow: running %s: %v\n", core, err)
 		return 2
@@ -54,17 +56,41 @@ func handOff(argv, env []string, stderr io.Writer) int {
 	return code
 }
 
+// ownPath is this binary's resolved path (os.Executable, symlinks
+// resolved), looked up only when the core must be found beside it.
+func ownPath() (string, error) {
+	self, err := os.Executable()
+	if err == nil {
+		self, err = filepath.EvalSymlinks(self)
+	}
+	if err != nil {
+		return "", fmt.Errorf("cannot find this binary's own path to look for %s beside it: %v", coreName, err)
+	}
+	return self, nil
+}
+
 // findCore is the core's path: fromEnv (the value of $BACKFLOW_CORE) when
-// set, else backflow-core in the folder of self (this binary's resolved
-// path), else backflow-core on PATH. The error names every place it
+// set, else backflow-core in the folder of this binary's resolved path
+// (own), else backflow-core on PATH. The error names every place it
 // looked and how to install the core. A core that is this binary itself is
 // refused: handing off to it would hand off again, for ever.
-func findCore(fromEnv, self string) (string, error) {
+func findCore(fromEnv string, own func() (string, error)) (string, error) {
+	self, selfErr := own()
 	if fromEnv != "" {
-		if err := executable(fromEnv, self); err != nil {
+		// Absolute, so that the path checked is the path run: a bare name
+		// would be looked up on PATH by exec where os.Stat reads the
+		// current folder.
+		abs, err := filepath.Abs(fromEnv)
+		if err == nil {
+			err = executable(abs, self)
+		}
+		if err != nil {
 			return "", fmt.Errorf("%s=%s: %v", coreEnv, fromEnv, err)
 		}
-		return fromEnv, nil
+		return abs, nil
+	}
+	if selfErr != nil {
+		return "", selfErr
 	}
 	beside := filepath.Join(filepath.Dir(self), coreFile())
 	besideErr := executable(beside, self)
@@ -106,6 +132,9 @@ func executable(path, self string) error {
 	}
 	if info.Mode().Perm()&0o111 == 0 && !strings.EqualFold(filepath.Ext(path), ".exe") {
 		return fmt.Errorf("%s: not executable", path)
+	}
+	if self == "" {
+		return nil
 	}
 	if me, err := os.Stat(self); err == nil && os.SameFile(info, me) {
 		return fmt.Errorf("%s is this binary, backflow itself, not %s", path, coreName)

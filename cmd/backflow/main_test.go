@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/backflow-dev/backflow/internal/cli"
 )
@@ -445,6 +446,38 @@ func TestNoCore(t *testing.T) {
 		if code != 2 || out != "" || !strings.Contains(errs, tc.want) {
 			t.Errorf("%s=%s: exit %d, stdout %q, stderr %q; want 2 and %q", coreEnv, tc.core, code, out, errs, tc.want)
 		}
+	}
+}
+
+// A "core" that hands the command line back to backflow (a wrapper
+// script of the front) is refused by the front it comes back to, naming
+// the loop, instead of the two handing it on for ever.
+func TestHandOffDoesNotLoop(t *testing.T) {
+	front := builtFront(t)
+	dir := t.TempDir()
+	wrapper := writeFile(t, dir, "wrap", "#!/bin/sh\nexec "+front+" \"$@\"\n")
+	if err := os.Chmod(wrapper, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(front, "plan", "--help")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", coreEnv + "=" + wrapper}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatal("the front and its wrapper handed the command line on for a minute")
+	}
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 2 || out.Len() != 0 || !strings.Contains(errb.String(), "was handed to backflow-core once already") {
+		t.Errorf("exit %v, stdout %q, stderr %q; want 2 and the loop named", err, out.String(), errb.String())
 	}
 }
 

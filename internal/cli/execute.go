@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"os"
 
@@ -14,6 +15,9 @@ import (
 // logger, and a values command turns the collector off.
 func Main(v string) {
 	cliroot.SetVersion(v)
+	if warning := cliroot.CheckHandedOff(); warning != "" {
+		fmt.Fprintln(os.Stderr, warning)
+	}
 	if len(os.Args) > 1 && os.Args[1] == "values" {
 		valuescmd.OneShotGC()
 	}

@@ -95,3 +95,36 @@ func TestVersionSetAtBuildTime(t *testing.T) {
 		t.Errorf("version line %q", got)
 	}
 }
+
+// The core takes the front's mark out of its environment, for the
+// processes it starts, and warns only when both versions are known and
+// differ.
+func TestCheckHandedOff(t *testing.T) {
+	defer SetVersion("")
+	for _, tc := range []struct {
+		front, core string
+		set         bool
+		warn        bool
+	}{
+		{set: false, core: "v1.2.0"},
+		{front: "v1.2.0", core: "v1.2.0", set: true},
+		{front: "v1.1.0", core: "v1.2.0", set: true, warn: true},
+		{front: "dev", core: "v1.2.0", set: true},
+	} {
+		SetVersion(tc.core)
+		if tc.set {
+			t.Setenv(HandedOffEnv, tc.front)
+		}
+		got := CheckHandedOff()
+		if _, still := os.LookupEnv(HandedOffEnv); still {
+			t.Errorf("front %q: %s is still set", tc.front, HandedOffEnv)
+		}
+		want := ""
+		if tc.warn {
+			want = "backflow: warning: backflow is " + tc.front + " but backflow-core is " + tc.core + "; install both from one release"
+		}
+		if got != want {
+			t.Errorf("front %q, core %q: %q, want %q", tc.front, tc.core, got, want)
+		}
+	}
+}

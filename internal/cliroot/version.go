@@ -2,6 +2,7 @@ package cliroot
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"runtime/debug"
 
@@ -46,4 +47,27 @@ platform, as "backflow --version" does. Exit 0.`,
 			return nil
 		},
 	}
+}
+
+// HandedOffEnv is set by backflow (cmd/backflow) in the environment of the
+// backflow-core it hands a command line to, to its own version: the core
+// removes it, so that the processes it starts see the environment the user
+// gave, and warns when the two binaries are not the same version.
+const HandedOffEnv = "BACKFLOW_HANDED_OFF"
+
+// CheckHandedOff removes HandedOffEnv from the process's environment and
+// returns a warning when the front that set it is another version than
+// this binary: both should come from one release. Versions that are not
+// set at build time (dev) are not compared.
+func CheckHandedOff() string {
+	front, ok := os.LookupEnv(HandedOffEnv)
+	if !ok {
+		return ""
+	}
+	_ = os.Unsetenv(HandedOffEnv)
+	core := Version()
+	if front == core || front == "dev" || core == "dev" {
+		return ""
+	}
+	return fmt.Sprintf("backflow: warning: backflow is %s but backflow-core is %s; install both from one release", front, core)
 }
