@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -26,7 +27,14 @@ func TestEachRaisesAPanicOnTheCaller(t *testing.T) {
 	for _, workers := range []int{1, 4} {
 		func() {
 			defer func() {
-				if r := recover(); r != "index 3" {
+				r := recover()
+				if wp, ok := r.(WorkerPanic); ok {
+					if !strings.Contains(string(wp.Stack), "TestEachRaisesAPanicOnTheCaller") {
+						t.Errorf("%d workers: the stack does not show the call that panicked:\n%s", workers, wp.Stack)
+					}
+					r = wp.Value
+				}
+				if r != "index 3" {
 					t.Errorf("%d workers: recovered %v, want the call's panic", workers, r)
 				}
 			}()

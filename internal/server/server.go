@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -441,7 +442,7 @@ func CycleStarted(ctx context.Context) {
 func (s *Server) safeCycle(ctx context.Context, repo string, why []Trigger) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("cycle of %s panicked: %v", repo, r)
+			err = fmt.Errorf("cycle of %s panicked: %v\n\n%s", repo, r, debug.Stack())
 		}
 	}()
 	return s.cycler.Cycle(ctx, repo, why)
