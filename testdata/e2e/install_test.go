@@ -219,6 +219,13 @@ func podOf(t *testing.T, c *cluster, objs []*unstructured.Unstructured, ns, list
 			p.env = append(p.env, e.Name+"="+dep.Name+"-0")
 		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
 			p.env = append(p.env, e.Name+"="+ns)
+		case e.ValueFrom != nil && e.ValueFrom.ResourceFieldRef != nil && e.ValueFrom.ResourceFieldRef.Resource == "limits.memory":
+			// What the kubelet gives: the limit in bytes.
+			limit := ctr.Resources.Limits.Memory()
+			if limit.IsZero() {
+				t.Fatalf("env %s of the Deployment: no memory limit to take", e.Name)
+			}
+			p.env = append(p.env, fmt.Sprintf("%s=%d", e.Name, limit.Value()))
 		case e.ValueFrom == nil:
 			p.env = append(p.env, e.Name+"="+e.Value)
 		default:
