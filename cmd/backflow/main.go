@@ -53,7 +53,7 @@ func answer(cmd command, args []string, stdout, stderr io.Writer) int {
 	if cmd == versionFlag {
 		return printVersion(stdout, stderr)
 	}
-	return cliroot.Execute(cliroot.New(), args, stdout, stderr)
+	return cliroot.Execute(newRoot(), args, stdout, stderr)
 }
 
 // printVersion prints what the core's --version prints: the front does not
@@ -64,6 +64,14 @@ func printVersion(stdout, stderr io.Writer) int {
 		return 2
 	}
 	return 0
+}
+
+// newRoot is the command line the front answers: the shared root (global
+// flags, version) and the values commands, as the core has them.
+func newRoot() *cobra.Command {
+	root := cliroot.New()
+	root.AddCommand(valuescmd.New("values"))
+	return root
 }
 
 // A command line the front answers itself, or the core's.
@@ -83,7 +91,7 @@ const (
 // know (every other command, help, completion) and the root without
 // --version (its help, which lists the core's commands) are the core's.
 func ownCommand(args []string) command {
-	root := cliroot.New()
+	root := newRoot()
 	c, rest, err := root.Find(args)
 	if err != nil {
 		return core

@@ -403,7 +403,7 @@ func TestRulesCatchEachArrow(t *testing.T) {
 		{"the shared root linking an OCI registry client", p("internal/cliroot"), "oras.land/oras-go/v2/registry/remote", true},
 		{"the shared root importing the whole command line", p("internal/cliroot"), p("internal/cli"), true},
 		{"the values commands linking Kubernetes' API types", p("internal/valuescmd"), "k8s.io/api/core/v1", true},
-		{"the shared root using the values commands", p("internal/cliroot"), p("internal/valuescmd"), false},
+		{"the values commands using the shared root's exit codes", p("internal/valuescmd"), p("internal/cliroot"), false},
 		{"the front importing the whole command line", p("cmd/backflow"), p("internal/cli"), true},
 		{"the front linking client-go", p("cmd/backflow"), "k8s.io/client-go/kubernetes/scheme", true},
 		{"the front linking the metrics", p("cmd/backflow"), "github.com/prometheus/client_golang/prometheus", true},

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -54,37 +53,6 @@ func TestStreamingWritesThrough(t *testing.T) {
 	}}))
 	if code, out, errs := execute(t, root, "serve"); code != 2 || out != "listening\n" || errs != "backflow: serve: stopped\n" {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
-	}
-}
-
-// The global flags are checked before any command runs, the values
-// commands' errors carry their codes, and --version is the version
-// command's line.
-func TestGlobalFlagsValuesAndVersion(t *testing.T) {
-	f := filepath.Join(t.TempDir(), "values.yaml")
-	if err := os.WriteFile(f, []byte("a: 1 # kept\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		args      []string
-		code      int
-		out, errs string
-	}{
-		{[]string{"--log-level", "loud", "values", "get", "--file", f, "--path", "a"}, 2, "", `backflow: values get: --log-level: "loud": want debug, info, warn or error` + "\n"},
-		{[]string{"values", "get", "--file", f, "--path", "a", "--log-format", "xml"}, 2, "", `backflow: values get: --log-format "xml": want json or text` + "\n"},
-		{[]string{"--log-level=debug", "--log-format", "json", "values", "set", "--file", f, "--path", "a", "--value", "2"}, 0, "a: 2 # kept\n", ""},
-		{[]string{"values", "get", "--file", f, "--path", "b"}, 1, "", "backflow: " + f + ": "},
-		{[]string{"values", "get", "--bogus"}, 2, "", "backflow: values get: unknown flag: --bogus\nUsage: backflow values get "},
-		{[]string{"version"}, 0, VersionLine() + "\n", ""},
-		{[]string{"--version"}, 0, VersionLine() + "\n", ""},
-		{[]string{"version", "extra"}, 2, "", "backflow: version: accepts 0 arg(s), received 1\nUsage: backflow version [flags]\n"},
-	} {
-		root := New()
-		VersionTemplate(root)
-		code, out, errs := execute(t, root, tc.args...)
-		if code != tc.code || out != tc.out || !strings.HasPrefix(errs, tc.errs) || (tc.errs == "") != (errs == "") {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d, %q, stderr starting %q", tc.args, code, out, errs, tc.code, tc.out, tc.errs)
-		}
 	}
 }
 

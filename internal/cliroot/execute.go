@@ -6,8 +6,6 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
-
-	"github.com/backflow-dev/backflow/internal/valuescmd"
 )
 
 // annotationStreaming marks a command whose stdout is written as it goes (a
@@ -85,13 +83,6 @@ func exitCode(err error, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "backflow: "+ex.Msg)
 		}
 		return ex.Code
-	}
-	var vex *valuescmd.ExitError
-	if errors.As(err, &vex) {
-		if vex.Msg != "" {
-			fmt.Fprintln(stderr, "backflow: "+vex.Msg)
-		}
-		return vex.Code
 	}
 	fmt.Fprintln(stderr, "backflow: "+err.Error())
 	return 2

@@ -2,13 +2,12 @@ package cliroot
 
 import (
 	"github.com/spf13/cobra"
-
-	"github.com/backflow-dev/backflow/internal/valuescmd"
 )
 
-// New returns the root command with the global flags and the commands both
-// binaries run, version and values; the core adds the others with
-// AddCommand.
+// New returns the root command with the global flags and the version
+// command; both binaries add the values commands (package valuescmd, which
+// builds on this package's exit codes), and the core every other command,
+// with AddCommand.
 //
 // --version is declared (root.Version), but what it prints is not: cobra
 // prints "backflow version V" unless given a template, and a template links
@@ -45,7 +44,7 @@ or text) apply to every command; client-go's messages share the handler.`,
 		return UsageError("%s: %v\nUsage: %s", CommandName(c), err, c.UseLine())
 	})
 	addLogFlags(root)
-	root.AddCommand(newVersionCmd(), valuescmd.New("values"))
+	root.AddCommand(newVersionCmd())
 	return root
 }
 

@@ -7,44 +7,16 @@ package valuescmd
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"runtime/debug"
-	"strings"
 
 	"github.com/spf13/cobra"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/backflow-dev/backflow/internal/cliroot"
 	"github.com/backflow-dev/backflow/internal/values"
 	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
-
-// ExitError carries the exit code of the command-line conventions out of a
-// command: 1 a negative answer, 2 could not run. Msg is printed on stderr.
-type ExitError struct {
-	Code int
-	Msg  string
-}
-
-func (e *ExitError) Error() string { return e.Msg }
-
-func negative(format string, a ...any) error {
-	return &ExitError{Code: 1, Msg: fmt.Sprintf(format, a...)}
-}
-
-func usageError(format string, a ...any) error {
-	return &ExitError{Code: 2, Msg: fmt.Sprintf(format, a...)}
-}
-
-// exactArgs is cobra.ExactArgs with the usage exit code.
-func exactArgs(n int) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
-			return usageError("%s: %v\nUsage: %s", strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" "), err, cmd.UseLine())
-		}
-		return nil
-	}
-}
 
 // OneShotGC turns the collector off, below a memory limit, for a process
 // that runs one values command and exits. One edit parses the file four
@@ -67,13 +39,13 @@ func New(use string) *cobra.Command {
 		Long: `Read a value at a Helm --set style path (a.b[0].c, with \ to escape dots),
 typed as Helm reads it, or set values with a byte-minimal edit: only the
 edited tokens change; comments, blank lines, quoting and layout stay.`,
-		Args: exactArgs(0),
+		Args: cliroot.ExactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usageError("values: choose a subcommand: get or set")
+			return cliroot.UsageError("values: choose a subcommand: get or set")
 		},
 	}
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError("%s: %v\nUsage: %s", strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" "), err, c.UseLine())
+		return cliroot.ArgsError(c, err)
 	})
 	cmd.AddCommand(newGetCmd(), newSetCmd())
 	return cmd
@@ -97,10 +69,10 @@ func (f *valuesFlags) add(cmd *cobra.Command) {
 func (f *valuesFlags) options(cmd *cobra.Command) (values.Options, error) {
 	name := cmd.Name()
 	if cmd.Flags().Changed("document") && f.document < 0 {
-		return values.Options{}, usageError("values %s: --document must be 0 or more", name)
+		return values.Options{}, cliroot.UsageError("values %s: --document must be 0 or more", name)
 	}
 	if f.inline && f.root != "" {
-		return values.Options{}, usageError("values %s: --inline finds the root itself: give --inline or --root, not both", name)
+		return values.Options{}, cliroot.UsageError("values %s: --inline finds the root itself: give --inline or --root, not both", name)
 	}
 	opts := values.Options{Root: f.root, Inline: f.inline}
 	if f.document >= 0 {
@@ -137,10 +109,10 @@ document in a file of several. Exit 0 with the value; 1 when the path names
 nothing; 2 when the file or the path does not parse, or on a usage error.
 
 ` + valuesPathHelp,
-		Args: exactArgs(0),
+		Args: cliroot.ExactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" || path == "" {
-				return usageError("values get: --file and --path are required")
+				return cliroot.UsageError("values get: --file and --path are required")
 			}
 			opts, err := flags.options(cmd)
 			if err != nil {
@@ -148,7 +120,7 @@ nothing; 2 when the file or the path does not parse, or on a usage error.
 			}
 			data, err := os.ReadFile(file)
 			if err != nil {
-				return usageError("%v", err)
+				return cliroot.UsageError("%v", err)
 			}
 			v, err := values.Get(data, path, opts)
 			if err != nil {
@@ -156,7 +128,7 @@ nothing; 2 when the file or the path does not parse, or on a usage error.
 			}
 			out, err := sigsyaml.Marshal(v)
 			if err != nil {
-				return usageError("%s: %s: %v", file, path, err)
+				return cliroot.UsageError("%s: %s: %v", file, path, err)
 			}
 			_, err = cmd.OutOrStdout().Write(out)
 			return err
@@ -184,29 +156,29 @@ a string. Missing keys are created. The new file goes to stdout, or with
 made safely is refused: exit 1 and no output.
 
 ` + valuesPathHelp,
-		Args: exactArgs(0),
+		Args: cliroot.ExactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" || len(paths) == 0 {
-				return usageError("values set: --file, --path and --value are required")
+				return cliroot.UsageError("values set: --file, --path and --value are required")
 			}
 			opts, err := flags.options(cmd)
 			if err != nil {
 				return err
 			}
 			if len(paths) != len(vals) {
-				return usageError("values set: %d --path but %d --value: give one --value after each --path", len(paths), len(vals))
+				return cliroot.UsageError("values set: %d --path but %d --value: give one --value after each --path", len(paths), len(vals))
 			}
 			edits := make([]values.Edit, len(paths))
 			for i := range paths {
 				v, err := values.ParseScalar(vals[i])
 				if err != nil {
-					return usageError("--value %s: %v", vals[i], err)
+					return cliroot.UsageError("--value %s: %v", vals[i], err)
 				}
 				edits[i] = values.Edit{Path: paths[i], Value: v}
 			}
 			data, err := os.ReadFile(file)
 			if err != nil {
-				return usageError("%v", err)
+				return cliroot.UsageError("%v", err)
 			}
 			out, _, err := values.Set(data, edits, opts)
 			if err != nil {
@@ -220,7 +192,7 @@ made safely is refused: exit 1 and no output.
 				return nil
 			}
 			if err := ReplaceFile(file, out); err != nil {
-				return usageError("%v", err)
+				return cliroot.UsageError("%v", err)
 			}
 			return nil
 		},
@@ -240,13 +212,13 @@ func valuesError(file string, err error) error {
 	var pe *yamlnode.PathError
 	switch {
 	case errors.As(err, &pe):
-		return usageError("%v", err)
+		return cliroot.UsageError("%v", err)
 	case errors.Is(err, values.ErrNotFound):
-		return negative("%s: %v", file, err)
+		return cliroot.Negative("%s: %v", file, err)
 	case errors.Is(err, values.ErrRefused):
-		return negative("%s: refused: %v", file, err)
+		return cliroot.Negative("%s: refused: %v", file, err)
 	case errors.Is(err, values.ErrVerify):
-		return negative("%s: not written: %v", file, err)
+		return cliroot.Negative("%s: not written: %v", file, err)
 	}
-	return usageError("%s: %v", file, err)
+	return cliroot.UsageError("%s: %v", file, err)
 }
