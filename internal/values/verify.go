@@ -18,11 +18,20 @@ import (
 // in both, as the requested value and type. It returns the edited document
 // as yaml.v3 and as Helm read it.
 func verify(f *File, out []byte, edits []Edit, paths [][]yamlnode.Segment) (*document, any, error) {
-	src, index := f.src, f.index
+	osrc := newSource(out)
+	return verifyRead(f, osrc, edits, paths,
+		func() (*document, error) { return parseDocument(osrc, f.index) },
+		func() (any, error) { return helmRead(osrc, f.index, nil) })
+}
+
+// verifyRead is verify of the edited file osrc, which readV3 and readHelm
+// read (with parseDocument and helmRead, or by waiting for a speculation
+// that read the same bytes so): every check is the same whoever reads.
+func verifyRead(f *File, osrc *source, edits []Edit, paths [][]yamlnode.Segment, readV3 func() (*document, error), readHelm func() (any, error)) (*document, any, error) {
+	src, index, out := f.src, f.index, osrc.data
 	fail := func(format string, a ...any) (*document, any, error) {
 		return nil, nil, fmt.Errorf(format+": %w", append(a, ErrVerify)...)
 	}
-	osrc := newSource(out)
 	switch {
 	case len(src.docs) == 0:
 		// Keys added to an empty file make its first document; the old
@@ -56,7 +65,7 @@ func verify(f *File, out []byte, edits []Edit, paths [][]yamlnode.Segment) (*doc
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		helmSide.tree, helmSide.readErr = helmRead(osrc, index, nil)
+		helmSide.tree, helmSide.readErr = readHelm()
 		if helmSide.readErr == nil {
 			helmSide.diffErr = diffExcept(f.helm, helmSide.tree, make([]yamlnode.Segment, 0, 32), paths)
 			helmSide.pathErr = readsBackAll("Helm", helmSide.tree, edits, paths, final, keys)
@@ -66,7 +75,7 @@ func verify(f *File, out []byte, edits []Edit, paths [][]yamlnode.Segment) (*doc
 		_ = f.decodesV3()
 	}()
 	var v3Side readerCheck
-	after, err := parseDocument(osrc, index)
+	after, err := readV3()
 	v3Side.readErr = err
 	if err == nil {
 		if err = f.decodesV3(); err != nil {
