@@ -148,6 +148,11 @@ func parse(data []byte, opts Options) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseSource(src, index, opts)
+}
+
+// parseSource is parse of document index of src, once chosen.
+func parseSource(src *source, index int, opts Options) (*File, error) {
 	doc, helm, err := readBoth(src, index, opts.Readings)
 	if err != nil {
 		return nil, err
@@ -201,7 +206,17 @@ func (f *File) Get(path string) (any, error) {
 }
 
 // Set applies edits to document opts.Document of data; see File.Set.
+// Without Readings, Root or Inline it speculates (see setSpeculating): the
+// result is the same, sooner.
 func Set(data []byte, edits []Edit, opts Options) ([]byte, []Change, error) {
+	if opts.Readings == nil && opts.Root == "" && !opts.Inline {
+		return setSpeculating(data, edits, opts)
+	}
+	return setInTurn(data, edits, opts)
+}
+
+// setInTurn is Set as Parse and File.Set make it, one after the other.
+func setInTurn(data []byte, edits []Edit, opts Options) ([]byte, []Change, error) {
 	f, err := Parse(data, opts)
 	if err != nil {
 		return nil, nil, err
@@ -235,11 +250,11 @@ func (f *File) SetRead(edits []Edit) ([]byte, any, error) {
 // them, and so are the changes when the caller wants them.
 func (f *File) set(edits []Edit, wantChanges bool) ([]byte, any, []Change, error) {
 	if f.readings == nil || len(edits) == 0 {
-		return f.setAfresh(edits)
+		return f.setAfresh(edits, nil)
 	}
 	k, ok := f.editKeyOf(edits)
 	if !ok {
-		return f.setAfresh(edits)
+		return f.setAfresh(edits, nil)
 	}
 	if e, ok := f.readings.edit(k); ok {
 		var changes []Change
@@ -248,14 +263,18 @@ func (f *File) set(edits []Edit, wantChanges bool) ([]byte, any, []Change, error
 		}
 		return bytes.Clone(e.out), e.helm, changes, nil
 	}
-	out, helm, changes, err := f.setAfresh(edits)
+	out, helm, changes, err := f.setAfresh(edits, nil)
 	if err == nil && f.readings.fits(entryOverhead+int64(len(k.file)+len(k.rest)+len(out))) {
 		f.readings.keepEdit(k, bytes.Clone(out), helm, slices.Clone(changes))
 	}
 	return out, helm, changes, err
 }
 
-func (f *File) setAfresh(edits []Edit) ([]byte, any, []Change, error) {
+// setAfresh plans, splices and verifies edits. spec, when not nil, is a
+// speculation on the same edits of the same bytes: where it spliced the
+// same output for the same paths, its reading of that output is the one
+// verify makes; otherwise it is dropped and verify reads the output itself.
+func (f *File) setAfresh(edits []Edit, spec *speculation) ([]byte, any, []Change, error) {
 	if len(edits) == 0 {
 		return nil, nil, nil, fmt.Errorf("no edits: %w", ErrRefused)
 	}
@@ -287,7 +306,13 @@ func (f *File) setAfresh(edits []Edit) ([]byte, any, []Change, error) {
 	if bytes.Equal(out, data) {
 		return data, f.helm, nil, nil
 	}
-	after, helm, err := verify(f, out, edits, paths)
+	var after *document
+	var helm any
+	if spec.confirms(out, paths) {
+		after, helm, err = verifyRead(f, spec.src, edits, paths, spec.v3, spec.helm)
+	} else {
+		after, helm, err = verify(f, out, edits, paths)
+	}
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -353,6 +378,15 @@ func applyTogether(d *document, edits []Edit, paths [][]yamlnode.Segment, helm a
 			all = append(all, s)
 		}
 	}
+	if !orderSplices(all) {
+		return applyInTurn(d, edits, paths, helm)
+	}
+	return applySplices(d.src.data, all), nil
+}
+
+// orderSplices sorts the splices of several edits by offset (see splice)
+// and says whether they leave each other's bytes alone.
+func orderSplices(all []splice) bool {
 	sort.SliceStable(all, func(i, j int) bool {
 		if all[i].start != all[j].start {
 			return all[i].start < all[j].start
@@ -368,10 +402,10 @@ func applyTogether(d *document, edits []Edit, paths [][]yamlnode.Segment, helm a
 	for i := 1; i < len(all); i++ {
 		prev, cur := all[i-1], all[i]
 		if cur.start < prev.end || (cur.start == prev.start && prev.end > prev.start) {
-			return applyInTurn(d, edits, paths, helm)
+			return false
 		}
 	}
-	return applySplices(d.src.data, all), nil
+	return true
 }
 
 func applySplices(data []byte, sp []splice) []byte {
