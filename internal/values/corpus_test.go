@@ -60,8 +60,10 @@ type leaf struct {
 type corpusStats struct {
 	leaves, edits, noops, inserts, verifyFailures, extraLines int
 	batches                                                   int
-	refusals                                                  map[string]int
-	refusalList                                               []string
+	// What Set's speculation would have come to on the same edits.
+	specDeclined, specConfirmed, specMissed int
+	refusals                                map[string]int
+	refusalList                             []string
 }
 
 func TestCorpus(t *testing.T) {
@@ -105,6 +107,9 @@ func runCorpus(t *testing.T, files []string, inline bool) {
 			total.verifyFailures += st.verifyFailures
 			total.extraLines += st.extraLines
 			total.batches += st.batches
+			total.specDeclined += st.specDeclined
+			total.specConfirmed += st.specConfirmed
+			total.specMissed += st.specMissed
 			for k, v := range st.refusals {
 				total.refusals[k] += v
 			}
@@ -128,6 +133,9 @@ func runCorpus(t *testing.T, files []string, inline bool) {
 	}
 	t.Logf("corpus (%s): %d files, %d scalar leaves, %d edits (%d no-ops), %d inserts, %d ten-edit calls, %d refusals [%s], %d verification failures, %d changed lines beyond the edited ones",
 		mode, len(files), total.leaves, total.edits, total.noops, total.inserts, total.batches, len(total.refusalList), strings.Join(reasons, " "), total.verifyFailures, total.extraLines)
+	if !inline {
+		t.Logf("speculation (%s): %d edits and ten-edit calls confirmed, %d missed, %d declined", mode, total.specConfirmed, total.specMissed, total.specDeclined)
+	}
 	if total.verifyFailures != 0 || total.extraLines != 0 {
 		t.Errorf("verification failures %d, extra changed lines %d: both must be 0", total.verifyFailures, total.extraLines)
 	}
@@ -259,6 +267,7 @@ func checkCorpusEdit(t *testing.T, f *File, name string, path []yamlnode.Segment
 	t.Helper()
 	p := yamlnode.FormatPath(path)
 	out, changes, err := f.Set([]Edit{{Path: p, Value: v}})
+	st.countSpeculation(f, []Edit{{Path: p, Value: v}}, out, err)
 	if err != nil {
 		for _, allowed := range allowedRefusals {
 			if errors.Is(err, allowed) {
@@ -357,6 +366,7 @@ func checkCorpusBatches(t *testing.T, f *File, name string, leaves []leaf, st *c
 			return
 		}
 		out, _, err := f.Set(batch)
+		st.countSpeculation(f, batch, out, err)
 		if err != nil {
 			if errors.Is(err, ErrVerify) {
 				st.verifyFailures++
@@ -401,5 +411,24 @@ func checkCorpusBatches(t *testing.T, f *File, name string, leaves []leaf, st *c
 				return
 			}
 		}
+	}
+}
+
+// countSpeculation counts what Set's speculation of edits on f would have
+// come to, beside the editor's result (out, err) of the same edits: Set
+// confirms it where the editor's output is a change and is the
+// speculation's. Set does not speculate on inline values.
+func (st *corpusStats) countSpeculation(f *File, edits []Edit, out []byte, err error) {
+	if len(f.root) > 0 {
+		return
+	}
+	spec, _, ok := speculativeOutput(f.src, f.index, edits)
+	switch {
+	case !ok:
+		st.specDeclined++
+	case err == nil && !bytes.Equal(out, f.src.data) && bytes.Equal(spec, out):
+		st.specConfirmed++
+	default:
+		st.specMissed++
 	}
 }
