@@ -309,7 +309,7 @@ func (f *File) setAfresh(edits []Edit, spec *speculation) ([]byte, any, []Change
 	var after *document
 	var helm any
 	if spec.confirms(out, paths) {
-		after, helm, err = verifyRead(f, spec.src, edits, paths, spec.v3, spec.helm)
+		after, helm, err = verifyRead(f, spec.src, edits, paths, spec)
 	} else {
 		after, helm, err = verify(f, out, edits, paths)
 	}

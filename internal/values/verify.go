@@ -18,16 +18,14 @@ import (
 // in both, as the requested value and type. It returns the edited document
 // as yaml.v3 and as Helm read it.
 func verify(f *File, out []byte, edits []Edit, paths [][]yamlnode.Segment) (*document, any, error) {
-	osrc := newSource(out)
-	return verifyRead(f, osrc, edits, paths,
-		func() (*document, error) { return parseDocument(osrc, f.index) },
-		func() (any, error) { return helmRead(osrc, f.index, nil) })
+	return verifyRead(f, newSource(out), edits, paths, nil)
 }
 
-// verifyRead is verify of the edited file osrc, which readV3 and readHelm
-// read (with parseDocument and helmRead, or by waiting for a speculation
-// that read the same bytes so): every check is the same whoever reads.
-func verifyRead(f *File, osrc *source, edits []Edit, paths [][]yamlnode.Segment, readV3 func() (*document, error), readHelm func() (any, error)) (*document, any, error) {
+// verifyRead is verify of the edited file osrc, which it reads with
+// parseDocument and helmRead, or, given a speculation that spliced the
+// same bytes, takes the speculation's readings of them, made so: every
+// check is the same whoever reads.
+func verifyRead(f *File, osrc *source, edits []Edit, paths [][]yamlnode.Segment, spec *speculation) (*document, any, error) {
 	src, index, out := f.src, f.index, osrc.data
 	fail := func(format string, a ...any) (*document, any, error) {
 		return nil, nil, fmt.Errorf(format+": %w", append(a, ErrVerify)...)
@@ -65,7 +63,11 @@ func verifyRead(f *File, osrc *source, edits []Edit, paths [][]yamlnode.Segment,
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		helmSide.tree, helmSide.readErr = readHelm()
+		if spec != nil {
+			helmSide.tree, helmSide.readErr = spec.helm()
+		} else {
+			helmSide.tree, helmSide.readErr = helmRead(osrc, index, nil)
+		}
 		if helmSide.readErr == nil {
 			helmSide.diffErr = diffExcept(f.helm, helmSide.tree, make([]yamlnode.Segment, 0, 32), paths)
 			helmSide.pathErr = readsBackAll("Helm", helmSide.tree, edits, paths, final, keys)
@@ -75,7 +77,13 @@ func verifyRead(f *File, osrc *source, edits []Edit, paths [][]yamlnode.Segment,
 		_ = f.decodesV3()
 	}()
 	var v3Side readerCheck
-	after, err := readV3()
+	var after *document
+	var err error
+	if spec != nil {
+		after, err = spec.v3()
+	} else {
+		after, err = parseDocument(osrc, index)
+	}
 	v3Side.readErr = err
 	if err == nil {
 		if err = f.decodesV3(); err != nil {
