@@ -319,6 +319,9 @@ func TestReadingsRememberParses(t *testing.T) {
 		if v, err := again.Get("a"); err != nil || v != c.want {
 			t.Fatalf("%s: a is %v (%v), want %v", c.name, v, err, c.want)
 		}
+		if again.doc != nil {
+			t.Fatalf("%s: Get of a path without a selector parsed with yaml.v3", c.name)
+		}
 		for _, f := range []*File{first, again} {
 			out, _, err := f.Set([]Edit{{Path: "a", Value: int64(3)}})
 			if err != nil || string(out) != c.out {
@@ -430,5 +433,29 @@ func TestReadingsLargeFile(t *testing.T) {
 	}
 	if s := r.Stats(); s.Entries != 0 || s.Bytes != 0 || s.Hits != 0 {
 		t.Fatalf("a file over the budget was kept: %+v", s)
+	}
+}
+
+// A Set that changes nothing returns a copy of the File's bytes: the caller
+// may change it, and the File, which Readings hands to every later edit of
+// the same bytes, keeps its own.
+func TestNoOpSetReturnsACopy(t *testing.T) {
+	r := NewReadings()
+	data := []byte("a: 1\nb: 2\n")
+	if _, err := Parse(data, Options{Readings: r}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse(data, Options{Readings: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := f.Set([]Edit{{Path: "a", Value: int64(1)}})
+	if err != nil || string(out) != string(data) {
+		t.Fatalf("no-op Set: %q (%v)", out, err)
+	}
+	out[3] = '9'
+	got, _, err := f.Set([]Edit{{Path: "b", Value: int64(3)}})
+	if err != nil || string(got) != "a: 1\nb: 3\n" {
+		t.Fatalf("Set after the caller changed a no-op's bytes: %q (%v)", got, err)
 	}
 }

@@ -191,12 +191,19 @@ func (f *File) Get(path string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := f.document()
-	if err != nil {
-		return nil, err
-	}
-	if segs, err = d.resolveSelectors(f.under(segs), f.helm); err != nil {
-		return nil, err
+	segs = f.under(segs)
+	// Only a selector ([key=value]) needs the yaml.v3 nodes: a File whose
+	// parse Readings remembered would otherwise parse its bytes again for
+	// each Get (the planner reads kind and metadata.name of every document
+	// of a manifest each plan).
+	if slices.ContainsFunc(segs, func(s yamlnode.Segment) bool { return s.AnyIndex }) {
+		d, err := f.document()
+		if err != nil {
+			return nil, err
+		}
+		if segs, err = d.resolveSelectors(segs, f.helm); err != nil {
+			return nil, err
+		}
 	}
 	v, ok := lookupValue(f.helm, segs)
 	if !ok {
@@ -304,7 +311,10 @@ func (f *File) setAfresh(edits []Edit, spec *speculation) ([]byte, any, []Change
 		return nil, nil, nil, err
 	}
 	if bytes.Equal(out, data) {
-		return data, f.helm, nil, nil
+		// A copy: data is the File's own (and, with Readings, every
+		// later edit's starting point); the bytes returned are the
+		// caller's to change.
+		return bytes.Clone(data), f.helm, nil, nil
 	}
 	var after *document
 	var helm any
