@@ -213,6 +213,12 @@ func parseNode(b []byte) (*yaml.Node, error) {
 		}
 		return &n, nil
 	}
+	return decodeOne(b)
+}
+
+// decodeOne parses b with a Decoder, which also finds a second document
+// (errMoreDocuments): nil for a stream of no document.
+func decodeOne(b []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	var n yaml.Node
 	if err := dec.Decode(&n); err != nil {

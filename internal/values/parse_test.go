@@ -1,34 +1,11 @@
 package values
 
 import (
-	"bytes"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
-
-	yaml "go.yaml.in/yaml/v3"
 )
-
-// decodeAll parses b as the editor did before parseNode: with a Decoder,
-// which also finds a second document.
-func decodeAll(b []byte) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	var n yaml.Node
-	if err := dec.Decode(&n); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, errMoreDocuments
-	}
-	return &n, nil
-}
 
 // TestParseNodeAgrees checks parseNode, which reads most documents with
 // yaml.Unmarshal, gives the node tree or the error a Decoder gives, on the
@@ -67,7 +44,7 @@ func TestParseNodeAgrees(t *testing.T) {
 	}
 	for name, in := range inputs {
 		got, gotErr := parseNode([]byte(in))
-		want, wantErr := decodeAll([]byte(in))
+		want, wantErr := decodeOne([]byte(in))
 		if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
 			t.Errorf("%s: error %v, want %v", name, gotErr, wantErr)
 			continue
