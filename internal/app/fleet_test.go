@@ -7,17 +7,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/backflow-dev/backflow/internal/forge/forgetest"
 	"github.com/backflow-dev/backflow/internal/localhub"
 )
 
@@ -59,23 +58,7 @@ func TestFleet(t *testing.T) {
 // policy naming namespace ns instead of redis.
 func fleetFiles(t *testing.T, ns string) map[string]string {
 	t.Helper()
-	root := "testdata/serve/gitops"
-	files := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		files[filepath.ToSlash(rel)] = string(b)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := forgetest.ReadFiles(t, "testdata/serve/gitops")
 	for _, f := range []string{".github/backflow.yaml", ".github/reverse-reconcile-policy.yaml"} {
 		files[f] = strings.ReplaceAll(files[f], "|redis|redis-", "|"+ns+"|redis-")
 	}

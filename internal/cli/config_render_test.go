@@ -1,11 +1,12 @@
 package cli
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/backflow-dev/backflow/internal/forge/forgetest"
 )
 
 // chartRepo is the redis example repository with the real bitnami/redis
@@ -14,24 +15,7 @@ func chartRepo(t *testing.T) string {
 	t.Helper()
 	dir := configRepo(t)
 	src := filepath.Join("..", "..", "internal", "demo", "sample", "charts", "redis")
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(dir, "charts", "redis", rel)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(dst, data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	forgetest.WriteFiles(t, filepath.Join(dir, "charts", "redis"), forgetest.ReadFiles(t, src))
 	replaceIn(t, filepath.Join(dir, ".github", "backflow.yaml"), `      version: "25.5.3"`, `      version: "23.1.1"`+"\n      path: charts/redis")
 	return dir
 }

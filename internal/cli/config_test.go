@@ -2,11 +2,12 @@ package cli
 
 import (
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/backflow-dev/backflow/internal/forge/forgetest"
 )
 
 // configRepo copies the redis example repository into a temporary checkout.
@@ -14,23 +15,7 @@ func configRepo(t *testing.T) string {
 	t.Helper()
 	src := filepath.Join("..", "..", "internal", "repoconfig", "testdata", "repo")
 	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dst, rel)), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	forgetest.WriteFiles(t, dst, forgetest.ReadFiles(t, src))
 	return dst
 }
 

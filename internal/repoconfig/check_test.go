@@ -3,12 +3,12 @@ package repoconfig
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/backflow-dev/backflow/internal/forge/forgetest"
 	"github.com/backflow-dev/backflow/internal/values"
 	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
@@ -17,22 +17,7 @@ import (
 func copyRepo(t *testing.T) string {
 	t.Helper()
 	dst := t.TempDir()
-	src := filepath.Join("testdata", "repo")
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		writeFile(t, filepath.Join(dst, rel), string(data))
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	forgetest.WriteFiles(t, dst, forgetest.ReadFiles(t, filepath.Join("testdata", "repo")))
 	return dst
 }
 

@@ -33,3 +33,19 @@ func ReadFiles(tb testing.TB, dir string) map[string]string {
 	}
 	return out
 }
+
+// WriteFiles writes files (keyed as ReadFiles keys them) under dir, making
+// the folders they need; with ReadFiles it copies a tree into a checkout a
+// test may change. It fails the test when a file cannot be written.
+func WriteFiles(tb testing.TB, dir string, files map[string]string) {
+	tb.Helper()
+	for rel, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
