@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -251,17 +250,7 @@ spec:
 `, now.Format(time.RFC3339), i, now.Add(-time.Minute).Format(time.RFC3339))
 	seen := len(hub.Webhooks().All())
 	start := time.Now()
-	req, _ := http.NewRequest(http.MethodPost, p.base+"/observations", strings.NewReader(doc))
-	req.Header.Set("Authorization", "Bearer fleet-push-token")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("push: %d %s", resp.StatusCode, body)
-	}
+	body := pushObservations(t, p.base, "fleet-push-token", doc)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	want := fmt.Sprintf(`"full_name":"fleet/r%04d"`, i)

@@ -139,16 +139,7 @@ func TestServeReplicasOneWriter(t *testing.T) {
 
 	// A push through the Service reaches the leader and becomes a pull
 	// request (one person must review it: it stays open).
-	req, _ := http.NewRequest(http.MethodPost, service.URL+"/observations", strings.NewReader(replicasObservation(time.Now())))
-	req.Header.Set("Authorization", "Bearer push-token-canary-33")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("push through the Service: %d", resp.StatusCode)
-	}
+	pushObservations(t, service.URL, "push-token-canary-33", replicasObservation(time.Now()))
 	wctx, wcancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer wcancel()
 	if _, err := hub.Webhooks().Wait(wctx, 1); err != nil {

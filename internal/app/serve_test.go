@@ -231,17 +231,7 @@ func TestServeObservationBecomesPullRequest(t *testing.T) {
 	doc := replicasObservation(now)
 
 	pushedAt := time.Now()
-	req, _ := http.NewRequest(http.MethodPost, base+"/observations", strings.NewReader(doc))
-	req.Header.Set("Authorization", "Bearer push-token-canary-33")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("push: %d %s", resp.StatusCode, body)
-	}
+	pushObservations(t, base, "push-token-canary-33", doc)
 	answered := time.Since(pushedAt)
 
 	// The hub sends pull_request "opened" to serve's /webhook when the PR
@@ -274,11 +264,7 @@ func TestServeObservationBecomesPullRequest(t *testing.T) {
 	after := time.Now().UTC()
 	applied := strings.NewReplacer("live: 4\n      desired: 3\n      manager: kubectl", "live: 4\n      desired: 4\n      manager: kustomize-controller").
 		Replace(strings.Replace(doc, now.Format(time.RFC3339), after.Format(time.RFC3339Nano), 1))
-	req, _ = http.NewRequest(http.MethodPost, base+"/observations", strings.NewReader(applied))
-	req.Header.Set("Authorization", "Bearer push-token-canary-33")
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("second push: %v", err)
-	}
+	pushObservations(t, base, "push-token-canary-33", applied)
 	waitDelivery("of the proven label", func(d localhub.Delivery) bool {
 		return d.Event == "pull_request" && d.Action == "labeled" && strings.Contains(string(d.Payload), "reverse-reconcile:proven")
 	})
@@ -439,4 +425,25 @@ spec:
       desired: 3
       manager: kubectl
 `, now.Format(time.RFC3339), now.Add(-time.Minute).Format(time.RFC3339))
+}
+
+// pushObservations posts doc to serve's /observations at base with token
+// and fails the test unless serve accepts it (202); it returns the answer.
+func pushObservations(t *testing.T, base, token, doc string) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, base+"/observations", strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("push to %s: %d %s", base, resp.StatusCode, body)
+	}
+	return string(body)
 }
