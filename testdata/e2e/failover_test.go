@@ -374,16 +374,7 @@ func TestFailover(t *testing.T) {
 	cycleStart := firstCycle.Time.Add(-d)
 
 	// Pre-authorized, it merges itself; then count what reached the hub.
-	eventually(t, stepTimeout, "the pull request merged", func() error {
-		pulls, err := h.pulls(t)
-		if err != nil {
-			return err
-		}
-		if p := pullFor(pulls, replicasKey); p == nil || p.MergedAt == nil {
-			return fmt.Errorf("#%d not merged", pr.Number)
-		}
-		return nil
-	})
+	awaitMerged(t, h, replicasKey, fmt.Sprintf("the pull request #%d merged", pr.Number))
 	pulls, err := h.pulls(t)
 	if err != nil {
 		t.Fatal(err)

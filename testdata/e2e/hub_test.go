@@ -130,17 +130,7 @@ server:
 func startServe(t *testing.T, bin, config, listen string) string {
 	t.Helper()
 	logPath := startProcess(t, filepath.Dir(config), "serve", exec.Command(bin, "serve", "--config", config))
-	eventually(t, 60*time.Second, "backflow serve ready", func() error {
-		resp, err := http.Get("http://" + listen + "/readyz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("readyz: %s", resp.Status)
-		}
-		return nil
-	})
+	awaitReady(t, listen, "backflow serve ready")
 	return logPath
 }
 

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -336,17 +335,7 @@ func TestChartInstall(t *testing.T) {
 	// The hub's webhooks and the API server's audit batches go to listen.
 	p := podOf(t, c, objs, installNS, listen)
 	p.start(t, bin)
-	eventually(t, 60*time.Second, "the chart's backflow serve ready", func() error {
-		resp, err := http.Get("http://" + p.listen + "/readyz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("readyz: %s", resp.Status)
-		}
-		return nil
-	})
+	awaitReady(t, p.listen, "the chart's backflow serve ready")
 	cs, err := kubernetes.NewForConfig(c.restConfig(userAdmin))
 	if err != nil {
 		t.Fatal(err)

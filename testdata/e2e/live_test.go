@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -109,6 +110,25 @@ func pullFor(pulls []pull, object string) *pull {
 // (the newest) and returns it.
 func awaitPull(t *testing.T, h *hubClient, object, what string) *pull {
 	t.Helper()
+	return awaitPullThat(t, h, object, what, func(*pull) error { return nil })
+}
+
+// awaitMerged waits until the newest write-back pull request for object
+// has merged and returns it.
+func awaitMerged(t *testing.T, h *hubClient, object, what string) *pull {
+	t.Helper()
+	return awaitPullThat(t, h, object, what, func(pr *pull) error {
+		if pr.MergedAt == nil {
+			return fmt.Errorf("#%d not merged", pr.Number)
+		}
+		return nil
+	})
+}
+
+// awaitPullThat waits until the newest write-back pull request for object
+// exists and ready says yes to it, and returns it.
+func awaitPullThat(t *testing.T, h *hubClient, object, what string, ready func(*pull) error) *pull {
+	t.Helper()
 	var pr *pull
 	eventually(t, stepTimeout, what, func() error {
 		pulls, err := h.pulls(t)
@@ -118,9 +138,26 @@ func awaitPull(t *testing.T, h *hubClient, object, what string) *pull {
 		if pr = pullFor(pulls, object); pr == nil {
 			return fmt.Errorf("%d pull requests, none for %s", len(pulls), object)
 		}
-		return nil
+		return ready(pr)
 	})
 	return pr
+}
+
+// awaitReady waits until backflow serve listening at listen answers its
+// readiness probe.
+func awaitReady(t *testing.T, listen, what string) {
+	t.Helper()
+	eventually(t, 60*time.Second, what, func() error {
+		resp, err := http.Get("http://" + listen + "/readyz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("readyz: %s", resp.Status)
+		}
+		return nil
+	})
 }
 
 const (
@@ -364,16 +401,7 @@ func verifyReceipt(t *testing.T, h *hubClient, bin, receipt string) {
 // after the merge, which later denied changes must leave as it is.
 func mergeApplyProve(t *testing.T, c *cluster, h *hubClient, bin string, pr *pull, valuesLine string) (receipts []string, values []byte) {
 	t.Helper()
-	eventually(t, stepTimeout, "the pre-authorized pull request merged", func() error {
-		pulls, err := h.pulls(t)
-		if err != nil {
-			return err
-		}
-		if p := pullFor(pulls, replicasKey); p == nil || p.MergedAt == nil {
-			return fmt.Errorf("#%d not merged", pr.Number)
-		}
-		return nil
-	})
+	awaitMerged(t, h, replicasKey, fmt.Sprintf("the pre-authorized pull request #%d merged", pr.Number))
 	values, err := h.file(t, valuesRel)
 	if err != nil {
 		t.Fatal(err)
