@@ -26,11 +26,7 @@ var ErrNoObservations = errors.New("no such file or directory")
 type UnreadableObservationsError struct{ Errs []error }
 
 func (e *UnreadableObservationsError) Error() string {
-	msgs := make([]string, len(e.Errs))
-	for i, err := range e.Errs {
-		msgs[i] = err.Error()
-	}
-	return "unreadable observations:\n  " + strings.Join(msgs, "\n  ")
+	return listed("unreadable observations", e.Errs)
 }
 
 // UnreadableValuesError lists the values files that are there but could not
@@ -40,11 +36,16 @@ func (e *UnreadableObservationsError) Error() string {
 type UnreadableValuesError struct{ Errs []error }
 
 func (e *UnreadableValuesError) Error() string {
-	msgs := make([]string, len(e.Errs))
-	for i, err := range e.Errs {
+	return listed("unreadable values files", e.Errs)
+}
+
+// listed is title and each of errs on its own indented line.
+func listed(title string, errs []error) string {
+	msgs := make([]string, len(errs))
+	for i, err := range errs {
 		msgs[i] = err.Error()
 	}
-	return "unreadable values files:\n  " + strings.Join(msgs, "\n  ")
+	return title + ":\n  " + strings.Join(msgs, "\n  ")
 }
 
 // unreadableValues returns the *UnreadableValuesError for what the read
