@@ -49,12 +49,13 @@ func peakHeap(f func()) uint64 {
 }
 
 // Case 29: dependency archives in a chart in the repository that unpack to
-// far more than the chart bound (five of them, ~20 MiB each in the short
-// form and 99 MB each, as found, in the full form; and one inside
-// another, unpacking to 80 MiB or 99 MB) are refused by the render witness: the decision is denied with
-// an error naming the chart, the archive and the bound, no pull request is
-// opened, and the heap grows by a small part of what the archives unpack
-// to. The same chart without them is witnessed and allowed (the control).
+// far more than the chart bound (five of them, 20 MiB each in the short
+// form and 99 MB each, as found, in the full form; and one inside another,
+// unpacking to 80 MiB or 99 MB) are refused by the render witness: the
+// decision is denied with an error naming the chart, the archive and the
+// bound, no pull request is opened, and the heap grows by a small part of
+// what the archives unpack to. The same chart without them is witnessed
+// and allowed (the control).
 func TestCase29ArchivesBoundedUncompressed(t *testing.T) {
 	each := count(20<<20, 99_000_000)
 	zeros := strings.Repeat("\x00", each)
