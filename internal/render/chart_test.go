@@ -58,7 +58,12 @@ func TestDefaultCacheDir(t *testing.T) {
 func tgz(t testing.TB, top string, files map[string][]byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
+	// The fastest level: the archives of zeros here still shrink about
+	// 800 times, five times faster than the default (under -race).
+	gz, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tw := tar.NewWriter(gz)
 	for _, n := range slices.Sorted(maps.Keys(files)) {
 		if err := tw.WriteHeader(&tar.Header{Name: top + "/" + n, Mode: 0o644, Size: int64(len(files[n])), Typeflag: tar.TypeReg}); err != nil {
