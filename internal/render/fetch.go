@@ -222,7 +222,7 @@ func (f *Fetcher) checkRedirect(req *http.Request, via []*http.Request) error {
 	case req.URL.Scheme != first.Scheme:
 		return fmt.Errorf("%w: %s redirects to %s, from %s to %s", ErrFetchRedirect, first.Redacted(), req.URL.Redacted(), first.Scheme, req.URL.Scheme)
 	case !strings.EqualFold(req.URL.Host, first.Host) && !f.allowed(req.URL.Host):
-		return fmt.Errorf("%w: %s redirects to %s, a host charts.allowedHosts does not list", ErrFetchRedirect, first.Redacted(), req.URL.Redacted())
+		return fmt.Errorf("%w: %s redirects to %s, a host the allowed hosts (charts.allowedHosts, --allow-host) do not list", ErrFetchRedirect, first.Redacted(), req.URL.Redacted())
 	}
 	return nil
 }
@@ -332,7 +332,7 @@ func (f *Fetcher) dependencies(ctx context.Context, lock []byte, names []string)
 		// config allows: a Chart.lock is the chart author's, and must not
 		// send backflow to any server it names.
 		if host := chartHost(spec); !strings.EqualFold(host, chartHost(parent)) && !f.allowed(host) {
-			return nil, fmt.Errorf("dependency %s: %w: Chart.lock pins it to %s, a host the unit's chart does not name and charts.allowedHosts does not list", name, ErrFetchHost, host)
+			return nil, fmt.Errorf("dependency %s: %w: Chart.lock pins it to %s, a host the unit's chart does not name and the allowed hosts (charts.allowedHosts, --allow-host) do not list", name, ErrFetchHost, host)
 		}
 		dep, err := f.fetch(ctx, spec, nil)
 		if err != nil {
