@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,7 +15,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/backflow-dev/backflow/internal/app"
@@ -23,24 +23,6 @@ import (
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/render"
 )
-
-// firstLine hands the first line written to it to a channel.
-type firstLine struct {
-	mu    sync.Mutex
-	buf   bytes.Buffer
-	first chan string
-}
-
-func (w *firstLine) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	had := bytes.IndexByte(w.buf.Bytes(), '\n') >= 0
-	w.buf.Write(p)
-	if i := bytes.IndexByte(w.buf.Bytes(), '\n'); !had && i >= 0 {
-		w.first <- w.buf.String()[:i]
-	}
-	return len(p), nil
-}
 
 var (
 	appPage     = regexp.MustCompile(`Open (http://127\.0\.0\.1:[0-9]+)/ `)
@@ -57,25 +39,27 @@ type appCreateRun struct {
 }
 
 // startAppCreate starts backflow app create for acme against hub into
-// out and waits until it serves its page (its start-up checks are done).
+// out and waits until it serves its page (its start-up checks are done):
+// the page's address is the first line of its stdout, which is read
+// through a pipe and then drained.
 func startAppCreate(t *testing.T, hubURL, out string) *appCreateRun {
 	t.Helper()
 	r := &appCreateRun{code: make(chan int, 1)}
-	stdout := &firstLine{first: make(chan string, 1)}
+	pr, pw := io.Pipe()
 	go func() {
-		r.code <- cli.Run([]string{"app", "create", "--org", "acme", "--url", "https://backflow.acme.example",
-			"--github-url", hubURL, "--api-url", hubURL + "/", "--out", out}, stdout, &r.stderr)
+		code := cli.Run([]string{"app", "create", "--org", "acme", "--url", "https://backflow.acme.example",
+			"--github-url", hubURL, "--api-url", hubURL + "/", "--out", out}, pw, &r.stderr)
+		pw.Close()
+		r.code <- code
 	}()
-	select {
-	case line := <-stdout.first:
-		m := appPage.FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("app create's first line %q names no page", line)
-		}
-		r.page = m[1]
-	case c := <-r.code:
-		t.Fatalf("app create ended with %d before serving its page: %s", c, r.stderr.String())
+	stdout := bufio.NewReader(pr)
+	line, err := stdout.ReadString('\n')
+	go io.Copy(io.Discard, stdout)
+	m := appPage.FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("app create's first line %q names no page (%v): exit %d: %s", line, err, <-r.code, r.stderr.String())
 	}
+	r.page = m[1]
 	return r
 }
 
@@ -116,17 +100,12 @@ func (r *appCreateRun) complete(t *testing.T) int {
 // newManifestHub is a local hub of its own (its own App key) on loopback.
 func newManifestHub(t *testing.T) (*localhub.Hub, string) {
 	t.Helper()
-	hub, err := localhub.New(localhub.Options{AppSlug: "backflow"})
+	s, err := localhub.Listen("127.0.0.1:0", localhub.Options{AppSlug: "backflow"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(hub)
-	hub.SetBaseURL(srv.URL)
-	t.Cleanup(func() {
-		srv.Close()
-		hub.Close()
-	})
-	return hub, srv.URL
+	t.Cleanup(func() { s.Close() })
+	return s.Hub, s.URL
 }
 
 // chartIndex is a Helm chart repository on loopback (TLS) serving the

@@ -1,9 +1,6 @@
 package render
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/backflow-dev/backflow/internal/render/charttest"
 )
 
 func TestLoadRefusesMissingDependency(t *testing.T) {
@@ -56,30 +55,7 @@ func TestDefaultCacheDir(t *testing.T) {
 
 // tgz packs files under the folder top, as helm package does.
 func tgz(t testing.TB, top string, files map[string][]byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	// The fastest level: the archives of zeros here still shrink about
-	// 800 times, five times faster than the default (under -race).
-	gz, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tw := tar.NewWriter(gz)
-	for _, n := range slices.Sorted(maps.Keys(files)) {
-		if err := tw.WriteHeader(&tar.Header{Name: top + "/" + n, Mode: 0o644, Size: int64(len(files[n])), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write(files[n]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return charttest.Package(t, top, files)
 }
 
 func chartYAML(name string) []byte {

@@ -1,7 +1,6 @@
 package render_test
 
 import (
-	"archive/tar"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -16,7 +15,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -29,6 +27,7 @@ import (
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/render"
+	"github.com/backflow-dev/backflow/internal/render/charttest"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
 
@@ -42,35 +41,7 @@ const (
 // packageChart packages the chart folder dir as helm package does: a
 // gzipped tar with every file under the chart's name.
 func packageChart(t testing.TB, dir, name string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || !e.Type().IsRegular() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if err := tw.WriteHeader(&tar.Header{Name: path.Join(name, filepath.ToSlash(rel)), Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
-			return err
-		}
-		_, err = tw.Write(data)
-		return err
-	})
-	if err == nil {
-		err = tw.Close()
-	}
-	if err == nil {
-		err = gz.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return charttest.PackageDir(t, dir, name)
 }
 
 func digestOf(data []byte) string {
@@ -346,7 +317,7 @@ func TestFetchRefusesWrongArchive(t *testing.T) {
 	if _, err := tarball.ReadFrom(zr); err != nil {
 		t.Fatal(err)
 	}
-	zw, _ := gzip.NewWriterLevel(&other, gzip.BestSpeed)
+	zw, _ := gzip.NewWriterLevel(&other, gzip.BestCompression)
 	zw.Write(tarball.Bytes())
 	zw.Close()
 	repo.tgz = other.Bytes()
