@@ -140,3 +140,13 @@ func TestLoadUnpackedDependencyRenders(t *testing.T) {
 		}
 	}
 }
+
+func TestDependencyWithoutHost(t *testing.T) {
+	// why: a chart in the repository names no host, so a Chart.lock URL
+	// without one must not pass as "the unit's chart's host".
+	f := NewFetcher(FetchOptions{CacheDir: t.TempDir()})
+	lock := []byte("dependencies:\n  - {name: lib, version: 0.1.0, repository: \"https:///charts\"}\n")
+	if _, err := f.dependencies(context.Background(), lock, []string{"lib"}); !errors.Is(err, ErrFetchHost) {
+		t.Fatalf("got %v, want ErrFetchHost", err)
+	}
+}

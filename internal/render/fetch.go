@@ -331,7 +331,7 @@ func (f *Fetcher) dependencies(ctx context.Context, lock []byte, names []string)
 		// Only from where the unit's chart comes from, or where the bot
 		// config allows: a Chart.lock is the chart author's, and must not
 		// send backflow to any server it names.
-		if host := chartHost(spec); !strings.EqualFold(host, chartHost(parent)) && !f.allowed(host) {
+		if host := chartHost(spec); host == "" || (!strings.EqualFold(host, chartHost(parent)) && !f.allowed(host)) {
 			return nil, fmt.Errorf("dependency %s: %w: Chart.lock pins it to %s, a host the unit's chart does not name and the allowed hosts (charts.allowedHosts, --allow-host) do not list", name, ErrFetchHost, host)
 		}
 		dep, err := f.fetch(ctx, spec, nil)
