@@ -83,6 +83,7 @@ repositories: [acme/gitops]
 observations:
   prod-eu-west-1: [{url: "http://cub-scout.observability.svc:8080/trace-diff.json", trust: asserted, timeout: 10s}]
 pacing: {writesPerMinute: 40, maxWait: 1m}
+charts: {maxBytes: 1048576, timeout: 30s, allowedHosts: [production.cloudflare.docker.com, "registry.example.com:5000"]}
 `},
 	{"kube watch", kubeObjects},
 	{"admission with cert-manager", kubeObjects + `
@@ -460,6 +461,9 @@ func checkConfig(t *testing.T, name string, vals map[string]any, objs []object, 
 	if named < 2 {
 		t.Errorf("the config names %d secret files", named)
 	}
+	if hosts, _ := get(vals, "charts", "allowedHosts").([]any); fmt.Sprint(hosts) != fmt.Sprint(bc.Charts.AllowedHosts) {
+		t.Errorf("charts.allowedHosts %v reached the config as %v", hosts, bc.Charts.AllowedHosts)
+	}
 	if obs := get(vals, "observations"); obs != nil {
 		for cluster := range obs.(map[string]any) {
 			if len(bc.Observations[cluster]) == 0 {
@@ -783,6 +787,7 @@ func TestChartRefuses(t *testing.T) {
 		{"wrong type", "replicas: two", "replicas"},
 		{"bad trust", "server: {observations: {enabled: true, trust: root}}", "trust"},
 		{"bad duration", "server: {jitter: soon}", "jitter"},
+		{"an allowed host that is a URL", "charts: {allowedHosts: ['https://charts.example.com/x']}", "allowedHosts"},
 		{"bad repository", "repositories: [gitops]", "repositories"},
 		{"no app id", "github: {appId: null}", "github.appId is required"},
 		{"no private key", "credentials: {privateKey: ''}", "credentials.privateKey is required"},

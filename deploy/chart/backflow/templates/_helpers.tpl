@@ -158,6 +158,7 @@ all namespaces; the grants follow it exactly.
 {{- with $v.commitMethod }}{{ $_ := set $c "commitMethod" . }}{{ end -}}
 {{- with $v.gitopsManagers }}{{ $_ := set $c "gitopsManagers" . }}{{ end -}}
 {{- with $v.pacing }}{{ $_ := set $c "pacing" . }}{{ end -}}
+{{- with $v.charts }}{{ $_ := set $c "charts" . }}{{ end -}}
 {{- $obs := deepCopy (default dict $v.observations) -}}
 {{- if $v.kube.enabled -}}
 {{- $cluster := required "kube.cluster is required with kube.enabled: the cluster's name in the repo configs" $v.kube.cluster -}}
