@@ -607,7 +607,8 @@ func valueBytes(v any) int64 {
 	case string:
 		return 32 + int64(len(x))
 	case map[string]any:
-		n := int64(96)
+		// Even a small map takes a whole group of eight slots.
+		n := int64(320)
 		for k, e := range x {
 			n += 64 + int64(len(k)) + valueBytes(e)
 		}

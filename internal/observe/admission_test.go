@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -557,4 +558,51 @@ func mustAtoi(t *testing.T, s string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+func TestHeldBytesErrsHigh(t *testing.T) {
+	// why: the log's budget is in bytes of heap; the estimate must not be
+	// below what Go really keeps for a record's values, mappings of many
+	// small entries and lists of small mappings above all.
+	build := func(kind string) string {
+		var b strings.Builder
+		open, close := "{", "}"
+		if kind == "list" {
+			open, close = "[", "]"
+		}
+		b.WriteString(open)
+		for n := range 100000 {
+			if n > 0 {
+				b.WriteByte(',')
+			}
+			if kind == "list" {
+				b.WriteString(`{"a":` + strconv.Itoa(n) + `}`)
+			} else {
+				b.WriteString(`"k` + strconv.Itoa(n) + `":"v"`)
+			}
+		}
+		b.WriteString(close)
+		return b.String()
+	}
+	for _, kind := range []string{"map", "list"} {
+		raw := []byte(`{"x":` + build(kind) + `}`)
+		before := heapInUse()
+		v, err := decodeAdmissionObject(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := AdmissionRecord{Fields: []AdmissionField{{Path: "x", Value: v["x"]}}}
+		held := int64(heapInUse()) - int64(before)
+		if est := r.HeldBytes(); est < held {
+			t.Errorf("%s: the heap holds %d bytes, the estimate says %d", kind, held, est)
+		}
+		runtime.KeepAlive(v)
+	}
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
