@@ -286,12 +286,12 @@ func (l *AdmissionLog) confirm(cluster string, old, obj map[string]any) ([]Admis
 		return nil, refusals
 	}
 	group, _ := SplitAPIVersion(metaStringTop(obj, "apiVersion"))
-	now2 := watched{cluster: cluster, group: group, resource: kindResource(metaStringTop(obj, "kind")),
+	cur := watched{cluster: cluster, group: group, resource: kindResource(metaStringTop(obj, "kind")),
 		namespace: metaString(obj, "namespace"), name: metaString(obj, "name"), version: rv}
 	if l.seen == nil {
 		l.seen = map[string]watched{}
 	}
-	l.seen[uid] = now2
+	l.seen[uid] = cur
 	// The watch's transition: only when it delivers the change from the
 	// very version it saw last. A list, or a gap, is no transition.
 	transition := old != nil && known && metaString(old, "resourceVersion") == prev.version
@@ -313,8 +313,8 @@ func (l *AdmissionLog) confirm(cluster string, old, obj map[string]any) ([]Admis
 	kept := rs[:0]
 	for _, r := range rs {
 		switch {
-		case !now2.is(r.Object):
-			refuse(r, RefusedObject, "uid %s is %s of cluster %s to the watch, not %s", uid, now2.key(), cluster, r.Object)
+		case !cur.is(r.Object):
+			refuse(r, RefusedObject, "uid %s is %s of cluster %s to the watch, not %s", uid, cur.key(), cluster, r.Object)
 		case transition && r.OldResourceVersion == prev.version:
 			judged = append(judged, r)
 			l.unpendLocked(r)

@@ -110,6 +110,7 @@ func TestParseAdmissionReviewRefuses(t *testing.T) {
 		{"no uid to echo", strings.Replace(scale, `"uid": "1541e976`, `"nouid": "1`, 1), ""},
 		{"no user", strings.Replace(scale, `"username": "alice"`, `"username": ""`, 1), "1541e976"},
 		{"object and oldObject of different objects", strings.Replace(scale, `"uid": "bc236f21-e28a-4aef-9a03-80ab2d13616e"`, `"uid": "other"`, 1), "1541e976"},
+		{"a request naming another object than its objects", strings.Replace(scale, `"name": "redis-replicas"`, `"name": "redis-master"`, 1), "1541e976"},
 		{"an object that is not a mapping", strings.Replace(scale, `"object": {`, `"object": [], "x": {`, 1), "1541e976"},
 	}
 	for _, c := range cases {
