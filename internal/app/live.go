@@ -106,7 +106,8 @@ func serveAdmission(c *Config, metrics *server.Metrics, logger *slog.Logger) (*a
 		// claims: a failed write, or a forged review. Names only.
 		level := slog.LevelWarn
 		if r.Reason == observe.RefusedExpired {
-			level = slog.LevelInfo
+			// Reviews of objects no watch covers expire too: not news.
+			level = slog.LevelDebug
 		}
 		logger.Log(context.Background(), level, "admission record refused", "reason", r.Reason, "detail", r.Detail,
 			"review", r.ReviewUID, "object", r.Object.String(), "uid", r.UID, "actor", r.User)
