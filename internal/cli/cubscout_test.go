@@ -21,8 +21,8 @@ func TestCubScoutContract(t *testing.T) {
 		outcome string
 		want    []string
 	}{
-		{"trace-diff.redis-replicas.json", "changed: \"-\" live is a removal, reported and never written; an unescaped label key is escaped", "deny",
-			[]string{"field-removed: spec.template.spec.containers[0].resources.requests.cpu", `field-not-accepted: metadata.labels.app\.kubernetes\.io/managed-by`}},
+		{"trace-diff.redis-replicas.json", "changed: \"-\" live is ambiguous, neither a removal nor a value, and never written; an unescaped label key is escaped", "deny",
+			[]string{"ambiguous: spec.template.spec.containers[0].resources.requests.cpu", `field-not-accepted: metadata.labels.app\.kubernetes\.io/managed-by`}},
 		{"trace-diff.eu-west.json", "changed: a list length and a %v map are structure, denied as such and never stale; the policy's escaped label path matches cub-scout's", "deny",
 			[]string{"structural: spec.template.spec.containers[0].env", "structural: spec.template.spec.securityContext"}},
 		{"trace-diff.matched.json", "matched: no fields, observed matching desired", "noop", []string{"observed matching desired"}},
