@@ -179,11 +179,12 @@ func cubFields(items []*yaml.Node, at, kind string) ([]Field, error) {
 		if err != nil {
 			return nil, err
 		}
-		if under != inStringMap && cubSameNumber(desired, live) {
-			// One number printed two ways (a desired float64's
-			// 1.073741824e+09, a live quantity's 1073741824): cub-scout saw
-			// a number against a string, not another value. In a map of
-			// strings both texts are strings, and differ.
+		if cubSameValue(desired, live, under) {
+			// One value printed twice, or one number printed two ways (a
+			// desired float64's 1.073741824e+09, a live quantity's
+			// 1073741824): cub-scout compared a number with a string, and
+			// nothing changed. In a map of strings both texts are strings,
+			// and two spellings of a number differ.
 			continue
 		}
 		f.StringValued = under == inStringMap

@@ -33,13 +33,25 @@ func rendersAsNothing(v any) bool {
 	return v == nil || ok && cubNothing(s)
 }
 
+// cubSameValue reports whether cub-scout's desired and live texts of a
+// field (a key of the map of scalars under, if any) print one value: the
+// same text (cub-scout compared the number 1 with the quantity "1"), or,
+// outside a map of strings, two renderings of the same number. The
+// placeholder is never one value: it stands for several.
+func cubSameValue(desired, live string, under scalarMap) bool {
+	if cubNothing(desired) || cubNothing(live) {
+		return false
+	}
+	return desired == live || under != inStringMap && cubSameNumber(desired, live)
+}
+
 // cubSameNumber reports whether two of cub-scout's texts are renderings of
 // the same number: 1.073741824e+09 (a float64 printed with %v) and
 // 1073741824 (an int64's digits, or a quantity's string) are one value,
 // compared exactly as integers when both are, else as float64, the
 // precision cub-scout decoded the desired number with.
 func cubSameNumber(a, b string) bool {
-	if a == b || !isJSONNumber(a) || !isJSONNumber(b) {
+	if !isJSONNumber(a) || !isJSONNumber(b) {
 		return false
 	}
 	ia, errA := strconv.ParseInt(a, 10, 64)
