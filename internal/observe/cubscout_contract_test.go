@@ -147,6 +147,7 @@ func TestCubScoutOtherOutputsAreNamed(t *testing.T) {
 		{"import.json", "cub-scout import --json", 0},
 		{"tree.json", "cub-scout tree --json", 0},
 		{"tree-ownership.json", "cub-scout tree ownership --json", 0},
+		{"trace.json", "cub-scout trace --json (an ownership chain, not a diff", 0},
 	}
 	for _, tt := range tests {
 		res := cubFixture(t, tt.file)
