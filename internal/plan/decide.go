@@ -201,8 +201,9 @@ func (p *planner) decide(g *group, index int, out *decided) Decision {
 // value (the repository's when it holds the path, else the observer's), or
 // live is null where the repository holds nothing.
 func (fs *fieldState) unchanged() bool {
-	if fs.structural != "" {
-		// Structure is never a value that could equal desired.
+	if fs.structural != "" || fs.f.Ambiguous != "" {
+		// Structure is never a value that could equal desired, and what
+		// an ambiguous text holds is not known.
 		return false
 	}
 	if fs.f.Removed {
@@ -228,6 +229,13 @@ func (p *planner) fieldState(fs *fieldState, f *observe.Field, g *group, uv *uni
 	if fs.valuePath != "" {
 		fs.repo, fs.present = p.lookup(uv.merged, fs.valuePath)
 		fs.file = p.editedFile(uv, fs.valuePath)
+	}
+	if f.Ambiguous != "" {
+		// Nothing live to type: desired is still what the change starts from.
+		if f.HasDesired {
+			fs.obsDesired = plain(f.DesiredLike(fs.repo))
+		}
+		return
 	}
 	if f.Textual && fs.structural == "" && fs.present {
 		switch fs.repo.(type) {
@@ -317,13 +325,22 @@ func listsEnvironment(patterns []string, env string) bool {
 func (p *planner) staleReasons(fields []*fieldState, uv *unitValues, show func(any) any) []string {
 	var out []string
 	for _, fs := range fields {
-		if !fs.present || !fs.f.HasDesired || fs.structural != "" || values.Equal(fs.obsDesired, fs.repo) {
+		if !fs.present || !fs.f.HasDesired || fs.structural != "" || fs.f.DesiredAgrees(fs.repo) {
 			continue
 		}
 		out = append(out, fmt.Sprintf("stale: %s: the observer compared against desired %s, but %s holds %s at %s%s; desired moved since, look again",
-			fs.f.Path, values.Format(show(fs.obsDesired)), uv.files[fs.file].path, values.Format(show(fs.repo)), fs.valuePath, p.atCommit()))
+			fs.f.Path, observedDesired(fs, show), uv.files[fs.file].path, values.Format(show(fs.repo)), fs.valuePath, p.atCommit()))
 	}
 	return out
+}
+
+// observedDesired is the desired value the observer compared against, as
+// a stale reason shows it: cub-scout's placeholder is named as one.
+func observedDesired(fs *fieldState, show func(any) any) string {
+	if fs.f.DesiredPlaceholder() {
+		return `"-" (cub-scout's text for absent, null, "" or "-")`
+	}
+	return values.Format(show(fs.obsDesired))
 }
 
 func (p *planner) atCommit() string {
@@ -388,6 +405,9 @@ func (p *planner) authorize(o *observe.Observation, g *group, fields []*fieldSta
 		switch {
 		case fs.structural != "":
 			add("structural: %s: %s; no value path can accept a change of structure", fs.f.Path, fs.structural)
+			continue
+		case fs.f.Ambiguous != "":
+			add("ambiguous: %s: %s: neither a removal nor a value to write; a source that reads the object itself (the Kubernetes watch, observations.<cluster>[].kube) can settle it", fs.f.Path, fs.f.Ambiguous)
 			continue
 		case fs.valuePath == "":
 			add("%s", fs.mapWhy)
@@ -521,7 +541,7 @@ func (p *planner) rawChanges(o *observe.Observation, show func(any) any) []Chang
 		}
 		if f.HasDesired {
 			desired = plain(f.DesiredLike(nil))
-			if !f.Removed && values.Equal(live, desired) {
+			if !f.Removed && f.Ambiguous == "" && values.Equal(live, desired) {
 				continue
 			}
 		}
