@@ -73,18 +73,25 @@ func pullRequest(t testing.TB) Input {
 // the repository's values files, as the input of the check.
 func planned(t testing.TB, config string, files map[string][]byte) Input {
 	t.Helper()
+	return plannedOn(t, config, testPolicy, "prod-1", files)
+}
+
+// plannedOn is the planner's write-back for replicas 3 -> 5 observed on
+// cluster, under config and policy.
+func plannedOn(t testing.TB, config, policyText, cluster string, files map[string][]byte) Input {
+	t.Helper()
 	cfg, err := repoconfig.Parse(repoconfig.Path, []byte(config))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol, err := policy.Parse(".github/policy.yaml", []byte(testPolicy))
+	pol, err := policy.Parse(".github/policy.yaml", []byte(policyText))
 	if err != nil {
 		t.Fatal(err)
 	}
 	snap := plan.Snapshot{Config: cfg, Policy: pol, PolicyPath: ".github/policy.yaml", Files: files}
 	at := time.Date(2026, 6, 18, 12, 0, 0, 0, time.UTC)
 	res := plan.Plan([]observe.Observation{{
-		Source: observe.SourceKubernetes, Cluster: "prod-1", ObservedAt: at,
+		Source: observe.SourceKubernetes, Cluster: cluster, ObservedAt: at,
 		Object: observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"},
 		Change: observe.Change{Actor: "alice", Groups: []string{"sre"}, Attribution: observe.AttributionAuditLog, Claimed: observe.AttributionAuditLog},
 		Fields: []observe.Field{{Path: "spec.replicas", Live: 5, Desired: 3, HasDesired: true}},
