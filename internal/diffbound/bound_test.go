@@ -90,12 +90,7 @@ func plannedOn(t testing.TB, config, policyText, cluster string, files map[strin
 	}
 	snap := plan.Snapshot{Config: cfg, Policy: pol, PolicyPath: ".github/policy.yaml", Files: files}
 	at := time.Date(2026, 6, 18, 12, 0, 0, 0, time.UTC)
-	res := plan.Plan([]observe.Observation{{
-		Source: observe.SourceKubernetes, Cluster: cluster, ObservedAt: at,
-		Object: observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"},
-		Change: observe.Change{Actor: "alice", Groups: []string{"sre"}, Attribution: observe.AttributionAuditLog, Claimed: observe.AttributionAuditLog},
-		Fields: []observe.Field{{Path: "spec.replicas", Live: 5, Desired: 3, HasDesired: true}},
-	}}, nil, snap, at.Add(time.Minute))
+	res := plan.Plan([]observe.Observation{scaledTo5(cluster, at)}, nil, snap, at.Add(time.Minute))
 	if len(res.WriteBacks) != 1 {
 		t.Fatalf("no write-back: %v", res.Errors)
 	}
@@ -105,6 +100,17 @@ func plannedOn(t testing.TB, config, policyText, cluster string, files map[strin
 		in.Head[f.Path] = f.Data
 	}
 	return in
+}
+
+// scaledTo5 is alice's audit-logged scale of redis-replicas from 3 to 5
+// on cluster, observed at at.
+func scaledTo5(cluster string, at time.Time) observe.Observation {
+	return observe.Observation{
+		Source: observe.SourceKubernetes, Cluster: cluster, ObservedAt: at,
+		Object: observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"},
+		Change: observe.Change{Actor: "alice", Groups: []string{"sre"}, Attribution: observe.AttributionAuditLog, Claimed: observe.AttributionAuditLog},
+		Fields: []observe.Field{{Path: "spec.replicas", Live: 5, Desired: 3, HasDesired: true}},
+	}
 }
 
 func receiptPath(in Input) string {

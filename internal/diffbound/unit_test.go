@@ -3,6 +3,12 @@ package diffbound
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/plan"
+	"github.com/backflow-dev/backflow/internal/policy"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
 
 // fleetConfig is redis in two environments: each unit reads the fleet's
@@ -131,5 +137,41 @@ func TestCheckReceiptAuthorizesOnlyItsUnit(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCheckPlannersSharedWriteBack: when every environment reading the
+// shared file allowed the same change, the planner edits the shared file in
+// each environment's write-back, and each passes the bound.
+func TestCheckPlannersSharedWriteBack(t *testing.T) {
+	cfg, err := repoconfig.Parse(repoconfig.Path, []byte(fleetConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.Parse(".github/policy.yaml", []byte(fleetPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := fleetFiles()
+	own := []byte("# this environment's overrides\nimage:\n  tag: \"7.2\"\n")
+	files[eastFile], files[westFile] = own, own
+	snap := plan.Snapshot{Config: cfg, Policy: pol, PolicyPath: ".github/policy.yaml", Files: files}
+	at := time.Date(2026, 6, 18, 12, 0, 0, 0, time.UTC)
+	res := plan.Plan([]observe.Observation{scaledTo5("prod-us-east-1", at), scaledTo5("prod-eu-west-1", at)}, nil, snap, at.Add(time.Minute))
+	if len(res.WriteBacks) != 2 {
+		t.Fatalf("%d write-backs, want one per environment: %v", len(res.WriteBacks), res.Errors)
+	}
+	for _, wb := range res.WriteBacks {
+		in := Input{Config: cfg, Policy: pol, PolicyPath: snap.PolicyPath, Base: files, Head: map[string][]byte{}}
+		for _, f := range append(wb.Files, wb.Receipts...) {
+			in.Changed = append(in.Changed, f.Path)
+			in.Head[f.Path] = f.Data
+		}
+		if _, ok := in.Head[sharedFile]; !ok {
+			t.Fatalf("%s does not edit the shared file: %v", wb.Branch, in.Changed)
+		}
+		if r := Check(in); !r.OK() || r.ValuePaths != 1 {
+			t.Errorf("%s: %+v", wb.Branch, r)
+		}
 	}
 }
