@@ -182,7 +182,9 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 		return append(out, in.Finish(st, p, st.PR.HeadSHA, st.PR.Labels, false)...)
 	}
 	for _, c := range st.Marker.Changes {
-		if i := slices.IndexFunc(p.Changes, func(n MarkerChange) bool { return n.Object == c.Object }); i >= 0 && p.Fingerprint != st.Marker.Fingerprint && !trustedToDecide(c, p.Changes[i].ProofTrust()) {
+		// A new live value re-plans the pull request only when it is
+		// believed as far as the receipt it replaces.
+		if i := slices.IndexFunc(p.Changes, func(n MarkerChange) bool { return n.Object == c.Object }); p.Fingerprint != st.Marker.Fingerprint && i >= 0 && !trustedToDecide(c, p.Changes[i].ProofTrust()) {
 			return append(out, keep(st, fmt.Sprintf("the new live value of %s is believed only at %s, below %s, the attribution this pull request's receipt was accepted on: not re-planned", c.Object, p.Changes[i].ProofTrust(), c.ProofTrust())))
 		}
 	}
