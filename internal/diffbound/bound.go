@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
@@ -103,6 +104,14 @@ func Check(in Input) Result {
 			at := fmt.Sprintf("bounds.changedFields[%d]", i)
 			if o, ok := in.Config.UnitFor(u.Environment, cf.Object); !ok || o != u {
 				fail("%s: %s is %s, which unit %s does not render in %s: it authorizes no file", p, at, cf.Object, u.Name, u.Environment)
+				continue
+			}
+			if vp, why := plan.MapField(in.Policy, cf.Object, u.Environment, cf.Field, []string{r.Spec.Trigger.Role}); in.Policy.Valid() && vp != cf.ValuePath {
+				if vp == "" {
+					fail("%s: %s claims %s at %s, which unit %s's mapping does not write: %s", p, at, cf.Field, cf.ValuePath, u.Name, why)
+				} else {
+					fail("%s: %s claims %s at %s, but unit %s's mapping (the policy's entry for role %q) writes it at %s", p, at, cf.Field, cf.ValuePath, u.Name, r.Spec.Trigger.Role, vp)
+				}
 				continue
 			}
 			c := claim{receipt: p, file: cf.ValuesFile, valuePath: cf.ValuePath, to: cf.To.V}

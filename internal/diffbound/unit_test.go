@@ -46,6 +46,15 @@ var fleetPolicy = strings.Replace(testPolicy, "environments: [prod]", "environme
 // anyNamespace authorizes the scale in prod-us-east in any namespace.
 var anyNamespace = strings.Replace(eastPolicy, "apps/v1|StatefulSet|redis|redis-replicas", "apps/v1|StatefulSet|*|redis-replicas", 1)
 
+// twoPaths maps spec.replicas to replica.replicaCount first, and also
+// lets the role accept it at master.count: the planner writes the first.
+var twoPaths = strings.Replace(eastPolicy, "          environments: [prod-us-east]\n", `          environments: [prod-us-east]
+        - valuePath: master.count
+          field: spec.replicas
+          objects: ["apps/v1|StatefulSet|redis|redis-replicas"]
+          environments: [prod-us-east]
+`, 1)
+
 const (
 	eastFile   = "envs/prod-us-east/redis/values.yaml"
 	westFile   = "envs/prod-eu-west/redis/values.yaml"
@@ -107,6 +116,13 @@ func TestCheckReceiptAuthorizesOnlyItsUnit(t *testing.T) {
 				sharedFile + ": changed, but it is neither a receipt"}},
 		{why: "the shared base file with every reading environment's authority", policy: fleetPolicy,
 			change: func(t *testing.T, in *Input) { repoint(t, in, sharedFile) }},
+		{why: "a receipt claiming the field at another path than its unit's mapping writes", policy: twoPaths, change: func(t *testing.T, in *Input) {
+			rp := receiptPath(*in)
+			in.Head[rp] = []byte(strings.ReplaceAll(string(in.Head[rp]), "replica.replicaCount", "master.count"))
+			in.Base[eastFile] = []byte(baseValues + "master:\n  count: 3\n")
+			in.Head[eastFile] = []byte(baseValues + "master:\n  count: 5\n")
+		}, want: []string{"bounds.changedFields[0] claims spec.replicas at master.count, but unit redis's mapping (the policy's entry for role \"sre\") writes it at replica.replicaCount",
+			eastFile + ": changed, but it is neither a receipt"}},
 		{why: "a receipt naming a unit the base config does not have", policy: eastPolicy, change: func(t *testing.T, in *Input) {
 			rp := receiptPath(*in)
 			in.Head[rp] = []byte(strings.Replace(string(in.Head[rp]), "space: redis", "space: redis-copy", 1))
