@@ -94,8 +94,13 @@ func plannedOn(t testing.TB, config, policyText, cluster string, files map[strin
 	if len(res.WriteBacks) != 1 {
 		t.Fatalf("no write-back: %v", res.Errors)
 	}
-	in := Input{Config: cfg, Policy: pol, PolicyPath: snap.PolicyPath, Base: files, Head: map[string][]byte{}}
-	for _, f := range append(res.WriteBacks[0].Files, res.WriteBacks[0].Receipts...) {
+	return inputOf(snap, res.WriteBacks[0])
+}
+
+// inputOf is the check's input for the write-back wb planned on snap.
+func inputOf(snap plan.Snapshot, wb plan.WriteBack) Input {
+	in := Input{Config: snap.Config, Policy: snap.Policy, PolicyPath: snap.PolicyPath, Base: snap.Files, Head: map[string][]byte{}}
+	for _, f := range append(wb.Files, wb.Receipts...) {
 		in.Changed = append(in.Changed, f.Path)
 		in.Head[f.Path] = f.Data
 	}

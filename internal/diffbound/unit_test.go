@@ -178,11 +178,7 @@ func TestCheckPlannersSharedWriteBack(t *testing.T) {
 		t.Fatalf("%d write-backs, want one per environment: %v", len(res.WriteBacks), res.Errors)
 	}
 	for _, wb := range res.WriteBacks {
-		in := Input{Config: cfg, Policy: pol, PolicyPath: snap.PolicyPath, Base: files, Head: map[string][]byte{}}
-		for _, f := range append(wb.Files, wb.Receipts...) {
-			in.Changed = append(in.Changed, f.Path)
-			in.Head[f.Path] = f.Data
-		}
+		in := inputOf(snap, wb)
 		if _, ok := in.Head[sharedFile]; !ok {
 			t.Fatalf("%s does not edit the shared file: %v", wb.Branch, in.Changed)
 		}
