@@ -278,7 +278,30 @@ func textOf(f observe.Field) any {
 // the actor holds come first, then entries that list the environment, then
 // file order. A field no entry maps is unauthorized.
 func (p *planner) mapField(object, env, field string, held []string) (string, string) {
-	es := p.entries[field]
+	return mapEntries(p.entries[field], object, env, field, held)
+}
+
+// MapField is the value path the planner maps field of object to in env
+// for an actor holding the roles held, under pol (mapField without a
+// plan), and why none when it maps none: a check of a receipt it did not
+// make asks it which path the receipt's field is written at.
+func MapField(pol *policy.Policy, object, env, field string, held []string) (valuePath, why string) {
+	var es []entry
+	if pol != nil {
+		for ri := range pol.Rules {
+			r := &pol.Rules[ri]
+			for ai := range r.MayAccept {
+				if a := &r.MayAccept[ai]; a.Field == field {
+					es = append(es, entry{role: r.Role, a: a})
+				}
+			}
+		}
+	}
+	return mapEntries(es, object, env, field, held)
+}
+
+// mapEntries is mapField over es, the policy's entries for field.
+func mapEntries(es []entry, object, env, field string, held []string) (string, string) {
 	best, bestRank := -1, 0
 	for i, e := range es {
 		if !listsObject(e.a.Objects, object) {
