@@ -181,7 +181,7 @@ func ServeWith(ctx context.Context, configPath string, opts ServeOptions, logger
 		return setup(err)
 	}
 	attach(srv)
-	admission, err := serveAdmission(cfg.Bot, logger)
+	admission, err := serveAdmission(cfg.Bot, metrics, logger)
 	if err != nil {
 		return setup(err)
 	}

@@ -181,6 +181,13 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 	if p.Fingerprint == st.Marker.Fingerprint && in.baseUnchanged(st.Marker) && !st.Marker.receiptRefused() {
 		return append(out, in.Finish(st, p, st.PR.HeadSHA, st.PR.Labels, false)...)
 	}
+	for _, c := range st.Marker.Changes {
+		// A new live value re-plans the pull request only when it is
+		// believed as far as the receipt it replaces.
+		if i := slices.IndexFunc(p.Changes, func(n MarkerChange) bool { return n.Object == c.Object }); p.Fingerprint != st.Marker.Fingerprint && i >= 0 && !trustedToDecide(c, p.Changes[i].ProofTrust()) {
+			return append(out, keep(st, fmt.Sprintf("the new live value of %s is believed only at %s, below %s, the attribution this pull request's receipt was accepted on: not re-planned", c.Object, p.Changes[i].ProofTrust(), c.ProofTrust())))
+		}
+	}
 	why := "new live value"
 	if p.Fingerprint == st.Marker.Fingerprint {
 		why = "the default branch changed under the values file or the policy; regenerated from " + Short(in.Head)
@@ -662,7 +669,8 @@ func (in *Input) EnvOf(o observe.Observation) string {
 }
 
 // liveState reads the newest observation of a proposed field's object in
-// the environment. Only an observation of the object counts as evidence;
+// the environment from a source trusted as far as the change's receipt
+// (trustedToDecide). Only an observation of the object counts as evidence;
 // its field being absent means the field matched desired. A field back at
 // desired counts as the forward apply's doing when its manager is a GitOps
 // controller's (or one the repository ignores), or the observer classified
@@ -671,7 +679,7 @@ func (in *Input) liveState(env string, c MarkerChange) liveState {
 	var newest *observe.Observation
 	for i := range in.Observations {
 		o := &in.Observations[i]
-		if o.Object.String() != c.Object || in.EnvOf(*o) != env {
+		if o.Object.String() != c.Object || in.EnvOf(*o) != env || !trustedToDecide(c, o.TrustLevel()) {
 			continue
 		}
 		if newest == nil || o.ObservedAt.After(newest.ObservedAt) {
