@@ -323,8 +323,6 @@ type repoCycle struct {
 	policySum string
 	in        *lifecycle.Input
 	rateLimit error
-	// merges are the default branch's heads this cycle's own merges made.
-	merges []string
 }
 
 // fail records an error of the repository (or of one unit) and keeps a
@@ -371,27 +369,26 @@ func (rc *repoCycle) run() {
 	units, problems := rc.in.Index(prs)
 	rc.rep.Errors = append(rc.rep.Errors, problems...)
 	rc.in.ClosedByBot = rc.closedByBot(units)
+	// Everything this cycle does to the pull requests is decided before
+	// any of it is done: the closed pull requests' cleanups, each unit's
+	// whole chain, and the follow-up of merged write-backs.
+	var chains [][]lifecycle.Effect
 	for _, u := range units {
-		for _, chain := range lifecycle.Cleanups(u) {
-			rc.apply(chain)
-		}
+		chains = append(chains, lifecycle.Cleanups(u)...)
 	}
 	for _, u := range units {
-		if rc.rateLimit != nil {
-			return
-		}
 		var commits []forge.Commit
 		if rc.in.NeedsCommits(u) {
 			// An unrecorded head may be the bot's own commit that a crash
 			// kept from being recorded; the commits on it tell.
 			commits, _ = rc.b.opts.Forge.CommitsSince(rc.ctx, rc.repo, rc.repo.DefaultBranch, u.Open.PR.HeadSHA)
 		}
-		rc.apply(rc.in.Decide(u, commits))
+		chains = append(chains, rc.in.Chain(u, commits))
 	}
-	for _, chain := range rc.in.FollowUps(prs) {
-		rc.apply(chain)
-	}
-	if rc.rateLimit != nil || !rc.cfg.DriftReport.TrackingIssue {
+	chains = append(chains, rc.in.FollowUps(prs)...)
+	x := rc.executor()
+	x.run(chains)
+	if rc.rateLimit = x.rateLimit; rc.rateLimit != nil || !rc.cfg.DriftReport.TrackingIssue {
 		return
 	}
 	issues, err := rc.b.driftIssues(rc.ctx, rc.repo)
@@ -399,7 +396,15 @@ func (rc *repoCycle) run() {
 		rc.fail("", fmt.Errorf("error listing the drift tracking issue: %w", err))
 		return
 	}
-	rc.apply(rc.in.Drift(issues))
+	x.run([][]lifecycle.Effect{rc.in.Drift(issues)})
+	rc.rateLimit = x.rateLimit
+}
+
+// executor is the executor of this repository's cycle.
+func (rc *repoCycle) executor() *executor {
+	return &executor{ctx: rc.ctx, f: rc.b.opts.Forge, repo: rc.repo, head: rc.head, author: rc.author, method: rc.b.opts.CommitMethod,
+		key: rc.b.opts.CommitKey, dryRun: rc.b.opts.DryRun, rep: rc.rep, log: rc.log,
+		read: func(p string) ([]byte, error) { return rc.b.readFile(rc.ctx, rc.repo, rc.head, p) }}
 }
 
 // snapshot reads the repo config, the policy and the values files at the
@@ -517,11 +522,6 @@ func (rc *repoCycle) closedByBot(units []*lifecycle.Unit) map[int]bool {
 		}
 	}
 	return out
-}
-
-// sealed seals m for pull request number of the cycle's repository.
-func (rc *repoCycle) sealed(m *lifecycle.Marker, number int) *lifecycle.Marker {
-	return lifecycle.Seal(m, rc.b.opts.CommitKey, rc.repo.FullName(), number)
 }
 
 // inBounds are the observations the planner believes in time (the planner

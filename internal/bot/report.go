@@ -113,6 +113,9 @@ type Action struct {
 	Detail string `json:"detail,omitempty"`
 	// DryRun marks an action that was only described.
 	DryRun bool `json:"dryRun,omitempty"`
+	// Then are, in a dry run, the steps decided to follow this one in its
+	// chain (reviewers, labels, auto-merge), none of them done.
+	Then []Action `json:"then,omitempty"`
 }
 
 func decisionReport(d plan.Decision) DecisionReport {
@@ -253,6 +256,9 @@ func (r *Report) Text() string {
 				fmt.Fprintf(&b, " (%s)", a.URL)
 			}
 			b.WriteString("\n")
+			for _, t := range a.Then {
+				fmt.Fprintf(&b, "    then would %s: %s\n", t.Kind, t.Detail)
+			}
 		}
 		for _, e := range rr.PlanErrors {
 			fmt.Fprintf(&b, "  plan error: %s\n", e)

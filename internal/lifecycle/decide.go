@@ -155,7 +155,7 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 		if c := in.closedByPerson(u, p.Fingerprint); c != nil {
 			return []Effect{{Kind: Skip, Branch: u.Branch, Pull: c, Reason: "the same change was closed without merge; it is not proposed again"}}
 		}
-		return []Effect{{Kind: Open, Branch: u.Branch, Proposal: p, Reason: p.Title() + p.MergeNote()}}
+		return in.open(u.Branch, p)
 	}
 	st := u.Open.clone()
 	var out []Effect
@@ -191,7 +191,51 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 		// after its own check when the proposal still qualifies.
 		out = append(out, Effect{Kind: Disarm, Branch: u.Branch, Pull: st, Reason: "auto-merge disarmed before the branch is rewritten"})
 	}
-	return append(out, Effect{Kind: Update, Branch: u.Branch, Pull: st, Proposal: p, Reason: why + ": " + p.Title() + p.MergeNote()})
+	return append(out, in.update(st, p, why)...)
+}
+
+// open is the effect that opens a pull request for p: the commit on the
+// branch, which must not exist yet (what to do when it does is the
+// Proposal's Recover), the receipt check on its head and the pull request
+// carrying the marker. Its Pull is filled in as it is carried out; Chain
+// adds what follows it.
+func (in *Input) open(branch string, p *Proposal) []Effect {
+	m := in.Marker(p, nil, nil)
+	st := &Pull{PR: forge.PullRequest{HeadRef: branch, BaseRef: in.DefaultBranch, Draft: in.Config.PullRequests.Draft}, Marker: m}
+	return []Effect{{Kind: Open, Branch: branch, Pull: st, Proposal: p, Base: in.Head, Marker: m, Reason: p.Title() + p.MergeNote()}}
+}
+
+// update is the effect that rewrites st's branch with p: one commit on the
+// default branch's head replacing the head the pull request has now
+// (compare-and-swap), its receipt check, the title and body. Chain adds
+// what follows it.
+func (in *Input) update(st *Pull, p *Proposal, why string) []Effect {
+	m := in.Marker(p, slices.Clone(st.Marker.Commits), st.Marker)
+	return []Effect{{Kind: Update, Branch: st.Marker.Branch, Pull: st, Proposal: p, Base: in.Head, Expected: st.PR.HeadSHA, Marker: m,
+		Reason: why + ": " + p.Title() + p.MergeNote()}}
+}
+
+// Chain is the whole chain of effects for the unit, in order, decided
+// now: Decide's, and after an Open or an Update the reviewers, labels and
+// auto-merge (Finish) for the head that write makes, which the executor
+// takes from the Pull it fills in. A rewrite leaves auto-merge disarmed
+// (a Disarm comes before it when it was armed).
+func (in *Input) Chain(u *Unit, commits []forge.Commit) []Effect {
+	out := in.Decide(u, commits)
+	if len(out) == 0 {
+		return out
+	}
+	switch last := out[len(out)-1]; last.Kind {
+	case Open:
+		out = append(out, in.Finish(last.Pull, last.Proposal, "", nil, true)...)
+	case Update:
+		st := last.Pull
+		armed := st.PR.AutoMergeEnabled
+		st.PR.AutoMergeEnabled = false
+		out = append(out, in.Finish(st, last.Proposal, "", st.PR.Labels, false)...)
+		st.PR.AutoMergeEnabled = armed
+	}
+	return out
 }
 
 // adopt recognises an unrecorded head as the bot's own (a crash between the
@@ -232,7 +276,7 @@ func (in *Input) humanCommit(st *Pull) []Effect {
 	reason := fmt.Sprintf("head %s carries commits backflow did not make: it is a person's pull request now, to be reviewed as any other; the check is red and gives the whole-diff bound over its files", Short(st.PR.HeadSHA))
 	run := forge.CheckRun{Name: CheckName, HeadSHA: st.PR.HeadSHA, Status: forge.CheckCompleted, Conclusion: forge.ConclusionFailure,
 		Title: "a commit backflow did not make", Summary: reason}
-	out = append(out, Effect{Kind: Check, Branch: branch, Pull: st, Run: &run, IfUnchecked: true, Bound: true, Reason: reason})
+	out = append(out, Effect{Kind: Check, Branch: branch, Pull: st, Run: &run, IfUnchecked: true, Bound: new(in.BoundInput()), Reason: reason})
 	if !slices.Contains(st.PR.Labels, LabelPersonCommit) {
 		out = append(out, Effect{Kind: Label, Branch: branch, Pull: st, Labels: []string{LabelPersonCommit}, Reason: "label " + LabelPersonCommit})
 	}
@@ -255,14 +299,14 @@ func commentOnce(st *Pull, note, text string) (Effect, bool) {
 	if st.Marker.hasNote(note) {
 		return Effect{}, false
 	}
-	return Effect{Kind: Comment, Branch: st.Marker.Branch, Pull: st, Note: note, Text: text, Reason: text}, true
+	return Effect{Kind: Comment, Branch: st.Marker.Branch, Pull: st, Note: note, Tag: CommentTag(note), Text: text, Reason: text}, true
 }
 
 // close records why in the marker, comments, closes the pull request and
 // deletes its branch.
 func (in *Input) close(st *Pull, reason, text string) []Effect {
 	return []Effect{
-		{Kind: Close, Branch: st.Marker.Branch, Pull: st, Closed: reason, Text: text, Reason: text},
+		{Kind: Close, Branch: st.Marker.Branch, Pull: st, Closed: reason, Text: text, Reason: text, Run: new(ClosedRun(st, reason))},
 		{Kind: Cleanup, Branch: st.Marker.Branch, Pull: st, Reason: "delete the branch of the closed pull request"},
 	}
 }
@@ -343,7 +387,8 @@ func (in *Input) baseUnchanged(m *Marker) bool {
 }
 
 // Finish brings a pull request's reviewers, labels and auto-merge in line
-// with the proposal, head being its head now and have its labels. Labels
+// with the proposal, head being its head now (empty: the head the chain's
+// Open or Update writes) and have its labels. Labels
 // come last among the set-up steps, so a missing reverse-reconcile label
 // tells the next cycle that set-up did not finish. fresh says the pull
 // request was opened just now.
@@ -374,7 +419,16 @@ func (in *Input) Finish(st *Pull, p *Proposal, head string, have []string, fresh
 		if method == "" {
 			method = forge.MergeMethod(repoconfig.DefaultMergeMethod)
 		}
-		out = append(out, Effect{Kind: ArmAutoMerge, Branch: branch, Pull: st, Head: head, Method: method, Reason: "arm auto-merge at " + Short(head)})
+		at := "the new head"
+		if head != "" {
+			at = Short(head)
+		}
+		var after []Effect
+		if e, ok := cleanup(st); ok {
+			after = append(after, e)
+		}
+		out = append(out, Effect{Kind: ArmAutoMerge, Branch: branch, Pull: st, Head: head, Method: method, AfterMerge: after,
+			Reason: "arm auto-merge at " + at})
 	}
 	return out
 }
@@ -426,8 +480,16 @@ const (
 // base, the default-branch commit the write-back is made on (the cycle's
 // head, or its own merge of another unit).
 func (in *Input) Recover(p *Proposal, base string, commits []forge.Commit) Recovery {
+	return p.Recover(base, commits)
+}
+
+// Recover is what to do with the proposal's branch found existing without
+// an open pull request, from the commits on it since base: reuse the
+// bot's commit of this very proposal on base, rewrite a branch of the
+// bot's own commits, leave anything else alone.
+func (p *Proposal) Recover(base string, commits []forge.Commit) Recovery {
 	for _, c := range commits {
-		if !Ours(in.CommitKey, c, p.WriteBack.Branch) {
+		if !Ours(p.at.key, c, p.WriteBack.Branch) {
 			return LeaveAlone
 		}
 	}
@@ -445,9 +507,15 @@ func (in *Input) Recover(p *Proposal, base string, commits []forge.Commit) Recov
 // cleaned it up since the cycle listed the pull requests, and one pull
 // request per unit means not opening a second one for it.
 func (in *Input) ProposedElsewhere(prs []forge.PullRequest, p *Proposal, sha, base string) (forge.PullRequest, bool) {
+	return p.ProposedElsewhere(prs, sha, base)
+}
+
+// ProposedElsewhere is Input.ProposedElsewhere, from the proposal's own
+// record of the repository it was made for.
+func (p *Proposal) ProposedElsewhere(prs []forge.PullRequest, sha, base string) (forge.PullRequest, bool) {
 	branch := p.WriteBack.Branch
 	for _, pr := range prs {
-		if !pr.Mine || pr.HeadRef != branch || pr.BaseRef != in.DefaultBranch || (pr.State != forge.StateOpen && !pr.Merged) {
+		if !pr.Mine || pr.HeadRef != branch || pr.BaseRef != p.at.defaultBranch || (pr.State != forge.StateOpen && !pr.Merged) {
 			// A pull request closed without merge proposes nothing: the
 			// lifecycle decided whether its close holds the change back.
 			continue
@@ -455,7 +523,7 @@ func (in *Input) ProposedElsewhere(prs []forge.PullRequest, p *Proposal, sha, ba
 		if sha != "" && pr.HeadSHA == sha {
 			return pr, true
 		}
-		if m, ok := in.pullMarker(pr); ok && m.Fingerprint == p.Fingerprint && (m.Base == in.Head || m.Base == base) {
+		if m, ok := authenticMarker(p.at.key, p.at.repo, pr); ok && m.Fingerprint == p.Fingerprint && (m.Base == p.at.head || m.Base == base) {
 			return pr, true
 		}
 	}
@@ -716,6 +784,16 @@ type Proposal struct {
 	Files    map[string][]byte
 	FilesErr error
 	doc      *writeBackDoc
+	at       where
+}
+
+// where is what a proposal's rules need of the repository it is made
+// for: the commit key that recognises the bot's commits and markers, the
+// repository markers are sealed for, and the default branch at the head
+// the plan was made on.
+type where struct {
+	key                       []byte
+	repo, head, defaultBranch string
 }
 
 // Propose prepares a write-back: its marker changes, the verification of
@@ -746,7 +824,8 @@ func (in *Input) Propose(wb *plan.WriteBack) *Proposal {
 	// (the planner's verdict), the repository's consent, and a receipt that
 	// verifies: never when the check failed.
 	doc.autoMerge = wb.AutoMerge && in.Config.AutoMerge.Enabled && doc.check.ok()
-	p := &Proposal{WriteBack: wb, Fingerprint: fingerprintOf(wb.Environment, wb.Unit, changes), Changes: changes, AutoMerge: doc.autoMerge, doc: doc}
+	p := &Proposal{WriteBack: wb, Fingerprint: fingerprintOf(wb.Environment, wb.Unit, changes), Changes: changes, AutoMerge: doc.autoMerge, doc: doc,
+		at: where{key: in.CommitKey, repo: in.Repo, head: in.Head, defaultBranch: in.DefaultBranch}}
 	p.Files, p.FilesErr = in.files(wb)
 	return p
 }
@@ -810,7 +889,13 @@ func (in *Input) CommitRequest(repo forge.Repo, p *Proposal, author forge.Author
 // branch's head after this cycle's own merge of another unit, when that
 // merge left the proposal's files as planned.
 func (in *Input) CommitRequestOn(base string, repo forge.Repo, p *Proposal, author forge.Author, method forge.CommitMethod, expected string, force bool) forge.CommitRequest {
-	token := commitToken(in.CommitKey, p.WriteBack.Branch, base, p.Fingerprint)
+	return p.CommitOn(base, repo, author, method, expected, force)
+}
+
+// CommitOn is the commit of the proposal on base by author, replacing
+// expected (empty: the branch must not exist).
+func (p *Proposal) CommitOn(base string, repo forge.Repo, author forge.Author, method forge.CommitMethod, expected string, force bool) forge.CommitRequest {
+	token := commitToken(p.at.key, p.WriteBack.Branch, base, p.Fingerprint)
 	return forge.CommitRequest{Repo: repo, Branch: p.WriteBack.Branch, BaseSHA: base, ExpectedHead: expected, Force: force,
 		Files: p.Files, Message: p.doc.commitMessage(p.Fingerprint, token), Author: author, Method: method}
 }

@@ -18,6 +18,9 @@ type DriftIssue struct {
 	Number int
 	// URL is the issue's, when it exists.
 	URL string
+	// Title and Labels are the issue's when it is opened.
+	Title  string
+	Labels []string
 	// Body is the list of drift.
 	Body string
 	// State is the state to set; nil leaves it.
@@ -56,7 +59,7 @@ func (in *Input) Drift(issues []forge.Issue) []Effect {
 	case cur == nil && len(drift) == 0:
 		return nil
 	case cur == nil:
-		return []Effect{{Kind: Drift, Reason: "open the tracking issue: " + detail, Issue: &DriftIssue{Body: body, Done: "opened: " + detail}}}
+		return []Effect{{Kind: Drift, Reason: "open the tracking issue: " + detail, Issue: &DriftIssue{Title: DriftIssueTitle, Labels: []string{LabelDrift}, Body: body, Done: "opened: " + detail}}}
 	case strings.TrimSpace(cur.Body) == strings.TrimSpace(body) && cur.State == want:
 		return nil
 	}

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"github.com/backflow-dev/backflow/internal/diffbound"
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/plan"
 )
@@ -60,8 +61,17 @@ type Effect struct {
 	// ArmAutoMerge, Drift) what was decided rather than what happened.
 	Reason string
 
-	// Proposal is what Open and Update write.
+	// Proposal is what Open and Update write; Base is the default-branch
+	// commit the plan was made on, Expected the branch head an Update
+	// replaces (compare-and-swap), and Marker the marker the pull request
+	// carries once written, its new head still to be recorded
+	// (Marker.Written). What to do when the branch already exists, or when
+	// another process proposed the same change first, is the Proposal's
+	// (Recover, ProposedElsewhere), decided from the forge's answer alone.
 	Proposal *Proposal
+	Base     string
+	Expected string
+	Marker   *Marker
 	// Closed is the reason Close records in the marker (ClosedSuperseded,
 	// ClosedConverged).
 	Closed string
@@ -72,27 +82,50 @@ type Effect struct {
 	Labels []string
 	// Users and Teams are the reviewers Review requests.
 	Users, Teams []string
-	// Head is the commit ArmAutoMerge pins the merge to.
+	// Head is the commit ArmAutoMerge pins the merge to; empty after an
+	// Open or Update of the same chain, whose new head (Pull's) it is.
 	Head string
+	// AfterMerge are the effects that follow ArmAutoMerge's merge over
+	// REST (the branch's cleanup).
+	AfterMerge []Effect
 	// Method is the merge method of ArmAutoMerge.
 	Method forge.MergeMethod
-	// Run is the check run Check posts.
+	// Run is the check run Check posts, or the App's ledger run a Close
+	// writes on the head before closing (ClosedRun).
 	Run *forge.CheckRun
+	// Tag is the hidden tag a Comment carries (CommentTag of Note).
+	Tag string
 	// IfUnchecked makes a Check post only when the head carries no run of
 	// the bot's with the same conclusion yet (see Checked): the forge
 	// alone knows.
 	IfUnchecked bool
 	// Bound makes a Check run the whole-diff bound (diffbound.Check, as
 	// `backflow verify --repo` does in CI) over the head's files as the
-	// forge reports them, and post Run with its verdict (BoundRun); with
+	// forge reports them, against the default branch's repo config and
+	// policy it holds, and post Run with its verdict (Bounded); with
 	// IfUnchecked, a head that carries any run of the bot's is left alone.
-	Bound bool
+	Bound *diffbound.Input
 	// Commits are the bot's commits Record writes into the marker.
 	Commits []string
 	// FollowUp is the evidence of Prove and Revert.
 	FollowUp *FollowUp
 	// Issue is the drift tracking issue's wanted state.
 	Issue *DriftIssue
+}
+
+// Mergeable says whether ArmAutoMerge, where auto-merge cannot be armed,
+// merges cur over REST now (MergeNow), pinned to head.
+func (e Effect) Mergeable(cur forge.PullRequest, head string) (bool, string) { return MergeNow(cur, head) }
+
+// RefusedComment is the comment ArmAutoMerge makes once when GitHub
+// refuses to arm auto-merge with an error the adapter does not recognise,
+// quoting it (msg), and whether it is still to be made.
+func (e Effect) RefusedComment(msg string) (Effect, bool) { return AutoMergeRefused(e.Pull, msg) }
+
+// Bounded is the Bound check's run given the whole-diff bound's verdict
+// and the problems reading the diff (BoundRun).
+func (e Effect) Bounded(res diffbound.Result, problems []string) forge.CheckRun {
+	return BoundRun(*e.Run, res, problems)
 }
 
 // Pull is one of the App's pull requests with the marker it carries.

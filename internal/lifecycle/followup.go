@@ -9,6 +9,7 @@ import (
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
+	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
@@ -46,6 +47,17 @@ type FollowUp struct {
 	Tag, Label string
 	// Text is the comment of a Revert.
 	Text string
+
+	// against is what the proven receipts are verified against.
+	against proofBasis
+}
+
+// proofBasis is the default branch's policy a proven receipt must verify
+// against, as `backflow verify` checks it.
+type proofBasis struct {
+	policy        *policy.Policy
+	policyPath    string
+	defaultBranch string
 }
 
 // Verdict is what the re-observation says of one accepted field.
@@ -138,7 +150,8 @@ func (in *Input) followMerged(st *Pull) Effect {
 			return wait(fmt.Sprintf("merged %s; waiting for an observation after the grace period (%s, until %s)", Short(pr.MergeCommitSHA), grace, settled.UTC().Format(time.RFC3339)))
 		}
 	}
-	return Effect{Kind: Prove, Branch: m.Branch, Pull: st, FollowUp: &FollowUp{Verdicts: vs, Tag: TagProven, Label: LabelProven},
+	basis := proofBasis{policy: in.Snapshot.Policy, policyPath: in.Snapshot.PolicyPath, defaultBranch: in.DefaultBranch}
+	return Effect{Kind: Prove, Branch: m.Branch, Pull: st, FollowUp: &FollowUp{Verdicts: vs, Tag: TagProven, Label: LabelProven, against: basis},
 		Reason: fmt.Sprintf("re-observed after the merge %s: %s", Short(pr.MergeCommitSHA), describeVerdicts(vs))}
 }
 
@@ -213,7 +226,8 @@ func (in *Input) reverted(st *Pull, v Verdict, grace time.Duration) Effect {
 // both carrying the receipts with status proven and the merge commit. Each
 // receipt is verified against the default branch's policy first; one that
 // fails is an error, and nothing is to be written.
-func (in *Input) Proven(st *Pull, f *FollowUp, receipts []plan.File) (forge.CheckRun, string, error) {
+func (f *FollowUp) Proven(st *Pull, receipts []plan.File) (forge.CheckRun, string, error) {
+	in := f.against
 	pr := st.PR
 	if len(receipts) == 0 {
 		return forge.CheckRun{}, "", fmt.Errorf("#%d records no receipt to prove", pr.Number)
@@ -226,7 +240,7 @@ func (in *Input) Proven(st *Pull, f *FollowUp, receipts []plan.File) (forge.Chec
 		}
 		fmt.Fprintf(&blocks, "<details><summary>Proven receipt <code>%s</code></summary>\n\n```yaml\n%s```\n\n</details>\n\n", htmlEscape(r.Path), fence(string(out)))
 	}
-	summary := fmt.Sprintf("The accepted change stuck: %s. The receipt(s) are proven and verify against %s on %s.", describeVerdicts(f.Verdicts), in.Snapshot.PolicyPath, in.DefaultBranch)
+	summary := fmt.Sprintf("The accepted change stuck: %s. The receipt(s) are proven and verify against %s on %s.", describeVerdicts(f.Verdicts), in.policyPath, in.defaultBranch)
 	run := forge.CheckRun{Name: ProvenCheckName, HeadSHA: pr.MergeCommitSHA, Status: forge.CheckCompleted, Conclusion: forge.ConclusionSuccess,
 		Title: "fix proven", Summary: summary, Text: blocks.String()}
 	return run, "**Proven.** " + summary + "\n\n" + blocks.String(), nil
@@ -234,7 +248,7 @@ func (in *Input) Proven(st *Pull, f *FollowUp, receipts []plan.File) (forge.Chec
 
 // provenReceipt turns the receipt the write-back committed into its proven
 // form and checks it as `backflow verify` would.
-func (in *Input) provenReceipt(p string, data []byte, pr forge.PullRequest, vs []Verdict) ([]byte, error) {
+func (in proofBasis) provenReceipt(p string, data []byte, pr forge.PullRequest, vs []Verdict) ([]byte, error) {
 	r, _, err := receipt.Parse(p, data)
 	if err != nil {
 		return nil, fmt.Errorf("error reading receipt %s: %w", p, err)
@@ -243,15 +257,15 @@ func (in *Input) provenReceipt(p string, data []byte, pr forge.PullRequest, vs [
 	r.Spec.WriteBack.MergeCommit = pr.MergeCommitSHA
 	r.Spec.WriteBack.NewRevision = pr.MergeCommitSHA
 	notClaimed := []string{fmt.Sprintf("Proven by re-observation: after the merge %s into %s, %s. Live changes made after that observation are not claimed.",
-		pr.MergeCommitSHA, in.DefaultBranch, describeVerdicts(vs))}
+		pr.MergeCommitSHA, in.defaultBranch, describeVerdicts(vs))}
 	for _, n := range r.Spec.NotClaimed {
 		if !strings.HasPrefix(n, "Proposed, not proven") {
 			notClaimed = append(notClaimed, n)
 		}
 	}
 	r.Spec.NotClaimed = notClaimed
-	if vs := receipt.Verify(r, in.Snapshot.Policy, in.Snapshot.PolicyPath); len(vs) > 0 {
-		return nil, fmt.Errorf("the proven receipt %s fails verification against %s: %s", p, in.Snapshot.PolicyPath, receipt.JoinViolations(vs))
+	if vs := receipt.Verify(r, in.policy, in.policyPath); len(vs) > 0 {
+		return nil, fmt.Errorf("the proven receipt %s fails verification against %s: %s", p, in.policyPath, receipt.JoinViolations(vs))
 	}
 	return receipt.Marshal(r)
 }
