@@ -115,7 +115,9 @@ type Effect struct {
 
 // Mergeable says whether ArmAutoMerge, where auto-merge cannot be armed,
 // merges cur over REST now (MergeNow), pinned to head.
-func (e Effect) Mergeable(cur forge.PullRequest, head string) (bool, string) { return MergeNow(cur, head) }
+func (e Effect) Mergeable(cur forge.PullRequest, head string) (bool, string) {
+	return MergeNow(cur, head)
+}
 
 // RefusedComment is the comment ArmAutoMerge makes once when GitHub
 // refuses to arm auto-merge with an error the adapter does not recognise,
