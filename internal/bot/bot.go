@@ -357,8 +357,10 @@ func (rc *repoCycle) run() {
 		rc.rep.Skipped = "observe-only: decisions reported, nothing written"
 		return
 	}
-	rc.in = &lifecycle.Input{DefaultBranch: rc.repo.DefaultBranch, Head: rc.head, Config: rc.cfg, Snapshot: rc.snap, PolicySum: rc.policySum,
-		Result: rc.res, Observations: inBounds(rc.obs.Observations, rc.cfg, rc.now), Now: rc.now, GitOpsManagers: rc.b.opts.GitOpsManagers, CommitKey: rc.b.opts.CommitKey,
+	// The lifecycle decides from the plan alone: its result carries the
+	// observations it was made from and the units' desired values.
+	rc.in = &lifecycle.Input{DefaultBranch: rc.repo.DefaultBranch, Head: rc.head, Snapshot: rc.snap, PolicySum: rc.policySum,
+		Result: rc.res, Now: rc.now, GitOpsManagers: rc.b.opts.GitOpsManagers, CommitKey: rc.b.opts.CommitKey,
 		Repo: rc.repo.FullName()}
 	prs, err := rc.b.pullRequests(rc.ctx, rc.repo)
 	if err != nil {
@@ -522,12 +524,4 @@ func (rc *repoCycle) closedByBot(units []*lifecycle.Unit) map[int]bool {
 		}
 	}
 	return out
-}
-
-// inBounds are the observations the planner believes in time (the planner
-// reports the others): the follow-up proves nothing by one dated ahead of
-// backflow's clock.
-func inBounds(obs []observe.Observation, cfg *repoconfig.Config, now time.Time) []observe.Observation {
-	kept, _ := plan.InBounds(obs, cfg, now)
-	return kept
 }

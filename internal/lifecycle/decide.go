@@ -26,16 +26,14 @@ type Input struct {
 	DefaultBranch string
 	// Head is the default-branch commit everything was read at.
 	Head string
-	// Config is the repo config at Head.
-	Config *repoconfig.Config
-	// Snapshot is what the plan was made on.
+	// Snapshot is what the plan was made on: the repo config, the policy
+	// and the values files at Head.
 	Snapshot plan.Snapshot
 	// PolicySum is the sha256 of the policy's bytes (HashBytes).
 	PolicySum string
-	// Result is the planner's result.
+	// Result is the planner's result: its decisions and write-backs, and
+	// the observations and desired values it decided from.
 	Result plan.Result
-	// Observations are every source's observations this cycle.
-	Observations []observe.Observation
 	// GitOpsManagers are the field managers of GitOps controllers.
 	GitOpsManagers []string
 	// CommitKey keys the token that recognises the bot's own commits and
@@ -201,7 +199,7 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 // adds what follows it.
 func (in *Input) open(branch string, p *Proposal) []Effect {
 	m := in.Marker(p, nil, nil)
-	st := &Pull{PR: forge.PullRequest{HeadRef: branch, BaseRef: in.DefaultBranch, Draft: in.Config.PullRequests.Draft}, Marker: m}
+	st := &Pull{PR: forge.PullRequest{HeadRef: branch, BaseRef: in.DefaultBranch, Draft: in.Snapshot.Config.PullRequests.Draft}, Marker: m}
 	return []Effect{{Kind: Open, Branch: branch, Pull: st, Proposal: p, Base: in.Head, Marker: m, Reason: p.Title() + p.MergeNote()}}
 }
 
@@ -394,13 +392,13 @@ func (in *Input) baseUnchanged(m *Marker) bool {
 // request was opened just now.
 func (in *Input) Finish(st *Pull, p *Proposal, head string, have []string, fresh bool) []Effect {
 	var out []Effect
-	cfg := in.Config.PullRequests
+	cfg := in.Snapshot.Config.PullRequests
 	branch := p.WriteBack.Branch
 	if (fresh || !slices.Contains(have, LabelReverseReconcile)) && len(cfg.Reviewers)+len(cfg.TeamReviewers) > 0 {
 		out = append(out, Effect{Kind: Review, Branch: branch, Pull: st, Users: cfg.Reviewers, Teams: cfg.TeamReviewers, Reason: "request the configured reviewers"})
 	}
 	var missing []string
-	for _, l := range wantedLabels(in.Config, p.WriteBack.Environment, p.AutoMerge) {
+	for _, l := range wantedLabels(in.Snapshot.Config, p.WriteBack.Environment, p.AutoMerge) {
 		if !slices.Contains(have, l) {
 			missing = append(missing, l)
 		}
@@ -415,7 +413,7 @@ func (in *Input) Finish(st *Pull, p *Proposal, head string, have []string, fresh
 		out = append(out, Effect{Kind: Disarm, Branch: branch, Pull: st, Reason: "auto-merge disarmed: the proposal no longer qualifies"})
 	}
 	if p.AutoMerge && !st.PR.AutoMergeEnabled && !st.PR.Draft {
-		method := forge.MergeMethod(in.Config.AutoMerge.Method)
+		method := forge.MergeMethod(in.Snapshot.Config.AutoMerge.Method)
 		if method == "" {
 			method = forge.MergeMethod(repoconfig.DefaultMergeMethod)
 		}
@@ -534,7 +532,7 @@ func (p *Proposal) ProposedElsewhere(prs []forge.PullRequest, sha, base string) 
 // the default branch, its files yet to be added: the default branch's repo
 // config and policy at the cycle's head, never the head's.
 func (in *Input) BoundInput() diffbound.Input {
-	return diffbound.Input{Config: in.Config, Policy: in.Snapshot.Policy, PolicyPath: in.Snapshot.PolicyPath,
+	return diffbound.Input{Config: in.Snapshot.Config, Policy: in.Snapshot.Policy, PolicyPath: in.Snapshot.PolicyPath,
 		Base: map[string][]byte{}, Head: map[string][]byte{}}
 }
 
@@ -631,7 +629,7 @@ func (in *Input) withoutProposal(st *Pull) []Effect {
 		return in.close(st, ClosedSuperseded, fmt.Sprintf("The unit %s of %s is no longer in %s on %s; this change is superseded.", m.Unit, m.Environment, repoconfig.Path, in.DefaultBranch))
 	}
 	for _, c := range m.Changes {
-		desired, ok := in.desired(unit, c.ValuePath)
+		desired, ok := in.Result.DesiredOf(unit.Environment, unit.Name, c.ValuePath)
 		switch {
 		case !ok:
 			return in.close(st, ClosedSuperseded, fmt.Sprintf("%s is no longer set in %s's values on %s; this change is superseded.", code(c.ValuePath), cell(m.Unit), cell(in.DefaultBranch)))
@@ -689,44 +687,12 @@ func (in *Input) refuseReceipt(st *Pull, d plan.Decision) []Effect {
 }
 
 func (in *Input) unit(env, name string) *repoconfig.Unit {
-	for i := range in.Config.Units {
-		if u := &in.Config.Units[i]; u.Environment == env && u.Name == name {
+	for i := range in.Snapshot.Config.Units {
+		if u := &in.Snapshot.Config.Units[i]; u.Environment == env && u.Name == name {
 			return u
 		}
 	}
 	return nil
-}
-
-// desired is the unit's merged value at path on the default branch, merged
-// as the planner merges them (plan.MergeValues: later files override
-// earlier ones, a null deletes the key, as Helm reads them). A file that
-// cannot be read or parsed adds nothing.
-func (in *Input) desired(u *repoconfig.Unit, valuePath string) (any, bool) {
-	var trees []map[string]any
-	for _, file := range u.ValuesFiles {
-		data, ok := in.Snapshot.Files[file]
-		if !ok {
-			continue
-		}
-		tree, err := repoconfig.Values(file, data, u.RootOf(file))
-		if err != nil {
-			continue
-		}
-		trees = append(trees, tree)
-	}
-	return repoconfig.Lookup(plan.MergeValues(trees), valuePath)
-}
-
-// EnvOf is the environment an observation belongs to, as the repository
-// binds its cluster; a document's own claim counts only where it agrees
-// (the planner refuses the others), and a cluster no environment lists has
-// none.
-func (in *Input) EnvOf(o observe.Observation) string {
-	env, _ := in.Config.EnvironmentOf(o.Cluster)
-	if o.Environment != "" && o.Environment != env {
-		return ""
-	}
-	return env
 }
 
 // liveState reads the newest observation of a proposed field's object in
@@ -736,19 +702,11 @@ func (in *Input) EnvOf(o observe.Observation) string {
 // controller's (or one the repository ignores), or the observer classified
 // the change as the forward apply.
 func (in *Input) liveState(env string, c MarkerChange) liveState {
-	var newest *observe.Observation
-	for i := range in.Observations {
-		o := &in.Observations[i]
-		if o.Object.String() != c.Object || in.EnvOf(*o) != env {
-			continue
-		}
-		if newest == nil || o.ObservedAt.After(newest.ObservedAt) {
-			newest = o
-		}
-	}
-	if newest == nil {
+	seen := in.Result.ObservedOf(env, c.Object)
+	if seen == nil {
 		return liveUnknown
 	}
+	newest := seen.Newest
 	i := slices.IndexFunc(newest.Fields, func(f observe.Field) bool { return f.Path == c.Field })
 	if i < 0 {
 		return liveBack
@@ -762,7 +720,7 @@ func (in *Input) liveState(env string, c MarkerChange) liveState {
 	case values.Equal(live, c.To):
 		return liveStill
 	case values.Equal(live, c.From):
-		if slices.Contains(in.GitOpsManagers, f.Manager) || in.Config.IgnoresManager(f.Manager) || f.Cause == "forward-apply" {
+		if slices.Contains(in.GitOpsManagers, f.Manager) || in.Snapshot.Config.IgnoresManager(f.Manager) || f.Cause == "forward-apply" {
 			return liveReverted
 		}
 		return liveBack
@@ -801,29 +759,29 @@ type where struct {
 // automatically, and the files its commit writes.
 func (in *Input) Propose(wb *plan.WriteBack) *Proposal {
 	changes := markerChanges(*wb, in.Result.Decisions)
-	doc := &writeBackDoc{wb: *wb, decisions: in.Result.Decisions, changes: changes, cfg: in.Config, snap: in.Snapshot,
+	doc := &writeBackDoc{wb: *wb, decisions: in.Result.Decisions, changes: changes, cfg: in.Snapshot.Config, snap: in.Snapshot,
 		observed: map[string][]string{}, newest: map[string]observe.Observation{}}
-	if env, ok := in.Config.Environments[wb.Environment]; ok {
+	if env, ok := in.Snapshot.Config.Environments[wb.Environment]; ok {
 		doc.clusters = env.Clusters
 	}
-	for _, o := range in.Observations {
-		if in.EnvOf(o) != wb.Environment || !slices.Contains(wb.Objects, o.Object.String()) {
+	for _, key := range wb.Objects {
+		seen := in.Result.ObservedOf(wb.Environment, key)
+		if seen == nil {
 			continue
 		}
-		key := o.Object.String()
-		if !slices.Contains(doc.observed[key], o.Cluster) {
-			doc.observed[key] = append(doc.observed[key], o.Cluster)
-			slices.Sort(doc.observed[key])
+		for _, o := range seen.Observations {
+			if !slices.Contains(doc.observed[key], o.Cluster) {
+				doc.observed[key] = append(doc.observed[key], o.Cluster)
+			}
 		}
-		if cur, ok := doc.newest[key]; !ok || o.ObservedAt.After(cur.ObservedAt) {
-			doc.newest[key] = o
-		}
+		slices.Sort(doc.observed[key])
+		doc.newest[key] = *seen.Newest
 	}
 	doc.check = in.verify(wb)
 	// Auto-merge needs every field pre-authorized with an audit-log actor
 	// (the planner's verdict), the repository's consent, and a receipt that
 	// verifies: never when the check failed.
-	doc.autoMerge = wb.AutoMerge && in.Config.AutoMerge.Enabled && doc.check.ok()
+	doc.autoMerge = wb.AutoMerge && in.Snapshot.Config.AutoMerge.Enabled && doc.check.ok()
 	p := &Proposal{WriteBack: wb, Fingerprint: fingerprintOf(wb.Environment, wb.Unit, changes), Changes: changes, AutoMerge: doc.autoMerge, doc: doc,
 		at: where{key: in.CommitKey, repo: in.Repo, head: in.Head, defaultBranch: in.DefaultBranch}}
 	p.Files, p.FilesErr = in.files(wb)
@@ -835,7 +793,7 @@ func (in *Input) Propose(wb *plan.WriteBack) *Proposal {
 // its receipts name, every changed value path claimed, every receipt
 // verified against the default branch's policy.
 func (in *Input) verify(wb *plan.WriteBack) checkResult {
-	d := diffbound.Input{Config: in.Config, Policy: in.Snapshot.Policy, PolicyPath: in.Snapshot.PolicyPath,
+	d := diffbound.Input{Config: in.Snapshot.Config, Policy: in.Snapshot.Policy, PolicyPath: in.Snapshot.PolicyPath,
 		Base: map[string][]byte{}, Head: map[string][]byte{}}
 	for _, f := range append(slices.Clone(wb.Files), wb.Receipts...) {
 		d.Changed = append(d.Changed, f.Path)
@@ -853,13 +811,13 @@ func (in *Input) verify(wb *plan.WriteBack) checkResult {
 func (in *Input) files(wb *plan.WriteBack) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, f := range wb.Files {
-		if err := in.Config.Writable(f.Path); err != nil {
+		if err := in.Snapshot.Config.Writable(f.Path); err != nil {
 			return nil, fmt.Errorf("refusing to write %s: %w", f.Path, err)
 		}
 		out[f.Path] = f.Data
 	}
 	for _, f := range wb.Receipts {
-		if err := in.Config.ReceiptWritable(f.Path); err != nil {
+		if err := in.Snapshot.Config.ReceiptWritable(f.Path); err != nil {
 			return nil, fmt.Errorf("refusing to write receipt %s: %w", f.Path, err)
 		}
 		if _, dup := out[f.Path]; dup {

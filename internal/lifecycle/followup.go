@@ -117,7 +117,7 @@ func (in *Input) followMerged(st *Pull) Effect {
 	if merged.IsZero() {
 		merged = pr.ClosedAt
 	}
-	grace := in.Config.FollowUp.GracePeriod.Duration
+	grace := in.Snapshot.Config.FollowUp.GracePeriod.Duration
 	if grace <= 0 {
 		grace = repoconfig.DefaultGracePeriod
 	}
@@ -166,9 +166,13 @@ func (in *Input) followMerged(st *Pull) Effect {
 func (in *Input) reobserve(m *Marker, c MarkerChange, merged time.Time) (v Verdict, ok bool, lower int) {
 	var newest *observe.Observation
 	need := c.ProofTrust().Rank()
-	for i := range in.Observations {
-		o := &in.Observations[i]
-		if o.Object.String() != c.Object || in.EnvOf(*o) != m.Environment || !o.ObservedAt.After(merged) {
+	var seen []observe.Observation
+	if s := in.Result.ObservedOf(m.Environment, c.Object); s != nil {
+		seen = s.Observations
+	}
+	for i := range seen {
+		o := &seen[i]
+		if !o.ObservedAt.After(merged) {
 			continue
 		}
 		if o.TrustLevel().Rank() < need {
@@ -187,7 +191,7 @@ func (in *Input) reobserve(m *Marker, c MarkerChange, merged time.Time) (v Verdi
 	switch {
 	case i < 0:
 		if u := in.unit(m.Environment, m.Unit); u != nil {
-			v.Live, _ = in.desired(u, c.ValuePath)
+			v.Live, _ = in.Result.DesiredOf(u.Environment, u.Name, c.ValuePath)
 		}
 		v.Equal = values.Equal(v.Live, c.To)
 	case newest.Fields[i].Removed:

@@ -154,6 +154,12 @@ type Result struct {
 	// Errors are problems that kept a decision from being made as it
 	// should have been; the affected decisions fail closed (deny).
 	Errors []string
+	// Observed are, per object and environment, the observations the plan
+	// was made from, in the order the objects were first seen.
+	Observed []Observed
+	// Desired are every unit's merged desired values, in the repo
+	// config's order.
+	Desired []Desired
 }
 
 // Options tune how a plan is made, never what it decides: the Result is
@@ -190,6 +196,7 @@ func PlanWith(observations []observe.Observation, triggers []observe.Trigger, sn
 		_, _, p.freshness = snap.Config.Bounds()
 	}
 	groups := p.group(observations)
+	p.observed(groups, observations)
 	p.readUnits(groups)
 	// Objects are decided concurrently, each into its own place; what they
 	// add to the plan is added in their order, as deciding them in turn
@@ -208,6 +215,7 @@ func PlanWith(observations []observe.Observation, triggers []observe.Trigger, sn
 		}
 	}
 	p.writeBacks()
+	p.desired()
 	slices.SortStableFunc(p.res.Decisions, func(a, b Decision) int {
 		return cmp.Or(cmp.Compare(a.Unit, b.Unit), cmp.Compare(a.Object, b.Object), cmp.Compare(a.Environment, b.Environment))
 	})
