@@ -426,7 +426,7 @@ func (in *Input) Finish(st *Pull, p *Proposal, head string, have []string, fresh
 			after = append(after, e)
 		}
 		out = append(out, Effect{Kind: ArmAutoMerge, Branch: branch, Pull: st, Head: head, Method: method, AfterMerge: after,
-			Reason: "arm auto-merge at " + at})
+			Reason: "arm auto-merge at " + at + " (or, where GitHub cannot arm it, merge over REST pinned to it once mergeable and green)"})
 	}
 	return out
 }
