@@ -102,7 +102,7 @@ func (x *executor) describe(chain []lifecycle.Effect) {
 	for _, e := range chain {
 		a := x.action(e, e.Reason)
 		switch {
-		case e.Kind == lifecycle.ArmAutoMerge || !e.Kind.Reported():
+		case e.Kind == lifecycle.AutoMerge || !e.Kind.Reported():
 			if lead != nil {
 				lead.Then = append(lead.Then, a)
 				continue
@@ -169,7 +169,7 @@ func (x *executor) do(e lifecycle.Effect) bool {
 		return x.open(e)
 	case lifecycle.Update:
 		return x.update(e)
-	case lifecycle.Keep, lifecycle.Skip, lifecycle.Wait:
+	case lifecycle.Keep, lifecycle.Skip, lifecycle.FollowUp:
 		x.act(e, e.Reason)
 		return true
 	case lifecycle.Close:
@@ -209,13 +209,13 @@ func (x *executor) do(e lifecycle.Effect) bool {
 			}
 		}
 		return true
-	case lifecycle.ArmAutoMerge:
+	case lifecycle.AutoMerge:
 		return x.autoMerge(e)
-	case lifecycle.Prove:
+	case lifecycle.Proven:
 		return x.proven(e)
-	case lifecycle.Revert:
+	case lifecycle.Reverted:
 		return x.reverted(e)
-	case lifecycle.Drift:
+	case lifecycle.DriftIssue:
 		return x.drift(e)
 	}
 	return x.fail(e.Branch, fmt.Errorf("no way to apply a %q effect", e.Kind))
@@ -661,7 +661,7 @@ func (x *executor) proven(e lifecycle.Effect) bool {
 		}
 		docs = append(docs, plan.File{Path: p, Data: data})
 	}
-	run, comment, err := e.FollowUp.Proven(st, docs)
+	run, comment, err := e.Evidence.Proven(st, docs)
 	if err != nil {
 		return x.fail(e.Branch, err)
 	}
@@ -674,7 +674,7 @@ func (x *executor) proven(e lifecycle.Effect) bool {
 			return x.fail(e.Branch, fmt.Errorf("error creating the %s check on %s: %w", run.Name, short(pr.MergeCommitSHA), err))
 		}
 	}
-	if !x.commentTagged(e, e.FollowUp.Tag, comment) || !x.labelDone(e) {
+	if !x.commentTagged(e, e.Evidence.Tag, comment) || !x.labelDone(e) {
 		return false
 	}
 	x.log.Info("proven", "unit", m.Unit, "environment", m.Environment, "pr", pr.Number, "merge", pr.MergeCommitSHA)
@@ -685,17 +685,17 @@ func (x *executor) proven(e lifecycle.Effect) bool {
 // reverted says on the pull request that the fix did not stick and labels
 // it, so it is not looked at again.
 func (x *executor) reverted(e lifecycle.Effect) bool {
-	if !x.commentTagged(e, e.FollowUp.Tag, e.FollowUp.Text) || !x.labelDone(e) {
+	if !x.commentTagged(e, e.Evidence.Tag, e.Evidence.Text) || !x.labelDone(e) {
 		return false
 	}
-	m, v := e.Pull.Marker, e.FollowUp.Reverted
+	m, v := e.Pull.Marker, e.Evidence.Reverted
 	x.log.Warn("reverted after merge", "unit", m.Unit, "environment", m.Environment, "pr", e.Pull.PR.Number, "object", v.Change.Object, "field", v.Change.Field)
 	x.act(e, e.Reason)
 	return true
 }
 
 func (x *executor) labelDone(e lifecycle.Effect) bool {
-	if err := x.f.AddLabels(x.ctx, x.repo, e.Pull.PR.Number, e.FollowUp.Label); err != nil {
+	if err := x.f.AddLabels(x.ctx, x.repo, e.Pull.PR.Number, e.Evidence.Label); err != nil {
 		return x.fail(e.Branch, fmt.Errorf("error labelling #%d: %w", e.Pull.PR.Number, err))
 	}
 	return true

@@ -36,8 +36,8 @@ func TestExecutorReachesTheLifecycleOnlyThroughEffects(t *testing.T) {
 // effect type, what it carries, and the kinds and recoveries it switches on.
 var effectNames = []string{
 	"Effect", "Pull", "Kind",
-	"Open", "Update", "Keep", "Close", "Comment", "ArmAutoMerge", "Merge", "Skip", "Cleanup", "Check", "Disarm",
-	"Prove", "Revert", "Wait", "Drift", "Record", "Review", "Label", "Unlabel",
+	"Open", "Update", "Keep", "Close", "Comment", "AutoMerge", "Merge", "Skip", "Cleanup", "Check", "Disarm",
+	"Proven", "Reverted", "FollowUp", "DriftIssue", "Record", "Review", "Label", "Unlabel",
 	"LeaveAlone", "Reuse", "Rewrite",
 }
 

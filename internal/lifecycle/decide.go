@@ -425,7 +425,7 @@ func (in *Input) Finish(st *Pull, p *Proposal, head string, have []string, fresh
 		if e, ok := cleanup(st); ok {
 			after = append(after, e)
 		}
-		out = append(out, Effect{Kind: ArmAutoMerge, Branch: branch, Pull: st, Head: head, Method: method, AfterMerge: after,
+		out = append(out, Effect{Kind: AutoMerge, Branch: branch, Pull: st, Head: head, Method: method, AfterMerge: after,
 			Reason: "arm auto-merge at " + at + " (or, where GitHub cannot arm it, merge over REST pinned to it once mergeable and green)"})
 	}
 	return out

@@ -12,21 +12,21 @@ type Kind string
 // Effect kinds. The first group is reported to the user, one line each; the
 // second is bookkeeping a reported effect brings with it.
 const (
-	Open         Kind = "open"        // commit the proposal to its branch and open its pull request
-	Update       Kind = "update"      // rewrite the branch with a new proposal and update the pull request
-	Keep         Kind = "keep"        // leave the pull request as it is, with the reason
-	Close        Kind = "close"       // record why in the marker, comment, close the pull request
-	Comment      Kind = "comment"     // a comment made once, remembered by a note in the marker
-	ArmAutoMerge Kind = "auto-merge"  // arm auto-merge pinned to the head, or merge where it cannot be armed
-	Merge        Kind = "merge"       // merged over REST pinned to the head (the outcome of ArmAutoMerge)
-	Skip         Kind = "skip"        // a proposal not written (closed before by a person, a foreign branch)
-	Cleanup      Kind = "cleanup"     // delete a closed pull request's branch, once
-	Check        Kind = "check"       // a failed receipt check on an open pull request's head
-	Disarm       Kind = "disarm"      // disable auto-merge (GitHub keeps it armed across a push with write access)
-	Prove        Kind = "proven"      // publish the proven receipts of a merged write-back
-	Revert       Kind = "reverted"    // say that a merged write-back did not stick
-	Wait         Kind = "follow-up"   // a merged write-back waits for evidence
-	Drift        Kind = "drift-issue" // open, update, reopen or close the drift tracking issue
+	Open       Kind = "open"        // commit the proposal to its branch and open its pull request
+	Update     Kind = "update"      // rewrite the branch with a new proposal and update the pull request
+	Keep       Kind = "keep"        // leave the pull request as it is, with the reason
+	Close      Kind = "close"       // record why in the marker, comment, close the pull request
+	Comment    Kind = "comment"     // a comment made once, remembered by a note in the marker
+	AutoMerge  Kind = "auto-merge"  // arm auto-merge pinned to the head, or merge where it cannot be armed
+	Merge      Kind = "merge"       // merged over REST pinned to the head (the outcome of AutoMerge)
+	Skip       Kind = "skip"        // a proposal not written (closed before by a person, a foreign branch)
+	Cleanup    Kind = "cleanup"     // delete a closed pull request's branch, once
+	Check      Kind = "check"       // a failed receipt check on an open pull request's head
+	Disarm     Kind = "disarm"      // disable auto-merge (GitHub keeps it armed across a push with write access)
+	Proven     Kind = "proven"      // publish the proven receipts of a merged write-back
+	Reverted   Kind = "reverted"    // say that a merged write-back did not stick
+	FollowUp   Kind = "follow-up"   // a merged write-back waits for evidence
+	DriftIssue Kind = "drift-issue" // open, update, reopen or close the drift tracking issue
 
 	Record  Kind = "record"  // record commits recognised as the bot's own in the marker
 	Review  Kind = "review"  // request the configured reviewers
@@ -58,7 +58,7 @@ type Effect struct {
 	Pull *Pull
 	// Reason says what and why, in a line: the report's line in a dry run,
 	// and for effects whose outcome only the forge knows (Cleanup,
-	// ArmAutoMerge, Drift) what was decided rather than what happened.
+	// AutoMerge, DriftIssue) what was decided rather than what happened.
 	Reason string
 
 	// Proposal is what Open and Update write; Base is the default-branch
@@ -82,13 +82,13 @@ type Effect struct {
 	Labels []string
 	// Users and Teams are the reviewers Review requests.
 	Users, Teams []string
-	// Head is the commit ArmAutoMerge pins the merge to; empty after an
+	// Head is the commit AutoMerge pins the merge to; empty after an
 	// Open or Update of the same chain, whose new head (Pull's) it is.
 	Head string
-	// AfterMerge are the effects that follow ArmAutoMerge's merge over
+	// AfterMerge are the effects that follow AutoMerge's merge over
 	// REST (the branch's cleanup).
 	AfterMerge []Effect
-	// Method is the merge method of ArmAutoMerge.
+	// Method is the merge method of AutoMerge.
 	Method forge.MergeMethod
 	// Run is the check run Check posts, or the App's ledger run a Close
 	// writes on the head before closing (ClosedRun).
@@ -107,19 +107,19 @@ type Effect struct {
 	Bound *diffbound.Input
 	// Commits are the bot's commits Record writes into the marker.
 	Commits []string
-	// FollowUp is the evidence of Prove and Revert.
-	FollowUp *FollowUp
+	// Evidence is what Proven and Reverted rest on.
+	Evidence *Evidence
 	// Issue is the drift tracking issue's wanted state.
-	Issue *DriftIssue
+	Issue *TrackingIssue
 }
 
-// Mergeable says whether ArmAutoMerge, where auto-merge cannot be armed,
+// Mergeable says whether AutoMerge, where auto-merge cannot be armed,
 // merges cur over REST now (MergeNow), pinned to head.
 func (e Effect) Mergeable(cur forge.PullRequest, head string) (bool, string) {
 	return MergeNow(cur, head)
 }
 
-// RefusedComment is the comment ArmAutoMerge makes once when GitHub
+// RefusedComment is the comment AutoMerge makes once when GitHub
 // refuses to arm auto-merge with an error the adapter does not recognise,
 // quoting it (msg), and whether it is still to be made.
 func (e Effect) RefusedComment(msg string) (Effect, bool) { return AutoMergeRefused(e.Pull, msg) }

@@ -36,16 +36,16 @@ const (
 	tagDrift    = "<!-- backflow:drift-report -->"
 )
 
-// FollowUp is the evidence about one merged write-back.
-type FollowUp struct {
+// Evidence is the evidence about one merged write-back.
+type Evidence struct {
 	// Verdicts are what the re-observation says of each accepted field.
 	Verdicts []Verdict
-	// Reverted is the verdict that shows the fix did not stick (Revert).
+	// Reverted is the verdict that shows the fix did not stick (Reverted).
 	Reverted *Verdict
 	// Tag marks the comment, so it is made once; Label marks the pull
 	// request done.
 	Tag, Label string
-	// Text is the comment of a Revert.
+	// Text is the comment of a Reverted.
 	Text string
 
 	// against is what the proven receipts are verified against.
@@ -122,7 +122,7 @@ func (in *Input) followMerged(st *Pull) Effect {
 		grace = repoconfig.DefaultGracePeriod
 	}
 	settled := merged.Add(grace)
-	wait := func(why string) Effect { return Effect{Kind: Wait, Branch: m.Branch, Pull: st, Reason: why} }
+	wait := func(why string) Effect { return Effect{Kind: FollowUp, Branch: m.Branch, Pull: st, Reason: why} }
 	var vs []Verdict
 	for _, c := range m.Changes {
 		v, ok, lower := in.reobserve(m, c, merged)
@@ -151,7 +151,7 @@ func (in *Input) followMerged(st *Pull) Effect {
 		}
 	}
 	basis := proofBasis{policy: in.Snapshot.Policy, policyPath: in.Snapshot.PolicyPath, defaultBranch: in.DefaultBranch}
-	return Effect{Kind: Prove, Branch: m.Branch, Pull: st, FollowUp: &FollowUp{Verdicts: vs, Tag: TagProven, Label: LabelProven, against: basis},
+	return Effect{Kind: Proven, Branch: m.Branch, Pull: st, Evidence: &Evidence{Verdicts: vs, Tag: TagProven, Label: LabelProven, against: basis},
 		Reason: fmt.Sprintf("re-observed after the merge %s: %s", Short(pr.MergeCommitSHA), describeVerdicts(vs))}
 }
 
@@ -221,16 +221,16 @@ func (in *Input) reverted(st *Pull, v Verdict, grace time.Duration) Effect {
 		Short(pr.MergeCommitSHA), grace, code(v.Change.Field), code(v.Change.Object), live, manager, cell(v.Obs.Cluster),
 		v.Obs.ObservedAt.UTC().Format(time.RFC3339), code(values.Format(v.Change.To)))
 	detail := fmt.Sprintf("%s %s is live %s, not %s", objectName(v.Change.Object), v.Change.Field, values.Format(v.Live), values.Format(v.Change.To))
-	return Effect{Kind: Revert, Branch: st.Marker.Branch, Pull: st, Reason: detail,
-		FollowUp: &FollowUp{Reverted: &v, Tag: TagReverted, Label: LabelReverted, Text: text}}
+	return Effect{Kind: Reverted, Branch: st.Marker.Branch, Pull: st, Reason: detail,
+		Evidence: &Evidence{Reverted: &v, Tag: TagReverted, Label: LabelReverted, Text: text}}
 }
 
-// Proven is what a Prove publishes, given the receipts as the default
+// Proven is what a Proven effect publishes, given the receipts as the default
 // branch holds them: the check run on the merge commit and the comment,
 // both carrying the receipts with status proven and the merge commit. Each
 // receipt is verified against the default branch's policy first; one that
 // fails is an error, and nothing is to be written.
-func (f *FollowUp) Proven(st *Pull, receipts []plan.File) (forge.CheckRun, string, error) {
+func (f *Evidence) Proven(st *Pull, receipts []plan.File) (forge.CheckRun, string, error) {
 	in := f.against
 	pr := st.PR
 	if len(receipts) == 0 {

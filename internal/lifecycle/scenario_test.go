@@ -279,7 +279,7 @@ func (s scenario) describe(t *testing.T, in *Input, e Effect) string {
 		data = append(data, "base="+Short(e.Base), "files="+strings.Join(sortedKeys(e.Proposal.Files), ","))
 	case Update:
 		data = append(data, "base="+Short(e.Base), "expected-head="+e.Expected, "files="+strings.Join(sortedKeys(e.Proposal.Files), ","))
-	case ArmAutoMerge:
+	case AutoMerge:
 		h := e.Head
 		if h == "" {
 			h = "(the chain's new head)"
@@ -300,8 +300,8 @@ func (s scenario) describe(t *testing.T, in *Input, e Effect) string {
 		data = append(data, "note="+e.Note)
 	case Record:
 		data = append(data, "commits="+strings.Join(e.Commits, ","))
-	case Prove, Revert:
-		data = append(data, "label="+e.FollowUp.Label)
+	case Proven, Reverted:
+		data = append(data, "label="+e.Evidence.Label)
 	}
 	if len(data) > 0 {
 		fmt.Fprintf(&b, " [%s]", strings.Join(data, " "))
