@@ -55,6 +55,7 @@ type Evidence struct {
 // proofBasis is the default branch's policy a proven receipt must verify
 // against, as `backflow verify` checks it.
 type proofBasis struct {
+	store         plan.Store
 	policy        *policy.Policy
 	policyPath    string
 	defaultBranch string
@@ -150,7 +151,7 @@ func (in *Input) followMerged(st *Pull) Effect {
 			return wait(fmt.Sprintf("merged %s; waiting for an observation after the grace period (%s, until %s)", Short(pr.MergeCommitSHA), grace, settled.UTC().Format(time.RFC3339)))
 		}
 	}
-	basis := proofBasis{policy: in.Snapshot.Policy, policyPath: in.Snapshot.PolicyPath, defaultBranch: in.DefaultBranch}
+	basis := proofBasis{store: in.Snapshot.StoreOf(), policy: in.Snapshot.Policy, policyPath: in.Snapshot.PolicyPath, defaultBranch: in.DefaultBranch}
 	return Effect{Kind: Proven, Branch: m.Branch, Pull: st, Evidence: &Evidence{Verdicts: vs, Tag: TagProven, Label: LabelProven, against: basis},
 		Reason: fmt.Sprintf("re-observed after the merge %s: %s", Short(pr.MergeCommitSHA), describeVerdicts(vs))}
 }
@@ -259,7 +260,7 @@ func (in proofBasis) provenReceipt(p string, data []byte, pr forge.PullRequest, 
 	}
 	r.Spec.Status = receipt.StatusProven
 	r.Spec.WriteBack.MergeCommit = pr.MergeCommitSHA
-	r.Spec.WriteBack.NewRevision = pr.MergeCommitSHA
+	r.Spec.WriteBack.NewRevision = in.store.Applied(pr.MergeCommitSHA)
 	notClaimed := []string{fmt.Sprintf("Proven by re-observation: after the merge %s into %s, %s. Live changes made after that observation are not claimed.",
 		pr.MergeCommitSHA, in.defaultBranch, describeVerdicts(vs))}
 	for _, n := range r.Spec.NotClaimed {

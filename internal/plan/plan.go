@@ -31,6 +31,9 @@ type Snapshot struct {
 	// Renderer renders the charts of units that name a chart path, for the
 	// render witness. When it is nil, such a unit writes nothing back.
 	Renderer witness.Renderer
+	// Store is where the write-backs go and how they are proposed; nil is
+	// PullRequests.
+	Store Store
 }
 
 // Outcome is what the planner decided for one observed object.
