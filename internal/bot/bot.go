@@ -19,38 +19,16 @@ import (
 )
 
 // Forge is what the cycle needs from a Git hosting service, in the forge
-// port's types. internal/forge/github implements it for GitHub and the local
-// hub; tests record its calls with internal/forge/forgetest's Recorder.
+// port's types: what the executor writes through (Writer), and what the
+// cycle reads before deciding. internal/forge/github implements it for
+// GitHub and the local hub; tests record its calls with
+// internal/forge/forgetest's Recorder.
 type Forge interface {
+	Writer
 	App(ctx context.Context) (forge.App, error)
 	Repositories(ctx context.Context) ([]forge.Repo, error)
-	ReadFile(ctx context.Context, repo forge.Repo, sha, path string) ([]byte, error)
 	ListFiles(ctx context.Context, repo forge.Repo, sha, dir string) ([]string, error)
-	BranchHead(ctx context.Context, repo forge.Repo, branch string) (string, error)
-	DeleteBranch(ctx context.Context, repo forge.Repo, branch, expectedSHA string) error
-	Commit(ctx context.Context, req forge.CommitRequest) (string, error)
-	CommitsSince(ctx context.Context, repo forge.Repo, base, head string) ([]forge.Commit, error)
-	ChangedFiles(ctx context.Context, repo forge.Repo, base, head string) (forge.Diff, error)
-	GetPullRequest(ctx context.Context, repo forge.Repo, number int) (forge.PullRequest, error)
-	ListPullRequests(ctx context.Context, repo forge.Repo, filter forge.PullRequestFilter) ([]forge.PullRequest, error)
-	FindOpenPullRequest(ctx context.Context, repo forge.Repo, head string) (forge.PullRequest, error)
-	CreatePullRequest(ctx context.Context, repo forge.Repo, pr forge.NewPullRequest) (forge.PullRequest, error)
-	UpdatePullRequest(ctx context.Context, repo forge.Repo, number int, upd forge.PullRequestUpdate) (forge.PullRequest, error)
-	ClosePullRequest(ctx context.Context, repo forge.Repo, number int) error
-	ListComments(ctx context.Context, repo forge.Repo, number int) ([]forge.Comment, error)
-	CreateComment(ctx context.Context, repo forge.Repo, number int, body string) (forge.Comment, error)
-	AddLabels(ctx context.Context, repo forge.Repo, number int, labels ...string) error
-	RemoveLabel(ctx context.Context, repo forge.Repo, number int, label string) error
-	RequestReviewers(ctx context.Context, repo forge.Repo, number int, users, teams []string) error
-	CreateCheckRun(ctx context.Context, repo forge.Repo, run forge.CheckRun) (forge.CheckRun, error)
-	EnableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest, expectedHead string, method forge.MergeMethod) error
-	DisableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest) error
-	Merge(ctx context.Context, repo forge.Repo, number int, headSHA string, method forge.MergeMethod) (string, error)
-	// The follow-up after a merge and the drift report.
-	ListCheckRuns(ctx context.Context, repo forge.Repo, sha, name string) ([]forge.CheckRun, error)
 	ListIssues(ctx context.Context, repo forge.Repo, label string, state forge.PRState) ([]forge.Issue, error)
-	CreateIssue(ctx context.Context, repo forge.Repo, issue forge.NewIssue) (forge.Issue, error)
-	UpdateIssue(ctx context.Context, repo forge.Repo, number int, upd forge.IssueUpdate) (forge.Issue, error)
 }
 
 // Options configures a Bot. Forge is required; the rest has defaults.
@@ -213,9 +191,10 @@ func (b *Bot) CycleList(ctx context.Context, repos []forge.Repo) (*Report, error
 		}
 		rc := &repoCycle{b: b, ctx: ctx, repo: repo, obs: obs, now: now, author: author, rep: rr,
 			log: b.log.With("repo", repo.FullName())}
+		rc.x = rc.executor()
 		rc.run()
-		if rc.rateLimit != nil {
-			rep.rateLimit = rc.rateLimit
+		if rc.x.rateLimit != nil {
+			rep.rateLimit = rc.x.rateLimit
 		}
 	}
 	return rep, nil
@@ -322,20 +301,13 @@ type repoCycle struct {
 	res       plan.Result
 	policySum string
 	in        *lifecycle.Input
-	rateLimit error
+	// x carries out the cycle's effects, and keeps its failures.
+	x *executor
 }
 
-// fail records an error of the repository (or of one unit) and keeps a
-// rate limit so the cycle stops. It returns false, so an effect that
-// failed says so in one line.
-func (rc *repoCycle) fail(unit string, err error) bool {
-	if _, ok := forge.IsRateLimited(err); ok {
-		rc.rateLimit = err
-	}
-	rc.rep.Errors = append(rc.rep.Errors, unitError(unit, err))
-	rc.log.Error("reconcile failed", "unit", unit, "class", ErrorClass(err), "error", err)
-	return false
-}
+// fail records an error of the repository (or of one unit), as the
+// executor does: a rate limit stops the cycle.
+func (rc *repoCycle) fail(unit string, err error) bool { return rc.x.fail(unit, err) }
 
 // run reads the repository, then decides and applies in phases: the plan
 // and the pull requests first; each unit's effects, reading what its
@@ -388,9 +360,10 @@ func (rc *repoCycle) run() {
 		chains = append(chains, rc.in.Chain(u, commits))
 	}
 	chains = append(chains, rc.in.FollowUps(prs)...)
-	x := rc.executor()
+	x := rc.x
+	x.head = rc.head
 	x.run(chains)
-	if rc.rateLimit = x.rateLimit; rc.rateLimit != nil || !rc.cfg.DriftReport.TrackingIssue {
+	if x.rateLimit != nil || !rc.cfg.DriftReport.TrackingIssue {
 		return
 	}
 	issues, err := rc.b.driftIssues(rc.ctx, rc.repo)
@@ -399,12 +372,12 @@ func (rc *repoCycle) run() {
 		return
 	}
 	x.run([][]lifecycle.Effect{rc.in.Drift(issues)})
-	rc.rateLimit = x.rateLimit
 }
 
-// executor is the executor of this repository's cycle.
+// executor is the executor of this repository's cycle; it carries out
+// effects once the head is read (its head).
 func (rc *repoCycle) executor() *executor {
-	return &executor{ctx: rc.ctx, f: rc.b.opts.Forge, repo: rc.repo, head: rc.head, author: rc.author, method: rc.b.opts.CommitMethod,
+	return &executor{ctx: rc.ctx, f: rc.b.opts.Forge, repo: rc.repo, author: rc.author, method: rc.b.opts.CommitMethod,
 		key: rc.b.opts.CommitKey, dryRun: rc.b.opts.DryRun, rep: rc.rep, log: rc.log,
 		read: func(p string) ([]byte, error) { return rc.b.readFile(rc.ctx, rc.repo, rc.head, p) }}
 }
