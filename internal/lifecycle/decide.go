@@ -123,16 +123,6 @@ func cleanup(p *Pull) (Effect, bool) {
 	return Effect{Kind: Cleanup, Branch: p.Marker.Branch, Pull: p, Reason: "delete the branch of the closed pull request"}, true
 }
 
-// AfterMerge is what follows the bot's own merge of p: its branch is
-// cleaned up in the same cycle, so the next has nothing to do.
-func AfterMerge(p *Pull) []Effect {
-	p.PR.State, p.PR.Merged = forge.StateClosed, true
-	if e, ok := cleanup(p); ok {
-		return []Effect{e}
-	}
-	return nil
-}
-
 // NeedsCommits reports whether deciding the unit needs the commits on its
 // open pull request's head since the default branch: the head is not one
 // the marker recorded, and a commit key could recognise the bot's own.
@@ -177,7 +167,7 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 	// A receipt check failed under an intermediate policy is replaced by
 	// regenerating the branch, whose new head gets a fresh check.
 	if p.Fingerprint == st.Marker.Fingerprint && in.baseUnchanged(st.Marker) && !st.Marker.receiptRefused() {
-		return append(out, in.Finish(st, p, st.PR.HeadSHA, st.PR.Labels, false)...)
+		return append(out, in.finish(st, p, st.PR.HeadSHA, st.PR.Labels, false)...)
 	}
 	why := "new live value"
 	if p.Fingerprint == st.Marker.Fingerprint {
@@ -215,7 +205,7 @@ func (in *Input) update(st *Pull, p *Proposal, why string) []Effect {
 
 // Chain is the whole chain of effects for the unit, in order, decided
 // now: Decide's, and after an Open or an Update the reviewers, labels and
-// auto-merge (Finish) for the head that write makes, which the executor
+// auto-merge (finish) for the head that write makes, which the executor
 // takes from the Pull it fills in. A rewrite leaves auto-merge disarmed
 // (a Disarm comes before it when it was armed).
 func (in *Input) Chain(u *Unit, commits []forge.Commit) []Effect {
@@ -225,12 +215,12 @@ func (in *Input) Chain(u *Unit, commits []forge.Commit) []Effect {
 	}
 	switch last := out[len(out)-1]; last.Kind {
 	case Open:
-		out = append(out, in.Finish(last.Pull, last.Proposal, "", nil, true)...)
+		out = append(out, in.finish(last.Pull, last.Proposal, "", nil, true)...)
 	case Update:
 		st := last.Pull
 		armed := st.PR.AutoMergeEnabled
 		st.PR.AutoMergeEnabled = false
-		out = append(out, in.Finish(st, last.Proposal, "", st.PR.Labels, false)...)
+		out = append(out, in.finish(st, last.Proposal, "", st.PR.Labels, false)...)
 		st.PR.AutoMergeEnabled = armed
 	}
 	return out
@@ -274,7 +264,7 @@ func (in *Input) humanCommit(st *Pull) []Effect {
 	reason := fmt.Sprintf("head %s carries commits backflow did not make: it is a person's pull request now, to be reviewed as any other; the check is red and gives the whole-diff bound over its files", Short(st.PR.HeadSHA))
 	run := forge.CheckRun{Name: CheckName, HeadSHA: st.PR.HeadSHA, Status: forge.CheckCompleted, Conclusion: forge.ConclusionFailure,
 		Title: "a commit backflow did not make", Summary: reason}
-	out = append(out, Effect{Kind: Check, Branch: branch, Pull: st, Run: &run, IfUnchecked: true, Bound: new(in.BoundInput()), Reason: reason})
+	out = append(out, Effect{Kind: Check, Branch: branch, Pull: st, Run: &run, IfUnchecked: true, Bound: new(in.boundInput()), Reason: reason})
 	if !slices.Contains(st.PR.Labels, LabelPersonCommit) {
 		out = append(out, Effect{Kind: Label, Branch: branch, Pull: st, Labels: []string{LabelPersonCommit}, Reason: "label " + LabelPersonCommit})
 	}
@@ -297,11 +287,14 @@ func commentOnce(st *Pull, note, text string) (Effect, bool) {
 	if st.Marker.hasNote(note) {
 		return Effect{}, false
 	}
-	return Effect{Kind: Comment, Branch: st.Marker.Branch, Pull: st, Note: note, Tag: CommentTag(note), Text: text, Reason: text}, true
+	return Effect{Kind: Comment, Branch: st.Marker.Branch, Pull: st, Note: note, Tag: commentTag(note), Text: text, Reason: text}, true
 }
 
-// close records why in the marker, comments, closes the pull request and
-// deletes its branch.
+// close is the chain that closes the bot's open pull request: why goes
+// into the marker, a comment, the App's ledger on its head (ClosedRun),
+// the close, then the branch's deletion. Every close the lifecycle decides
+// (superseded, converged, a value a person refused) is made here, so what
+// a close requires is required in one place.
 func (in *Input) close(st *Pull, reason, text string) []Effect {
 	return []Effect{
 		{Kind: Close, Branch: st.Marker.Branch, Pull: st, Closed: reason, Text: text, Reason: text, Run: new(ClosedRun(st, reason))},
@@ -384,13 +377,13 @@ func (in *Input) baseUnchanged(m *Marker) bool {
 	return true
 }
 
-// Finish brings a pull request's reviewers, labels and auto-merge in line
+// finish brings a pull request's reviewers, labels and auto-merge in line
 // with the proposal, head being its head now (empty: the head the chain's
 // Open or Update writes) and have its labels. Labels
 // come last among the set-up steps, so a missing reverse-reconcile label
 // tells the next cycle that set-up did not finish. fresh says the pull
 // request was opened just now.
-func (in *Input) Finish(st *Pull, p *Proposal, head string, have []string, fresh bool) []Effect {
+func (in *Input) finish(st *Pull, p *Proposal, head string, have []string, fresh bool) []Effect {
 	var out []Effect
 	cfg := in.Snapshot.Config.PullRequests
 	branch := p.WriteBack.Branch
@@ -431,11 +424,11 @@ func (in *Input) Finish(st *Pull, p *Proposal, head string, have []string, fresh
 	return out
 }
 
-// AutoMergeRefused is the comment, made once, on a pull request whose
+// autoMergeRefused is the comment, made once, on a pull request whose
 // auto-merge GitHub refused with an error the adapter does not recognise:
 // it quotes the error and says the bot merges over REST, pinned to the
 // head, once the pull request is mergeable and green.
-func AutoMergeRefused(p *Pull, msg string) (Effect, bool) {
+func autoMergeRefused(p *Pull, msg string) (Effect, bool) {
 	text := fmt.Sprintf("GitHub refused to arm auto-merge on this pull request:\n\n> %s\n\nbackflow will merge it over REST, pinned to head %s, once it is mergeable and its required checks pass.", strings.ReplaceAll(msg, "\n", " "), Short(p.PR.HeadSHA))
 	return commentOnce(p, noteAutoMergeRefused, text)
 }
@@ -528,22 +521,22 @@ func (p *Proposal) ProposedElsewhere(prs []forge.PullRequest, sha, base string) 
 	return forge.PullRequest{}, false
 }
 
-// BoundInput is the whole-diff bound's input for a pull request against
+// boundInput is the whole-diff bound's input for a pull request against
 // the default branch, its files yet to be added: the default branch's repo
 // config and policy at the cycle's head, never the head's.
-func (in *Input) BoundInput() diffbound.Input {
+func (in *Input) boundInput() diffbound.Input {
 	return diffbound.Input{Config: in.Snapshot.Config, Policy: in.Snapshot.Policy, PolicyPath: in.Snapshot.PolicyPath,
 		Base: map[string][]byte{}, Head: map[string][]byte{}}
 }
 
-// BoundRun is run (a Bound check on a head a person pushed) with the
+// boundRun is run (a Bound check on a head a person pushed) with the
 // whole-diff bound's verdict. The check is red either way: backflow did not
 // make the head, so no receipt of its speaks for it and a reviewer must
 // (the receipts in it can be any writer's claims). Its text says whether
 // the whole diff stays within the receipts, or names every violation and
 // problem, so the reviewer reads the same verdict `backflow verify --repo`
 // gives in CI.
-func BoundRun(run forge.CheckRun, res diffbound.Result, problems []string) forge.CheckRun {
+func boundRun(run forge.CheckRun, res diffbound.Result, problems []string) forge.CheckRun {
 	all := append(slices.Clone(problems), res.Violations...)
 	head := Short(run.HeadSHA)
 	run.Conclusion = forge.ConclusionFailure

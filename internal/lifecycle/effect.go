@@ -93,7 +93,7 @@ type Effect struct {
 	// Run is the check run Check posts, or the App's ledger run a Close
 	// writes on the head before closing (ClosedRun).
 	Run *forge.CheckRun
-	// Tag is the hidden tag a Comment carries (CommentTag of Note).
+	// Tag is the hidden tag a Comment carries (commentTag of Note).
 	Tag string
 	// IfUnchecked makes a Check post only when the head carries no run of
 	// the bot's with the same conclusion yet (see Checked): the forge
@@ -122,12 +122,12 @@ func (e Effect) Mergeable(cur forge.PullRequest, head string) (bool, string) {
 // RefusedComment is the comment AutoMerge makes once when GitHub
 // refuses to arm auto-merge with an error the adapter does not recognise,
 // quoting it (msg), and whether it is still to be made.
-func (e Effect) RefusedComment(msg string) (Effect, bool) { return AutoMergeRefused(e.Pull, msg) }
+func (e Effect) RefusedComment(msg string) (Effect, bool) { return autoMergeRefused(e.Pull, msg) }
 
 // Bounded is the Bound check's run given the whole-diff bound's verdict
-// and the problems reading the diff (BoundRun).
+// and the problems reading the diff (boundRun).
 func (e Effect) Bounded(res diffbound.Result, problems []string) forge.CheckRun {
-	return BoundRun(*e.Run, res, problems)
+	return boundRun(*e.Run, res, problems)
 }
 
 // Pull is one of the App's pull requests with the marker it carries.

@@ -173,9 +173,9 @@ func ReplaceMarker(body string, m *Marker) string {
 
 func (m *Marker) hasNote(n string) bool { return slices.Contains(m.Notes, n) }
 
-// CommentTag is the hidden tag a comment made once under note carries, so a
+// commentTag is the hidden tag a comment made once under note carries, so a
 // crash between the comment and the marker update does not repeat it.
-func CommentTag(note string) string { return "<!-- backflow:note " + note + " -->" }
+func commentTag(note string) string { return "<!-- backflow:note " + note + " -->" }
 
 // receiptRefused reports that a failed receipt check was posted on the head.
 func (m *Marker) receiptRefused() bool {
