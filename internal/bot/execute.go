@@ -297,6 +297,13 @@ func (x *executor) open(e lifecycle.Effect) bool {
 		x.keep(e.Branch, pr, "already proposed by another process")
 		return false
 	}
+	return x.openPull(e, sha, base, recovered)
+}
+
+// openPull checks the commit the open made (sha, on base) and opens its
+// pull request, sealing the marker for its number once it has one.
+func (x *executor) openPull(e lifecycle.Effect, sha, base string, recovered bool) bool {
+	p := e.Proposal
 	run := p.CheckRun(sha)
 	done := false
 	if recovered {
