@@ -363,7 +363,7 @@ func (x *executor) writeBase(e lifecycle.Effect) (string, bool) {
 		return "", x.fail(e.Branch, fmt.Errorf("error reading the head of %s: %w", x.repo.DefaultBranch, err))
 	case head == e.Base:
 		return head, true
-	case !slices.Contains(x.merges, head):
+	case e.BaseMoved(head, x.merges):
 		x.report(Action{Kind: string(lifecycle.Keep), Branch: e.Branch, Detail: x.repo.DefaultBranch + " moved during the cycle; planned again next cycle"})
 		return "", false
 	}

@@ -447,7 +447,11 @@ func MergeNow(cur forge.PullRequest, head string) (ok bool, why string) {
 // plan was made on, and not because of a merge this cycle made: the plan is
 // made again next cycle rather than written now.
 func (in *Input) BaseMoved(head string, merges []string) bool {
-	return head != in.Head && !slices.Contains(merges, head)
+	return baseMoved(in.Head, head, merges)
+}
+
+func baseMoved(base, head string, merges []string) bool {
+	return head != base && !slices.Contains(merges, head)
 }
 
 // Recovery is what to do with a write-back branch that exists without an

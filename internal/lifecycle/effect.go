@@ -113,6 +113,11 @@ type Effect struct {
 	Issue *TrackingIssue
 }
 
+// BaseMoved says that the default branch, now at head, is no longer at
+// the Base an Open was decided on, and not because of one of merges, this
+// cycle's own: the unit is planned again next cycle rather than written.
+func (e Effect) BaseMoved(head string, merges []string) bool { return baseMoved(e.Base, head, merges) }
+
 // Mergeable says whether AutoMerge, where auto-merge cannot be armed,
 // merges cur over REST now (MergeNow), pinned to head.
 func (e Effect) Mergeable(cur forge.PullRequest, head string) (bool, string) {
