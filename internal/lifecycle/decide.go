@@ -729,7 +729,10 @@ func (in *Input) liveState(env string, c MarkerChange) liveState {
 		return liveBack
 	}
 	f := newest.Fields[i]
-	if f.Removed {
+	switch {
+	case f.Ambiguous != "":
+		return liveUnknown // the observer's text cannot say what the field holds
+	case f.Removed:
 		return liveOther
 	}
 	live := f.LiveLike(c.From)

@@ -189,6 +189,12 @@ func (in *Input) reobserve(m *Marker, c MarkerChange, merged time.Time) (v Verdi
 	}
 	v = Verdict{Change: c, Obs: newest}
 	i := slices.IndexFunc(newest.Fields, func(f observe.Field) bool { return f.Path == c.Field })
+	if i >= 0 && newest.Fields[i].Ambiguous != "" {
+		// The observer's text cannot say what the field holds (cub-scout's
+		// "-"): it neither proves nor reverts, so the follow-up waits for a
+		// source that reads the object itself.
+		return Verdict{}, false, lower
+	}
 	switch {
 	case i < 0:
 		if u := in.unit(m.Environment, m.Unit); u != nil {
