@@ -208,7 +208,9 @@ func (c *checker) accept(af *acceptFile, path string) (Accept, bool) {
 			c.fail(yamlnode.Index(yamlnode.Join(path, "environments"), i), "%s", msg)
 		}
 	}
-	c.required(af.ValuePath, yamlnode.Join(path, "valuePath"))
+	// valuePath is optional: an entry for objects of plain manifests or a
+	// kustomization writes the field itself; the repo config's check says
+	// whether an entry without one lists objects of a values unit.
 	c.required(af.Field, yamlnode.Join(path, "field"))
 	if len(a.Objects) == 0 {
 		c.fail(yamlnode.Join(path, "objects"), "required: list at least one object")

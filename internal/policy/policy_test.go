@@ -95,10 +95,9 @@ func TestParseValidationErrors(t *testing.T) {
 		{"an unknown apiVersion",
 			strings.Replace(minimal, "backflow.dev/v1alpha1", "example.com/v1", 1),
 			[]string{`policy.yaml: apiVersion: must be helm-expt.confighub.com/v1alpha1 or backflow.dev/v1alpha1, got "example.com/v1"`}},
-		{"role, valuePath and field are required; objects and environments must not be empty",
+		{"role and field are required (valuePath is not: manifests write the field itself); objects and environments must not be empty",
 			strings.Replace(strings.Replace(strings.Replace(strings.Replace(strings.Replace(minimal, "role: sre", "role: ''", 1), "valuePath: a.b", "valuePath: ~", 1), "field: spec.replicas", "field:", 1), `["apps/v1|StatefulSet|ns|name"]`, "[]", 1), "[prod]", "", 1),
 			[]string{
-				"policy.yaml: spec.rules[0].mayAccept[0].valuePath: required",
 				"policy.yaml: spec.rules[0].mayAccept[0].field: required",
 				"policy.yaml: spec.rules[0].mayAccept[0].objects: required: list at least one object",
 				"policy.yaml: spec.rules[0].mayAccept[0].environments: required: list at least one environment",

@@ -79,14 +79,17 @@ type Environment struct {
 	RequireClusterAgreement *bool    `yaml:"requireClusterAgreement" json:"requireClusterAgreement,omitempty" jsonschema_description:"Overrides the top-level requireClusterAgreement for this environment."`
 }
 
-// Unit is a set of objects rendered from values files in one environment.
+// Unit is a set of objects rendered from values files, applied from plain
+// manifests or built from a kustomization, in one environment.
 type Unit struct {
-	Name        string      `yaml:"name" json:"name" jsonschema:"required" jsonschema_description:"Unit name, unique within its environment; names the write-back branch <branchPrefix><environment>/<name> and the receipt's unit.space."`
-	Environment string      `yaml:"environment" json:"environment" jsonschema:"required" jsonschema_description:"The environment (a key of environments) the unit is deployed to."`
-	ValuesFiles []string    `yaml:"valuesFiles" json:"valuesFiles" jsonschema:"required,minItems=1" jsonschema_description:"Values files in Helm's override order (later files override earlier ones). A write-back edits the last file unless the path is defined only in an earlier one. With valuesRoot the last file is the manifest holding the inline values."`
-	ValuesRoot  *ValuesRoot `yaml:"valuesRoot" json:"valuesRoot,omitempty" jsonschema_description:"Set when the unit's last values file is a manifest (a Flux HelmRelease, an Argo CD Application) whose inline values are read, after the files before it, as Flux merges spec.values after valuesFrom and Argo CD valuesObject after valueFiles."`
-	Objects     []string    `yaml:"objects" json:"objects" jsonschema:"required,minItems=1" jsonschema_description:"Object keys apiVersion|Kind|namespace|name that the unit renders; * matches any run of characters within one |-separated segment."`
-	Chart       *Chart      `yaml:"chart" json:"chart,omitempty" jsonschema_description:"The chart the unit renders: named in receipts, and rendered by the render witness when it has a path, a repository or an OCI reference."`
+	Name          string      `yaml:"name" json:"name" jsonschema:"required" jsonschema_description:"Unit name, unique within its environment; names the write-back branch <branchPrefix><environment>/<name> and the receipt's unit.space."`
+	Environment   string      `yaml:"environment" json:"environment" jsonschema:"required" jsonschema_description:"The environment (a key of environments) the unit is deployed to."`
+	ValuesFiles   []string    `yaml:"valuesFiles" json:"valuesFiles,omitempty" jsonschema:"minItems=1" jsonschema_description:"Values files in Helm's override order (later files override earlier ones). A write-back edits the last file unless the path is defined only in an earlier one. With valuesRoot the last file is the manifest holding the inline values. A unit names exactly one of valuesFiles, manifests and kustomization."`
+	Manifests     []string    `yaml:"manifests" json:"manifests,omitempty" jsonschema:"minItems=1" jsonschema_description:"Plain Kubernetes manifests the unit's objects are applied from: files, or folders read as Flux's kustomize-controller and Argo CD's directory source read them (every YAML document of every .yaml, .yml and .json file, recursively, entries whose name starts with a dot skipped). A field is written at the same field of the document with the object's apiVersion, kind, namespace and name; policy entries need no valuePath."`
+	Kustomization string      `yaml:"kustomization" json:"kustomization,omitempty" jsonschema_description:"Folder of the kustomization (the environment's overlay) the unit's objects are built from. A field is written where kustomize says its built value comes from; policy entries need no valuePath."`
+	ValuesRoot    *ValuesRoot `yaml:"valuesRoot" json:"valuesRoot,omitempty" jsonschema_description:"Set when the unit's last values file is a manifest (a Flux HelmRelease, an Argo CD Application) whose inline values are read, after the files before it, as Flux merges spec.values after valuesFrom and Argo CD valuesObject after valueFiles."`
+	Objects       []string    `yaml:"objects" json:"objects" jsonschema:"required,minItems=1" jsonschema_description:"Object keys apiVersion|Kind|namespace|name that the unit renders; * matches any run of characters within one |-separated segment."`
+	Chart         *Chart      `yaml:"chart" json:"chart,omitempty" jsonschema_description:"The chart the unit renders: named in receipts, and rendered by the render witness when it has a path, a repository or an OCI reference."`
 }
 
 // ValuesRoot locates values inside a manifest.
@@ -108,6 +111,34 @@ type Chart struct {
 	Namespace   string `yaml:"namespace" json:"namespace,omitempty" jsonschema_description:"Namespace the chart is installed in (.Release.Namespace). Default: the namespace the unit's objects name, when they all name the same one without a glob."`
 	KubeVersion string `yaml:"kubeVersion" json:"kubeVersion,omitempty" jsonschema_description:"Kubernetes version the chart is rendered for (.Capabilities.KubeVersion), e.g. v1.34.0. Default v1.34.0."`
 }
+
+// Source is how the unit's desired state is stored.
+type Source int
+
+// The stores a unit's desired state can be in.
+const (
+	// SourceValues: Helm values files (valuesFiles).
+	SourceValues Source = iota
+	// SourceManifests: plain manifests (manifests).
+	SourceManifests
+	// SourceKustomize: a kustomization folder (kustomization).
+	SourceKustomize
+)
+
+// Source is how u's desired state is stored.
+func (u *Unit) Source() Source {
+	switch {
+	case len(u.Manifests) > 0:
+		return SourceManifests
+	case u.Kustomization != "":
+		return SourceKustomize
+	}
+	return SourceValues
+}
+
+// Documents reports a unit whose fields map to themselves: plain manifests
+// or a kustomization, where a policy entry needs no valuePath.
+func (u *Unit) Documents() bool { return u.Source() != SourceValues }
 
 // RootOf is where u reads the values of file, one of its values files: its
 // valuesRoot for its last file (the manifest whose inline values Flux and

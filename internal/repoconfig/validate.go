@@ -210,9 +210,7 @@ func (c *Config) validateUnits(k *checker, receipts string) {
 		} else {
 			names[u.Environment+"/"+u.Name] = i
 		}
-		if len(u.ValuesFiles) == 0 {
-			k.addf(p+".valuesFiles", "required: at least one values file")
-		}
+		c.validateSource(k, p, &u, receipts)
 		seen := map[string]bool{}
 		for j, f := range u.ValuesFiles {
 			fp := fmt.Sprintf("%s.valuesFiles[%d]", p, j)
@@ -283,6 +281,50 @@ func (c *Config) validateUnits(k *checker, receipts string) {
 			if u.Chart.KubeVersion != "" && !kubeVersion.MatchString(u.Chart.KubeVersion) {
 				k.addf(p+".chart.kubeVersion", "%q is not a Kubernetes version such as v1.34.0", u.Chart.KubeVersion)
 			}
+		}
+	}
+}
+
+// validateSource checks that u names exactly one store of desired state
+// and that its manifests or kustomization paths may be read and written.
+func (c *Config) validateSource(k *checker, p string, u *Unit, receipts string) {
+	named := 0
+	for _, n := range []bool{len(u.ValuesFiles) > 0, len(u.Manifests) > 0, u.Kustomization != ""} {
+		if n {
+			named++
+		}
+	}
+	switch {
+	case named == 0:
+		k.addf(p+".valuesFiles", "required: at least one values file (or manifests, or a kustomization)")
+	case named > 1:
+		k.addf(p, "names more than one of valuesFiles, manifests and kustomization: a unit's desired state is in one place")
+	}
+	if u.Documents() && u.ValuesRoot != nil {
+		k.addf(p+".valuesRoot", "only with valuesFiles: a unit of manifests or a kustomization has no values")
+	}
+	if u.Documents() && u.Chart != nil {
+		k.addf(p+".chart", "only with valuesFiles: a unit of manifests or a kustomization renders no chart")
+	}
+	seen := map[string]bool{}
+	for j, f := range u.Manifests {
+		fp := fmt.Sprintf("%s.manifests[%d]", p, j)
+		if err := checkRepoPath(f); err != nil {
+			k.add(fp, err)
+			continue
+		}
+		if seen[f] {
+			k.addf(fp, "%s is listed twice", f)
+		}
+		seen[f] = true
+		k.add(fp, c.checkValuesFile(f, receipts))
+	}
+	if u.Kustomization != "" {
+		fp := p + ".kustomization"
+		if err := checkRepoPath(u.Kustomization); err != nil {
+			k.add(fp, err)
+		} else {
+			k.add(fp, c.checkValuesFile(u.Kustomization, receipts))
 		}
 	}
 }
