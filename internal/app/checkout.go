@@ -21,7 +21,8 @@ import (
 // ones into render's default cache.
 func ReadCheckout(dir string) (plan.Read, error) {
 	read := func(p string, max int64) ([]byte, error) { return repoconfig.ReadRepoFile(dir, p, max) }
-	got, err := plan.ReadSnapshot(read, plan.ReadOptions{Commit: HeadCommit(dir)})
+	list := func(p string) ([]string, error) { return repoconfig.ListRepoDir(dir, p) }
+	got, err := plan.ReadSnapshot(read, plan.ReadOptions{Commit: HeadCommit(dir), List: list})
 	// Charts are read from the same working tree, when a write-back needs
 	// the render witness.
 	got.Snapshot.Renderer = render.NewUnits(context.Background(), render.DirSource{Root: dir}, render.NewFetcher(render.FetchOptions{}), 0)

@@ -52,6 +52,9 @@ type claim struct {
 	file      string
 	valuePath string
 	to        any
+	// object is set for a field written as itself (writtenFile): the
+	// claim is on valuePath of that object's document of file.
+	object string
 }
 
 // Check applies the bound to in. It never fails: an input it cannot read
@@ -114,6 +117,15 @@ func Check(in Input) Result {
 				}
 				continue
 			}
+			if cf.WrittenFile != "" || u.Documents() {
+				if why := writesItself(u, cf); why != "" {
+					fail("%s: %s %s", p, at, why)
+					continue
+				}
+				named[cf.WrittenFile] = true
+				claims = append(claims, claim{receipt: p, file: cf.WrittenFile, valuePath: cf.WrittenPath, to: cf.To.V, object: cf.Object})
+				continue
+			}
 			c := claim{receipt: p, file: cf.ValuesFile, valuePath: cf.ValuePath, to: cf.To.V}
 			claimFiles := []string{c.file}
 			if c.file == "" {
@@ -139,6 +151,10 @@ func Check(in Input) Result {
 		}
 		if err := in.Config.Writable(p); err != nil {
 			fail("%s: %v", p, err)
+			continue
+		}
+		if manifestOf(in.Config, p) {
+			res.ValuePaths += checkManifest(p, in, claims, fail)
 			continue
 		}
 		res.ValuePaths += checkValues(p, in, claims, fail)
@@ -184,6 +200,95 @@ func unitWrites(pol *policy.Policy, u *repoconfig.Unit, r *receipt.Receipt, cf r
 		}
 	}
 	return ""
+}
+
+// writesItself says why cf of a receipt of u may not claim its
+// writtenFile, or returns "": a field written as itself is written by a
+// unit of plain manifests, at the field's own path, in one of its files.
+func writesItself(u *repoconfig.Unit, cf receipt.ChangedField) string {
+	switch {
+	case u.Source() != repoconfig.SourceManifests:
+		return fmt.Sprintf("names writtenFile %s, but unit %s in %s is not plain manifests: a receipt of its unit writes at a values path", cf.WrittenFile, u.Name, u.Environment)
+	case cf.WrittenFile == "":
+		return fmt.Sprintf("names no writtenFile, but unit %s in %s is plain manifests: a receipt says which manifest it writes", u.Name, u.Environment)
+	case cf.WrittenPath != cf.Field:
+		return fmt.Sprintf("writes %s at %s, but a unit of plain manifests writes a field at its own path", cf.Field, cf.WrittenPath)
+	}
+	if got, _ := repoconfig.ManifestsOf(u.Manifests, []string{cf.WrittenFile}); len(got) == 0 {
+		return fmt.Sprintf("names %s, which is not a manifest of unit %s in %s (its manifests are %s): a receipt authorizes only its own unit's files",
+			cf.WrittenFile, u.Name, u.Environment, strings.Join(u.Manifests, ", "))
+	}
+	return ""
+}
+
+// manifestOf reports a file that a unit of plain manifests reads.
+func manifestOf(cfg *repoconfig.Config, file string) bool {
+	return slices.ContainsFunc(cfg.Units, func(u repoconfig.Unit) bool {
+		got, _ := repoconfig.ManifestsOf(u.Manifests, []string{file})
+		return len(got) > 0
+	})
+}
+
+// checkManifest compares a manifest document by document at base and
+// head: every changed path of a document must be claimed, with its value
+// at the head, by a receipt's field of the object that document applies;
+// documents are neither added nor removed. It returns how many paths
+// changed.
+func checkManifest(p string, in Input, claims []claim, fail func(string, ...any)) int {
+	baseData, ok := in.Base[p]
+	headData, hok := in.Head[p]
+	if !ok || !hok {
+		fail("%s: a manifest is added or deleted; a write-back only edits a field of one that exists", p)
+		return 0
+	}
+	base, err := values.ReadDocuments(baseData, values.Options{})
+	if err != nil {
+		fail("%s: at the base: %v", p, err)
+		return 0
+	}
+	head, err := values.ReadDocuments(headData, values.Options{})
+	if err != nil {
+		fail("%s: at the head: %v", p, err)
+		return 0
+	}
+	if len(base) != len(head) {
+		fail("%s: %d documents at the base, %d at the head; a write-back changes fields of documents, never the documents", p, len(base), len(head))
+		return 0
+	}
+	n := 0
+	for i := range base {
+		var diffs []string
+		diffPaths(nil, base[i], head[i], &diffs)
+		n += len(diffs)
+		obj := ""
+		if m, ok := base[i].(map[string]any); ok {
+			obj = plan.ObjectKey(m)
+		}
+		for _, vp := range diffs {
+			mine := claims[:0:0]
+			for _, c := range claims {
+				if c.object != "" && c.object == obj {
+					mine = append(mine, c)
+				}
+			}
+			hm, _ := head[i].(map[string]any)
+			if vp == "" || obj == "" || !claimed(p, vp, hm, mine) {
+				now := "removed"
+				if v, present := repoconfig.Lookup(head[i], vp); present {
+					now = "set to " + values.Format(v)
+				}
+				fail("%s: document %d (%s): %s is %s, but no receipt of this pull request claims that value there", p, i, orWhole(obj), orWhole(vp), now)
+			}
+		}
+	}
+	return n
+}
+
+func orWhole(s string) string {
+	if s == "" {
+		return "the document"
+	}
+	return s
 }
 
 func without(envs []string, env string) []string {

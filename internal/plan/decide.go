@@ -20,7 +20,12 @@ type fieldState struct {
 	// text to be structure rather than a value.
 	structural string
 	// valuePath is the values path the field maps to; empty when none.
+	// For a unit of manifests it is the field itself (self is set): the
+	// path written in the object's document.
 	valuePath string
+	// self marks a field written as itself, in a document of a unit of
+	// manifests, whose policy entry names no valuePath.
+	self bool
 	// mapWhy says why no value path maps the field.
 	mapWhy string
 	// repo is the repository's merged desired value at valuePath, valid
@@ -55,6 +60,15 @@ func (fs *fieldState) match(role string) *policy.Match {
 		}
 	}
 	return nil
+}
+
+// policyPath is the valuePath the policy's entry names for the field:
+// none for a field written as itself.
+func (fs *fieldState) policyPath() string {
+	if fs.self {
+		return ""
+	}
+	return fs.valuePath
 }
 
 // from is the value the change starts from: the repository's when it holds
@@ -130,6 +144,15 @@ func (p *planner) decide(g *group, index int, out *decided) Decision {
 		failClosed(&out.errs, &d, uv.err.Error())
 		return d
 	}
+	if uv.docs != nil {
+		if why := uv.docs.missing(g.object); why != "" {
+			// Fail closed: without the object's document nothing can be
+			// compared or written.
+			d.Changes = p.rawChanges(o, show)
+			failClosed(&out.errs, &d, fmt.Sprintf("unit %s (%s): %s", u.Name, u.Environment, why))
+			return d
+		}
+	}
 	held := p.cfg.RolesFor(o.Change.Actor, o.Change.Groups)
 	// One allocation for the object's fields, not one each.
 	states := make([]fieldState, len(o.Fields))
@@ -149,7 +172,7 @@ func (p *planner) decide(g *group, index int, out *decided) Decision {
 	slices.SortStableFunc(fields, func(a, b *fieldState) int { return strings.Compare(a.f.Path, b.f.Path) })
 	d.Changes = make([]Change, 0, len(fields))
 	for _, fs := range fields {
-		c := Change{Object: g.object, Field: fs.f.Path, ValuePath: fs.valuePath, From: show(fs.from()), To: show(fs.live)}
+		c := Change{Object: g.object, Field: fs.f.Path, ValuePath: fs.policyPath(), From: show(fs.from()), To: show(fs.live)}
 		if fs.valuePath != "" {
 			c.ValuesFile = uv.files[fs.file].path
 		}
@@ -226,9 +249,15 @@ func (fs *fieldState) unchanged() bool {
 func (p *planner) fieldState(fs *fieldState, f *observe.Field, g *group, uv *unitValues, held []string) {
 	fs.f, fs.structural = f, f.Structural
 	fs.valuePath, fs.mapWhy = p.mapField(g.object, g.env, f.Path, held)
+	p.mapSelf(fs, g, uv)
 	if fs.valuePath != "" {
-		fs.repo, fs.present = p.lookup(uv.merged, fs.valuePath)
-		fs.file = p.editedFile(uv, fs.valuePath)
+		if uv.docs != nil {
+			fs.file = uv.docs.index[g.object]
+			fs.repo, fs.present = p.lookup(uv.files[fs.file].tree, fs.valuePath)
+		} else {
+			fs.repo, fs.present = p.lookup(uv.merged, fs.valuePath)
+			fs.file = p.editedFile(uv, fs.valuePath)
+		}
 	}
 	if f.Ambiguous != "" {
 		// Nothing live to type: desired is still what the change starts from.
@@ -255,6 +284,24 @@ func (p *planner) fieldState(fs *fieldState, f *observe.Field, g *group, uv *uni
 	}
 	if f.HasDesired {
 		fs.obsDesired = plain(f.DesiredLike(fs.repo))
+	}
+}
+
+// mapSelf applies the unit's store to the entry mapField chose: a unit of
+// manifests writes the field itself, at the same path of the object's
+// document, and its entries name no valuePath; a unit of values files
+// needs one.
+func (p *planner) mapSelf(fs *fieldState, g *group, uv *unitValues) {
+	chose := fs.valuePath != "" || fs.mapWhy == ""
+	switch {
+	case !chose:
+	case uv.docs != nil && fs.valuePath == "":
+		fs.valuePath, fs.self = fs.f.Path, true
+	case uv.docs != nil:
+		fs.mapWhy = fmt.Sprintf("field-not-accepted: %s: the mayAccept entry for %s names valuePath %s, but the object's unit is plain manifests, whose fields are written as themselves: the entry must name no valuePath", fs.f.Path, g.object, fs.valuePath)
+		fs.valuePath = ""
+	case fs.valuePath == "":
+		fs.mapWhy = fmt.Sprintf("field-not-accepted: %s: the mayAccept entry for %s names no valuePath, but the object's unit reads values files: the entry must say which values path the field is written at", fs.f.Path, g.object)
 	}
 }
 
@@ -441,7 +488,7 @@ func (p *planner) authorize(o *observe.Observation, g *group, fields []*fieldSta
 			add("field-removed: %s: the field is absent live; removals are not written back", fs.f.Path)
 			continue
 		}
-		req := policy.Request{Environment: g.env, Object: g.object, Field: fs.f.Path, ValuePath: fs.valuePath, Value: fs.live, HasValue: true}
+		req := policy.Request{Environment: g.env, Object: g.object, Field: fs.f.Path, ValuePath: fs.policyPath(), Value: fs.live, HasValue: true}
 		for _, r := range eligible {
 			one[0] = r
 			req.Roles = one

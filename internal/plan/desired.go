@@ -20,6 +20,9 @@ type unitValues struct {
 	files []*valuesFile
 	// merged is read only: it may be the one file's tree itself.
 	merged map[string]any
+	// docs is set for a unit of plain manifests, whose files are its
+	// documents and whose merged is nil.
+	docs *docIndex
 }
 
 // valuesFile is one of a unit's values files.
@@ -68,6 +71,9 @@ func (p *planner) unitValues(u *repoconfig.Unit) *unitValues {
 // readUnitValues reads u's values files and merges them; it only reads the
 // planner, so units are read concurrently.
 func (p *planner) readUnitValues(u *repoconfig.Unit) *unitValues {
+	if u.Source() == repoconfig.SourceManifests {
+		return p.readManifests(u)
+	}
 	uv := &unitValues{}
 	var trees []map[string]any
 	for _, path := range u.ValuesFiles {

@@ -42,7 +42,11 @@ type planner struct {
 	workers int
 	// paths holds each value path parsed.
 	paths map[string]parsedPath
-	res   Result
+	// files are the snapshot's file paths, sorted once for the units of
+	// manifests that list folders.
+	pathsOnce sync.Once
+	files     []string
+	res       Result
 	// allowed collects, per unit, the allowed decisions awaiting a write-back.
 	allowed map[*repoconfig.Unit][]*pending
 	// rendering serialises calls to the snapshot's Renderer, which units

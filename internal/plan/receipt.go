@@ -25,7 +25,7 @@ const (
 // read from after (the unit's desired values once the write-back is made),
 // and verifies it against the snapshot's policy: a receipt that fails its
 // own verification is an error, never an allow.
-func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending, after map[string]any, branch string, rendered *receipt.Render) error {
+func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending, after map[string]any, trees []map[string]any, branch string, rendered *receipt.Render) error {
 	d := &p.res.Decisions[pd.index]
 	o := pd.obs
 	ch := o.Change
@@ -51,15 +51,24 @@ func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending,
 		placed   []string
 	)
 	for _, fs := range pd.fields {
-		changed = append(changed, receipt.ChangedField{
+		cf := receipt.ChangedField{
 			Object: d.Object, Field: fs.f.Path, ValuePath: fs.valuePath,
 			From: receipt.ValueOf(fs.from()), To: receipt.ValueOf(fs.live), DesiredValueAfter: receipt.ValueOf(fs.live),
 			ValuesFile: uv.files[fs.file].path,
-		})
+		}
+		desired := after
+		if fs.self {
+			// A manifest has no values path: the receipt names the file
+			// and the path written in the object's document.
+			cf.ValuePath, cf.ValuesFile = "", ""
+			cf.WrittenFile, cf.WrittenPath = uv.files[fs.file].path, fs.valuePath
+			desired = trees[fs.file]
+		}
+		changed = append(changed, cf)
 		if fs.placedWhy != "" && !slices.Contains(placed, fs.placedWhy) {
 			placed = append(placed, fs.placedWhy)
 		}
-		got, ok := p.lookup(after, fs.valuePath)
+		got, ok := p.lookup(desired, fs.valuePath)
 		switch {
 		case !ok:
 			residual = append(residual, fmt.Sprintf("%s: absent from desired after the write-back, observed %s", fs.valuePath, values.Format(fs.live)))
@@ -97,7 +106,7 @@ func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending,
 				Source:     sourceName(o),
 				Predicate:  Predicate,
 				ReceiptRef: observationRef(o),
-				Object:     d.Object, Field: first.f.Path, ValuePath: first.valuePath,
+				Object:     d.Object, Field: first.f.Path, ValuePath: first.policyPath(),
 				LiveValue: receipt.ValueOf(first.live), DesiredValueBefore: receipt.ValueOf(first.from()),
 				UID: o.UID, Evidence: observerEvidence(o, pd.fields),
 			},
@@ -115,7 +124,7 @@ func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending,
 				},
 			},
 			RoundTrip:  receipt.RoundTrip{DesiredAfterMatchesObserved: &closed, ResidualDrift: residual, Result: result},
-			NotClaimed: append(p.notClaimed(o, branch, rendered), placed...),
+			NotClaimed: append(p.notClaimed(u, o, branch, rendered), placed...),
 		},
 	}
 	if rendered != nil {
@@ -142,10 +151,13 @@ func (p *planner) grant(role string, fs *fieldState) string {
 	if m.Rule < len(p.grants) && m.Accept < len(p.grants[m.Rule]) {
 		return p.grants[m.Rule][m.Accept]
 	}
-	return grant(role, fs.valuePath, fs.f.Path, m)
+	return grant(role, fs.policyPath(), fs.f.Path, m)
 }
 
 func grant(role, valuePath, field string, m *policy.Match) string {
+	if valuePath == "" {
+		return role + " may accept " + field + " by " + m.Path()
+	}
 	return role + " may accept " + valuePath + " (" + field + ") by " + m.Path()
 }
 
@@ -158,11 +170,15 @@ func (p *planner) modeWord() string {
 
 // notClaimed are the receipt's honesty markers: what the planner did not
 // establish.
-func (p *planner) notClaimed(o *observe.Observation, branch string, rendered *receipt.Render) []string {
+func (p *planner) notClaimed(u *repoconfig.Unit, o *observe.Observation, branch string, rendered *receipt.Render) []string {
 	ch := o.Change
 	var out []string
+	store := "the values files"
+	if u.Source() == repoconfig.SourceManifests {
+		store = "the manifests"
+	}
 	if p.cfg.WritesBack() {
-		out = append(out, fmt.Sprintf("Proposed, not proven: the round trip is closed at the level of desired state (the values files on %s read back as the observed values); that the change stuck in the live system after the merge and the next forward apply is not claimed until a follow-up re-observes it and the receipt is proven.", branch))
+		out = append(out, fmt.Sprintf("Proposed, not proven: the round trip is closed at the level of desired state ("+store+" on %s read back as the observed values); that the change stuck in the live system after the merge and the next forward apply is not claimed until a follow-up re-observes it and the receipt is proven.", branch))
 	} else {
 		out = append(out, fmt.Sprintf("Report only: the repository is %s, so no branch, commit or pull request was made; the round trip was computed on the edited bytes in memory.", p.modeWord()))
 	}
@@ -183,6 +199,10 @@ func (p *planner) notClaimed(o *observe.Observation, branch string, rendered *re
 	if rendered != nil {
 		out = append(out, fmt.Sprintf("Desired state is the values files at %s, rendered with chart %s %s (%s) by %s for Kubernetes %s as release %s in namespace %s; what the GitOps controller renders with its own Helm version, post-renderers or lookups of live objects is not claimed.",
 			where, rendered.Chart, rendered.Version, rendered.Digest, rendered.Renderer, rendered.KubeVersion, rendered.ReleaseName, rendered.Namespace))
+		return out
+	}
+	if u.Source() == repoconfig.SourceManifests {
+		out = append(out, fmt.Sprintf("Desired state is the plain manifests at %s; the field is written as itself in the document that applies the object, and the documents themselves are the witness (the edited document reads back with the observed value, every other document and field as it was); what the GitOps controller does to them on apply (a target namespace, its own patches) is not claimed.", where))
 		return out
 	}
 	out = append(out, fmt.Sprintf("Desired state is the values files at %s; the chart was not rendered, so the field to value path mapping is the policy's, not a rendering's.", where))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/backflow-dev/backflow/internal/policy"
@@ -64,6 +65,10 @@ type ReadOptions struct {
 	// repository (ErrPaused): a cycle that will write nothing need not
 	// read the policy or the values.
 	StopIfPaused bool
+	// List lists the manifest files below a folder, as repository paths
+	// (repoconfig.ListRepoDir for a working tree), for units whose
+	// manifests name folders; without it such a folder cannot be read.
+	List func(dir string) ([]string, error)
 }
 
 // Read is a snapshot as read, with what could not be read of it.
@@ -76,6 +81,30 @@ type Read struct {
 	// each naming the file and its unit and wrapping the reader's: the
 	// planner fails those units' decisions closed, the others are planned.
 	FileErrors []error
+}
+
+// manifestFiles are the files u's manifests entries name: each file
+// itself, and each folder's manifest files as list lists them.
+func manifestFiles(u repoconfig.Unit, list func(string) ([]string, error)) ([]string, []error) {
+	var files []string
+	var errs []error
+	for _, e := range u.Manifests {
+		if repoconfig.IsManifestFile(e) {
+			files = append(files, e)
+			continue
+		}
+		if list == nil {
+			errs = append(errs, fmt.Errorf("listing manifests folder %s of unit %s (%s): this reader of the repository cannot list folders", e, u.Name, u.Environment))
+			continue
+		}
+		got, err := list(e)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("listing manifests folder %s of unit %s (%s): %w", e, u.Name, u.Environment, err))
+			continue
+		}
+		files = append(files, got...)
+	}
+	return files, errs
 }
 
 // ReadSnapshot reads what the planner needs from a repository through
@@ -111,7 +140,9 @@ func ReadSnapshot(read FileReader, opts ReadOptions) (Read, error) {
 	out.Snapshot.Policy, out.PolicySum = pol, hex.EncodeToString(sum[:])
 	tried := map[string]bool{}
 	for _, u := range cfg.Units {
-		for _, f := range u.ValuesFiles {
+		files, errs := manifestFiles(u, opts.List)
+		out.FileErrors = append(out.FileErrors, errs...)
+		for _, f := range append(slices.Clone(u.ValuesFiles), files...) {
 			if tried[f] {
 				continue
 			}

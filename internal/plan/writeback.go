@@ -100,7 +100,7 @@ func (p *planner) writeBack(w *unitWork, pend []*pending) {
 		}
 		bad = map[*pending]string{}
 		for _, pd := range pend {
-			if err := p.attachReceipt(u, uv, pd, after, branch, sections[pd]); err != nil {
+			if err := p.attachReceipt(u, uv, pd, after, trees, branch, sections[pd]); err != nil {
 				bad[pd] = err.Error()
 			}
 		}
@@ -140,9 +140,12 @@ func (p *planner) writeBack(w *unitWork, pend []*pending) {
 		}
 		wb.Receipts = append(wb.Receipts, File{Path: d.ReceiptPath, Data: data})
 	}
+	written := map[string]bool{}
 	for i, e := range out {
-		if e.edited && string(e.data) != string(uv.files[i].data) {
-			wb.Files = append(wb.Files, File{Path: uv.files[i].path, Data: e.data})
+		// Documents of one manifest share its bytes: the file is written once.
+		if path := uv.files[i].path; e.edited && string(e.data) != string(uv.files[i].data) && !written[path] {
+			written[path] = true
+			wb.Files = append(wb.Files, File{Path: path, Data: e.data})
 		}
 	}
 	slices.Sort(wb.Objects)
@@ -244,15 +247,38 @@ func (p *planner) apply(uv *unitValues, pend []*pending) ([]editedFile, map[*pen
 	}
 	out := make([]editedFile, len(uv.files))
 	var bad map[*pending]string
+	// The documents of a unit of manifests that share a file are edited
+	// in turn, each from the bytes the edit of the one before left.
+	var before map[string]int
 	for i, es := range edits {
 		if len(es) == 0 {
 			continue
 		}
 		vf := uv.files[i]
 		slices.SortFunc(es, func(a, b values.Edit) int { return cmp.Compare(a.Path, b.Path) })
-		data, helm, err := p.setValues(vf, es)
+		var data []byte
+		var helm any
+		var err error
+		if j, ok := before[vf.path]; ok && uv.docs != nil {
+			data, helm, err = setValuesOf(out[j].data, vf, es)
+		} else {
+			data, helm, err = p.setValues(vf, es)
+		}
 		if err == nil {
 			out[i] = editedFile{edited: true, data: data, read: helm}
+			if uv.docs != nil {
+				if before == nil {
+					before = map[string]int{}
+				}
+				for k := range out[:i] {
+					if out[k].edited && uv.files[k].path == vf.path {
+						// Every document's reading stays; the file's
+						// bytes are those with every edit made.
+						out[k].data = data
+					}
+				}
+				before[vf.path] = i
+			}
 			continue
 		}
 		if bad == nil {
@@ -283,6 +309,16 @@ func (p *planner) apply(uv *unitValues, pend []*pending) ([]editedFile, map[*pen
 		}
 	}
 	return out, bad
+}
+
+// setValuesOf is setValues of vf's document in data, the file's bytes
+// after the edit of another of its documents.
+func setValuesOf(data []byte, vf *valuesFile, edits []values.Edit) ([]byte, any, error) {
+	f, err := values.Parse(data, vf.opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f.SetRead(edits)
 }
 
 // setValues edits a values file and returns its new bytes and their
@@ -353,6 +389,12 @@ func valuesAfter(u *repoconfig.Unit, uv *unitValues, out []editedFile) (map[stri
 			continue
 		}
 		root := u.RootOf(vf.path)
+		if m, ok := out[i].read.(map[string]any); ok && uv.docs != nil {
+			// A manifest's document as Helm's reader reads it, which the
+			// editor's verification has just read.
+			trees[i] = m
+			continue
+		}
 		if m, ok := out[i].read.(map[string]any); ok && root == nil && len(data) <= repoconfig.MaxValuesSize {
 			// A plain values file's values are its document as Helm reads
 			// it, which the editor's verification has just read: the

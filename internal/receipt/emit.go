@@ -64,7 +64,9 @@ func emitFast(r *Receipt) ([]byte, bool) {
 	e.str(4, "receiptRef", o.ReceiptRef)
 	e.str(4, "object", o.Object)
 	e.str(4, "field", o.Field)
-	e.str(4, "valuePath", o.ValuePath)
+	if o.ValuePath != "" {
+		e.str(4, "valuePath", o.ValuePath)
+	}
 	e.value(4, "liveValue", o.LiveValue)
 	e.value(4, "desiredValueBefore", o.DesiredValueBefore)
 	if o.UID != "" {
@@ -86,7 +88,9 @@ func emitFast(r *Receipt) ([]byte, bool) {
 			e.item(6)
 			e.str(0, "object", c.Object)
 			e.str(8, "field", c.Field)
-			e.str(8, "valuePath", c.ValuePath)
+			if c.ValuePath != "" {
+				e.str(8, "valuePath", c.ValuePath)
+			}
 			e.value(8, "from", c.From)
 			e.value(8, "to", c.To)
 			if c.DesiredValueAfter.Set {
@@ -94,6 +98,12 @@ func emitFast(r *Receipt) ([]byte, bool) {
 			}
 			if c.ValuesFile != "" {
 				e.str(8, "valuesFile", c.ValuesFile)
+			}
+			if c.WrittenFile != "" {
+				e.str(8, "writtenFile", c.WrittenFile)
+			}
+			if c.WrittenPath != "" {
+				e.str(8, "writtenPath", c.WrittenPath)
 			}
 		}
 	}

@@ -104,12 +104,14 @@ type Trigger struct {
 
 // Observation is the live observation of the (first) changed field.
 type Observation struct {
-	Source             string `yaml:"source"`
-	Predicate          string `yaml:"predicate"`
-	ReceiptRef         string `yaml:"receiptRef"`
-	Object             string `yaml:"object"`
-	Field              string `yaml:"field"`
-	ValuePath          string `yaml:"valuePath"`
+	Source     string `yaml:"source"`
+	Predicate  string `yaml:"predicate"`
+	ReceiptRef string `yaml:"receiptRef"`
+	Object     string `yaml:"object"`
+	Field      string `yaml:"field"`
+	// ValuePath is absent for a field written as itself (a unit of plain
+	// manifests or a kustomization): its changed field names writtenFile.
+	ValuePath          string `yaml:"valuePath,omitempty"`
 	LiveValue          Value  `yaml:"liveValue"`
 	DesiredValueBefore Value  `yaml:"desiredValueBefore"`
 	// UID is the live object's metadata.uid when it was observed, if the
@@ -139,9 +141,11 @@ type Bounds struct {
 
 // ChangedField is one field that changed live.
 type ChangedField struct {
-	Object    string `yaml:"object"`
-	Field     string `yaml:"field"`
-	ValuePath string `yaml:"valuePath"`
+	Object string `yaml:"object"`
+	Field  string `yaml:"field"`
+	// ValuePath is the values path written; absent where WrittenFile says
+	// what was written instead.
+	ValuePath string `yaml:"valuePath,omitempty"`
 	From      Value  `yaml:"from"`
 	To        Value  `yaml:"to"`
 	// DesiredValueAfter is backflow's extension: the desired value written
@@ -150,6 +154,12 @@ type ChangedField struct {
 	// ValuesFile is backflow's extension: the values file the write-back
 	// wrote the value to, one of unit.desiredRender's.
 	ValuesFile string `yaml:"valuesFile,omitempty"`
+	// WrittenFile is backflow's extension for a unit with no values: the
+	// manifest or kustomization file the write-back edited, one of
+	// unit.desiredRender's; WrittenPath is the path written in it (Helm's
+	// --set syntax, the field itself in a plain manifest).
+	WrittenFile string `yaml:"writtenFile,omitempty"`
+	WrittenPath string `yaml:"writtenPath,omitempty"`
 }
 
 // WriteBack records how desired state was updated.

@@ -261,10 +261,11 @@ func (v *verifier) scope(s *Spec, pol *policy.Policy) {
 		// receipts have none.
 		at := func(suffix string) string { return "bounds.changedFields[" + strconv.Itoa(i) + "]" + suffix }
 		for _, f := range []struct{ name, value string }{{"object", cf.Object}, {"field", cf.Field}, {"valuePath", cf.ValuePath}} {
-			if f.value == "" {
+			if f.value == "" && (f.name != "valuePath" || cf.WrittenFile == "") {
 				v.fail(at("."+f.name), "required")
 			}
 		}
+		v.written(cf, at, &rendered, s)
 		if !cf.From.Set {
 			v.fail(at(".from"), "required")
 		}
@@ -336,12 +337,42 @@ func scopeWord(within bool) string {
 	return "a changed field is not authorized"
 }
 
+// written checks a field written as itself: writtenFile and writtenPath
+// come together, in place of valuePath and valuesFile, and the file is one
+// of unit.desiredRender's.
+func (v *verifier) written(cf ChangedField, at func(string) string, rendered *[]string, s *Spec) {
+	if cf.WrittenFile == "" && cf.WrittenPath == "" {
+		return
+	}
+	switch {
+	case cf.WrittenFile == "":
+		v.fail(at(".writtenFile"), "required with writtenPath")
+	case cf.WrittenPath == "":
+		v.fail(at(".writtenPath"), "required with writtenFile")
+	}
+	if cf.ValuePath != "" || cf.ValuesFile != "" {
+		v.fail(at(""), "names writtenFile and a values path or file: a field is written either at a values path or as itself")
+	}
+	if cf.WrittenFile == "" {
+		return
+	}
+	if *rendered == nil {
+		*rendered = RenderedFiles(s.Unit.DesiredRender)
+	}
+	if !slices.Contains(*rendered, cf.WrittenFile) {
+		v.fail(at(".writtenFile"), "%s is not one of unit.desiredRender's files", cf.WrittenFile)
+	}
+}
+
 // observation checks backflow's addition: the observed field's changedFields
 // entry goes from observation.desiredValueBefore to observation.liveValue.
 func (v *verifier) observation(s *Spec) {
 	o := s.Observation
+	self := slices.ContainsFunc(s.Bounds.ChangedFields, func(cf ChangedField) bool {
+		return cf.Object == o.Object && cf.Field == o.Field && cf.WrittenFile != ""
+	})
 	for _, f := range []struct{ name, value string }{{"object", o.Object}, {"field", o.Field}, {"valuePath", o.ValuePath}} {
-		if f.value == "" {
+		if f.value == "" && (f.name != "valuePath" || !self) {
 			v.fail("observation."+f.name, "required")
 		}
 	}

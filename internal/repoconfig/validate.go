@@ -95,6 +95,7 @@ func (c *Config) validate() []FieldError {
 	}
 	c.validateEnvironments(k)
 	c.validateUnits(k, receipts)
+	c.validateOwnManifests(k)
 	if checkRepoPath(receipts) == nil {
 		k.add("receipts.dir", c.checkReceiptsDir(receipts))
 	}
@@ -325,6 +326,25 @@ func (c *Config) validateSource(k *checker, p string, u *Unit, receipts string) 
 			k.add(fp, err)
 		} else {
 			k.add(fp, c.checkValuesFile(u.Kustomization, receipts))
+		}
+	}
+}
+
+// validateOwnManifests refuses manifests that units of two environments
+// both read: a plain manifest has no override to write instead, so one
+// environment's change would be another's (share a kustomize base).
+func (c *Config) validateOwnManifests(k *checker) {
+	within := func(a, b string) bool { return a == b || strings.HasPrefix(a, b+"/") }
+	for i, u := range c.Units {
+		for j, e := range u.Manifests {
+			for oi, o := range c.Units[:i] {
+				for _, oe := range o.Manifests {
+					if o.Environment != u.Environment && (within(e, oe) || within(oe, e)) {
+						k.addf(fmt.Sprintf("units[%d].manifests[%d]", i, j), "%s is also read by units[%d] (%s) in environment %s as %s: plain manifests belong to one environment (use a kustomize base and an overlay per environment)",
+							e, oi, o.Name, o.Environment, oe)
+					}
+				}
+			}
 		}
 	}
 }

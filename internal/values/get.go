@@ -48,3 +48,23 @@ func lookupValue(tree any, path []yamlnode.Segment) (any, bool) {
 	v, ok := yamlnode.Lookup(tree, path)
 	return normalize(v), ok
 }
+
+// ReadDocuments reads every document of data as Helm does, indexed as
+// Options.Document counts them (an empty document reads as nil), so a
+// caller finds the document to edit by what it holds (a manifest's kind
+// and name) and edits it by its index.
+func ReadDocuments(data []byte, opts Options) ([]any, error) {
+	if err := checkSize(data, opts); err != nil {
+		return nil, err
+	}
+	src := newSource(data)
+	out := make([]any, len(src.docs))
+	for i := range src.docs {
+		v, err := helmRead(src, i, opts.Readings)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
