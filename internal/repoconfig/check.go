@@ -135,6 +135,18 @@ func crossCheck(cfg *Config, p *policy.Policy, unitValues [][]map[string]any) []
 				if !accepts(a, u) || len(unitValues[ui]) < len(u.ValuesFiles) {
 					continue // a unit whose values could not be read is a problem already
 				}
+				switch {
+				case u.Documents() && a.ValuePath != "":
+					warnings = append(warnings, fmt.Sprintf("%s: spec.rules[%d].mayAccept[%d]: names valuePath %s, but units[%d] (%s in %s) writes fields as themselves: the entry authorizes nothing there",
+						cfg.Policy, ri, ai, a.ValuePath, ui, u.Name, u.Environment))
+					continue
+				case u.Documents():
+					continue
+				case a.ValuePath == "":
+					warnings = append(warnings, fmt.Sprintf("%s: spec.rules[%d].mayAccept[%d]: names no valuePath, but units[%d] (%s in %s) reads values files: the entry authorizes nothing there",
+						cfg.Policy, ri, ai, ui, u.Name, u.Environment))
+					continue
+				}
 				if !inAny(unitValues[ui], a.ValuePath) {
 					warnings = append(warnings, fmt.Sprintf("%s: spec.rules[%d].mayAccept[%d]: valuePath %s is not in the values of units[%d] (%s in %s) yet",
 						cfg.Policy, ri, ai, a.ValuePath, ui, u.Name, u.Environment))
