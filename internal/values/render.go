@@ -103,7 +103,10 @@ func stringCandidates(s string, c renderCtx) []token {
 	multiline := strings.Contains(s, "\n")
 	block := c.oldStyle&(yaml.LiteralStyle|yaml.FoldedStyle) != 0
 	if !c.flow && !c.noBlock && (multiline || block) {
-		if block && c.oldStyle&yaml.FoldedStyle != 0 && !multiline {
+		// A folded scalar keeps its style for a value of one line, with or
+		// without final line breaks (its chomping indicator says which):
+		// a line break inside would fold into a space.
+		if block && c.oldStyle&yaml.FoldedStyle != 0 && !strings.Contains(strings.TrimRight(s, "\n"), "\n") {
 			if t, ok := blockToken(s, ">", c); ok {
 				out = append(out, t)
 			}
