@@ -165,6 +165,11 @@ var rules = []rule{
 		allowed:   project("internal/valuescmd", "internal/cliroot", "internal/values", "internal/yamlnode", "cmd/backflow"),
 	},
 	{
+		why:       "kustomize builds from the files it is given: no Kubernetes client, GitHub or git, and neither the planner nor an adapter",
+		pkgs:      project("internal/kustomize/..."),
+		forbidden: append(withSubpackages([]string{"k8s.io/client-go", "github.com/google/go-github", "github.com/go-git/go-git", "github.com/bradleyfalzon/ghinstallation"}), project("internal/plan/...", "internal/bot/...", "internal/forge/...", "internal/localhub/...", "internal/app/...", "internal/render/...")...),
+	},
+	{
 		why:       "the server serves endpoints and leaves decisions to the domain",
 		pkgs:      project("internal/server/..."),
 		forbidden: project("internal/plan/...", "internal/policy/...", "internal/receipt/...", "internal/repoconfig/...", "internal/values/...", "internal/lifecycle/...", "internal/bot/...", "internal/forge/github/..."),
@@ -388,6 +393,9 @@ func TestRulesCatchEachArrow(t *testing.T) {
 		{"the bot importing the renderer", p("internal/bot"), p("internal/render"), true},
 		{"the bot linking net/http", p("internal/bot"), "net/http", true},
 		{"the bot using the witness", p("internal/bot"), p("internal/witness"), false},
+		{"kustomize linking go-git", p("internal/kustomize"), "github.com/go-git/go-git/v5", true},
+		{"kustomize importing the planner", p("internal/kustomize"), p("internal/plan"), true},
+		{"kustomize using the witness", p("internal/kustomize"), p("internal/witness"), false},
 		{"the lifecycle reaching the GitHub adapter", p("internal/lifecycle"), p("internal/forge/github"), true},
 		{"the server reaching the GitHub adapter", p("internal/server"), p("internal/forge/github"), true},
 		{"the wiring knowing the GitHub adapter", p("internal/app"), p("internal/forge/github"), false},

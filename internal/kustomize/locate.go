@@ -1,0 +1,303 @@
+package kustomize
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/kustomize/api/types"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/backflow-dev/backflow/internal/yamlnode"
+)
+
+// Source is where a built field's value is set, and so where a write-back
+// writes it.
+type Source struct {
+	// File is the repository path of the file to edit; Document the index
+	// of its document holding the value (as the values editor counts),
+	// and Path the value's path in that document (Helm's --set syntax).
+	File     string
+	Document int
+	Path     string
+	// Inline is set when the value is inside an inline patch: Path is the
+	// patch's string in File, and InlinePath the value's path inside the
+	// patch's text.
+	InlinePath string
+	// Kind says which kind of source it is: replicas, images, patch,
+	// resource.
+	Kind string
+	// Dir is the kustomization folder whose file sets the value.
+	Dir string
+	// Why names the source for receipts and reasons.
+	Why string
+}
+
+// Sources kinds.
+const (
+	KindReplicas = "replicas"
+	KindImages   = "images"
+	KindPatch    = "patch"
+	KindResource = "resource"
+)
+
+// imageField is a container's image field.
+var imageField = regexp.MustCompile(`^spec\.template\.spec\.(init)?[cC]ontainers\[[0-9]+\]\.image$|^spec\.(init)?[cC]ontainers\[[0-9]+\]\.image$`)
+
+// Locate finds which source of the build of dir from files sets field of
+// object (a witness.Key): the last writer, as kustomize applies a
+// kustomization (its resources and their kustomizations first, then its
+// patches in order, then its images: and replicas: entries). A value made
+// by a generator, a replacement or a component is refused (ErrRefused)
+// with a reason naming where it comes from.
+func Locate(files map[string][]byte, b *Build, object, field string) (Source, error) {
+	obj, ok := b.Rendering.Objects[object]
+	if !ok {
+		return Source{}, fmt.Errorf("kustomize build %s makes no %s", b.Dir, object)
+	}
+	o := b.Origin[object]
+	if o.GeneratedBy != "" {
+		return Source{}, fmt.Errorf("%s %s is made by %s: a generated value has no place to be written: %w", object, field, o.GeneratedBy, ErrRefused)
+	}
+	kind, name := str(obj["kind"]), str(meta(obj)["name"])
+	segs, err := yamlnode.ParsePath(field)
+	if err != nil {
+		return Source{}, err
+	}
+	live, _ := yamlnode.Lookup(obj, segs)
+	// The chain of kustomizations from dir down to the resource file.
+	chain, err := chainTo(files, b.Dir, o.Path)
+	if err != nil {
+		return Source{}, err
+	}
+	for _, k := range chain {
+		if s, found, err := atLevel(files, k, kind, name, field, segs, live); err != nil || found {
+			return s, err
+		}
+	}
+	if o.Path == "" {
+		return Source{}, fmt.Errorf("kustomize does not say which file %s comes from: %w", object, ErrRefused)
+	}
+	doc, err := documentOf(files[o.Path], o.Path, kind, name)
+	if err != nil {
+		return Source{}, err
+	}
+	return Source{File: o.Path, Document: doc, Path: field, Kind: KindResource, Dir: path.Dir(o.Path),
+		Why: fmt.Sprintf("the resource file %s", o.Path)}, nil
+}
+
+// chainTo lists the kustomizations from dir to the one whose resources
+// list file, outermost first.
+func chainTo(files map[string][]byte, dir, file string) ([]*Kustomization, error) {
+	read := func(p string) ([]byte, error) {
+		if d, ok := files[p]; ok {
+			return d, nil
+		}
+		return nil, fmt.Errorf("%s: not among the build's files", p)
+	}
+	var out []*Kustomization
+	for dir != "" {
+		k, err := readKustomization(read, dir, map[string][]byte{})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+		next := ""
+		for _, r := range append(slices.Clone(k.Resources), k.Components...) {
+			p := path.Clean(path.Join(k.Dir, r))
+			if p == file {
+				next = ""
+				break
+			}
+			if strings.HasPrefix(file, p+"/") {
+				next = p
+				if slices.Contains(k.Components, r) {
+					return nil, fmt.Errorf("%s comes from the component %s: a component is shared by the overlays that include it: %w", file, p, ErrRefused)
+				}
+			}
+		}
+		dir = next
+	}
+	return out, nil
+}
+
+// atLevel finds the source of field among k's own transformers, the last
+// writer first: replicas:, images:, then its patches in reverse order.
+func atLevel(files map[string][]byte, k *Kustomization, kind, name, field string, segs []yamlnode.Segment, live any) (Source, bool, error) {
+	for _, r := range k.Replacements {
+		for _, t := range r.Targets {
+			if t == nil || t.Select == nil || !selects(t.Select, kind, name) {
+				continue
+			}
+			for _, fp := range t.FieldPaths {
+				if fp == field || strings.HasPrefix(field, fp+".") {
+					return Source{}, false, fmt.Errorf("%s of %s/%s is set by a replacement in %s: its value is another object's, not to be written here: %w", field, kind, name, k.File, ErrRefused)
+				}
+			}
+		}
+	}
+	if field == "spec.replicas" {
+		for i := len(k.Replicas) - 1; i >= 0; i-- {
+			if k.Replicas[i].Name == name {
+				return Source{File: k.File, Path: fmt.Sprintf("replicas[%d].count", i), Kind: KindReplicas, Dir: k.Dir,
+					Why: fmt.Sprintf("the replicas: entry for %s in %s", name, k.File)}, true, nil
+			}
+		}
+	}
+	if imageField.MatchString(field) {
+		if s, ok := str(live), true; ok && s != "" {
+			img := imageName(s)
+			for i := len(k.Images) - 1; i >= 0; i-- {
+				im := k.Images[i]
+				if im.Name == img || im.NewName == img {
+					return Source{File: k.File, Path: fmt.Sprintf("images[%d]", i), Kind: KindImages, Dir: k.Dir,
+						Why: fmt.Sprintf("the images: entry for %s in %s", im.Name, k.File)}, true, nil
+				}
+			}
+		}
+	}
+	type patchAt struct {
+		p    types.Patch
+		key  string
+		smp  bool
+		json bool
+	}
+	var patches []patchAt
+	for i, p := range k.Patches {
+		patches = append(patches, patchAt{p: p, key: fmt.Sprintf("patches[%d]", i)})
+	}
+	for i, p := range k.PatchesStrategicMerge {
+		s := string(p)
+		pa := patchAt{key: fmt.Sprintf("patchesStrategicMerge[%d]", i), smp: true}
+		if strings.Contains(s, "\n") {
+			pa.p.Patch = s
+		} else {
+			pa.p.Path = s
+		}
+		patches = append(patches, pa)
+	}
+	for i, p := range k.PatchesJson6902 {
+		patches = append(patches, patchAt{p: p, key: fmt.Sprintf("patchesJson6902[%d]", i), json: true})
+	}
+	for i := len(patches) - 1; i >= 0; i-- {
+		pa := patches[i]
+		text, file, where := pa.p.Patch, k.File, pa.key+".patch"
+		if pa.p.Path != "" {
+			file = path.Clean(path.Join(k.Dir, pa.p.Path))
+			text, where = string(files[file]), ""
+		}
+		if pa.p.Target != nil && !selects(pa.p.Target, kind, name) {
+			continue
+		}
+		inner, doc, ok := inPatch(text, kind, name, field, segs, pa.p.Target != nil)
+		if !ok {
+			continue
+		}
+		s := Source{File: file, Document: doc, Path: inner, Kind: KindPatch, Dir: k.Dir, Why: fmt.Sprintf("the patch %s of %s", pa.key, k.File)}
+		if pa.p.Path != "" {
+			s.Why = fmt.Sprintf("the patch file %s (%s of %s)", file, pa.key, k.File)
+		} else {
+			s.Path, s.InlinePath = where, inner
+		}
+		return s, true, nil
+	}
+	return Source{}, false, nil
+}
+
+// inPatch finds field in a patch's text: a JSON 6902 operation list (an
+// add or replace of the field's pointer) or a strategic-merge patch of the
+// object (the field's own path, without list indices, whose merge by key
+// backflow does not redo). It returns the path of the value in the patch
+// and the document holding it.
+func inPatch(text, kind, name, field string, segs []yamlnode.Segment, targeted bool) (string, int, bool) {
+	var ops []struct {
+		Op   string `json:"op"`
+		Path string `json:"path"`
+	}
+	if targeted && sigsyaml.Unmarshal([]byte(text), &ops) == nil && len(ops) > 0 && ops[0].Op != "" {
+		ptr := pointer(segs)
+		for i := len(ops) - 1; i >= 0; i-- {
+			if ops[i].Path == ptr && (ops[i].Op == "replace" || ops[i].Op == "add") {
+				return fmt.Sprintf("[%d].value", i), 0, true
+			}
+		}
+		return "", 0, false
+	}
+	if slices.ContainsFunc(segs, func(s yamlnode.Segment) bool { return s.IsIndex }) {
+		return "", 0, false
+	}
+	for i, d := range yamlnode.SplitDocuments([]byte(text)) {
+		var m map[string]any
+		if sigsyaml.Unmarshal([]byte(text[d.Start:d.End]), &m) != nil || m == nil {
+			continue
+		}
+		if !targeted && (str(m["kind"]) != kind || str(meta(m)["name"]) != name) {
+			continue
+		}
+		if _, ok := yamlnode.Lookup(m, segs); ok {
+			return field, i, true
+		}
+	}
+	return "", 0, false
+}
+
+// pointer is the JSON pointer of a path.
+func pointer(segs []yamlnode.Segment) string {
+	var b strings.Builder
+	for _, s := range segs {
+		b.WriteByte('/')
+		if s.IsIndex {
+			b.WriteString(strconv.Itoa(s.Index))
+			continue
+		}
+		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(s.Key))
+	}
+	return b.String()
+}
+
+func selects(s *types.Selector, kind, name string) bool {
+	match := func(pattern, v string) bool {
+		if pattern == "" {
+			return true
+		}
+		ok, err := regexp.MatchString("^(?:"+pattern+")$", v)
+		return err == nil && ok
+	}
+	return match(s.Kind, kind) && match(s.Name, name)
+}
+
+// documentOf is the index of the document of a resource file that is
+// kind/name.
+func documentOf(data []byte, file, kind, name string) (int, error) {
+	for i, d := range yamlnode.SplitDocuments(data) {
+		var m map[string]any
+		if sigsyaml.Unmarshal(data[d.Start:d.End], &m) != nil || m == nil {
+			continue
+		}
+		if str(m["kind"]) == kind && str(meta(m)["name"]) == name {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("%s: no document is %s/%s", file, kind, name)
+}
+
+// imageName is an image reference without its tag or digest.
+func imageName(ref string) string {
+	if i := strings.Index(ref, "@"); i >= 0 {
+		ref = ref[:i]
+	}
+	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+		ref = ref[:i]
+	}
+	return ref
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+func meta(m map[string]any) map[string]any {
+	md, _ := m["metadata"].(map[string]any)
+	return md
+}
