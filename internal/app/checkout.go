@@ -7,6 +7,7 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 
+	"github.com/backflow-dev/backflow/internal/kustomize/builder"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/render"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
@@ -22,7 +23,7 @@ import (
 func ReadCheckout(dir string) (plan.Read, error) {
 	read := func(p string, max int64) ([]byte, error) { return repoconfig.ReadRepoFile(dir, p, max) }
 	list := func(p string) ([]string, error) { return repoconfig.ListRepoDir(dir, p) }
-	got, err := plan.ReadSnapshot(read, plan.ReadOptions{Commit: HeadCommit(dir), List: list})
+	got, err := plan.ReadSnapshot(read, plan.ReadOptions{Commit: HeadCommit(dir), List: list, Kustomizer: &builder.Builder{}})
 	// Charts are read from the same working tree, when a write-back needs
 	// the render witness.
 	got.Snapshot.Renderer = render.NewUnits(context.Background(), render.DirSource{Root: dir}, render.NewFetcher(render.FetchOptions{}), 0)

@@ -55,6 +55,10 @@ type claim struct {
 	// object is set for a field written as itself (writtenFile): the
 	// claim is on valuePath of that object's document of file.
 	object string
+	// kustomize marks a kustomize unit's claim: on the path written in
+	// an overlay file (a replicas: or images: entry, a patch), whose
+	// value is kustomize's to turn into the built field's.
+	kustomize bool
 }
 
 // Check applies the bound to in. It never fails: an input it cannot read
@@ -123,7 +127,11 @@ func Check(in Input) Result {
 					continue
 				}
 				named[cf.WrittenFile] = true
-				claims = append(claims, claim{receipt: p, file: cf.WrittenFile, valuePath: cf.WrittenPath, to: cf.To.V, object: cf.Object})
+				c := claim{receipt: p, file: cf.WrittenFile, valuePath: cf.WrittenPath, to: cf.To.V, object: cf.Object}
+				if u.Source() == repoconfig.SourceKustomize {
+					c.object, c.kustomize = "", true
+				}
+				claims = append(claims, c)
 				continue
 			}
 			c := claim{receipt: p, file: cf.ValuesFile, valuePath: cf.ValuePath, to: cf.To.V}
@@ -151,6 +159,10 @@ func Check(in Input) Result {
 		}
 		if err := in.Config.Writable(p); err != nil {
 			fail("%s: %v", p, err)
+			continue
+		}
+		if slices.ContainsFunc(claims, func(c claim) bool { return c.kustomize && c.file == p }) {
+			res.ValuePaths += checkKustomize(p, in, claims, fail)
 			continue
 		}
 		if manifestOf(in.Config, p) {
@@ -207,6 +219,14 @@ func unitWrites(pol *policy.Policy, u *repoconfig.Unit, r *receipt.Receipt, cf r
 // unit of plain manifests, at the field's own path, in one of its files.
 func writesItself(u *repoconfig.Unit, cf receipt.ChangedField) string {
 	switch {
+	case u.Source() == repoconfig.SourceKustomize:
+		if cf.WrittenFile == "" || cf.WrittenPath == "" {
+			return fmt.Sprintf("names no writtenFile and writtenPath, but unit %s in %s is a kustomization: a receipt says which file and path it writes", u.Name, u.Environment)
+		}
+		if !strings.HasPrefix(cf.WrittenFile, u.Kustomization+"/") {
+			return fmt.Sprintf("names %s, which is outside unit %s's overlay %s: a base other environments may build is written only as an override in the unit's own overlay", cf.WrittenFile, u.Name, u.Kustomization)
+		}
+		return ""
 	case u.Source() != repoconfig.SourceManifests:
 		return fmt.Sprintf("names writtenFile %s, but unit %s in %s is not plain manifests: a receipt of its unit writes at a values path", cf.WrittenFile, u.Name, u.Environment)
 	case cf.WrittenFile == "":
@@ -278,6 +298,42 @@ func checkManifest(p string, in Input, claims []claim, fail func(string, ...any)
 					now = "set to " + values.Format(v)
 				}
 				fail("%s: document %d (%s): %s is %s, but no receipt of this pull request claims that value there", p, i, orWhole(obj), orWhole(vp), now)
+			}
+		}
+	}
+	return n
+}
+
+// checkKustomize compares an overlay file document by document at base
+// and head: every changed path must be at or under a path a kustomize
+// receipt of this pull request claims in the file (the entry or patch it
+// wrote). That kustomize builds the claimed values from it is the
+// planner's witness, recorded in the receipt's render section.
+func checkKustomize(p string, in Input, claims []claim, fail func(string, ...any)) int {
+	base, err := values.ReadDocuments(in.Base[p], values.Options{})
+	if err != nil {
+		fail("%s: at the base: %v", p, err)
+		return 0
+	}
+	head, err := values.ReadDocuments(in.Head[p], values.Options{})
+	if err != nil {
+		fail("%s: at the head: %v", p, err)
+		return 0
+	}
+	if _, ok := in.Base[p]; !ok || len(base) != len(head) {
+		fail("%s: documents added or removed; a write-back changes an entry, a patch or a field of an overlay file that exists", p)
+		return 0
+	}
+	n := 0
+	for i := range base {
+		var diffs []string
+		diffPaths(nil, base[i], head[i], &diffs)
+		n += len(diffs)
+		for _, vp := range diffs {
+			if !slices.ContainsFunc(claims, func(c claim) bool {
+				return c.kustomize && c.file == p && (vp == c.valuePath || strings.HasPrefix(vp, c.valuePath+".") || strings.HasPrefix(vp, c.valuePath+"["))
+			}) {
+				fail("%s: document %d: %s changed, but no receipt of this pull request claims a write there", p, i, orWhole(vp))
 			}
 		}
 	}

@@ -301,3 +301,20 @@ func meta(m map[string]any) map[string]any {
 	md, _ := m["metadata"].(map[string]any)
 	return md
 }
+
+// KindName is the kind and name of a built object.
+func KindName(b *Build, object string) (string, string) {
+	obj := b.Rendering.Objects[object]
+	return str(obj["kind"]), str(meta(obj)["name"])
+}
+
+// OverlayFile is the repository path of dir's kustomization file among
+// files.
+func OverlayFile(files map[string][]byte, dir string) (string, error) {
+	for _, n := range kustomizationNames {
+		if _, ok := files[path.Join(dir, n)]; ok {
+			return path.Join(dir, n), nil
+		}
+	}
+	return "", fmt.Errorf("%s: no kustomization.yaml, kustomization.yml or Kustomization", dir)
+}

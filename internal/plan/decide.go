@@ -26,6 +26,10 @@ type fieldState struct {
 	// self marks a field written as itself, in a document of a unit of
 	// manifests, whose policy entry names no valuePath.
 	self bool
+	// writtenFile and writtenPath are where a kustomize unit's write-back
+	// wrote the field, and after the object as built with it.
+	writtenFile, writtenPath string
+	after                    map[string]any
 	// mapWhy says why no value path maps the field.
 	mapWhy string
 	// repo is the repository's merged desired value at valuePath, valid
@@ -144,6 +148,11 @@ func (p *planner) decide(g *group, index int, out *decided) Decision {
 		failClosed(&out.errs, &d, uv.err.Error())
 		return d
 	}
+	if uv.kust != nil && uv.kust.built.Objects[g.object] == nil {
+		d.Changes = p.rawChanges(o, show)
+		failClosed(&out.errs, &d, fmt.Sprintf("unit %s (%s): kustomize's build of %s makes no %s", u.Name, u.Environment, uv.kust.dir, g.object))
+		return d
+	}
 	if uv.docs != nil {
 		if why := uv.docs.missing(g.object); why != "" {
 			// Fail closed: without the object's document nothing can be
@@ -251,10 +260,14 @@ func (p *planner) fieldState(fs *fieldState, f *observe.Field, g *group, uv *uni
 	fs.valuePath, fs.mapWhy = p.mapField(g.object, g.env, f.Path, held)
 	p.mapSelf(fs, g, uv)
 	if fs.valuePath != "" {
-		if uv.docs != nil {
+		switch {
+		case uv.kust != nil:
+			fs.file = 0
+			fs.repo, fs.present = p.lookup(uv.kust.built.Objects[g.object], fs.valuePath)
+		case uv.docs != nil:
 			fs.file = uv.docs.index[g.object]
 			fs.repo, fs.present = p.lookup(uv.files[fs.file].tree, fs.valuePath)
-		} else {
+		default:
 			fs.repo, fs.present = p.lookup(uv.merged, fs.valuePath)
 			fs.file = p.editedFile(uv, fs.valuePath)
 		}
@@ -293,12 +306,13 @@ func (p *planner) fieldState(fs *fieldState, f *observe.Field, g *group, uv *uni
 // needs one.
 func (p *planner) mapSelf(fs *fieldState, g *group, uv *unitValues) {
 	chose := fs.valuePath != "" || fs.mapWhy == ""
+	self := uv.docs != nil || uv.kust != nil
 	switch {
 	case !chose:
-	case uv.docs != nil && fs.valuePath == "":
+	case self && fs.valuePath == "":
 		fs.valuePath, fs.self = fs.f.Path, true
-	case uv.docs != nil:
-		fs.mapWhy = fmt.Sprintf("field-not-accepted: %s: the mayAccept entry for %s names valuePath %s, but the object's unit is plain manifests, whose fields are written as themselves: the entry must name no valuePath", fs.f.Path, g.object, fs.valuePath)
+	case self:
+		fs.mapWhy = fmt.Sprintf("field-not-accepted: %s: the mayAccept entry for %s names valuePath %s, but the object's unit is plain manifests or a kustomization, whose fields are written as themselves: the entry must name no valuePath", fs.f.Path, g.object, fs.valuePath)
 		fs.valuePath = ""
 	case fs.valuePath == "":
 		fs.mapWhy = fmt.Sprintf("field-not-accepted: %s: the mayAccept entry for %s names no valuePath, but the object's unit reads values files: the entry must say which values path the field is written at", fs.f.Path, g.object)

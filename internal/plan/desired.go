@@ -23,6 +23,8 @@ type unitValues struct {
 	// docs is set for a unit of plain manifests, whose files are its
 	// documents and whose merged is nil.
 	docs *docIndex
+	// kust is set for a kustomize unit: its build at the snapshot.
+	kust *kustUnit
 }
 
 // valuesFile is one of a unit's values files.
@@ -71,8 +73,11 @@ func (p *planner) unitValues(u *repoconfig.Unit) *unitValues {
 // readUnitValues reads u's values files and merges them; it only reads the
 // planner, so units are read concurrently.
 func (p *planner) readUnitValues(u *repoconfig.Unit) *unitValues {
-	if u.Source() == repoconfig.SourceManifests {
+	switch u.Source() {
+	case repoconfig.SourceManifests:
 		return p.readManifests(u)
+	case repoconfig.SourceKustomize:
+		return p.readKustomize(u)
 	}
 	uv := &unitValues{}
 	var trees []map[string]any

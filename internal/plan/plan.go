@@ -34,6 +34,9 @@ type Snapshot struct {
 	// Store is where the write-backs go and how they are proposed; nil is
 	// PullRequests.
 	Store Store
+	// Kustomizer builds kustomize units; when it is nil, such a unit
+	// writes nothing back.
+	Kustomizer Kustomizer
 }
 
 // Outcome is what the planner decided for one observed object.

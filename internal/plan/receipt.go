@@ -57,7 +57,15 @@ func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending,
 			ValuesFile: uv.files[fs.file].path,
 		}
 		desired := after
-		if fs.self {
+		written := uv.files[fs.file].path
+		switch {
+		case fs.writtenFile != "":
+			// A kustomize unit: written where kustomize says the value
+			// comes from; desired after is the object as built with it.
+			cf.ValuePath, cf.ValuesFile = "", ""
+			cf.WrittenFile, cf.WrittenPath = fs.writtenFile, fs.writtenPath
+			desired, written = fs.after, fs.writtenFile
+		case fs.self:
 			// A manifest has no values path: the receipt names the file
 			// and the path written in the object's document.
 			cf.ValuePath, cf.ValuesFile = "", ""
@@ -79,7 +87,7 @@ func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending,
 		if !slices.Contains(rules, rule) {
 			rules = append(rules, rule)
 		}
-		if f := uv.files[fs.file].path; !slices.Contains(files, f) {
+		if f := written; !slices.Contains(files, f) {
 			files = append(files, f)
 		}
 	}
@@ -174,8 +182,11 @@ func (p *planner) notClaimed(u *repoconfig.Unit, o *observe.Observation, branch 
 	ch := o.Change
 	var out []string
 	store := "the values files"
-	if u.Source() == repoconfig.SourceManifests {
+	switch u.Source() {
+	case repoconfig.SourceManifests:
 		store = "the manifests"
+	case repoconfig.SourceKustomize:
+		store = "kustomize's build of " + u.Kustomization
 	}
 	if p.cfg.WritesBack() {
 		out = append(out, fmt.Sprintf("Proposed, not proven: the round trip is closed at the level of desired state ("+store+" on %s read back as the observed values); that the change stuck in the live system after the merge and the next forward apply is not claimed until a follow-up re-observes it and the receipt is proven.", branch))
@@ -195,6 +206,11 @@ func (p *planner) notClaimed(u *repoconfig.Unit, o *observe.Observation, branch 
 	where := "the working tree the repository was read from"
 	if p.snap.Commit != "" {
 		where = "commit " + p.snap.Commit
+	}
+	if rendered != nil && u.Source() == repoconfig.SourceKustomize {
+		out = append(out, fmt.Sprintf("Desired state is the kustomization %s at %s, built by %s from the %d files listed under render.files, before and after the edit: the builds differ exactly in the accepted fields; what the GitOps controller adds on apply (Flux postBuild substitution, a target namespace, its own kustomize version) is not claimed.",
+			u.Kustomization, where, rendered.Renderer, len(rendered.Files)))
+		return out
 	}
 	if rendered != nil {
 		out = append(out, fmt.Sprintf("Desired state is the values files at %s, rendered with chart %s %s (%s) by %s for Kubernetes %s as release %s in namespace %s; what the GitOps controller renders with its own Helm version, post-renderers or lookups of live objects is not claimed.",

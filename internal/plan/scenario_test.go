@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backflow-dev/backflow/internal/kustomize/builder"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/observe/source"
 	"github.com/backflow-dev/backflow/internal/plan"
@@ -72,7 +73,7 @@ func planScenario(t *testing.T, dir string) (plan.Result, plan.Snapshot) {
 	t.Helper()
 	repo := filepath.Join(dir, "repo")
 	got, err := plan.ReadSnapshot(func(p string, max int64) ([]byte, error) { return repoconfig.ReadRepoFile(repo, p, max) },
-		plan.ReadOptions{List: func(dir string) ([]string, error) { return repoconfig.ListRepoDir(repo, dir) }})
+		plan.ReadOptions{List: func(dir string) ([]string, error) { return repoconfig.ListRepoDir(repo, dir) }, Kustomizer: &builder.Builder{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -69,6 +70,9 @@ type ReadOptions struct {
 	// (repoconfig.ListRepoDir for a working tree), for units whose
 	// manifests name folders; without it such a folder cannot be read.
 	List func(dir string) ([]string, error)
+	// Kustomizer reads the inputs of kustomize units into the snapshot
+	// and is the snapshot's Kustomizer.
+	Kustomizer Kustomizer
 }
 
 // Read is a snapshot as read, with what could not be read of it.
@@ -124,7 +128,7 @@ func ReadSnapshot(read FileReader, opts ReadOptions) (Read, error) {
 	if err != nil {
 		return out, &SnapshotError{File: repoconfig.Path, Kind: ErrInvalid, Err: err}
 	}
-	out.Snapshot = Snapshot{Config: cfg, PolicyPath: path.Clean(cfg.Policy), Commit: opts.Commit, Files: map[string][]byte{}}
+	out.Snapshot = Snapshot{Config: cfg, PolicyPath: path.Clean(cfg.Policy), Commit: opts.Commit, Files: map[string][]byte{}, Kustomizer: opts.Kustomizer}
 	if cfg.Paused && opts.StopIfPaused {
 		return out, ErrPaused
 	}
@@ -142,6 +146,15 @@ func ReadSnapshot(read FileReader, opts ReadOptions) (Read, error) {
 	for _, u := range cfg.Units {
 		files, errs := manifestFiles(u, opts.List)
 		out.FileErrors = append(out.FileErrors, errs...)
+		if u.Kustomization != "" && opts.Kustomizer != nil {
+			in, err := opts.Kustomizer.Inputs(func(p string) ([]byte, error) { return read(p, repoconfig.MaxValuesSize) }, u.Kustomization)
+			if err != nil {
+				out.FileErrors = append(out.FileErrors, fmt.Errorf("reading kustomization %s of unit %s (%s): %w", u.Kustomization, u.Name, u.Environment, err))
+			}
+			for _, p := range slices.Sorted(maps.Keys(in)) {
+				out.Snapshot.Files[p] = in[p]
+			}
+		}
 		for _, f := range append(slices.Clone(u.ValuesFiles), files...) {
 			if tried[f] {
 				continue

@@ -67,6 +67,10 @@ type target struct {
 }
 
 func (p *planner) writeBack(w *unitWork, pend []*pending) {
+	if w.uv.kust != nil {
+		p.writeKustomize(w, pend)
+		return
+	}
 	u, uv, branch := w.u, w.uv, w.branch
 	var out []editedFile
 	for len(pend) > 0 {
@@ -113,6 +117,26 @@ func (p *planner) writeBack(w *unitWork, pend []*pending) {
 	if len(pend) == 0 {
 		return
 	}
+	wb := p.finish(w, pend)
+	if wb == nil {
+		return
+	}
+	written := map[string]bool{}
+	for i, e := range out {
+		// Documents of one manifest share its bytes: the file is written once.
+		if path := uv.files[i].path; e.edited && string(e.data) != string(uv.files[i].data) && !written[path] {
+			written[path] = true
+			wb.Files = append(wb.Files, File{Path: path, Data: e.data})
+		}
+	}
+	slices.SortFunc(wb.Files, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
+}
+
+// finish makes the unit's write-back of its decisions in pend, whose
+// receipts are attached, without its files; nil when nothing is written
+// (observe-only, paused, or a receipt that does not marshal).
+func (p *planner) finish(w *unitWork, pend []*pending) *WriteBack {
+	u, branch := w.u, w.branch
 	if !p.cfg.WritesBack() {
 		why := "the repository is in observe-only mode"
 		if p.cfg.Paused {
@@ -123,7 +147,7 @@ func (p *planner) writeBack(w *unitWork, pend []*pending) {
 			d.Reported = true
 			d.Reasons = append(d.Reasons, "report-only: "+why+": nothing is written back")
 		}
-		return
+		return nil
 	}
 	wb := WriteBack{Unit: u.Name, Environment: u.Environment, Branch: branch, AutoMerge: true}
 	for _, pd := range pend {
@@ -136,22 +160,14 @@ func (p *planner) writeBack(w *unitWork, pend []*pending) {
 			// Marshaling a receipt that just verified does not fail; if it
 			// does, nothing of the unit is written.
 			p.failClosedUnit(w, d, err.Error())
-			return
+			return nil
 		}
 		wb.Receipts = append(wb.Receipts, File{Path: d.ReceiptPath, Data: data})
 	}
-	written := map[string]bool{}
-	for i, e := range out {
-		// Documents of one manifest share its bytes: the file is written once.
-		if path := uv.files[i].path; e.edited && string(e.data) != string(uv.files[i].data) && !written[path] {
-			written[path] = true
-			wb.Files = append(wb.Files, File{Path: path, Data: e.data})
-		}
-	}
 	slices.Sort(wb.Objects)
-	slices.SortFunc(wb.Files, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
 	slices.SortFunc(wb.Receipts, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
 	w.wb = &wb
+	return w.wb
 }
 
 // drop denies the decisions in bad with their reason and returns the rest.

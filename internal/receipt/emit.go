@@ -129,6 +129,9 @@ func emitFast(r *Receipt) ([]byte, bool) {
 		e.str(4, "version", rd.Version)
 		e.str(4, "digest", rd.Digest)
 		e.str(4, "renderer", rd.Renderer)
+		if len(rd.Files) > 0 {
+			e.strs(4, "files", rd.Files)
+		}
 		e.str(4, "releaseName", rd.ReleaseName)
 		e.str(4, "namespace", rd.Namespace)
 		e.str(4, "kubeVersion", rd.KubeVersion)

@@ -203,10 +203,14 @@ type Render struct {
 	// Digest is sha256:<hex> of the chart as read.
 	Digest string `yaml:"digest"`
 	// Renderer is the library and its version.
-	Renderer    string `yaml:"renderer"`
-	ReleaseName string `yaml:"releaseName"`
-	Namespace   string `yaml:"namespace"`
-	KubeVersion string `yaml:"kubeVersion"`
+	Renderer string `yaml:"renderer"`
+	// Files are the repository files a kustomize build read (a
+	// kustomization unit's render has no chart, release or Kubernetes
+	// version; its digest is that of the files).
+	Files       []string `yaml:"files,omitempty"`
+	ReleaseName string   `yaml:"releaseName"`
+	Namespace   string   `yaml:"namespace"`
+	KubeVersion string   `yaml:"kubeVersion"`
 	// ObjectsCompared are the keys of the rendered objects compared.
 	ObjectsCompared []string `yaml:"objectsCompared"`
 	// ChangedFields are the rendered fields that differ, before and after.

@@ -186,7 +186,8 @@ func (v *verifier) render(s *Spec) {
 	for _, f := range []struct{ name, value string }{
 		{"chart", r.Chart}, {"version", r.Version}, {"renderer", r.Renderer}, {"releaseName", r.ReleaseName}, {"kubeVersion", r.KubeVersion},
 	} {
-		if strings.TrimSpace(f.value) == "" {
+		// A kustomize build (render.files) renders no chart.
+		if strings.TrimSpace(f.value) == "" && (len(r.Files) == 0 || f.name == "renderer") {
 			v.fail("render."+f.name, "required")
 		}
 	}

@@ -336,6 +336,12 @@ func (c *Config) validateSource(k *checker, p string, u *Unit, receipts string) 
 func (c *Config) validateOwnManifests(k *checker) {
 	within := func(a, b string) bool { return a == b || strings.HasPrefix(a, b+"/") }
 	for i, u := range c.Units {
+		for oi, o := range c.Units[:i] {
+			if u.Kustomization != "" && o.Kustomization == u.Kustomization && o.Environment != u.Environment {
+				k.addf(fmt.Sprintf("units[%d].kustomization", i), "%s is also units[%d]'s (%s) in environment %s: an overlay belongs to one environment (share a base instead)",
+					u.Kustomization, oi, o.Name, o.Environment)
+			}
+		}
 		for j, e := range u.Manifests {
 			for oi, o := range c.Units[:i] {
 				for _, oe := range o.Manifests {

@@ -1,0 +1,103 @@
+package diffbound
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/kustomize/builder"
+	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/plan"
+	"github.com/backflow-dev/backflow/internal/policy"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
+)
+
+const kustomizeConfig = `version: 1
+policy: .github/policy.yaml
+environments:
+  prod:
+    clusters: [prod-1]
+units:
+  - name: web
+    environment: prod
+    kustomization: overlays/prod
+    objects: ["apps/v1|Deployment|web|*"]
+roles:
+  sre:
+    groups: [sre]
+`
+
+const (
+	overlay       = "overlays/prod/kustomization.yaml"
+	overlayFile   = "resources: [../../base]\nreplicas:\n  - name: web\n    count: 2 # two zones\nimages:\n  - name: web\n    newTag: \"1.0\"\n"
+	baseKustomize = "resources: [web.yaml]\n"
+	baseWeb       = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: web}\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers:\n        - name: web\n          image: web:0.9\n"
+)
+
+// kustomizeWriteBack is the planner's write-back of alice's scale of web
+// from 2 to 3: the overlay's replicas: entry.
+func kustomizeWriteBack(t *testing.T) Input {
+	t.Helper()
+	cfg, err := repoconfig.Parse(repoconfig.Path, []byte(kustomizeConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.Parse(".github/policy.yaml", []byte(strings.NewReplacer("apps/v1|StatefulSet|db|db", "apps/v1|Deployment|web|web", "[prod, staging]", "[prod]").Replace(manifestsPolicy)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{overlay: []byte(overlayFile), "base/kustomization.yaml": []byte(baseKustomize), "base/web.yaml": []byte(baseWeb)}
+	snap := plan.Snapshot{Config: cfg, Policy: pol, PolicyPath: ".github/policy.yaml", Files: files, Kustomizer: &builder.Builder{}}
+	at := time.Date(2026, 6, 18, 12, 0, 0, 0, time.UTC)
+	o := observe.Observation{
+		Source: observe.SourceKubernetes, Cluster: "prod-1", ObservedAt: at,
+		Object: observe.ObjectKey{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "web", Name: "web"},
+		Change: observe.Change{Actor: "alice", Groups: []string{"sre"}, Attribution: observe.AttributionAuditLog, Claimed: observe.AttributionAuditLog},
+		Fields: []observe.Field{{Path: "spec.replicas", Live: 3, Desired: 2, HasDesired: true}},
+	}
+	res := plan.Plan([]observe.Observation{o}, nil, snap, at.Add(time.Minute))
+	if len(res.WriteBacks) != 1 {
+		t.Fatalf("%d write-backs, want 1: %v %v", len(res.WriteBacks), res.Errors, res.Decisions)
+	}
+	return inputOf(snap, res.WriteBacks[0])
+}
+
+// TestCheckKustomize: a kustomize unit's receipt authorizes only the path
+// it wrote in its own overlay.
+func TestCheckKustomize(t *testing.T) {
+	for _, tc := range []struct {
+		why    string
+		change func(in *Input)
+		want   []string
+	}{
+		{why: "the planner's own write-back is within its receipt", change: func(*Input) {}},
+		{why: "another entry of the overlay changed is unclaimed", change: func(in *Input) {
+			in.Head[overlay] = []byte(strings.Replace(string(in.Head[overlay]), `newTag: "1.0"`, `newTag: "6.6"`, 1))
+		}, want: []string{overlay + ": document 0: images[0].newTag changed, but no receipt"}},
+		{why: "a base is written only as an override in the overlay", change: func(in *Input) {
+			rp := receiptPath(*in)
+			in.Head[rp] = []byte(strings.ReplaceAll(string(in.Head[rp]), "writtenFile: "+overlay, "writtenFile: base/web.yaml"))
+		}, want: []string{"names base/web.yaml, which is outside unit web's overlay overlays/prod"}},
+	} {
+		t.Run(tc.why, func(t *testing.T) {
+			in := kustomizeWriteBack(t)
+			if !strings.Contains(string(in.Head[overlay]), "count: 3 # two zones") {
+				t.Fatalf("the write-back does not edit the replicas: entry:\n%s", in.Head[overlay])
+			}
+			tc.change(&in)
+			r := Check(in)
+			if len(tc.want) == 0 {
+				if !r.OK() || r.ValuePaths != 1 {
+					t.Fatalf("%+v", r)
+				}
+				return
+			}
+			all := strings.Join(r.Violations, "\n")
+			for _, w := range tc.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("violations lack %q:\n%s", w, all)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,96 @@
+// Package builder is the planner's Kustomizer (plan.Kustomizer) over
+// internal/kustomize: it reads a kustomization's inputs, builds it with
+// builds kept by the digest of their inputs, and writes accepted fields
+// where kustomize says their values come from.
+//
+// It must not know GitHub, git or a cluster.
+package builder
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+
+	"github.com/backflow-dev/backflow/internal/kustomize"
+	"github.com/backflow-dev/backflow/internal/plan"
+	"github.com/backflow-dev/backflow/internal/witness"
+)
+
+// Builder implements plan.Kustomizer; its zero value is ready, and it is
+// safe for concurrent use.
+type Builder struct {
+	// Builds keeps builds by their inputs' digest: a tick whose inputs did
+	// not change builds nothing.
+	Builds kustomize.Builder
+}
+
+var _ plan.Kustomizer = (*Builder)(nil)
+
+// Inputs reads the files the kustomization in dir builds from.
+func (b *Builder) Inputs(read func(string) ([]byte, error), dir string) (map[string][]byte, error) {
+	return kustomize.Inputs(read, dir)
+}
+
+// Build builds dir from files, or takes the build of the same inputs.
+func (b *Builder) Build(files map[string][]byte, dir string) (*witness.Rendering, error) {
+	got, err := b.build(files, dir)
+	if err != nil {
+		return nil, err
+	}
+	return got.Rendering, nil
+}
+
+func (b *Builder) build(files map[string][]byte, dir string) (*kustomize.Build, error) {
+	got, err := b.Builds.Build(files, dir)
+	if err != nil {
+		return nil, err
+	}
+	got.Rendering.Digest = "sha256:" + got.Digest
+	return got, nil
+}
+
+// Write writes each field at its source, or as an override into dir's own
+// kustomization when own refuses the source's file; fields whose value
+// kustomize makes elsewhere (a generator, a replacement, a component) are
+// refused with the reason. Edits of one file are made in turn.
+func (b *Builder) Write(files map[string][]byte, dir string, own func(string) bool, fields []plan.KustomizeField) ([]plan.KustomizeWritten, map[string][]byte, error) {
+	built, err := b.build(files, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	cur := maps.Clone(files)
+	edited := map[string][]byte{}
+	out := make([]plan.KustomizeWritten, len(fields))
+	overlay, err := kustomize.OverlayFile(files, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, f := range fields {
+		src, err := kustomize.Locate(files, built, f.Object, f.Field)
+		if errors.Is(err, kustomize.ErrRefused) {
+			out[i].Refused = err.Error()
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		var w kustomize.Written
+		if own(src.File) {
+			w, err = kustomize.Write(cur[src.File], src, f.Old, f.Live)
+		} else {
+			kind, name := kustomize.KindName(built, f.Object)
+			why := fmt.Sprintf("Not claimed: %s sets this field, but other environments' overlays build it too; the value is written as an override into %s, and the shared file is left as it is.", src.Why, overlay)
+			w, err = kustomize.Override(cur[overlay], overlay, kind, name, f.Field, f.Old, f.Live, why)
+		}
+		if err != nil {
+			out[i].Refused = err.Error()
+			continue
+		}
+		cur[w.File], edited[w.File] = w.Data, w.Data
+		out[i] = plan.KustomizeWritten{File: w.File, Path: w.Path}
+		if !own(src.File) {
+			out[i].Why = w.Why
+		}
+	}
+	return out, edited, nil
+}
