@@ -203,4 +203,3 @@ func kustomizeRender(ku *kustUnit, files map[string][]byte, after *witness.Rende
 	}
 	return r
 }
-
