@@ -7,6 +7,7 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/app"
 	"github.com/backflow-dev/backflow/internal/cliroot"
+	"github.com/backflow-dev/backflow/internal/kustomize/builder"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/render"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
@@ -106,7 +107,9 @@ or values file the config names not there included. 2: DIR or its
 .github/backflow.yaml could not be read, the policy or a values file is
 there but could not be read (a symlink, not a regular file, too large), or
 one of these files, or a chart's Chart.yaml, Chart.lock or values.yaml, is
-not YAML at all; the file is named on stderr.`,
+not YAML at all; the file is named on stderr. Each kustomize unit is built (kustomize/api,
+from the checkout's files only), and each policy entry for it must name
+objects its build makes and a field at least one of them has.`,
 		Args: cliroot.ExactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rep, err := repoconfig.Check(repo)
@@ -119,6 +122,7 @@ not YAML at all; the file is named on stderr.`,
 			}
 			if rep.OK() {
 				rep.Problems = append(rep.Problems, app.CheckCharts(cmd.Context(), repo, rep, render.NewFetcher(render.FetchOptions{AllowedHosts: allowHosts}))...)
+				rep.Problems = append(rep.Problems, builder.Check(repo, rep)...)
 				for _, p := range rep.Problems {
 					if errors.Is(p, yamlnode.ErrUnparseable) {
 						return cliroot.UsageError("config validate: --repo %s: %v", repo, p)

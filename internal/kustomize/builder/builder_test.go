@@ -1,6 +1,9 @@
 package builder
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,5 +65,40 @@ spec:
 		if b.Builds.Runs != want {
 			t.Errorf("tick %d: %d builds in all, want %d (once before, once after, then none)", tick, b.Builds.Runs, want)
 		}
+	}
+}
+
+func TestCheckBuildsEachKustomizeUnit(t *testing.T) {
+	dir := t.TempDir()
+	write := func(p, s string) {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(".github/backflow.yaml", "version: 1\npolicy: .github/policy.yaml\nenvironments:\n  prod: {clusters: [prod-1]}\nunits:\n  - name: web\n    environment: prod\n    kustomization: o\n    objects: [\"apps/v1|*|web|*\"]\nroles:\n  sre: {users: [alice]}\n")
+	write(".github/policy.yaml", "apiVersion: backflow.dev/v1alpha1\nkind: ReverseReconcilePolicy\nmetadata: {name: web}\nspec:\n  default: deny\n  rules:\n    - role: sre\n      mayAccept:\n"+
+		"        - field: spec.replicas\n          objects: [\"apps/v1|Deployment|web|web\"]\n          environments: [prod]\n"+
+		"        - field: spec.paused\n          objects: [\"apps/v1|Deployment|web|web\"]\n          environments: [prod]\n"+
+		"        - field: spec.replicas\n          objects: [\"apps/v1|StatefulSet|web|db\"]\n          environments: [prod]\n")
+	write("o/kustomization.yaml", "resources: [web.yaml]\n")
+	write("o/web.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: web}\nspec: {replicas: 1}\n")
+	rep, err := repoconfig.Check(dir)
+	if err != nil || !rep.OK() {
+		t.Fatalf("%v %v", err, rep.Problems)
+	}
+	var got []string
+	for _, e := range Check(dir, rep) {
+		got = append(got, e.Error())
+	}
+	want := []string{
+		".github/policy.yaml: spec.rules[0].mayAccept[1]: spec.paused is in none of the objects it names in kustomize's build of o (units[0])",
+		".github/policy.yaml: spec.rules[0].mayAccept[2]: apps/v1|StatefulSet|web|db is not in kustomize's build of o (units[0])",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
