@@ -212,19 +212,7 @@ func (c *Config) validateUnits(k *checker, receipts string) {
 			names[u.Environment+"/"+u.Name] = i
 		}
 		c.validateSource(k, p, &u, receipts)
-		seen := map[string]bool{}
-		for j, f := range u.ValuesFiles {
-			fp := fmt.Sprintf("%s.valuesFiles[%d]", p, j)
-			if err := checkRepoPath(f); err != nil {
-				k.add(fp, err)
-				continue
-			}
-			if seen[f] {
-				k.addf(fp, "%s is listed twice", f)
-			}
-			seen[f] = true
-			k.add(fp, c.checkValuesFile(f, receipts))
-		}
+		c.checkWritable(k, p+".valuesFiles", u.ValuesFiles, receipts)
 		if r := u.ValuesRoot; r != nil {
 			if kind, name, ok := strings.Cut(r.Document, "/"); !ok || kind == "" || name == "" || strings.Contains(name, "/") {
 				k.addf(p+".valuesRoot.document", "%q: want Kind/name, such as HelmRelease/redis", r.Document)
@@ -307,19 +295,7 @@ func (c *Config) validateSource(k *checker, p string, u *Unit, receipts string) 
 	if u.Documents() && u.Chart != nil {
 		k.addf(p+".chart", "only with valuesFiles: a unit of manifests or a kustomization renders no chart")
 	}
-	seen := map[string]bool{}
-	for j, f := range u.Manifests {
-		fp := fmt.Sprintf("%s.manifests[%d]", p, j)
-		if err := checkRepoPath(f); err != nil {
-			k.add(fp, err)
-			continue
-		}
-		if seen[f] {
-			k.addf(fp, "%s is listed twice", f)
-		}
-		seen[f] = true
-		k.add(fp, c.checkValuesFile(f, receipts))
-	}
+	c.checkWritable(k, p+".manifests", u.Manifests, receipts)
 	if u.Kustomization != "" {
 		fp := p + ".kustomization"
 		if err := checkRepoPath(u.Kustomization); err != nil {
@@ -352,6 +328,24 @@ func (c *Config) validateOwnManifests(k *checker) {
 				}
 			}
 		}
+	}
+}
+
+// checkWritable checks a unit's list of paths at key: each stays in the
+// repository, is listed once and is a file backflow may write.
+func (c *Config) checkWritable(k *checker, key string, paths []string, receipts string) {
+	seen := map[string]bool{}
+	for j, f := range paths {
+		fp := fmt.Sprintf("%s[%d]", key, j)
+		if err := checkRepoPath(f); err != nil {
+			k.add(fp, err)
+			continue
+		}
+		if seen[f] {
+			k.addf(fp, "%s is listed twice", f)
+		}
+		seen[f] = true
+		k.add(fp, c.checkValuesFile(f, receipts))
 	}
 }
 
