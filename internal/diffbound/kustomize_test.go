@@ -55,11 +55,7 @@ func kustomizeWriteBack(t *testing.T) Input {
 		Change: observe.Change{Actor: "alice", Groups: []string{"sre"}, Attribution: observe.AttributionAuditLog, Claimed: observe.AttributionAuditLog},
 		Fields: []observe.Field{{Path: "spec.replicas", Live: 3, Desired: 2, HasDesired: true}},
 	}
-	res := plan.Plan([]observe.Observation{o}, nil, snap, at.Add(time.Minute))
-	if len(res.WriteBacks) != 1 {
-		t.Fatalf("%d write-backs, want 1: %v %v", len(res.WriteBacks), res.Errors, res.Decisions)
-	}
-	return inputOf(snap, res.WriteBacks[0])
+	return onlyWriteBack(t, snap, o)
 }
 
 // TestCheckKustomize: a kustomize unit's receipt authorizes only the path

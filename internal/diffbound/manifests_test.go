@@ -88,9 +88,16 @@ func manifestsWriteBack(t *testing.T) Input {
 		Change: observe.Change{Actor: "alice", Groups: []string{"sre"}, Attribution: observe.AttributionAuditLog, Claimed: observe.AttributionAuditLog},
 		Fields: []observe.Field{{Path: "spec.replicas", Live: 4, Desired: 3, HasDesired: true}},
 	}
-	res := plan.Plan([]observe.Observation{o}, nil, snap, at.Add(time.Minute))
+	return onlyWriteBack(t, snap, o)
+}
+
+// onlyWriteBack plans o a minute after it was observed and returns the one
+// write-back as the pull request check sees it.
+func onlyWriteBack(t *testing.T, snap plan.Snapshot, o observe.Observation) Input {
+	t.Helper()
+	res := plan.Plan([]observe.Observation{o}, nil, snap, o.ObservedAt.Add(time.Minute))
 	if len(res.WriteBacks) != 1 {
-		t.Fatalf("%d write-backs, want 1: %v", len(res.WriteBacks), res.Errors)
+		t.Fatalf("%d write-backs, want 1: %v %v", len(res.WriteBacks), res.Errors, res.Decisions)
 	}
 	return inputOf(snap, res.WriteBacks[0])
 }
