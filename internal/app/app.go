@@ -50,7 +50,7 @@ func BotOptions(c *Config, key []byte, fg bot.Forge, sources []bot.Source, logge
 		Forge: fg, Sources: sources, Logger: logger,
 		AppSlug: c.GitHub.AppSlug, BotUserID: c.GitHub.BotUserID,
 		CommitMethod: c.Method(), Repositories: c.Repositories, GitOpsManagers: c.Managers(),
-		CommitKey: CommitKey(key), Renderer: RendererWith(c.Fetcher()),
+		CommitKey: CommitKey(key), Renderer: RendererWith(c.Fetcher(), c.Charts.Render.Bounds()),
 	}
 }
 
@@ -63,15 +63,15 @@ func (c *Config) Fetcher() *render.Fetcher {
 // Renderer is the render witness with remote charts fetched into render's
 // default cache, with its default bounds.
 func Renderer(ctx context.Context, files bot.ChartFiles) witness.Renderer {
-	return render.NewUnits(ctx, files, render.NewFetcher(render.FetchOptions{}), 0)
+	return render.NewUnits(ctx, files, render.NewFetcher(render.FetchOptions{}), render.Bounds{})
 }
 
 // RendererWith is the render witness the bot plans with: the Helm SDK
-// rendering a unit's chart read through files or fetched with fetch, with
-// render's default timeout.
-func RendererWith(fetch *render.Fetcher) bot.RendererFunc {
+// rendering a unit's chart read through files or fetched with fetch, each
+// rendering within bounds.
+func RendererWith(fetch *render.Fetcher, bounds render.Bounds) bot.RendererFunc {
 	return func(ctx context.Context, files bot.ChartFiles) witness.Renderer {
-		return render.NewUnits(ctx, files, fetch, 0)
+		return render.NewUnits(ctx, files, fetch, bounds)
 	}
 }
 

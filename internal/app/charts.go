@@ -59,7 +59,7 @@ func CheckCharts(ctx context.Context, repo string, rep *repoconfig.Report, fetch
 		if len(trees) != len(u.ValuesFiles) {
 			continue
 		}
-		ps, err := render.CheckPolicy(ctx, c, u, trees, rep.Policy, render.OptionsFor(u, 0))
+		ps, err := render.CheckPolicy(ctx, c, u, trees, rep.Policy, render.OptionsFor(u, render.Bounds{}))
 		if err != nil {
 			problems = append(problems, fmt.Errorf("%s: cannot render %s with the values of unit %s (%s): %w", at, u.Chart.Source(), u.Name, u.Environment, err))
 			continue

@@ -24,7 +24,7 @@ func ReadCheckout(dir string) (plan.Read, error) {
 	got, err := plan.ReadSnapshot(read, plan.ReadOptions{Commit: HeadCommit(dir)})
 	// Charts are read from the same working tree, when a write-back needs
 	// the render witness.
-	got.Snapshot.Renderer = render.NewUnits(context.Background(), render.DirSource{Root: dir}, render.NewFetcher(render.FetchOptions{}), 0)
+	got.Snapshot.Renderer = render.NewUnits(context.Background(), render.DirSource{Root: dir}, render.NewFetcher(render.FetchOptions{}), render.Bounds{})
 	return got, err
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/observe/source"
+	"github.com/backflow-dev/backflow/internal/render"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
@@ -216,6 +217,22 @@ type ChartsConfig struct {
 	MaxBytes int64 `yaml:"maxBytes"`
 	// Timeout bounds one fetch (default render.DefaultFetchTimeout).
 	Timeout Duration `yaml:"timeout"`
+	// Render bounds one rendering (render.Bounds; its defaults where zero).
+	Render RenderConfig `yaml:"render"`
+}
+
+// RenderConfig bounds one rendering of a unit's chart: its wall time, the
+// memory of the process it runs in, and the bytes and documents it renders.
+type RenderConfig struct {
+	Timeout        Duration `yaml:"timeout"`
+	MaxMemory      int64    `yaml:"maxMemory"`
+	MaxOutputBytes int64    `yaml:"maxOutputBytes"`
+	MaxObjects     int      `yaml:"maxObjects"`
+}
+
+// Bounds are the render bounds the config says.
+func (r RenderConfig) Bounds() render.Bounds {
+	return render.Bounds{Timeout: r.Timeout.Duration, MaxMemory: r.MaxMemory, MaxOutputBytes: r.MaxOutputBytes, MaxObjects: r.MaxObjects}
 }
 
 // Duration is a Go duration string (30s, 10m, 1h), read as a repository
@@ -418,6 +435,10 @@ func (c *Config) validate() []string {
 	}
 	if c.Charts.Timeout.Duration < 0 {
 		fail("charts.timeout", "must be positive")
+	}
+	if err := c.Charts.Render.Bounds().Validate(""); err != nil {
+		field, why, _ := strings.Cut(err.Error(), ": ")
+		fail("charts.render."+field, "%s", why)
 	}
 	return errs
 }

@@ -387,7 +387,7 @@ func (r *run) render(cfg *repoconfig.Config, env string, files map[string]string
 			}
 			trees = append(trees, tree)
 		}
-		out, err := r.chart.Render(r.ctx, render.OptionsFor(u, 0), trees)
+		out, err := r.chart.Render(r.ctx, render.OptionsFor(u, render.Bounds{}), trees)
 		if err != nil {
 			return nil, fmt.Errorf("rendering the sample chart for %s: %w", env, err)
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/backflow-dev/backflow/internal/render"
 )
 
 var (
@@ -118,6 +120,7 @@ func figureTable() string {
 }
 
 func TestMain(m *testing.M) {
+	render.ChildMain()
 	flag.Parse()
 	code := m.Run()
 	path := *figuresFile

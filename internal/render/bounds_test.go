@@ -1,0 +1,110 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// hostileChart is a chart of one template (and values, when given).
+func hostileChart(t testing.TB, template, values string) *Chart {
+	t.Helper()
+	files := map[string][]byte{
+		"Chart.yaml":          []byte("apiVersion: v2\nname: hostile\nversion: 0.1.0\n"),
+		"templates/main.yaml": []byte(template),
+	}
+	if values != "" {
+		files["values.yaml"] = []byte(values)
+	}
+	c, err := LoadFiles("chart hostile", files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// The inputs of the findings 5 and 6, as small as they were.
+const (
+	nestedRanges   = "{{ range until 3000 }}{{ range until 3000 }}{{ range until 3000 }}{{ end }}{{ end }}{{ end }}\n"
+	manyConfigMaps = "{{ range $i := until 100000 }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{{ $i }}\n{{ end }}\n"
+	hugeList       = "{{ $x := until 100000000000 }}\n"
+	tplRecursion   = "a: {{ tpl .Values.t . }}\n"
+	tplValues      = "t: '{{ tpl .Values.t . }}{{ tpl .Values.t . }}'\n"
+)
+
+func TestRenderBounds(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name, why        string
+		template, values string
+		bounds           Bounds
+		// want is a substring of the error, which must wrap ErrBound.
+		want string
+	}{
+		{"deadline", "Helm's engine never checks its context: the child is killed at the deadline",
+			nestedRanges, "", Bounds{Timeout: 2 * time.Second}, "rendering stopped at its deadline of 2s"},
+		{"objects", "100,000 ConfigMaps from a 122-byte template stop at the object bound, not at 700 MB",
+			manyConfigMaps, "", Bounds{}, "more than 10000 documents (object bound)"},
+		{"output bytes", "the rendered bytes are bounded before they are split and decoded",
+			"{{ range until 40000 }}# a comment line of forty bytes.........\n{{ end }}", "", Bounds{MaxOutputBytes: 1 << 20}, "more than 1 MiB"},
+		{"memory", "a list of 10^11 integers fails an allocation in the child, which dies alone",
+			hugeList, "", Bounds{MaxMemory: 256 << 20}, "passed its memory budget of 256 MiB"},
+		{"tpl recursion", "tpl that renders itself twice per level grows until the memory budget (or the deadline) stops it",
+			tplRecursion, tplValues, Bounds{MaxMemory: 256 << 20, Timeout: 20 * time.Second}, "rendering stopped"},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			c := hostileChart(t, tt.template, tt.values)
+			start := time.Now()
+			_, err := c.Render(ctx, Options{Release: "r", Namespace: "ns", Bounds: tt.bounds}, nil)
+			took := time.Since(start)
+			if !errors.Is(err, ErrBound) || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "chart hostile: ") {
+				t.Fatalf("%s: err %v, want one wrapping ErrBound, naming the chart, containing %q", tt.why, err, tt.want)
+			}
+			if limit := tt.bounds.orDefaults().Timeout + 5*time.Second; took > limit {
+				t.Errorf("%s: stopped after %s, more than the deadline and its slack (%s)", tt.why, took, limit)
+			}
+			t.Logf("%s: %v after %s", tt.name, err, took.Round(time.Millisecond))
+		})
+	}
+	// why: a killed or dead child is replaced, so the next rendering of a
+	// good chart succeeds.
+	c := hostileChart(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  count: \"{{ .Values.count }}\"\n", "count: 1\n")
+	r, err := c.Render(ctx, Options{Release: "r", Namespace: "ns"}, nil)
+	if err != nil || r.Objects["v1|ConfigMap|ns|a"]["data"].(map[string]any)["count"] != "1" {
+		t.Fatalf("after the hostile charts: %v, %+v", err, r)
+	}
+}
+
+func TestRenderRefusesNondeterministic(t *testing.T) {
+	// why: a randInt in a rendered field gave 2 allows and 6 denies in 8
+	// runs; the chart is refused, naming the field, the same way every run.
+	c := hostileChart(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  count: \"{{ add .Values.count (randInt 0 2) }}\"\n  fixed: \"{{ randInt 5 6 }}\"\n", "count: 1\n")
+	const want = "chart hostile: nondeterministic chart: two renderings of the same values differ (random or clock functions), so no decision can rest on them: v1|ConfigMap|ns|a data.count"
+	for i := range 8 {
+		_, err := c.Render(context.Background(), Options{Release: "r", Namespace: "ns"}, nil)
+		if !errors.Is(err, ErrNondeterministic) || err.Error() != want {
+			t.Fatalf("run %d: err %v, want %q", i, err, want)
+		}
+	}
+	// why: random functions whose outcome is fixed (a range of one value),
+	// or that reach no object of the manifest (a hook), are no reason to
+	// refuse a chart.
+	c = hostileChart(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  fixed: \"{{ randInt 5 6 }}\"\n---\n"+
+		"apiVersion: v1\nkind: Pod\nmetadata:\n  name: test-{{ randAlphaNum 5 | lower }}\n  annotations:\n    helm.sh/hook: test\n", "")
+	if _, err := c.Render(context.Background(), Options{Release: "r", Namespace: "ns"}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRenderOutsideAServingChild(t *testing.T) {
+	// why: a process started as a render child whose main does not serve
+	// must not start children of its own (each would run the binary again).
+	t.Setenv(childEnv, "1")
+	_, err := hostileChart(t, "", "").Render(context.Background(), Options{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "does not serve renderings") {
+		t.Fatalf("err %v", err)
+	}
+}
