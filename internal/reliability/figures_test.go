@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/backflow-dev/backflow/internal/cli"
 	"github.com/backflow-dev/backflow/internal/render"
 )
 
@@ -121,6 +122,11 @@ func figureTable() string {
 
 func TestMain(m *testing.M) {
 	render.ChildMain()
+	if os.Getenv(asCLI) == "1" {
+		code := cli.Run(os.Args[1:], os.Stdout, os.Stderr)
+		writePeakRSS()
+		os.Exit(code)
+	}
 	flag.Parse()
 	code := m.Run()
 	path := *figuresFile
