@@ -40,6 +40,8 @@ func TestParseConfig(t *testing.T) {
 		{"charts", "the chart cache and the bounds of a fetch", minimalConfig + "charts:\n  cacheDir: cache\n  maxBytes: 1048576\n  timeout: 10s\n", ""},
 		{"charts cap", "a fetch cap is a size", minimalConfig + "charts:\n  maxBytes: -1\n", "charts.maxBytes: must be positive"},
 		{"charts timeout", "a fetch timeout is a duration", minimalConfig + "charts:\n  timeout: -1s\n", "charts.timeout: must be positive"},
+		{"render bounds", "the bounds of one rendering", minimalConfig + "charts:\n  render:\n    timeout: 10s\n    maxMemory: 268435456\n    maxOutputBytes: 1048576\n    maxObjects: 500\n", ""},
+		{"render memory", "a memory budget is a size", minimalConfig + "charts:\n  render:\n    maxMemory: -1\n", "charts.render.maxMemory: must not be negative"},
 		{"admission", "a complete admission section", minimalConfig + "admission:\n  certFile: c\n  keyFile: k\n  gitopsUsers: [flux]\n  ttl: 1m\n", ""},
 	}
 	for _, tc := range cases {
