@@ -126,6 +126,23 @@ func (p *pool) put(key childKey, ch *child) {
 	})
 }
 
+// drain closes every idle child and waits for it to exit, so that its
+// resource usage is counted as the process's children's.
+func (p *pool) drain() {
+	p.mu.Lock()
+	var all []*child
+	for key, list := range p.idle {
+		all = append(all, list...)
+		delete(p.idle, key)
+	}
+	p.mu.Unlock()
+	for _, ch := range all {
+		ch.idle.Stop()
+		ch.close()
+		<-ch.exited
+	}
+}
+
 // chartKey identifies a chart's files and identity, which a child keeps.
 func chartKey(c *Chart) string {
 	h := sha256.New()

@@ -83,19 +83,21 @@ func (c *Chart) Render(ctx context.Context, opts Options, files []map[string]any
 	}, nil
 }
 
-// renderHere renders the chart in this process, as a child does: twice,
+// renderHere renders the chart in this process, as a child does: twice
+// when the first run called a function of chance or the clock (see run),
 // from fresh copies of the values (read from their JSON), refusing output
-// past the bounds and two runs that differ. The error names the chart.
+// past the bounds and two runs that differ.
 func (c *Chart) renderHere(ctx context.Context, opts Options, values []byte) (map[string]map[string]any, error) {
-	first, err := c.renderRun(ctx, opts, values, firstRun)
+	drew := false
+	first, err := c.renderRun(ctx, opts, values, firstRun, &drew)
 	if err != nil {
 		return nil, err
 	}
 	objects, err := collect(first, opts)
-	if err != nil {
-		return nil, err
+	if err != nil || !drew {
+		return objects, err
 	}
-	second, err := c.renderRun(ctx, opts, values, secondRun)
+	second, err := c.renderRun(ctx, opts, values, secondRun, &drew)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +138,8 @@ func (e *nondeterministic) Unwrap() error { return ErrNondeterministic }
 
 // renderRun is one run of the templates: the rendered manifest files (of
 // .yaml, .yml and .json templates), their bytes bounded.
-func (c *Chart) renderRun(ctx context.Context, opts Options, values []byte, r run) (map[string]string, error) {
+// *drew is set when the run calls a function of chance or the clock.
+func (c *Chart) renderRun(ctx context.Context, opts Options, values []byte, r run, drew *bool) (map[string]string, error) {
 	parsed, err := common.ParseKubeVersion(opts.KubeVersion)
 	if err != nil {
 		return nil, fmt.Errorf("kubeVersion %q: %w", opts.KubeVersion, err)
@@ -161,7 +164,7 @@ func (c *Chart) renderRun(ctx context.Context, opts Options, values []byte, r ru
 	if err != nil {
 		return nil, fmt.Errorf("values: %w", err)
 	}
-	out, err := engine.Engine{CustomTemplateFuncs: r.funcs()}.RenderWithContext(ctx, ch, rv)
+	out, err := engine.Engine{CustomTemplateFuncs: r.funcs(drew)}.RenderWithContext(ctx, ch, rv)
 	if err != nil {
 		return nil, err
 	}

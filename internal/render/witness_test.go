@@ -249,12 +249,14 @@ func BenchmarkPlanWitness(b *testing.B) {
 		{"no-chart", strings.Replace(redisConfig, ", path: charts/redis", "", 1)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
+			cpu := render.CPUTime()
 			for b.Loop() {
 				snap := snapshot(b, bc.config, pol, redisValues)
 				if res := plan.Plan([]observe.Observation{scale}, nil, snap, now); res.Decisions[0].Outcome != plan.Allow {
 					b.Fatalf("outcome %s: %q", res.Decisions[0].Outcome, res.Decisions[0].Reasons)
 				}
 			}
+			render.ReportCPU(b, cpu)
 		})
 	}
 }
