@@ -1,15 +1,10 @@
 package demo
 
 import (
-	"os"
 	"testing"
 
-	"github.com/backflow-dev/backflow/internal/render"
+	"github.com/backflow-dev/backflow/internal/render/rendertest"
 )
 
-// TestMain serves renderings when the test binary is started as a render
-// child: the render witness renders in a child process, the binary itself.
-func TestMain(m *testing.M) {
-	render.ChildMain()
-	os.Exit(m.Run())
-}
+// TestMain serves renderings when the test binary is a render child.
+func TestMain(m *testing.M) { rendertest.Main(m) }

@@ -54,31 +54,10 @@ const (
 	tplValue = "t: '{{ tpl .Values.t . }}{{ tpl .Values.t . }}'\n"
 )
 
-// The observation `backflow plan` reads: alice's audit-logged scale of the
-// replicas to 4 in prod-us-east, planned as of five minutes later.
-const (
-	scaleObservation = `apiVersion: backflow.dev/v1alpha1
-kind: ObjectStateObserved
-metadata:
-  name: redis-replicas
-spec:
-  source: kubernetes
-  cluster: prod-us-east-1
-  observedAt: "2026-06-18T12:00:00Z"
-  object: "apps/v1|StatefulSet|redis|redis-replicas"
-  change:
-    actor: alice
-    groups: [sre]
-    attribution: audit-log
-    at: "2026-06-18T11:58:41Z"
-  fields:
-    - field: spec.replicas
-      live: 4
-      desired: 3
-      manager: kubectl
-`
-	planNow = "2026-06-18T12:05:00Z"
-)
+// planNow is when `backflow plan` plans testdata/render/observation.yaml,
+// alice's audit-logged scale of the replicas to 4 in prod-us-east: five
+// minutes after it was observed.
+const planNow = "2026-06-18T12:05:00Z"
 
 // chartFiles are the test GitOps repository with the prod-us-east unit's
 // chart at charts/hostile: the replicas StatefulSet (spec.replicas rendered
@@ -120,7 +99,11 @@ func backflowPlan(t *testing.T, files map[string]string, limit time.Duration) pl
 	dir := t.TempDir()
 	repo, obs := filepath.Join(dir, "repo"), filepath.Join(dir, "observations.yaml")
 	forgetest.WriteFiles(t, repo, files)
-	if err := os.WriteFile(obs, []byte(scaleObservation), 0o644); err != nil {
+	observation, err := os.ReadFile(filepath.Join("testdata", "render", "observation.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(obs, observation, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
@@ -131,7 +114,7 @@ func backflowPlan(t *testing.T, files map[string]string, limit time.Duration) pl
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err := cmd.Run()
+	err = cmd.Run()
 	r := planRun{took: time.Since(start), exit: cmd.ProcessState.ExitCode(), timedOut: ctx.Err() != nil, stderrMsg: stderr.String()}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.treeRSS = ru.Maxrss << 10
