@@ -32,6 +32,9 @@ const (
 	hugeList       = "{{ $x := until 100000000000 }}\n"
 	tplRecursion   = "a: {{ tpl .Values.t . }}\n"
 	tplValues      = "t: '{{ tpl .Values.t . }}{{ tpl .Values.t . }}'\n"
+	// aliases renders 60 KB that decode, through 25 YAML aliases, to 1.5 MB.
+	aliases = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\nx:\n  a: &a {{ repeat 60000 \"x\" }}\n  b: [" +
+		"*a,*a,*a,*a,*a,*a,*a,*a,*a,*a,*a,*a,*a,*a,*a,*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
 )
 
 func TestRenderBounds(t *testing.T) {
@@ -49,6 +52,8 @@ func TestRenderBounds(t *testing.T) {
 			manyConfigMaps, "", Bounds{}, "more than 10000 documents (object bound)"},
 		{"output bytes", "the rendered bytes are bounded before they are split and decoded",
 			"{{ range until 40000 }}# a comment line of forty bytes.........\n{{ end }}", "", Bounds{MaxOutputBytes: 1 << 20}, "more than 1 MiB"},
+		{"aliases", "YAML aliases make the decoded objects larger than the rendered bytes: the reply is bounded too",
+			aliases, "", Bounds{MaxOutputBytes: 64 << 10}, "take more than 1179648 bytes as JSON (output bound)"},
 		{"memory", "a list of 10^11 integers fails an allocation in the child, which dies alone",
 			hugeList, "", Bounds{MaxMemory: 256 << 20}, "passed its memory budget of 256 MiB"},
 		{"tpl recursion", "tpl that renders itself twice per level grows until the memory budget (or the deadline) stops it",

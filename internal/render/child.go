@@ -36,6 +36,10 @@ const (
 	exitProtocol = 4
 )
 
+// replyLimit bounds one reply line: the rendered objects as JSON, for an
+// output bound of output bytes.
+func replyLimit(output int64) int64 { return 2*output + 1<<20 }
+
 // request asks a child for one rendering.
 type request struct {
 	V     int       `json:"v"`
@@ -148,7 +152,18 @@ func serveChild(in io.Reader, out io.Writer, budget int64) int {
 			order = append(order, req.Chart.Key)
 		}
 		limitCPU(time.Duration(req.TimeoutMillis) * time.Millisecond)
-		if err := enc.Encode(answer(c, req)); err != nil {
+		line, err := json.Marshal(answer(c, req))
+		if err == nil && int64(len(line)) > replyLimit(req.MaxOutputBytes) {
+			// YAML aliases can make the decoded objects larger than the
+			// bytes the templates rendered.
+			line, err = json.Marshal(reply{V: protocolVersion, Error: &wireError{Kind: "bound",
+				Message: fmt.Sprintf("%v: the rendered objects take more than %s as JSON (output bound)", ErrBound, mib(replyLimit(req.MaxOutputBytes)))}})
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "render child: encoding a reply: %v\n", err)
+			return exitProtocol
+		}
+		if _, err := out.Write(append(line, '\n')); err != nil {
 			return 0
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -165,6 +166,9 @@ type child struct {
 	// charts are the keys of the charts sent to it.
 	charts map[string]bool
 	idle   *time.Timer
+	// tooLong is set before the child is killed for a reply line longer
+	// than its bound.
+	tooLong atomic.Bool
 }
 
 // startChild starts a child with key's bounds and waits, at most timeout,
@@ -202,7 +206,7 @@ func startChild(ctx context.Context, key childKey, timeout time.Duration) (*chil
 		_ = ch.cmd.Wait()
 		close(ch.exited)
 	}()
-	go ch.read(outR, 2*key.output+maxRequestBytes)
+	go ch.read(outR, replyLimit(key.output)+64<<10)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
@@ -237,6 +241,7 @@ func (ch *child) read(out *os.File, limit int64) {
 		}
 	}
 	if errors.Is(sc.Err(), bufio.ErrTooLong) {
+		ch.tooLong.Store(true)
 		ch.kill()
 	}
 }
@@ -336,6 +341,8 @@ func (ch *child) death(b Bounds, cause error) error {
 	text := ch.stderr.String()
 	state := ch.cmd.ProcessState
 	switch {
+	case ch.tooLong.Load():
+		return fmt.Errorf("%w: the render process answered more than %s (output bound)", ErrBound, mib(replyLimit(b.MaxOutputBytes)))
 	case strings.Contains(text, "out of memory") || strings.Contains(text, "cannot allocate memory") || strings.Contains(text, "failed to allocate"):
 		return memoryBound(b, "an allocation failed")
 	case strings.Contains(text, "stack exceeds") || strings.Contains(text, "stack overflow"):
