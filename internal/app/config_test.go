@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/render"
 )
 
 const minimalConfig = "version: 1\ngithub:\n  appId: 7\n  privateKeyEnv: KEY\n"
@@ -94,5 +96,18 @@ func TestLoadConfigAnchorsPaths(t *testing.T) {
 	}
 	if _, err := c.PrivateKey(); err == nil || !strings.Contains(err.Error(), "keys/app.pem") {
 		t.Errorf("a missing key file: %v", err)
+	}
+}
+
+func TestRenderBoundsFromConfig(t *testing.T) {
+	// why: charts.render's keys reach the render witness's bounds; zero
+	// keeps render's defaults.
+	c, err := ParseConfig("b.yaml", []byte(minimalConfig+"charts:\n  render:\n    timeout: 10s\n    maxMemory: 268435456\n    maxOutputBytes: 1048576\n    maxObjects: 500\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := render.Bounds{Timeout: 10 * time.Second, MaxMemory: 256 << 20, MaxOutputBytes: 1 << 20, MaxObjects: 500}
+	if got := c.Charts.Render.Bounds(); got != want {
+		t.Errorf("bounds %+v, want %+v", got, want)
 	}
 }

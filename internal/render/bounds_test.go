@@ -3,7 +3,9 @@ package render
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -111,5 +113,51 @@ func TestRenderOutsideAServingChild(t *testing.T) {
 	_, err := hostileChart(t, "", "").Render(context.Background(), Options{}, nil)
 	if err == nil || !strings.Contains(err.Error(), "does not serve renderings") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+func TestChildrenAreKeptForABatch(t *testing.T) {
+	c := hostileChart(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  count: \"{{ .Values.count }}\"\n", "count: 1\n")
+	render := func(ctx context.Context, count int) error {
+		r, err := c.Render(ctx, Options{Release: "r", Namespace: "ns"}, []map[string]any{{"count": count}})
+		if err == nil && r.Objects["v1|ConfigMap|ns|a"]["data"].(map[string]any)["count"] != fmt.Sprint(count) {
+			err = fmt.Errorf("rendered %v for %d", r.Objects, count)
+		}
+		return err
+	}
+	// why: a batch of renderings pays one child's start, not one each.
+	children.drain()
+	before := children.started.Load()
+	for i := range 5 {
+		if err := render(context.Background(), i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := children.started.Load() - before; n != 1 {
+		t.Errorf("5 renderings in a row started %d children, want 1", n)
+	}
+	// why: renderings at once each take a child of their own, and none
+	// sees another's values.
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Go(func() { errs <- render(context.Background(), 100+i) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	// why: the caller's context ends a rendering as the deadline does,
+	// and the child with it.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := hostileChart(t, nestedRanges, "").Render(ctx, Options{}, nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a rendering past its context's end: %v", err)
+	}
+	if err := render(context.Background(), 7); err != nil {
+		t.Fatal(err)
 	}
 }

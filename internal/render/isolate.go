@@ -46,6 +46,8 @@ type pool struct {
 	mu    sync.Mutex
 	idle  map[childKey][]*child
 	slots chan struct{}
+	// started counts the children started.
+	started atomic.Int64
 }
 
 type childKey struct{ memory, output int64 }
@@ -188,6 +190,7 @@ func startChild(ctx context.Context, key childKey, timeout time.Duration) (*chil
 		inW.Close()
 		return nil, fmt.Errorf("starting the render process: %w", err)
 	}
+	children.started.Add(1)
 	ch := &child{stdin: inW, lines: make(chan []byte), exited: make(chan struct{}), stderr: &tail{}, charts: map[string]bool{}}
 	ch.cmd = exec.Command(exe)
 	ch.cmd.Env = append(os.Environ(), childEnv+"="+strconv.FormatInt(key.memory, 10))
