@@ -160,4 +160,19 @@ func TestChildrenAreKeptForABatch(t *testing.T) {
 	if err := render(context.Background(), 7); err != nil {
 		t.Fatal(err)
 	}
+	// why: a child the system killed while idle (its memory, an operator)
+	// is not handed the next rendering.
+	children.mu.Lock()
+	var idle []*child
+	for _, list := range children.idle {
+		idle = append(idle, list...)
+	}
+	children.mu.Unlock()
+	for _, ch := range idle {
+		_ = ch.cmd.Process.Kill()
+		<-ch.exited
+	}
+	if err := render(context.Background(), 8); err != nil || len(idle) == 0 {
+		t.Fatalf("after %d idle children were killed: %v", len(idle), err)
+	}
 }

@@ -96,18 +96,23 @@ func (p *pool) render(ctx context.Context, c *Chart, opts Options, vals map[stri
 	return rep.Objects, nil
 }
 
-// take returns an idle child started with key's bounds, or nil.
+// take returns an idle child started with key's bounds, or nil; one that
+// ended while idle (killed by the system) is dropped.
 func (p *pool) take(key childKey) *child {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	list := p.idle[key]
-	if len(list) == 0 {
-		return nil
+	for list := p.idle[key]; len(list) > 0; list = p.idle[key] {
+		ch := list[len(list)-1]
+		p.idle[key] = list[:len(list)-1]
+		ch.idle.Stop()
+		select {
+		case <-ch.exited:
+			ch.stdin.Close()
+		default:
+			return ch
+		}
 	}
-	ch := list[len(list)-1]
-	p.idle[key] = list[:len(list)-1]
-	ch.idle.Stop()
-	return ch
+	return nil
 }
 
 // put keeps ch idle until it is taken or idleTimeout passes.
