@@ -337,6 +337,10 @@ func wireFiles(c *Chart) []wireFile {
 	return out
 }
 
+// allocationFailures are how a Go process (with or without the race
+// detector) says that its address space limit refused an allocation.
+var allocationFailures = []string{"out of memory", "cannot allocate memory", "failed to allocate", "address space collisions"}
+
 // death says why the child ended mid-request: its memory budget, its CPU
 // limit, or how it exited.
 func (ch *child) death(b Bounds, cause error) error {
@@ -351,7 +355,7 @@ func (ch *child) death(b Bounds, cause error) error {
 	switch {
 	case ch.tooLong.Load():
 		return fmt.Errorf("%w: the render process answered more than %s (output bound)", ErrBound, mib(replyLimit(b.MaxOutputBytes)))
-	case strings.Contains(text, "out of memory") || strings.Contains(text, "cannot allocate memory") || strings.Contains(text, "failed to allocate"):
+	case slices.ContainsFunc(allocationFailures, func(m string) bool { return strings.Contains(text, m) }):
 		return memoryBound(b, "an allocation failed")
 	case strings.Contains(text, "stack exceeds") || strings.Contains(text, "stack overflow"):
 		return memoryBound(b, "the template recursion overflowed its stack")
