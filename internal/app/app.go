@@ -57,7 +57,7 @@ func BotOptions(c *Config, key []byte, fg bot.Forge, sources []bot.Source, logge
 // Fetcher is the fetcher of units' remote charts as the config's charts
 // section says it.
 func (c *Config) Fetcher() *render.Fetcher {
-	return render.NewFetcher(render.FetchOptions{CacheDir: c.Charts.CacheDir, MaxBytes: c.Charts.MaxBytes, Timeout: c.Charts.Timeout.Duration})
+	return render.NewFetcher(render.FetchOptions{CacheDir: c.Charts.CacheDir, MaxBytes: c.Charts.MaxBytes, Timeout: c.Charts.Timeout.Duration, AllowedHosts: c.Charts.AllowedHosts})
 }
 
 // Renderer is the render witness with remote charts fetched into render's
@@ -181,7 +181,7 @@ func ServeWith(ctx context.Context, configPath string, opts ServeOptions, logger
 		return setup(err)
 	}
 	attach(srv)
-	admission, err := serveAdmission(cfg.Bot, logger)
+	admission, err := serveAdmission(cfg.Bot, metrics, logger)
 	if err != nil {
 		return setup(err)
 	}

@@ -184,6 +184,10 @@ type AdmissionConfig struct {
 	// TTL is how long a record waits for the watch to confirm it; zero
 	// means 2m.
 	TTL Duration `yaml:"ttl"`
+	// MaxHeldBytes bounds the memory the records hold, waiting and
+	// confirmed together; a review that does not fit is refused. Zero
+	// means 16 MiB.
+	MaxHeldBytes int64 `yaml:"maxHeldBytes"`
 }
 
 // Enabled reports whether the webhook is configured.
@@ -217,6 +221,10 @@ type ChartsConfig struct {
 	MaxBytes int64 `yaml:"maxBytes"`
 	// Timeout bounds one fetch (default render.DefaultFetchTimeout).
 	Timeout Duration `yaml:"timeout"`
+	// AllowedHosts are the hosts (host, or host:port) a fetch may be
+	// redirected to besides its own, and a Chart.lock may pin
+	// dependencies to besides the host of the unit's chart.
+	AllowedHosts []string `yaml:"allowedHosts"`
 	// Render bounds one rendering (render.Bounds; its defaults where zero).
 	Render RenderConfig `yaml:"render"`
 }
@@ -394,6 +402,8 @@ func (c *Config) validate() []string {
 			fail("admission.maxBytes", "must be positive")
 		case a.TTL.Duration < 0:
 			fail("admission.ttl", "must be positive")
+		case a.MaxHeldBytes < 0:
+			fail("admission.maxHeldBytes", "must be positive")
 		}
 		if a.Listen != "" {
 			if _, _, err := net.SplitHostPort(a.Listen); err != nil {
@@ -435,6 +445,11 @@ func (c *Config) validate() []string {
 	}
 	if c.Charts.Timeout.Duration < 0 {
 		fail("charts.timeout", "must be positive")
+	}
+	for i, h := range c.Charts.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/@?# ") {
+			fail(fmt.Sprintf("charts.allowedHosts[%d]", i), "%q is not a host or host:port", h)
+		}
 	}
 	if err := c.Charts.Render.Bounds().Validate(""); err != nil {
 		field, why, _ := strings.Cut(err.Error(), ": ")

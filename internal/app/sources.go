@@ -69,7 +69,7 @@ func (c *Config) AdmissionLog() *observe.AdmissionLog {
 		return nil
 	}
 	if c.admission == nil {
-		c.admission = &observe.AdmissionLog{TTL: c.Admission.TTL.Duration}
+		c.admission = &observe.AdmissionLog{TTL: c.Admission.TTL.Duration, MaxHeldBytes: c.Admission.MaxHeldBytes}
 	}
 	return c.admission
 }

@@ -78,7 +78,10 @@ Exit 0; 2 for an unknown --kind.`,
 }
 
 func newConfigValidateCmd() *cobra.Command {
-	var repo string
+	var (
+		repo       string
+		allowHosts []string
+	)
 	cmd := &cobra.Command{
 		Use:   "validate --repo DIR",
 		Short: "Check a checkout's repo config, policy and values files",
@@ -115,7 +118,7 @@ not YAML at all; the file is named on stderr.`,
 				fmt.Fprintln(stderr, "warning: "+w)
 			}
 			if rep.OK() {
-				rep.Problems = append(rep.Problems, app.CheckCharts(cmd.Context(), repo, rep, render.NewFetcher(render.FetchOptions{}))...)
+				rep.Problems = append(rep.Problems, app.CheckCharts(cmd.Context(), repo, rep, render.NewFetcher(render.FetchOptions{AllowedHosts: allowHosts}))...)
 				for _, p := range rep.Problems {
 					if errors.Is(p, yamlnode.ErrUnparseable) {
 						return cliroot.UsageError("config validate: --repo %s: %v", repo, p)
@@ -138,5 +141,6 @@ not YAML at all; the file is named on stderr.`,
 		},
 	}
 	cmd.Flags().StringVar(&repo, "repo", ".", "checkout of the GitOps repository")
+	cmd.Flags().StringArrayVar(&allowHosts, "allow-host", nil, "a host (host or host:port) charts' Chart.lock may fetch dependencies from and a fetch may be redirected to, as the bot config's charts.allowedHosts (repeatable)")
 	return cmd
 }
