@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/backflow-dev/backflow/internal/bot"
+	"github.com/backflow-dev/backflow/internal/botconfig"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/observe/source"
 	"github.com/backflow-dev/backflow/internal/server"
@@ -21,7 +22,7 @@ import (
 // repositories concerned lists for their objects. It returns the POST
 // /audit route when audit.webhook is configured, and attach, to be called
 // with the server once it is built.
-func serveLive(c *Config, sources []bot.Source, concerned func([]observe.ObjectKey) []string, logger *slog.Logger) (routes map[string]http.Handler, attach func(*server.Server), err error) {
+func serveLive(c *Wiring, sources []bot.Source, concerned func([]observe.ObjectKey) []string, logger *slog.Logger) (routes map[string]http.Handler, attach func(*server.Server), err error) {
 	var srv atomic.Pointer[server.Server]
 	request := func(objects []observe.ObjectKey) {
 		repos := concerned(objects)
@@ -67,7 +68,7 @@ type admissionListener struct {
 
 // serveAdmission binds the admission listener when admission is
 // configured; nil when it is not.
-func serveAdmission(c *Config, logger *slog.Logger) (*admissionListener, error) {
+func serveAdmission(c *Wiring, logger *slog.Logger) (*admissionListener, error) {
 	a := c.Admission
 	if !a.Enabled() {
 		return nil, nil
@@ -81,7 +82,7 @@ func serveAdmission(c *Config, logger *slog.Logger) (*admissionListener, error) 
 	}
 	addr := a.Listen
 	if addr == "" {
-		addr = DefaultAdmissionListen
+		addr = botconfig.DefaultAdmissionListen
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

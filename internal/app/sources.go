@@ -9,14 +9,36 @@ import (
 	"slices"
 
 	"github.com/backflow-dev/backflow/internal/bot"
+	"github.com/backflow-dev/backflow/internal/botconfig"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/observe/source"
 )
 
+// Wiring is a bot config with what the sources built from it share: the
+// audit event store and the admission record store, each built once.
+type Wiring struct {
+	*botconfig.Config
+	// audit is the audit event store, built by AuditLog.
+	audit *source.AuditLog
+	// admission is the admission record store, built by AdmissionLog.
+	admission *observe.AdmissionLog
+}
+
+// Wire is c with no store built yet.
+func Wire(c *botconfig.Config) *Wiring { return &Wiring{Config: c} }
+
+// Managers is the list of GitOps field managers in force.
+func (c *Wiring) Managers() []string {
+	if len(c.GitOpsManagers) == 0 {
+		return bot.DefaultGitOpsManagers
+	}
+	return c.GitOpsManagers
+}
+
 // Sources builds the observation sources the config lists, in cluster
 // order. With audit events or admission records configured, every
 // source's observations are attributed from them.
-func (c *Config) Sources() []bot.Source {
+func (c *Wiring) Sources() []bot.Source {
 	audit := c.AuditLog()
 	admission := c.AdmissionLog()
 	var out []bot.Source
@@ -48,7 +70,7 @@ func (c *Config) Sources() []bot.Source {
 // AuditLog is the store of audit events every source is joined with: the
 // tailed log files and what the webhook receives. It is built once; nil
 // when neither is configured.
-func (c *Config) AuditLog() *source.AuditLog {
+func (c *Wiring) AuditLog() *source.AuditLog {
 	if len(c.Audit.LogFiles) == 0 && !c.Audit.Webhook.Enabled() {
 		return nil
 	}
@@ -64,7 +86,7 @@ func (c *Config) AuditLog() *source.AuditLog {
 // AdmissionLog is the store of admission records every source is joined
 // with, confirmed by the clusters' watches. It is built once; nil when the
 // webhook is not configured.
-func (c *Config) AdmissionLog() *observe.AdmissionLog {
+func (c *Wiring) AdmissionLog() *observe.AdmissionLog {
 	if !c.Admission.Enabled() {
 		return nil
 	}

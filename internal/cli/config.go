@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/backflow-dev/backflow/internal/app"
+	"github.com/backflow-dev/backflow/internal/botconfig"
 	"github.com/backflow-dev/backflow/internal/cliroot"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/render"
@@ -60,7 +61,7 @@ Exit 0; 2 for an unknown --kind.`,
 			case "repo":
 				s, err = repoconfig.JSONSchema()
 			case "bot":
-				s, err = app.BotJSONSchema()
+				s, err = botconfig.BotJSONSchema()
 			case "policy":
 				s = policy.JSONSchema()
 			default:
