@@ -18,6 +18,7 @@ const module = "github.com/backflow-dev/backflow"
 // core names the packages that decide: pure functions of their inputs.
 var core = []string{
 	"internal/yamlnode",
+	"internal/helmvalues",
 	"internal/values",
 	"internal/policy",
 	"internal/receipt",
@@ -114,6 +115,12 @@ var rules = []rule{
 		pkgs:      project("internal/yamlnode"),
 		forbidden: project("..."),
 		allowed:   project("internal/yamlnode"),
+	},
+	{
+		why:       "the leaf of Helm's values semantics imports nothing of the project and not Helm: its tests hold it to the SDK",
+		pkgs:      project("internal/helmvalues"),
+		forbidden: append(withSubpackages([]string{"helm.sh"}), project("...")...),
+		allowed:   project("internal/helmvalues"),
 	},
 	{
 		why:       "the bot applies effects through the forge port, never a concrete adapter",
@@ -425,6 +432,9 @@ func TestRulesCatchEachArrow(t *testing.T) {
 		{"the front linking the metrics", p("cmd/backflow"), "github.com/prometheus/client_golang/prometheus", true},
 		{"the front using the shared root", p("cmd/backflow"), p("internal/cliroot"), false},
 		{"the core importing the whole command line", p("cmd/backflow-core"), p("internal/cli"), false},
+		{"Helm's values semantics importing the planner", p("internal/helmvalues"), p("internal/plan"), true},
+		{"Helm's values semantics linking the Helm SDK", p("internal/helmvalues"), "helm.sh/helm/v4/pkg/chart/common/util", true},
+		{"the renderer using Helm's values semantics", p("internal/render"), p("internal/helmvalues"), false},
 		{"the bot config building an observation source", p("internal/botconfig"), p("internal/observe/source"), true},
 		{"the bot config linking client-go", p("internal/botconfig"), "k8s.io/client-go/rest", true},
 		{"the bot config importing the bot", p("internal/botconfig"), p("internal/bot"), true},

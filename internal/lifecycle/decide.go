@@ -10,6 +10,7 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/diffbound"
 	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/helmvalues"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
@@ -630,7 +631,7 @@ func (in *Input) unit(env, name string) *repoconfig.Unit {
 }
 
 // desired is the unit's merged value at path on the default branch, merged
-// as the planner merges them (plan.MergeValues: later files override
+// as the planner merges them (helmvalues.Merge: later files override
 // earlier ones, a null deletes the key, as Helm reads them). A file that
 // cannot be read or parsed adds nothing.
 func (in *Input) desired(u *repoconfig.Unit, valuePath string) (any, bool) {
@@ -646,7 +647,7 @@ func (in *Input) desired(u *repoconfig.Unit, valuePath string) (any, bool) {
 		}
 		trees = append(trees, tree)
 	}
-	return repoconfig.Lookup(plan.MergeValues(trees), valuePath)
+	return repoconfig.Lookup(helmvalues.Merge(trees...), valuePath)
 }
 
 // EnvOf is the environment an observation belongs to, as the repository
