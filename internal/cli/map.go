@@ -12,6 +12,7 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/checkout"
 	"github.com/backflow-dev/backflow/internal/cliroot"
+	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/render"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
@@ -93,8 +94,8 @@ chart does not render the object, or a flag is wrong.`,
 				opts.Release = c.Name
 			}
 			if opts.Namespace == "" {
-				if parts := strings.Split(object, "|"); len(parts) == 4 {
-					opts.Namespace = parts[2]
+				if k, err := observe.ParseObjectPattern(object); err == nil {
+					opts.Namespace = k.Namespace
 				}
 			}
 			start := time.Now()
