@@ -22,7 +22,9 @@ import (
 // repositories concerned lists for their objects. It returns the POST
 // /audit route when audit.webhook is configured, and attach, to be called
 // with the server once it is built.
-func serveLive(c *Wiring, sources []bot.Source, concerned func([]observe.ObjectKey) []string, logger *slog.Logger) (routes map[string]http.Handler, attach func(*server.Server), err error) {
+func serveLive(c *Wiring, sources []bot.Source, concerned func([]observe.ObjectKey) []string, logger *slog.Logger) (
+	routes map[string]http.Handler, attach func(*server.Server), err error,
+) {
 	var srv atomic.Pointer[server.Server]
 	request := func(objects []observe.ObjectKey) {
 		repos := concerned(objects)
@@ -76,7 +78,10 @@ func serveAdmission(c *Wiring, logger *slog.Logger) (*admissionListener, error) 
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	cfg, err := server.AdmissionTLS{CertFile: c.Resolve(a.CertFile), KeyFile: c.Resolve(a.KeyFile), ClientCAFile: c.Resolve(a.ClientCAFile)}.Config()
+	tlsFiles := server.AdmissionTLS{
+		CertFile: c.Resolve(a.CertFile), KeyFile: c.Resolve(a.KeyFile), ClientCAFile: c.Resolve(a.ClientCAFile),
+	}
+	cfg, err := tlsFiles.Config()
 	if err != nil {
 		return nil, err
 	}

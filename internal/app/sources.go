@@ -51,10 +51,12 @@ func (c *Wiring) Sources() []bot.Source {
 				k := s.Kube
 				cfg := &source.KubeConfig{Kubeconfig: c.Resolve(k.Kubeconfig), Context: k.Context, InCluster: k.InCluster}
 				out = append(out, &source.KubeSource{Cluster: cluster, Config: cfg, Objects: k.Objects,
-					GitOpsManagers: c.Managers(), IgnoreManagers: k.IgnoreManagers, Resync: k.Resync.Duration, Audit: audit, Admission: admission})
+					GitOpsManagers: c.Managers(), IgnoreManagers: k.IgnoreManagers, Resync: k.Resync.Duration,
+					Audit: audit, Admission: admission})
 				continue
 			case s.URL != "":
-				src = &HTTPSource{Cluster: cluster, Poller: &source.HTTPSource{URL: s.URL, Timeout: s.Timeout.Duration, MaxBytes: s.MaxBytes, Ceiling: ceiling}}
+				poller := &source.HTTPSource{URL: s.URL, Timeout: s.Timeout.Duration, MaxBytes: s.MaxBytes, Ceiling: ceiling}
+				src = &HTTPSource{Cluster: cluster, Poller: poller}
 			default:
 				src = &PathSource{Cluster: cluster, Path: c.Resolve(s.Path), Ceiling: ceiling, MaxBytes: s.MaxBytes}
 			}
@@ -158,7 +160,9 @@ func keyByCluster(res observe.Result, cluster, name string) observe.Result {
 			o.Cluster = cluster
 		case cluster:
 		default:
-			out.Errors = append(out.Errors, fmt.Errorf("%s: %s: observation of cluster %q refused: the source is configured for cluster %q", name, o.Origin, o.Cluster, cluster))
+			out.Errors = append(out.Errors, fmt.Errorf(
+				"%s: %s: observation of cluster %q refused: the source is configured for cluster %q",
+				name, o.Origin, o.Cluster, cluster))
 			continue
 		}
 		out.Observations = append(out.Observations, o)

@@ -61,7 +61,8 @@ func CheckCharts(ctx context.Context, repo string, rep *Report, fetch *render.Fe
 		}
 		ps, err := render.CheckPolicy(ctx, c, u, trees, rep.Policy, render.OptionsFor(u, 0))
 		if err != nil {
-			problems = append(problems, fmt.Errorf("%s: cannot render %s with the values of unit %s (%s): %w", at, u.Chart.Source(), u.Name, u.Environment, err))
+			problems = append(problems, fmt.Errorf("%s: cannot render %s with the values of unit %s (%s): %w",
+				at, u.Chart.Source(), u.Name, u.Environment, err))
 			continue
 		}
 		for _, p := range ps {

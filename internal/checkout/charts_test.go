@@ -58,7 +58,7 @@ func TestCheckCharts(t *testing.T) {
 	}
 }
 
-func edit(t *testing.T, path, old, new string) {
+func edit(t *testing.T, path, old, repl string) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -67,7 +67,7 @@ func edit(t *testing.T, path, old, new string) {
 	if !strings.Contains(string(data), old) {
 		t.Fatalf("broken fixture: %q not in %s", old, path)
 	}
-	if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(data), old, new)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(data), old, repl)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -76,7 +76,8 @@ func Check(repoDir string) (*Report, error) {
 			data, err := repoconfig.ReadRepoFile(repoDir, f, repoconfig.MaxValuesSize)
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
-				rep.Problems = append(rep.Problems, fmt.Errorf("%s: units[%d].valuesFiles[%d]: %s does not exist", repoconfig.Path, i, j, f))
+				rep.Problems = append(rep.Problems,
+					fmt.Errorf("%s: units[%d].valuesFiles[%d]: %s does not exist", repoconfig.Path, i, j, f))
 				continue
 			case err != nil:
 				return nil, fmt.Errorf("%w: %s: units[%d].valuesFiles[%d]: %w", ErrUnreadableFile, repoconfig.Path, i, j, err)

@@ -190,7 +190,7 @@ func TestCheckCountsEveryProblem(t *testing.T) {
 	}
 }
 
-func replaceIn(t *testing.T, path, old, new string) {
+func replaceIn(t *testing.T, path, old, repl string) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -199,7 +199,7 @@ func replaceIn(t *testing.T, path, old, new string) {
 	if !strings.Contains(string(data), old) {
 		t.Fatalf("%s does not contain %q", path, old)
 	}
-	writeFile(t, filepath.Dir(path), filepath.Base(path), strings.Replace(string(data), old, new, 1))
+	writeFile(t, filepath.Dir(path), filepath.Base(path), strings.Replace(string(data), old, repl, 1))
 }
 
 func errorStrings(errs []error) []string {

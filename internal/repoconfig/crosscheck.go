@@ -41,7 +41,8 @@ func CrossCheck(cfg *Config, p *policy.Policy, unitValues [][]map[string]any) []
 	for ri, r := range p.Rules {
 		ruleRoles[r.Role] = true
 		if _, ok := cfg.Roles[r.Role]; !ok {
-			warnings = append(warnings, fmt.Sprintf("%s: spec.rules[%d]: role %s is not in %s roles, so nobody holds it", cfg.Policy, ri, r.Role, Path))
+			warnings = append(warnings, fmt.Sprintf("%s: spec.rules[%d]: role %s is not in %s roles, so nobody holds it",
+				cfg.Policy, ri, r.Role, Path))
 		}
 		for ai, a := range r.MayAccept {
 			for ui, u := range cfg.Units {
@@ -49,7 +50,8 @@ func CrossCheck(cfg *Config, p *policy.Policy, unitValues [][]map[string]any) []
 					continue // a unit whose values could not be read is a problem already
 				}
 				if !inAny(unitValues[ui], a.ValuePath) {
-					warnings = append(warnings, fmt.Sprintf("%s: spec.rules[%d].mayAccept[%d]: valuePath %s is not in the values of units[%d] (%s in %s) yet",
+					warnings = append(warnings, fmt.Sprintf(
+						"%s: spec.rules[%d].mayAccept[%d]: valuePath %s is not in the values of units[%d] (%s in %s) yet",
 						cfg.Policy, ri, ai, a.ValuePath, ui, u.Name, u.Environment))
 				}
 			}
