@@ -116,7 +116,8 @@ not YAML at all; the file is named on stderr.`,
 				fmt.Fprintln(stderr, "warning: "+w)
 			}
 			if rep.OK() {
-				rep.Problems = append(rep.Problems, checkout.CheckCharts(cmd.Context(), repo, rep, render.NewFetcher(render.FetchOptions{}))...)
+				fetch := render.NewFetcher(render.FetchOptions{})
+				rep.Problems = append(rep.Problems, checkout.CheckCharts(cmd.Context(), repo, rep, fetch)...)
 				for _, p := range rep.Problems {
 					if errors.Is(p, yamlnode.ErrUnparseable) {
 						return cliroot.UsageError("config validate: --repo %s: %v", repo, p)

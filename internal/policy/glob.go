@@ -29,7 +29,8 @@ func ObjectPatternError(p string) string {
 	}
 	var shape *observe.ObjectKeyShapeError
 	if _, err := observe.ParseObjectPattern(p); errors.As(err, &shape) {
-		return "must be an object key apiVersion|kind|namespace|name (4 segments separated by |), got " + strconv.Itoa(shape.Segments) + " segment(s)"
+		return "must be an object key apiVersion|kind|namespace|name (4 segments separated by |), got " +
+			strconv.Itoa(shape.Segments) + " segment(s)"
 	}
 	return ""
 }
