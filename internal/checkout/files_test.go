@@ -2,19 +2,15 @@ package checkout
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/backflow-dev/backflow/internal/forge/forgetest"
 )
 
 // writeFile writes data to dir/name and returns its path.
 func writeFile(t *testing.T, dir, name, data string) string {
 	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return forgetest.WriteFile(t, dir, name, data)
 }
 
 // nativeDoc is an observation of redis-replicas' replicas in cluster.
