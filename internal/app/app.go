@@ -184,7 +184,7 @@ func ServeWith(ctx context.Context, configPath string, opts ServeOptions, logger
 		return setup(err)
 	}
 	attach(srv)
-	admission, err := serveAdmission(wired, logger)
+	admission, err := serveAdmission(wired, metrics, logger)
 	if err != nil {
 		return setup(err)
 	}

@@ -70,7 +70,7 @@ type admissionListener struct {
 
 // serveAdmission binds the admission listener when admission is
 // configured; nil when it is not.
-func serveAdmission(c *Wiring, logger *slog.Logger) (*admissionListener, error) {
+func serveAdmission(c *Wiring, metrics *server.Metrics, logger *slog.Logger) (*admissionListener, error) {
 	a := c.Admission
 	if !a.Enabled() {
 		return nil, nil
@@ -106,6 +106,26 @@ func serveAdmission(c *Wiring, logger *slog.Logger) (*admissionListener, error) 
 		logger.Info("attributed", "cluster", r.Cluster, "object", r.Object.String(), "fields", fields,
 			"actor", r.User, "groups", r.Groups, "attribution", string(observe.AttributionAdmission),
 			"review", r.ReviewUID, "resourceVersion", r.ConfirmedVersion)
+	}
+	log.OnRefuse = func(r observe.AdmissionRefusal) {
+		// A record that claims a transition the watch did not see as it
+		// claims: a failed write, or a forged review. Names only.
+		level := slog.LevelWarn
+		if r.Reason == observe.RefusedExpired {
+			// Reviews of objects no watch covers expire too: not news.
+			level = slog.LevelDebug
+		}
+		logger.Log(context.Background(), level, "admission record refused", "reason", r.Reason, "detail", r.Detail,
+			"review", r.ReviewUID, "object", r.Object.String(), "uid", r.UID, "actor", r.User)
+		if metrics != nil {
+			metrics.AdmissionRefused(r.Reason)
+		}
+	}
+	if metrics != nil {
+		metrics.WatchAdmission(func() (int64, int64) {
+			st := log.Stats()
+			return st.PendingBytes, st.ConfirmedBytes
+		}, observe.AdmissionRefusalReasons...)
 	}
 	h := &source.AdmissionHandler{Log: log, MaxBytes: a.MaxBytes, Logger: logger,
 		Options: observe.AdmissionOptions{GitOpsUsers: a.GitOpsUsers, GitOpsGroups: a.GitOpsGroups}}

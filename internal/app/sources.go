@@ -93,7 +93,7 @@ func (c *Wiring) AdmissionLog() *observe.AdmissionLog {
 		return nil
 	}
 	if c.admission == nil {
-		c.admission = &observe.AdmissionLog{TTL: c.Admission.TTL.Duration}
+		c.admission = &observe.AdmissionLog{TTL: c.Admission.TTL.Duration, MaxHeldBytes: c.Admission.MaxHeldBytes}
 	}
 	return c.admission
 }

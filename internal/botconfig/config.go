@@ -177,6 +177,10 @@ type AdmissionConfig struct {
 	// TTL is how long a record waits for the watch to confirm it; zero
 	// means 2m.
 	TTL Duration `yaml:"ttl"`
+	// MaxHeldBytes bounds the memory the records hold, waiting and
+	// confirmed together; a review that does not fit is refused. Zero
+	// means 16 MiB.
+	MaxHeldBytes int64 `yaml:"maxHeldBytes"`
 }
 
 // Enabled reports whether the webhook is configured.
@@ -371,6 +375,8 @@ func (c *Config) validate() []string {
 			fail("admission.maxBytes", "must be positive")
 		case a.TTL.Duration < 0:
 			fail("admission.ttl", "must be positive")
+		case a.MaxHeldBytes < 0:
+			fail("admission.maxHeldBytes", "must be positive")
 		}
 		if a.Listen != "" {
 			if _, _, err := net.SplitHostPort(a.Listen); err != nil {

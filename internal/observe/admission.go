@@ -77,6 +77,13 @@ type AdmissionRecord struct {
 	Cluster          string
 	ConfirmedAt      time.Time
 	ConfirmedVersion string
+	// Disputed, when set, says how another record of the same transition
+	// disagrees with this one: the join then attributes its fields to
+	// nobody.
+	Disputed string
+
+	// held is what HeldBytes counted when the log took the record.
+	held int64
 }
 
 // AdmissionField is one field a reviewed write changes.
@@ -216,6 +223,14 @@ func ParseAdmissionReview(body []byte, opts AdmissionOptions) (AdmissionReview, 
 	if old := metaString(old, "uid"); rec.UID == "" || old != rec.UID {
 		return out, fmt.Errorf("%w: object and oldObject must carry the same metadata.uid", ErrAdmissionReview)
 	}
+	// One object: the name and namespace the request names are those its
+	// object and oldObject carry (a Scale carries its object's).
+	for _, o := range []map[string]any{obj, old} {
+		if metaString(o, "name") != rq.Name || metaString(o, "namespace") != rq.Namespace {
+			return out, fmt.Errorf("%w: request names %s/%s, its objects carry %s/%s", ErrAdmissionReview,
+				rq.Namespace, rq.Name, metaString(o, "namespace"), metaString(o, "name"))
+		}
+	}
 	rec.OldResourceVersion = metaString(old, "resourceVersion")
 	d := &differ{}
 	if rq.SubResource == "scale" {
@@ -223,9 +238,7 @@ func ParseAdmissionReview(body []byte, opts AdmissionOptions) (AdmissionReview, 
 		d.diff([]yamlnode.Segment{{Key: "spec"}, {Key: "replicas"}}, dig(old, "spec", "replicas"), dig(obj, "spec", "replicas"))
 	} else {
 		d.object(old, obj)
-		if v, ok := dig(obj, "metadata", "annotations", IntentAnnotation).(string); ok && !values.Equal(v, dig(old, "metadata", "annotations", IntentAnnotation)) {
-			rec.Intent, rec.HasIntent = v, true
-		}
+		rec.Intent, rec.HasIntent = intentOf(old, obj)
 	}
 	if d.over {
 		return out, fmt.Errorf("%w: more than %d", ErrAdmissionTooManyFields, MaxAdmissionFields)
@@ -279,6 +292,21 @@ func normalizeNumbers(v any) any {
 		}
 	}
 	return v
+}
+
+// intentOf is the backflow.dev/intent annotation the write from old to obj
+// set, when it set one.
+func intentOf(old, obj map[string]any) (string, bool) {
+	if v, ok := dig(obj, "metadata", "annotations", IntentAnnotation).(string); ok && !values.Equal(v, dig(old, "metadata", "annotations", IntentAnnotation)) {
+		return v, true
+	}
+	return "", false
+}
+
+// metaStringTop reads a top-level string of obj (apiVersion, kind).
+func metaStringTop(obj map[string]any, key string) string {
+	s, _ := obj[key].(string)
+	return s
 }
 
 func metaString(obj map[string]any, key string) string {

@@ -3,9 +3,9 @@ package observe
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -110,6 +110,7 @@ func TestParseAdmissionReviewRefuses(t *testing.T) {
 		{"no uid to echo", strings.Replace(scale, `"uid": "1541e976`, `"nouid": "1`, 1), ""},
 		{"no user", strings.Replace(scale, `"username": "alice"`, `"username": ""`, 1), "1541e976"},
 		{"object and oldObject of different objects", strings.Replace(scale, `"uid": "bc236f21-e28a-4aef-9a03-80ab2d13616e"`, `"uid": "other"`, 1), "1541e976"},
+		{"a request naming another object than its objects", strings.Replace(scale, `"name": "redis-replicas"`, `"name": "redis-master"`, 1), "1541e976"},
 		{"an object that is not a mapping", strings.Replace(scale, `"object": {`, `"object": [], "x": {`, 1), "1541e976"},
 	}
 	for _, c := range cases {
@@ -189,34 +190,88 @@ func record(t *testing.T, name string) AdmissionRecord {
 	return *rv.Record
 }
 
+// write is the watch listing the object at before (as the first list
+// does) and then seeing the write to after.
+func write(l *AdmissionLog, cluster string, before, after map[string]any) int {
+	l.Confirm(cluster, nil, before)
+	return l.Confirm(cluster, before, after)
+}
+
 func TestAdmissionLogConfirms(t *testing.T) {
 	// scale.json was reviewed at resourceVersion 204, replicas 6 -> 4.
+	recreated := liveReplicas("205", 4)
+	recreated["metadata"].(map[string]any)["uid"] = "recreated"
+	moreFields := liveReplicas("205", 4)
+	moreFields["spec"].(map[string]any)["serviceName"] = "redis-headless"
+	renamed := liveReplicas("205", 4)
+	renamed["metadata"].(map[string]any)["name"] = "redis-master"
 	cases := []struct {
 		why       string
+		list      map[string]any
 		seen      map[string]any
 		confirmed int
 		pending   int
+		refused   string
 	}{
-		{"the write seen at a newer version with the value", liveReplicas("205", 4), 1, 0},
-		{"the same version is not the write", liveReplicas("204", 4), 0, 1},
-		{"an older version is not the write", liveReplicas("9", 4), 0, 1},
-		{"a newer version without the value: the write failed", liveReplicas("205", 6), 0, 0},
-		{"another object of the same name", func() map[string]any {
+		{"the write from the reviewed version with the value", liveReplicas("204", 6), liveReplicas("205", 4), 1, 0, ""},
+		{"the write seen after a status update of its version counts as no write", liveReplicas("204", 6), func() map[string]any {
 			o := liveReplicas("205", 4)
-			o["metadata"].(map[string]any)["uid"] = "recreated"
+			o["status"] = map[string]any{"readyReplicas": int64(4)}
 			return o
-		}(), 0, 1},
+		}(), 1, 0, ""},
+		{"the same version is not the write", liveReplicas("204", 6), liveReplicas("204", 6), 0, 1, ""},
+		{"the watch behind the review: it waits", liveReplicas("9", 6), nil, 0, 1, ""},
+		{"the next write without the value: the write failed", liveReplicas("204", 6), liveReplicas("205", 6), 0, 0, RefusedChange},
+		{"the next write changed more than the review claims", liveReplicas("204", 6), moreFields, 0, 0, RefusedChange},
+		{"another object of the same name", liveReplicas("204", 6), recreated, 0, 1, ""},
+		{"the uid renamed to another object", liveReplicas("204", 6), renamed, 0, 0, RefusedObject},
+		{"first seen past the reviewed version: a version the watch never saw", liveReplicas("300", 4), nil, 0, 0, RefusedVersion},
 	}
 	for _, c := range cases {
 		clock := &testClock{t: t0}
 		l := &AdmissionLog{Now: clock.now}
-		if !l.Add(record(t, "scale")) {
-			t.Fatal("refused")
+		var refused []AdmissionRefusal
+		l.OnRefuse = func(r AdmissionRefusal) { refused = append(refused, r) }
+		if err := l.Add(record(t, "scale")); err != nil {
+			t.Fatal(err)
 		}
-		n := l.Confirm("prod-us-east-1", c.seen)
+		n := l.Confirm("prod-us-east-1", nil, c.list)
+		if c.seen != nil {
+			n = l.Confirm("prod-us-east-1", c.list, c.seen)
+		}
 		st := l.Stats()
 		if n != c.confirmed || st.Confirmed != c.confirmed || st.Pending != c.pending {
 			t.Errorf("%s: confirmed %d, stats %+v; want %d confirmed, %d pending", c.why, n, st, c.confirmed, c.pending)
+		}
+		if c.refused == "" && len(refused) > 0 || c.refused != "" && (len(refused) != 1 || refused[0].Reason != c.refused || st.Refused[c.refused] != 1) {
+			t.Errorf("%s: refused %+v, want %q", c.why, refused, c.refused)
+		}
+	}
+}
+
+func TestAdmissionLogRefusesAtOnce(t *testing.T) {
+	cases := []struct {
+		why    string
+		rv     string
+		name   string
+		reason string
+	}{
+		{"a version the API server never gives", "0", "redis-replicas", RefusedVersion},
+		{"no version at all", "", "redis-replicas", RefusedVersion},
+		{"a version before the one the watch last saw: a transition already seen", "203", "redis-replicas", RefusedVersion},
+		{"the uid of another object the watch sees", "204", "redis-master", RefusedObject},
+	}
+	for _, c := range cases {
+		l := &AdmissionLog{Now: (&testClock{t: t0}).now}
+		l.Confirm("prod-us-east-1", nil, liveReplicas("204", 6))
+		r := record(t, "scale")
+		r.OldResourceVersion, r.Object.Name = c.rv, c.name
+		var ref *AdmissionRefusal
+		if err := l.Add(r); !errors.As(err, &ref) || ref.Reason != c.reason {
+			t.Errorf("%s: %v, want refused for %s", c.why, err, c.reason)
+		}
+		if st := l.Stats(); st.Pending != 0 || st.PendingBytes != 0 {
+			t.Errorf("%s: kept %+v", c.why, st)
 		}
 	}
 }
@@ -224,55 +279,94 @@ func TestAdmissionLogConfirms(t *testing.T) {
 func TestAdmissionLogExpires(t *testing.T) {
 	clock := &testClock{t: t0}
 	l := &AdmissionLog{Now: clock.now, TTL: time.Minute}
-	l.Add(record(t, "scale"))
+	_ = l.Add(record(t, "scale"))
 	clock.t = t0.Add(61 * time.Second)
-	if n := l.Confirm("prod-us-east-1", liveReplicas("205", 4)); n != 0 {
+	if n := write(l, "prod-us-east-1", liveReplicas("204", 6), liveReplicas("205", 4)); n != 0 {
 		t.Errorf("an expired record was confirmed")
 	}
-	if st := l.Stats(); st.Pending != 0 || st.Expired != 1 || st.Confirmed != 0 {
+	if st := l.Stats(); st.Pending != 0 || st.Expired != 1 || st.Confirmed != 0 || st.Refused[RefusedExpired] != 1 {
 		t.Errorf("stats %+v", st)
 	}
 }
 
-func TestAdmissionLogRefusesWhenFull(t *testing.T) {
-	// why: a flood must not push a waiting genuine record out.
-	l := &AdmissionLog{MaxPending: 2}
+func TestAdmissionLogBoundedByBytes(t *testing.T) {
+	// why: a flood must not push a waiting genuine record out, and the
+	// bound is what the records hold, however few they are.
 	r := record(t, "scale")
-	if !l.Add(r) || !l.Add(r) || l.Add(r) {
-		t.Fatal("want two accepted, the third refused")
+	size := r.HeldBytes()
+	l := &AdmissionLog{MaxHeldBytes: 2*size + size/2}
+	if l.Add(r) != nil || l.Add(r) != nil {
+		t.Fatal("want two accepted")
 	}
-	if n := l.Confirm("c", liveReplicas("205", 4)); n != 2 {
+	var ref *AdmissionRefusal
+	if err := l.Add(r); !errors.As(err, &ref) || ref.Reason != RefusedBudget {
+		t.Fatalf("the third: %v, want refused for the budget", err)
+	}
+	big := r
+	big.Fields = []AdmissionField{{Path: "metadata.annotations.note", Value: strings.Repeat("x", 4<<20)}}
+	if big.HeldBytes() < 4<<20 {
+		t.Fatalf("a 4 MiB value held %d bytes", big.HeldBytes())
+	}
+	if err := (&AdmissionLog{}).Add(func() AdmissionRecord { b := big; b.Fields = slices.Repeat(b.Fields, 5); return b }()); !errors.As(err, &ref) {
+		t.Errorf("a record over the default budget was kept")
+	}
+	if n := write(l, "c", liveReplicas("204", 6), liveReplicas("205", 4)); n != 2 {
 		t.Fatalf("confirmed %d", n)
 	}
-	if !l.Add(r) {
-		t.Error("room again once confirmed")
+	st := l.Stats()
+	if st.PendingBytes != 0 || st.ConfirmedBytes != 2*size || st.Refused[RefusedBudget] != 1 {
+		t.Errorf("stats %+v", st)
+	}
+	// A waiting record takes the room of the oldest confirmed ones beyond
+	// half the budget, not more.
+	r.OldResourceVersion = "205"
+	if err := l.Add(r); err != nil {
+		t.Errorf("no room made: %v", err)
+	}
+	if st := l.Stats(); st.Confirmed != 1 || st.Pending != 1 || st.PendingBytes+st.ConfirmedBytes > l.MaxHeldBytes {
+		t.Errorf("stats %+v", st)
 	}
 }
 
 func TestAdmissionLogKeepsConfirmedBounded(t *testing.T) {
-	l := &AdmissionLog{MaxConfirmed: 2}
-	for _, v := range []string{"205", "206", "207"} {
+	// why: confirmed records go oldest first when the budget is full.
+	size := record(t, "scale").HeldBytes()
+	l := &AdmissionLog{MaxHeldBytes: 2*size + size/2}
+	names := []string{"redis-a", "redis-b", "redis-c"}
+	for _, name := range names {
 		r := record(t, "scale")
-		r.OldResourceVersion = fmt.Sprint(mustAtoi(t, v) - 1)
-		l.Add(r)
-		l.Confirm("c", liveReplicas(v, 4))
+		r.Object.Name, r.UID = name, name+"-uid"
+		before, after := stsAt(name, r.UID, "204", 6), stsAt(name, r.UID, "205", 4)
+		l.Confirm("c", nil, before)
+		if err := l.Add(r); err != nil {
+			t.Fatal(err)
+		}
+		if n := l.Confirm("c", before, after); n != 1 {
+			t.Fatalf("%s: confirmed %d", name, n)
+		}
 	}
-	k := ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"}
-	if got := l.RecordsOf(k); len(got) != 2 || got[0].ConfirmedVersion != "206" {
-		t.Errorf("kept %d, first confirmed at %q", len(got), got[0].ConfirmedVersion)
+	var kept []string
+	for _, name := range names {
+		if len(l.RecordsOf(ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: name})) > 0 {
+			kept = append(kept, name)
+		}
+	}
+	if !slices.Equal(kept, names[1:]) || l.Stats().ConfirmedBytes > l.MaxHeldBytes {
+		t.Errorf("kept %v (%+v), want the two newest", kept, l.Stats())
 	}
 }
 
 // confirmedLog holds the named records, each confirmed by the watch of
-// prod-us-east-1 seeing replicas 4 at resourceVersion 205.
+// prod-us-east-1 seeing replicas 6 -> 4 from resourceVersion 204 to 205.
 func confirmedLog(t *testing.T, recs ...AdmissionRecord) []AdmissionRecord {
 	t.Helper()
 	clock := &testClock{t: t0}
 	l := &AdmissionLog{Now: clock.now}
+	l.Confirm("prod-us-east-1", nil, liveReplicas("204", 6))
 	for _, r := range recs {
-		l.Add(r)
+		_ = l.Add(r)
 	}
-	l.Confirm("prod-us-east-1", liveReplicas("205", 4))
+	l.Confirm("prod-us-east-1", liveReplicas("204", 6), liveReplicas("205", 4))
 	return l.RecordsOf(ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"})
 }
 
@@ -349,11 +443,16 @@ func TestAttributeAdmissionWholeItem(t *testing.T) {
 		Object: AuditObject{Group: "apps", Version: "v1", Resource: "statefulsets", Namespace: "redis", Name: "redis-replicas"},
 		Fields: []AdmissionField{{Path: "spec.template.spec.containers[1]", Value: map[string]any{"name": "sidecar", "image": "busybox:2"}}}}
 	l := &AdmissionLog{Now: (&testClock{t: t0}).now}
-	l.Add(r)
+	before := liveReplicas("204", 4)
+	before["spec"].(map[string]any)["template"] = map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "redis"}}}}
+	l.Confirm("prod-us-east-1", nil, before)
+	if err := l.Add(r); err != nil {
+		t.Fatal(err)
+	}
 	live := liveReplicas("205", 4)
 	live["spec"].(map[string]any)["template"] = map[string]any{"spec": map[string]any{"containers": []any{
 		map[string]any{"name": "redis"}, map[string]any{"name": "sidecar", "image": "busybox:2"}}}}
-	if l.Confirm("prod-us-east-1", live) != 1 {
+	if l.Confirm("prod-us-east-1", before, live) != 1 {
 		t.Fatal("not confirmed")
 	}
 	o := AttributeAll(redisObservation(Field{Path: "spec.template.spec.containers[1].image", Live: "busybox:2"}), nil,
@@ -377,13 +476,15 @@ func TestAdmissionForger(t *testing.T) {
 		// why: the watch saw alice's write before the forged review came;
 		// a review must precede the write it claims, so it is never confirmed.
 		l := &AdmissionLog{Now: (&testClock{t: t0}).now}
-		l.Add(alice)
-		l.Confirm("prod-us-east-1", liveReplicas("205", 4))
-		l.Add(forged)
-		l.Confirm("prod-us-east-1", liveReplicas("205", 4))
+		l.Confirm("prod-us-east-1", nil, liveReplicas("204", 6))
+		_ = l.Add(alice)
+		l.Confirm("prod-us-east-1", liveReplicas("204", 6), liveReplicas("205", 4))
+		if err := l.Add(forged); err == nil {
+			t.Error("a review of a version already written over was kept")
+		}
 		// bob's later write keeps replicas 4: still not the forged write.
-		l.Confirm("prod-us-east-1", liveReplicas("206", 4))
-		if st := l.Stats(); st.Pending != 0 || st.Confirmed != 1 {
+		l.Confirm("prod-us-east-1", liveReplicas("205", 4), liveReplicas("206", 4))
+		if st := l.Stats(); st.Pending != 0 || st.Confirmed != 1 || st.Refused[RefusedVersion] != 1 {
 			t.Errorf("stats %+v", st)
 		}
 		if ch := observe(l); ch.Actor != "alice" || ch.Attribution != AttributionAdmission {
@@ -394,20 +495,39 @@ func TestAdmissionForger(t *testing.T) {
 		// why: a review posted ahead of alice's write is confirmed with hers;
 		// two records of one write that disagree leave it unknown.
 		l := &AdmissionLog{Now: (&testClock{t: t0}).now}
-		l.Add(forged)
-		l.Add(alice)
-		l.Confirm("prod-us-east-1", liveReplicas("205", 4))
+		l.Confirm("prod-us-east-1", nil, liveReplicas("204", 6))
+		_ = l.Add(forged)
+		_ = l.Add(alice)
+		l.Confirm("prod-us-east-1", liveReplicas("204", 6), liveReplicas("205", 4))
 		if ch := observe(l); ch.Actor != "" || ch.Attribution != AttributionUnknown {
 			t.Errorf("change %+v", ch)
 		}
 	})
+	t.Run("beside the real one, claiming another change", func(t *testing.T) {
+		// why: a record of the same transition that disagrees on what
+		// changed disputes it too: never "the one that matches wins".
+		l := &AdmissionLog{Now: (&testClock{t: t0}).now}
+		l.Confirm("prod-us-east-1", nil, liveReplicas("204", 6))
+		f := forged
+		f.Fields = []AdmissionField{{Path: "spec.replicas", Value: int64(9)}}
+		_ = l.Add(f)
+		_ = l.Add(alice)
+		l.Confirm("prod-us-east-1", liveReplicas("204", 6), liveReplicas("205", 4))
+		if ch := observe(l); ch.Attribution != AttributionUnknown {
+			t.Errorf("change %+v", ch)
+		}
+		if st := l.Stats(); st.Refused[RefusedChange] != 1 {
+			t.Errorf("stats %+v", st)
+		}
+	})
 	t.Run("a value nobody wrote", func(t *testing.T) {
 		// why: a forged review of a change that never happens is never
-		// confirmed and expires.
+		// confirmed.
 		clock := &testClock{t: t0}
 		l := &AdmissionLog{Now: clock.now}
-		l.Add(forged)
-		l.Confirm("prod-us-east-1", liveReplicas("205", 6))
+		l.Confirm("prod-us-east-1", nil, liveReplicas("204", 6))
+		_ = l.Add(forged)
+		l.Confirm("prod-us-east-1", liveReplicas("204", 6), liveReplicas("205", 6))
 		clock.t = t0.Add(DefaultAdmissionTTL + time.Second)
 		if st := l.Stats(); st.Confirmed != 0 || st.Pending != 0 {
 			t.Errorf("stats %+v", st)
@@ -416,14 +536,16 @@ func TestAdmissionForger(t *testing.T) {
 			t.Errorf("change %+v", ch)
 		}
 	})
-	t.Run("another object's uid", func(t *testing.T) {
-		// why: a review naming the object but carrying another uid is
-		// confirmed by nothing the watch sees of it.
+	t.Run("a later write by someone else", func(t *testing.T) {
+		// why: a record attributes its own transition only: once bob's
+		// unreviewed write changed the field again, alice's record no
+		// longer says who set it, even when the value comes back.
 		l := &AdmissionLog{Now: (&testClock{t: t0}).now}
-		f := forged
-		f.UID = "not-the-object"
-		l.Add(f)
-		l.Confirm("prod-us-east-1", liveReplicas("205", 4))
+		l.Confirm("prod-us-east-1", nil, liveReplicas("204", 6))
+		_ = l.Add(alice)
+		l.Confirm("prod-us-east-1", liveReplicas("204", 6), liveReplicas("205", 4))
+		l.Confirm("prod-us-east-1", liveReplicas("205", 4), liveReplicas("206", 5))
+		l.Confirm("prod-us-east-1", liveReplicas("206", 5), liveReplicas("207", 4))
 		if ch := observe(l); ch.Attribution != AttributionUnknown {
 			t.Errorf("change %+v", ch)
 		}
@@ -437,4 +559,51 @@ func mustAtoi(t *testing.T, s string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+func TestHeldBytesErrsHigh(t *testing.T) {
+	// why: the log's budget is in bytes of heap; the estimate must not be
+	// below what Go really keeps for a record's values, mappings of many
+	// small entries and lists of small mappings above all.
+	build := func(kind string) string {
+		var b strings.Builder
+		open, close := "{", "}"
+		if kind == "list" {
+			open, close = "[", "]"
+		}
+		b.WriteString(open)
+		for n := range 100000 {
+			if n > 0 {
+				b.WriteByte(',')
+			}
+			if kind == "list" {
+				b.WriteString(`{"a":` + strconv.Itoa(n) + `}`)
+			} else {
+				b.WriteString(`"k` + strconv.Itoa(n) + `":"v"`)
+			}
+		}
+		b.WriteString(close)
+		return b.String()
+	}
+	for _, kind := range []string{"map", "list"} {
+		raw := []byte(`{"x":` + build(kind) + `}`)
+		before := heapInUse()
+		v, err := decodeAdmissionObject(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := AdmissionRecord{Fields: []AdmissionField{{Path: "x", Value: v["x"]}}}
+		held := int64(heapInUse()) - int64(before)
+		if est := r.HeldBytes(); est < held {
+			t.Errorf("%s: the heap holds %d bytes, the estimate says %d", kind, held, est)
+		}
+		runtime.KeepAlive(v)
+	}
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }

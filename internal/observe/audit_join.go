@@ -228,6 +228,14 @@ func recordSets(r *AdmissionRecord, f Field, segs []yamlnode.Segment) bool {
 // user; unknown, naming the disagreement, when they do not.
 func admissionChange(f Field, event *AuditEvent, records []*AdmissionRecord) Change {
 	first := records[0]
+	for _, r := range records {
+		if r.Disputed != "" {
+			// Records of one write that disagree: nobody is known to have
+			// made it, whoever the newest says.
+			return Change{Attribution: AttributionUnknown, Claimed: AttributionUnknown,
+				Evidence: fmt.Sprintf("the attributions of %s disagree: %s", f.Path, r.Disputed)}
+		}
+	}
 	var claims []string
 	agree := true
 	for _, r := range records {

@@ -11,10 +11,11 @@
 // The readers and the join are pure functions of their inputs. One type is
 // not: AdmissionLog is a store, safe for concurrent use (it holds a mutex),
 // that reads its clock (Now, time.Now when unset) to expire the admission
-// records the watch has not confirmed within its TTL, refuses records beyond
-// its pending bound and drops the oldest confirmed ones beyond the other;
-// the sources and the webhook share one for the process's life, and tests
-// give it a clock.
+// records the watch has not confirmed within its TTL, refuses the records
+// that do not fit its byte budget and drops the oldest confirmed ones to
+// make room, and calls back (OnConfirm, OnRefuse) on what it settles; the
+// sources and the webhook share one for the process's life, and tests give
+// it a clock.
 //
 // It decides nothing and does no I/O: it must not know about policies,
 // repository configuration, GitHub or git, and must not import client-go,

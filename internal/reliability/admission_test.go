@@ -2,7 +2,6 @@ package reliability
 
 import (
 	"bytes"
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -16,15 +15,12 @@ import (
 	"math/big"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/observe/source"
-	"github.com/backflow-dev/backflow/internal/server"
 )
 
 // pki is a CA and the certificates it signed, for one test.
@@ -111,34 +107,12 @@ type hostileReview struct {
 // A well-formed review over good client material is the control: it is
 // kept.
 func TestCase19AdmissionHostileInput(t *testing.T) {
-	serving, clients, stranger := newPKI(t, "serving CA"), newPKI(t, "API server client CA"), newPKI(t, "another CA")
+	stranger := newPKI(t, "another CA")
 	now := time.Now()
-	dir := t.TempDir()
-	write := func(name string, data []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	certPEM, keyPEM := serving.issue(t, x509.ExtKeyUsageServerAuth, now.Add(-time.Hour), now.Add(time.Hour))
-	cfg, err := server.AdmissionTLS{CertFile: write("tls.crt", certPEM), KeyFile: write("tls.key", keyPEM),
-		ClientCAFile: write("client-ca.crt", clients.caPEM)}.Config()
-	if err != nil {
-		t.Fatal(err)
-	}
 	const maxBytes = 64 << 10
 	log := &observe.AdmissionLog{}
-	h := &source.AdmissionHandler{Log: log, MaxBytes: maxBytes}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- server.ServeAdmission(ctx, ln, h, cfg, nil) }()
-	t.Cleanup(func() { stop(); <-done })
-	url := "https://" + ln.Addr().String() + "/admission"
+	l := startAdmissionListener(t, &source.AdmissionHandler{Log: log, MaxBytes: maxBytes}, true)
+	serving, clients, url := l.serving, l.clients, l.url
 
 	good := clients.leaf(t, x509.ExtKeyUsageClientAuth, now.Add(-time.Hour), now.Add(time.Hour))
 	expired := clients.leaf(t, x509.ExtKeyUsageClientAuth, now.Add(-2*time.Hour), now.Add(-time.Hour))
@@ -203,7 +177,7 @@ func TestCase19AdmissionHostileInput(t *testing.T) {
 		c := cases[i%len(cases)]
 		target := url
 		if c.plain {
-			target = "http://" + ln.Addr().String() + "/admission"
+			target = "http://" + l.addr + "/admission"
 		}
 		start := time.Now()
 		resp, err := client(c).Post(target, "application/json", bytes.NewReader(c.body(i)))

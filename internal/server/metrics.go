@@ -40,6 +40,8 @@ type Metrics struct {
 	attributions    *prometheus.CounterVec
 	receiptsRefused prometheus.Counter
 	buildInfo       prometheus.Gauge
+
+	admissionRefused *prometheus.CounterVec
 }
 
 // NewMetrics registers backflow's metrics, with the Go runtime and process
@@ -116,7 +118,8 @@ func NewMetrics() *Metrics {
 		Help: "Failed receipt checks (backflow/receipt) posted on write-back pull requests.",
 	})
 	m.buildInfo = newBuildInfo("")
-	m.registry.MustRegister(m.attributions, m.receiptsRefused, m.buildInfo)
+	m.admissionRefused = newAdmissionRefused()
+	m.registry.MustRegister(m.attributions, m.receiptsRefused, m.buildInfo, m.admissionRefused)
 	m.preset()
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),

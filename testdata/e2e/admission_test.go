@@ -390,7 +390,51 @@ func TestAdmissionRoundTrip(t *testing.T) {
 	}
 	forwardApply(t, c, h)
 
-	// 5. The webhook's latency under load: alice's dry runs from eight
+	// 5. Forged reviews, posted to the listener as anything that reaches its
+	// port can: none is confirmed or attributes anything. bob (no role)
+	// scales redis-replicas 4 -> 5 first: his real review is confirmed and
+	// the change denied.
+	patch(t, c, userBob, "redis-replicas", types.MergePatchType, `{"spec":{"replicas":5}}`, "scale")
+	bobsRow := "redis-replicas` | `spec.replicas` | `4` | `5` | bob |"
+	eventually(t, stepTimeout, "bob's scale reported as drift", func() error { return driftNames(t, h, bobsRow) })
+	forge := newForger(t, "https://"+admissionAddr+"/admission", ca.caPEM)
+	//   a. "carol (group sre)" at the version the watch already saw,
+	//      claiming the value already live, followed by a status update;
+	sts := liveStatefulSet(t, c, "redis-replicas")
+	forge.post(t, "forged-stale", "redis-replicas", string(sts.GetUID()), sts.GetResourceVersion(), 4, 5)
+	_, err = c.dynamic(t, userAdmin).Resource(stsGVR).Namespace(namespace).Patch(ctx, "redis-replicas", types.MergePatchType,
+		[]byte(`{"status":{"currentRevision":"r-`+token()+`"}}`), metav1.PatchOptions{}, "status")
+	if err != nil {
+		t.Fatalf("status update: %v", err)
+	}
+	//   b. naming redis-replicas with redis-master's uid, followed by bob's
+	//      write to redis-master making the change it claims;
+	master := liveStatefulSet(t, c, "redis-master")
+	forge.post(t, "forged-uid", "redis-replicas", string(master.GetUID()), master.GetResourceVersion(), replicas(t, c, "redis-master"), 5)
+	patch(t, c, userBob, "redis-master", types.MergePatchType, `{"spec":{"replicas":5}}`, "scale")
+	//   c. of resourceVersion 0.
+	forge.post(t, "forged-zero", "redis-replicas", string(sts.GetUID()), "0", 4, 5)
+	// A cycle after the last write still has bob's change as bob's.
+	eventually(t, stepTimeout, "bob's writes reported as his drift", func() error {
+		return driftNames(t, h, bobsRow, "redis-master` | `spec.replicas` | `2` | `5` | bob |")
+	})
+	if forged := admissionLines(t, serveLog, `"msg":"attributed"`, `"actor":"carol"`); len(forged) > 0 {
+		t.Errorf("a forged review was confirmed: %s", bytes.Join(forged, []byte("\n")))
+	}
+	assertNothingWritten(t, h, len(pullsBefore), values)
+	eventually(t, stepTimeout, "the forged reviews reported", func() error {
+		for _, id := range []string{"forged-stale", "forged-uid", "forged-zero"} {
+			if len(admissionLines(t, serveLog, `"msg":"admission record refused"`, `"review":"`+id+`"`)) == 0 {
+				return fmt.Errorf("review %s not reported", id)
+			}
+		}
+		return nil
+	})
+	t.Logf("forged reviews: 3 posted, %d confirmed, %d reported", len(admissionLines(t, serveLog, `"msg":"attributed"`, `"actor":"carol"`)),
+		len(admissionLines(t, serveLog, `"msg":"admission record refused"`, `"review":"forged-`)))
+	forwardApply(t, c, h)
+
+	// 6. The webhook's latency under load: alice's dry runs from eight
 	// clients at once (they change nothing).
 	var wg sync.WaitGroup
 	for range 8 {
@@ -432,8 +476,9 @@ func TestAdmissionRoundTrip(t *testing.T) {
 	t.Logf("timing: whole admission round trip %s", time.Since(start).Round(time.Millisecond))
 }
 
-// admissionLines returns the lines of backflow serve's log that contain want.
-func admissionLines(t *testing.T, logPath, want string) [][]byte {
+// admissionLines returns the lines of backflow serve's log that contain
+// every want.
+func admissionLines(t *testing.T, logPath string, want ...string) [][]byte {
 	t.Helper()
 	data, err := os.ReadFile(logPath)
 	if err != nil {
@@ -441,9 +486,49 @@ func admissionLines(t *testing.T, logPath, want string) [][]byte {
 	}
 	var out [][]byte
 	for _, line := range bytes.Split(data, []byte("\n")) {
-		if bytes.Contains(line, []byte(want)) {
+		if !slices.ContainsFunc(want, func(w string) bool { return !bytes.Contains(line, []byte(w)) }) {
 			out = append(out, line)
 		}
 	}
 	return out
+}
+
+// forger posts admission reviews to backflow's listener as anything that
+// reaches its port could (the listener requires no client certificate
+// here), each "by carol (group sre)", whose role accepts admission.
+type forger struct {
+	url    string
+	client *http.Client
+}
+
+func newForger(t *testing.T, url string, caPEM []byte) forger {
+	t.Helper()
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(caPEM) {
+		t.Fatal("the test CA is not PEM")
+	}
+	return forger{url: url, client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}}
+}
+
+// post sends a review of a scale of the StatefulSet name, carrying uid
+// and reviewed at rv, from replicas from to to; backflow must allow it.
+func (f forger) post(t *testing.T, reviewUID, name, uid, rv string, from, to int64) {
+	t.Helper()
+	scale := func(n int64) string {
+		return fmt.Sprintf(`{"kind":"Scale","apiVersion":"autoscaling/v1","metadata":{"name":%q,"namespace":%q,"uid":%q,"resourceVersion":%q},"spec":{"replicas":%d}}`,
+			name, namespace, uid, rv, n)
+	}
+	body := fmt.Sprintf(`{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":%q,`+
+		`"resource":{"group":"apps","version":"v1","resource":"statefulsets"},"subResource":"scale","name":%q,"namespace":%q,`+
+		`"operation":"UPDATE","userInfo":{"username":"carol","groups":["sre","system:authenticated"]},"object":%s,"oldObject":%s,"dryRun":false}}`,
+		reviewUID, name, namespace, scale(to), scale(from))
+	resp, err := f.client.Post(f.url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("posting %s: %v", reviewUID, err)
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(answer, []byte(`"allowed":true`)) {
+		t.Fatalf("%s: answer %d %s, want allowed", reviewUID, resp.StatusCode, answer)
+	}
 }

@@ -85,9 +85,19 @@ func (h *AdmissionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		log.Info("admission review", "skipped", rv.Skipped, "duration_us", took())
 	default:
 		rec := rv.Record
-		kept := h.Log.Add(*rec)
+		if err := h.Log.Add(*rec); err != nil {
+			// Refused records are reported by the log's OnRefuse too.
+			var ref *observe.AdmissionRefusal
+			reason := "refused"
+			if errors.As(err, &ref) {
+				reason = ref.Reason
+			}
+			log.Warn("admission review", "object", rec.Object.String(), "uid", rec.UID, "user", rec.User,
+				"fields", rec.FieldPaths(), "kept", false, "refused", reason, "duration_us", took())
+			break
+		}
 		log.Info("admission review", "object", rec.Object.String(), "uid", rec.UID, "user", rec.User,
-			"fields", rec.FieldPaths(), "kept", kept, "duration_us", took())
+			"fields", rec.FieldPaths(), "kept", true, "duration_us", took())
 	}
 	uid := rv.UID
 	if uid == "" {

@@ -68,6 +68,7 @@ func TestAdmissionHandler(t *testing.T) {
 		{"a review not over TLS is allowed and not kept", readReview(t, "scale"), false, "", 1},
 		{"malformed JSON is allowed", []byte(`{"request":`), true, "", 1},
 		{"a body over the cap is allowed", bytes.Repeat([]byte("x"), 65<<10), true, "", 1},
+		{"a review of resourceVersion 0 is allowed, refused and reported", bytes.Replace(readReview(t, "scale"), []byte(`"resourceVersion": "204"`), []byte(`"resourceVersion": "0"`), 2), true, "", 1},
 	}
 	for _, c := range cases {
 		w := postReview(h, c.body, c.overTLS)
@@ -81,7 +82,7 @@ func TestAdmissionHandler(t *testing.T) {
 	}
 	// Nothing of a value is logged: only the key, the user and field names.
 	out := logs.String()
-	for _, want := range []string{"redis-replicas", `"user":"alice"`, "spec.template.spec.containers[0].image"} {
+	for _, want := range []string{"redis-replicas", `"user":"alice"`, "spec.template.spec.containers[0].image", `"kept":false,"refused":"version"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the log lacks %q:\n%s", want, out)
 		}

@@ -86,8 +86,9 @@ type KubeSource struct {
 	// (with the live object at hand to resolve list items); without it,
 	// fields are attributed from managedFields alone.
 	Audit *AuditLog
-	// Admission, when set, is told each new resourceVersion the watch sees,
-	// to confirm the admission records waiting for it, and its confirmed
+	// Admission, when set, is told each change the watch sees (the object
+	// before and after), to confirm the admission record of that very
+	// transition, and its confirmed
 	// records attribute the observations (see observe.AttributeAll).
 	Admission *observe.AdmissionLog
 	// Now is the clock; nil means time.Now.
@@ -282,7 +283,8 @@ func (s *KubeSource) changed(w *kubeWatch, old, obj any) {
 	if !ok {
 		return
 	}
-	if o, ok := old.(*unstructured.Unstructured); ok && o.GetResourceVersion() == u.GetResourceVersion() {
+	o, _ := old.(*unstructured.Unstructured)
+	if o != nil && o.GetResourceVersion() == u.GetResourceVersion() {
 		return
 	}
 	k := unstructuredKey(u)
@@ -290,7 +292,13 @@ func (s *KubeSource) changed(w *kubeWatch, old, obj any) {
 		return
 	}
 	if s.Admission != nil {
-		s.Admission.Confirm(s.Cluster, u.Object)
+		// The transition from the version the watch saw before (none on
+		// a list) is what settles the records waiting for it.
+		var before map[string]any
+		if o != nil {
+			before = o.Object
+		}
+		s.Admission.Confirm(s.Cluster, before, u.Object)
 	}
 	s.cmu.Lock()
 	if s.changedAt == nil {

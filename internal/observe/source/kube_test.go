@@ -387,3 +387,54 @@ contexts: [{name: prod, context: {cluster: c, user: u}}]
 		})
 	}
 }
+
+// TestKubeSourceConfirmsTheNextTransitionOnly: the watch's own events, old
+// and new, settle the admission records: alice's review of 7 -> 8 is
+// confirmed by that write, and a forged review of the version the watch
+// already saw, claiming the value already live, is not confirmed by the
+// status update that follows.
+func TestKubeSourceConfirmsTheNextTransitionOnly(t *testing.T) {
+	at := "2026-11-29T10:00:10Z"
+	s, client, changed := fakeKube(t, statefulSet(t, 3, "redis:7", nil, managedEntry{"helm-controller", "Apply", "", at, applyAll}))
+	var refused []observe.AdmissionRefusal
+	s.Admission = &observe.AdmissionLog{Now: s.Now, OnRefuse: func(r observe.AdmissionRefusal) { refused = append(refused, r) }}
+	ctx := context.Background()
+	if res := s.Read(ctx); len(res.Errors) > 0 {
+		t.Fatal(res.Errors)
+	}
+	<-changed // the initial list
+	review := func(user, rv string) observe.AdmissionRecord {
+		return observe.AdmissionRecord{ReviewUID: user + "-" + rv, Operation: "UPDATE", User: user, Groups: []string{"sre"}, UID: "u-1", OldResourceVersion: rv,
+			Object: observe.AuditObject{Group: "apps", Version: "v1", Resource: "statefulsets", Subresource: "scale", Namespace: "redis", Name: "redis-replicas"},
+			Fields: []observe.AdmissionField{{Path: "spec.replicas", Value: int64(4)}}}
+	}
+	if err := s.Admission.Add(review("alice", "7")); err != nil {
+		t.Fatal(err)
+	}
+	scaled := statefulSet(t, 4, "redis:7", nil, managedEntry{"helm-controller", "Apply", "", at, applyNoReplicas},
+		managedEntry{"kubectl", "Update", "scale", "2026-11-29T10:00:20Z", scaled})
+	scaled.SetResourceVersion("8")
+	if _, err := client.Resource(stsGVR).Namespace("redis").Update(ctx, scaled, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitChange(t, changed, s, "8")
+	if o := s.Read(ctx).Observations[0]; o.Change.Actor != "alice" || o.Change.Attribution != observe.AttributionAdmission {
+		t.Fatalf("why: alice's reviewed write is hers at admission; got %+v", o.Change)
+	}
+	if err := s.Admission.Add(review("mallory", "8")); err != nil {
+		t.Fatal(err)
+	}
+	status := scaled.DeepCopy()
+	status.Object["status"] = map[string]any{"replicas": int64(4), "readyReplicas": int64(4)}
+	status.SetResourceVersion("9")
+	if _, err := client.Resource(stsGVR).Namespace("redis").Update(ctx, status, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitChange(t, changed, s, "9")
+	if o := s.Read(ctx).Observations[0]; o.Change.Actor != "alice" {
+		t.Errorf("why: a status update confirms no review of spec.replicas; got %+v", o.Change)
+	}
+	if len(refused) != 1 || refused[0].Reason != observe.RefusedChange || refused[0].User != "mallory" {
+		t.Errorf("refused %+v, want mallory's review reported for its change", refused)
+	}
+}
