@@ -83,10 +83,16 @@ repositories: [acme/gitops]
 observations:
   prod-eu-west-1: [{url: "http://cub-scout.observability.svc:8080/trace-diff.json", trust: asserted, timeout: 10s}]
 pacing: {writesPerMinute: 40, maxWait: 1m}
+charts: {maxBytes: 1048576, timeout: 30s, allowedHosts: [production.cloudflare.docker.com, "registry.example.com:5000"]}
 `},
 	{"kube watch", kubeObjects},
 	{"admission with cert-manager", kubeObjects + `
 admission: {enabled: true}
+networkPolicy: {admissionFrom: [{ipBlock: {cidr: 172.16.0.0/28}}]}
+`},
+	{"admission with a client CA", kubeObjects + `
+admission: {enabled: true, clientCA: "-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n"}
+networkPolicy: {admissionFrom: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: kube-system}}}]}
 `},
 	{"admission with a provided secret", kubeObjects + `
 admission:
@@ -429,6 +435,18 @@ func checkConfig(t *testing.T, name string, vals map[string]any, objs []object, 
 			t.Errorf("%s: the pod mounts the Secret %s, which the chart does not render", f, secret)
 		}
 	}
+	if ca, _ := get(vals, "admission", "clientCA").(string); ca != "" || bc.Admission.ClientCAFile != "" {
+		f := bc.Admission.ClientCAFile
+		var mountedCM bool
+		for _, m := range c.VolumeMounts {
+			for _, v := range dep.Spec.Template.Spec.Volumes {
+				mountedCM = mountedCM || (v.Name == m.Name && v.ConfigMap != nil && v.ConfigMap.Name == cm.Name && m.MountPath == path.Dir(f))
+			}
+		}
+		if !mountedCM || cm.Data[path.Base(f)] != strings.TrimSpace(ca)+"\n" {
+			t.Errorf("admission.clientCAFile %q is not the ConfigMap's %q mounted where it is read (mounted %v)", f, cm.Data[path.Base(f)], mountedCM)
+		}
+	}
 	existing, _ := get(vals, "credentials", "existingSecret").(string)
 	if existing != "" {
 		if len(secrets) != 0 {
@@ -442,6 +460,9 @@ func checkConfig(t *testing.T, name string, vals map[string]any, objs []object, 
 	}
 	if named < 2 {
 		t.Errorf("the config names %d secret files", named)
+	}
+	if hosts, _ := get(vals, "charts", "allowedHosts").([]any); fmt.Sprint(hosts) != fmt.Sprint(bc.Charts.AllowedHosts) {
+		t.Errorf("charts.allowedHosts %v reached the config as %v", hosts, bc.Charts.AllowedHosts)
 	}
 	if obs := get(vals, "observations"); obs != nil {
 		for cluster := range obs.(map[string]any) {
@@ -739,10 +760,12 @@ func checkExposure(t *testing.T, vals map[string]any, objs []object) {
 		t.Errorf("serviceMonitor.enabled %v, %d ServiceMonitor", on, monitors)
 	}
 	nps := find[*networkingv1.NetworkPolicy](objs, "NetworkPolicy")
-	if on, _ := get(vals, "networkPolicy", "enabled").(bool); on != (len(nps) == 1) {
-		t.Errorf("networkPolicy.enabled %v, %d NetworkPolicy", on, len(nps))
-	} else if on {
-		admission, _ := get(vals, "admission", "enabled").(bool)
+	admission, _ := get(vals, "admission", "enabled").(bool)
+	// With the webhook on, its port is closed to all but the control
+	// plane whatever networkPolicy.enabled says.
+	if on, _ := get(vals, "networkPolicy", "enabled").(bool); (on || admission) != (len(nps) == 1) {
+		t.Errorf("networkPolicy.enabled %v, admission %v, %d NetworkPolicy", on, admission, len(nps))
+	} else if on || admission {
 		for _, r := range nps[0].Spec.Ingress {
 			if r.Ports[0].Port.IntVal == 8443 && len(r.From) == 0 {
 				t.Error("the admission port is open to every pod")
@@ -764,13 +787,19 @@ func TestChartRefuses(t *testing.T) {
 		{"wrong type", "replicas: two", "replicas"},
 		{"bad trust", "server: {observations: {enabled: true, trust: root}}", "trust"},
 		{"bad duration", "server: {jitter: soon}", "jitter"},
+		{"an allowed host that is a URL", "charts: {allowedHosts: ['https://charts.example.com/x']}", "allowedHosts"},
 		{"bad repository", "repositories: [gitops]", "repositories"},
 		{"no app id", "github: {appId: null}", "github.appId is required"},
 		{"no private key", "credentials: {privateKey: ''}", "credentials.privateKey is required"},
-		{"admission without the watch", "admission: {enabled: true}", "needs kube.enabled"},
+		{"admission without the watch", "admission: {enabled: true}\nnetworkPolicy: {admissionFrom: [{ipBlock: {cidr: 10.0.0.0/8}}]}", "needs kube.enabled"},
 		{"kube without objects", "kube: {enabled: true, cluster: c}", "kube.objects is required"},
-		{"provided certificate without its CA", kubeObjects + "admission: {enabled: true, certificate: {certManager: false, existingSecret: tls}}", "caBundle is required"},
-		{"admission port open", kubeObjects + "admission: {enabled: true}\nnetworkPolicy: {enabled: true}", "admissionFrom is required"},
+		{"provided certificate without its CA", kubeObjects + "admission: {enabled: true, certificate: {certManager: false, existingSecret: tls}}\nnetworkPolicy: {admissionFrom: [{ipBlock: {cidr: 10.0.0.0/8}}]}", "caBundle is required"},
+		{"admission port open", kubeObjects + "admission: {enabled: true}\nnetworkPolicy: {enabled: true}", "admissionFrom"},
+		// why: with the webhook on and the policy off, nothing kept other
+		// pods from posting forged reviews; the schema now refuses it.
+		{"admission without source ranges", kubeObjects + "admission: {enabled: true}", "admissionFrom"},
+		{"admission with empty source ranges", kubeObjects + "admission: {enabled: true}\nnetworkPolicy: {admissionFrom: []}", "admissionFrom"},
+		{"client CA not PEM", kubeObjects + "admission: {enabled: true, clientCA: abc}\nnetworkPolicy: {admissionFrom: [{ipBlock: {cidr: 10.0.0.0/8}}]}", "clientCA"},
 		{"ingress without a host", "ingress: {enabled: true}", "ingress.host is required"},
 		{"push token missing", "server: {observations: {enabled: true}}", "credentials.observationToken is required"},
 	} {

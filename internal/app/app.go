@@ -58,7 +58,8 @@ func BotOptions(c *Wiring, key []byte, fg bot.Forge, sources []bot.Source, logge
 // Fetcher is the fetcher of units' remote charts as the config's charts
 // section says it.
 func (c *Wiring) Fetcher() *render.Fetcher {
-	return render.NewFetcher(render.FetchOptions{CacheDir: c.Charts.CacheDir, MaxBytes: c.Charts.MaxBytes, Timeout: c.Charts.Timeout.Duration})
+	return render.NewFetcher(render.FetchOptions{CacheDir: c.Charts.CacheDir, MaxBytes: c.Charts.MaxBytes,
+		Timeout: c.Charts.Timeout.Duration, AllowedHosts: c.Charts.AllowedHosts})
 }
 
 // Renderer is the render witness with remote charts fetched into render's

@@ -23,8 +23,15 @@ const maxPushedBytes = 32 << 20
 
 // PushStore receives pushes to /observations (server.ObservationSink) and
 // serves them to every cycle (bot.Source): for each object, the latest
-// observation and the latest trigger, believed no higher than the trust
-// ceiling configured for pushes.
+// observation at each trust level and the latest trigger, believed no
+// higher than the trust ceiling configured for pushes.
+//
+// Observations are kept per object and per trust level so that a push of
+// lower trust (the secret URL's, believed at asserted) never replaces what
+// a higher-trust push (the bearer token's) established: the planner and
+// the lifecycle see both, and rank them by trust within the freshness
+// window (repoconfig's observations.freshness) and by the receipt's
+// attribution. Only a newer observation at the same trust replaces one.
 type PushStore struct {
 	ceiling observe.Attribution
 	// urlCeiling is the ceiling of pushes to the secret URL (asserted unless
@@ -135,7 +142,7 @@ func (p *PushStore) Accept(ctx context.Context, body []byte) (server.PushResult,
 	}
 	p.mu.Lock()
 	for _, o := range obs {
-		k := o.Cluster + "\x00" + o.Object.String()
+		k := pushKey(o)
 		if old, ok := p.obs[k]; ok && old.v.ObservedAt.After(o.ObservedAt) {
 			continue // an older observation arriving late does not replace a newer one
 		}
@@ -177,6 +184,13 @@ func (p *PushStore) Accept(ctx context.Context, body []byte) (server.PushResult,
 		out.Repositories = p.concerned(objects)
 	}
 	return out, nil
+}
+
+// pushKey is where an observation is kept: its cluster, its object and
+// its trust level, so that only an observation of the same trust replaces
+// it.
+func pushKey(o observe.Observation) string {
+	return o.Cluster + "\x00" + o.Object.String() + "\x00" + string(o.TrustLevel())
 }
 
 // claim holds a document to the configured cluster.

@@ -173,3 +173,41 @@ func TestPushStoreForgets(t *testing.T) {
 		t.Errorf("%d observations after a new push, want 1", len(res.Observations))
 	}
 }
+
+// TestPushStoreKeepsEachTrust: a push by the secret URL (asserted) never
+// replaces what a bearer push (audit-log here) established for the same
+// object, however new; a newer push at the same trust does.
+func TestPushStoreKeepsEachTrust(t *testing.T) {
+	p := NewPushStore(observe.AttributionAuditLog, "", func([]observe.ObjectKey) []string { return []string{"acme/gitops"} })
+	url := server.WithPushVia(context.Background(), server.ViaSecretURL)
+	push := func(ctx context.Context, doc string) {
+		t.Helper()
+		if _, err := p.Accept(ctx, []byte(doc)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := func() map[observe.Attribution]any {
+		out := map[observe.Attribution]any{}
+		for _, o := range p.Read(context.Background()).Observations {
+			var live any
+			if len(o.Fields) > 0 {
+				live = o.Fields[0].Live
+			}
+			out[o.TrustLevel()] = live
+		}
+		return out
+	}
+	push(context.Background(), nativeDoc("prod-us-east-1", "2026-06-18T12:00:00Z", "audit-log", 4))
+	atDesired := strings.Replace(strings.Replace(nativeDoc("prod-us-east-1", "2026-06-18T12:05:00Z", "audit-log", 3), "  fields:\n    - {field: spec.replicas, live: 3, desired: 3}\n", "  fields: []\n", 1),
+		"  change: {actor: alice, groups: [sre], attribution: audit-log}\n", "", 1)
+	push(url, atDesired)
+	got := held()
+	if len(got) != 2 || got[observe.AttributionAuditLog] != 4 || got[observe.AttributionAsserted] != nil {
+		t.Fatalf("after the asserted push of no fields: %v, want the audit-log push's live 4 kept beside it", got)
+	}
+	// The bearer's own later push replaces its earlier one.
+	push(context.Background(), nativeDoc("prod-us-east-1", "2026-06-18T12:10:00Z", "audit-log", 5))
+	if got := held(); len(got) != 2 || got[observe.AttributionAuditLog] != 5 {
+		t.Errorf("after a newer audit-log push: %v, want its live 5", got)
+	}
+}

@@ -19,38 +19,16 @@ import (
 )
 
 // Forge is what the cycle needs from a Git hosting service, in the forge
-// port's types. internal/forge/github implements it for GitHub and the local
-// hub; tests record its calls with internal/forge/forgetest's Recorder.
+// port's types: what the executor writes through (Writer), and what the
+// cycle reads before deciding. internal/forge/github implements it for
+// GitHub and the local hub; tests record its calls with
+// internal/forge/forgetest's Recorder.
 type Forge interface {
+	Writer
 	App(ctx context.Context) (forge.App, error)
 	Repositories(ctx context.Context) ([]forge.Repo, error)
-	ReadFile(ctx context.Context, repo forge.Repo, sha, path string) ([]byte, error)
 	ListFiles(ctx context.Context, repo forge.Repo, sha, dir string) ([]string, error)
-	BranchHead(ctx context.Context, repo forge.Repo, branch string) (string, error)
-	DeleteBranch(ctx context.Context, repo forge.Repo, branch, expectedSHA string) error
-	Commit(ctx context.Context, req forge.CommitRequest) (string, error)
-	CommitsSince(ctx context.Context, repo forge.Repo, base, head string) ([]forge.Commit, error)
-	ChangedFiles(ctx context.Context, repo forge.Repo, base, head string) (forge.Diff, error)
-	GetPullRequest(ctx context.Context, repo forge.Repo, number int) (forge.PullRequest, error)
-	ListPullRequests(ctx context.Context, repo forge.Repo, filter forge.PullRequestFilter) ([]forge.PullRequest, error)
-	FindOpenPullRequest(ctx context.Context, repo forge.Repo, head string) (forge.PullRequest, error)
-	CreatePullRequest(ctx context.Context, repo forge.Repo, pr forge.NewPullRequest) (forge.PullRequest, error)
-	UpdatePullRequest(ctx context.Context, repo forge.Repo, number int, upd forge.PullRequestUpdate) (forge.PullRequest, error)
-	ClosePullRequest(ctx context.Context, repo forge.Repo, number int) error
-	ListComments(ctx context.Context, repo forge.Repo, number int) ([]forge.Comment, error)
-	CreateComment(ctx context.Context, repo forge.Repo, number int, body string) (forge.Comment, error)
-	AddLabels(ctx context.Context, repo forge.Repo, number int, labels ...string) error
-	RemoveLabel(ctx context.Context, repo forge.Repo, number int, label string) error
-	RequestReviewers(ctx context.Context, repo forge.Repo, number int, users, teams []string) error
-	CreateCheckRun(ctx context.Context, repo forge.Repo, run forge.CheckRun) (forge.CheckRun, error)
-	EnableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest, expectedHead string, method forge.MergeMethod) error
-	DisableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest) error
-	Merge(ctx context.Context, repo forge.Repo, number int, headSHA string, method forge.MergeMethod) (string, error)
-	// The follow-up after a merge and the drift report.
-	ListCheckRuns(ctx context.Context, repo forge.Repo, sha, name string) ([]forge.CheckRun, error)
 	ListIssues(ctx context.Context, repo forge.Repo, label string, state forge.PRState) ([]forge.Issue, error)
-	CreateIssue(ctx context.Context, repo forge.Repo, issue forge.NewIssue) (forge.Issue, error)
-	UpdateIssue(ctx context.Context, repo forge.Repo, number int, upd forge.IssueUpdate) (forge.Issue, error)
 }
 
 // Options configures a Bot. Forge is required; the rest has defaults.
@@ -213,9 +191,10 @@ func (b *Bot) CycleList(ctx context.Context, repos []forge.Repo) (*Report, error
 		}
 		rc := &repoCycle{b: b, ctx: ctx, repo: repo, obs: obs, now: now, author: author, rep: rr,
 			log: b.log.With("repo", repo.FullName())}
+		rc.x = rc.executor()
 		rc.run()
-		if rc.rateLimit != nil {
-			rep.rateLimit = rc.rateLimit
+		if rc.x.rateLimit != nil {
+			rep.rateLimit = rc.x.rateLimit
 		}
 	}
 	return rep, nil
@@ -322,22 +301,13 @@ type repoCycle struct {
 	res       plan.Result
 	policySum string
 	in        *lifecycle.Input
-	rateLimit error
-	// merges are the default branch's heads this cycle's own merges made.
-	merges []string
+	// x carries out the cycle's effects, and keeps its failures.
+	x *executor
 }
 
-// fail records an error of the repository (or of one unit) and keeps a
-// rate limit so the cycle stops. It returns false, so an effect that
-// failed says so in one line.
-func (rc *repoCycle) fail(unit string, err error) bool {
-	if _, ok := forge.IsRateLimited(err); ok {
-		rc.rateLimit = err
-	}
-	rc.rep.Errors = append(rc.rep.Errors, unitError(unit, err))
-	rc.log.Error("reconcile failed", "unit", unit, "class", ErrorClass(err), "error", err)
-	return false
-}
+// fail records an error of the repository (or of one unit), as the
+// executor does: a rate limit stops the cycle.
+func (rc *repoCycle) fail(unit string, err error) bool { return rc.x.fail(unit, err) }
 
 // run reads the repository, then decides and applies in phases: the plan
 // and the pull requests first; each unit's effects, reading what its
@@ -359,8 +329,10 @@ func (rc *repoCycle) run() {
 		rc.rep.Skipped = "observe-only: decisions reported, nothing written"
 		return
 	}
-	rc.in = &lifecycle.Input{DefaultBranch: rc.repo.DefaultBranch, Head: rc.head, Config: rc.cfg, Snapshot: rc.snap, PolicySum: rc.policySum,
-		Result: rc.res, Observations: inBounds(rc.obs.Observations, rc.cfg, rc.now), Now: rc.now, GitOpsManagers: rc.b.opts.GitOpsManagers, CommitKey: rc.b.opts.CommitKey,
+	// The lifecycle decides from the plan alone: its result carries the
+	// observations it was made from and the units' desired values.
+	rc.in = &lifecycle.Input{DefaultBranch: rc.repo.DefaultBranch, Head: rc.head, Snapshot: rc.snap, PolicySum: rc.policySum,
+		Result: rc.res, Now: rc.now, GitOpsManagers: rc.b.opts.GitOpsManagers, CommitKey: rc.b.opts.CommitKey,
 		Repo: rc.repo.FullName()}
 	prs, err := rc.b.pullRequests(rc.ctx, rc.repo)
 	if err != nil {
@@ -371,27 +343,27 @@ func (rc *repoCycle) run() {
 	units, problems := rc.in.Index(prs)
 	rc.rep.Errors = append(rc.rep.Errors, problems...)
 	rc.in.ClosedByBot = rc.closedByBot(units)
+	// Everything this cycle does to the pull requests is decided before
+	// any of it is done: the closed pull requests' cleanups, each unit's
+	// whole chain, and the follow-up of merged write-backs.
+	var chains [][]lifecycle.Effect
 	for _, u := range units {
-		for _, chain := range lifecycle.Cleanups(u) {
-			rc.apply(chain)
-		}
+		chains = append(chains, lifecycle.Cleanups(u)...)
 	}
 	for _, u := range units {
-		if rc.rateLimit != nil {
-			return
-		}
 		var commits []forge.Commit
 		if rc.in.NeedsCommits(u) {
 			// An unrecorded head may be the bot's own commit that a crash
 			// kept from being recorded; the commits on it tell.
 			commits, _ = rc.b.opts.Forge.CommitsSince(rc.ctx, rc.repo, rc.repo.DefaultBranch, u.Open.PR.HeadSHA)
 		}
-		rc.apply(rc.in.Decide(u, commits))
+		chains = append(chains, rc.in.Chain(u, commits))
 	}
-	for _, chain := range rc.in.FollowUps(prs) {
-		rc.apply(chain)
-	}
-	if rc.rateLimit != nil || !rc.cfg.DriftReport.TrackingIssue {
+	chains = append(chains, rc.in.FollowUps(prs)...)
+	x := rc.x
+	x.head = rc.head
+	x.run(chains)
+	if x.rateLimit != nil || !rc.cfg.DriftReport.TrackingIssue {
 		return
 	}
 	issues, err := rc.b.driftIssues(rc.ctx, rc.repo)
@@ -399,7 +371,15 @@ func (rc *repoCycle) run() {
 		rc.fail("", fmt.Errorf("error listing the drift tracking issue: %w", err))
 		return
 	}
-	rc.apply(rc.in.Drift(issues))
+	x.run([][]lifecycle.Effect{rc.in.Drift(issues)})
+}
+
+// executor is the executor of this repository's cycle; it carries out
+// effects once the head is read (its head).
+func (rc *repoCycle) executor() *executor {
+	return &executor{ctx: rc.ctx, f: rc.b.opts.Forge, repo: rc.repo, author: rc.author, method: rc.b.opts.CommitMethod,
+		key: rc.b.opts.CommitKey, dryRun: rc.b.opts.DryRun, rep: rc.rep, log: rc.log,
+		read: func(p string) ([]byte, error) { return rc.b.readFile(rc.ctx, rc.repo, rc.head, p) }}
 }
 
 // snapshot reads the repo config, the policy and the values files at the
@@ -517,17 +497,4 @@ func (rc *repoCycle) closedByBot(units []*lifecycle.Unit) map[int]bool {
 		}
 	}
 	return out
-}
-
-// sealed seals m for pull request number of the cycle's repository.
-func (rc *repoCycle) sealed(m *lifecycle.Marker, number int) *lifecycle.Marker {
-	return lifecycle.Seal(m, rc.b.opts.CommitKey, rc.repo.FullName(), number)
-}
-
-// inBounds are the observations the planner believes in time (the planner
-// reports the others): the follow-up proves nothing by one dated ahead of
-// backflow's clock.
-func inBounds(obs []observe.Observation, cfg *repoconfig.Config, now time.Time) []observe.Observation {
-	kept, _ := plan.InBounds(obs, cfg, now)
-	return kept
 }

@@ -83,20 +83,20 @@ type ChangeReport struct {
 
 // Action kinds: the reported effects of internal/lifecycle.
 const (
-	ActOpen      = string(lifecycle.Open)         // a pull request opened
-	ActUpdate    = string(lifecycle.Update)       // its branch rewritten and its body updated
-	ActKeep      = string(lifecycle.Keep)         // left as it is, with the reason
-	ActClose     = string(lifecycle.Close)        // closed by the bot (superseded, converged)
-	ActComment   = string(lifecycle.Comment)      // a one-time comment
-	ActAutoMerge = string(lifecycle.ArmAutoMerge) // auto-merge armed, pinned to the head
-	ActMerge     = string(lifecycle.Merge)        // merged over REST, pinned to the head
-	ActSkip      = string(lifecycle.Skip)         // a proposal not written (closed before, a foreign branch)
-	ActCleanup   = string(lifecycle.Cleanup)      // a closed pull request's branch deleted
-	ActCheck     = string(lifecycle.Check)        // a failed receipt check posted on an open pull request
-	ActProven    = string(lifecycle.Prove)        // a merged write-back proven by re-observation
-	ActReverted  = string(lifecycle.Revert)       // a merged write-back found reverted
-	ActWaiting   = string(lifecycle.Wait)         // a merged write-back waiting for evidence
-	ActDrift     = string(lifecycle.Drift)        // the drift tracking issue opened, updated or closed
+	ActOpen       = string(lifecycle.Open)       // a pull request opened
+	ActUpdate     = string(lifecycle.Update)     // its branch rewritten and its body updated
+	ActKeep       = string(lifecycle.Keep)       // left as it is, with the reason
+	ActClose      = string(lifecycle.Close)      // closed by the bot (superseded, converged)
+	ActComment    = string(lifecycle.Comment)    // a one-time comment
+	ActAutoMerge  = string(lifecycle.AutoMerge)  // auto-merge armed, pinned to the head
+	ActMerge      = string(lifecycle.Merge)      // merged over REST, pinned to the head
+	ActSkip       = string(lifecycle.Skip)       // a proposal not written (closed before, a foreign branch)
+	ActCleanup    = string(lifecycle.Cleanup)    // a closed pull request's branch deleted
+	ActCheck      = string(lifecycle.Check)      // a failed receipt check posted on an open pull request
+	ActProven     = string(lifecycle.Proven)     // a merged write-back proven by re-observation
+	ActReverted   = string(lifecycle.Reverted)   // a merged write-back found reverted
+	ActFollowUp   = string(lifecycle.FollowUp)   // a merged write-back waiting for evidence
+	ActDriftIssue = string(lifecycle.DriftIssue) // the drift tracking issue opened, updated or closed
 )
 
 // Action is one thing the cycle did (or, in a dry run, would do) to a
@@ -113,6 +113,9 @@ type Action struct {
 	Detail string `json:"detail,omitempty"`
 	// DryRun marks an action that was only described.
 	DryRun bool `json:"dryRun,omitempty"`
+	// Then are, in a dry run, the steps decided to follow this one in its
+	// chain (reviewers, labels, auto-merge), none of them done.
+	Then []Action `json:"then,omitempty"`
 }
 
 func decisionReport(d plan.Decision) DecisionReport {
@@ -253,6 +256,9 @@ func (r *Report) Text() string {
 				fmt.Fprintf(&b, " (%s)", a.URL)
 			}
 			b.WriteString("\n")
+			for _, t := range a.Then {
+				fmt.Fprintf(&b, "    then would %s: %s\n", t.Kind, t.Detail)
+			}
 		}
 		for _, e := range rr.PlanErrors {
 			fmt.Fprintf(&b, "  plan error: %s\n", e)

@@ -31,32 +31,32 @@ const (
 // where nothing happened asks the forge nothing. It is told of changes by
 // the forge's webhooks (Invalidate) and by the bot's own writes; because a
 // webhook can be lost, a repository's state is trusted for at most the
-// revalidation period, after which one request (the marker: the id of the
+// revalidation period, after which one request (the id of the
 // repository's latest event) tells whether anything happened since.
 type StateCache struct {
-	revalidate time.Duration
-	marker     func(ctx context.Context, repo forge.Repo) (string, error)
+	revalidate  time.Duration
+	latestEvent func(ctx context.Context, repo forge.Repo) (string, error)
 
 	mu    sync.Mutex
 	repos map[string]*repoState
 }
 
 // NewStateCache trusts a repository's state for revalidate at most without
-// a check. marker returns a value that changes whenever anything happens
+// a check. latestEvent returns a value that changes whenever anything happens
 // in the repository (the GitHub adapter's LatestEvent); nil drops the
 // state at each revalidation instead, so it is read again.
-func NewStateCache(revalidate time.Duration, marker func(ctx context.Context, repo forge.Repo) (string, error)) *StateCache {
-	return &StateCache{revalidate: revalidate, marker: marker, repos: map[string]*repoState{}}
+func NewStateCache(revalidate time.Duration, latestEvent func(ctx context.Context, repo forge.Repo) (string, error)) *StateCache {
+	return &StateCache{revalidate: revalidate, latestEvent: latestEvent, repos: map[string]*repoState{}}
 }
 
 type repoState struct {
-	marker  string
-	marked  bool      // marker was read
-	checked time.Time // when the state was last revalidated
-	gen     uint64    // moves at every invalidation: a read that began before one is not kept
-	head    cached[string]
-	pulls   cached[[]forge.PullRequest]
-	issues  cached[[]forge.Issue]
+	latestEvent string
+	eventRead   bool      // the latest event was read
+	checked     time.Time // when the state was last revalidated
+	gen         uint64    // moves at every invalidation: a read that began before one is not kept
+	head        cached[string]
+	pulls       cached[[]forge.PullRequest]
+	issues      cached[[]forge.Issue]
 }
 
 type cached[T any] struct {
@@ -65,7 +65,7 @@ type cached[T any] struct {
 }
 
 // drop forgets parts. Once every part is gone (the bot wrote to the
-// repository), the marker is read again before they are: nothing is then
+// repository), the latest event is read again before they are: nothing is then
 // cached that it could hide, and the next revalidation is not spent on the
 // bot's own events.
 func (e *repoState) drop(parts Part) {
@@ -108,9 +108,9 @@ func (s *StateCache) entry(repo forge.Repo) *repoState {
 }
 
 // revalidate checks repo's state when it was last checked revalidate ago
-// or more (or never): when its marker moved, or cannot be read, every part
-// is dropped. The marker is read before the state it vouches for, so that a
-// change while the state is being read moves the next marker.
+// or more (or never): when its latest event moved, or cannot be read, every part
+// is dropped. The latest event is read before the state it vouches for, so that a
+// change while the state is being read moves the next one.
 func (s *StateCache) revalidateState(ctx context.Context, repo forge.Repo, now time.Time) {
 	s.mu.Lock()
 	e := s.entry(repo)
@@ -119,18 +119,18 @@ func (s *StateCache) revalidateState(ctx context.Context, repo forge.Repo, now t
 	if !due {
 		return
 	}
-	var marker string
+	var latestEvent string
 	var err error
-	if s.marker != nil {
-		marker, err = s.marker(ctx, repo)
+	if s.latestEvent != nil {
+		latestEvent, err = s.latestEvent(ctx, repo)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	known := s.marker != nil && err == nil
-	if !known || !e.marked || marker != e.marker {
+	known := s.latestEvent != nil && err == nil
+	if !known || !e.eventRead || latestEvent != e.latestEvent {
 		e.drop(PartAll)
 	}
-	e.marker, e.marked, e.checked = marker, known, now
+	e.latestEvent, e.eventRead, e.checked = latestEvent, known, now
 }
 
 // read returns the cached part of repo's state, or reads it and keeps it

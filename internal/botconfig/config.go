@@ -214,6 +214,10 @@ type ChartsConfig struct {
 	MaxBytes int64 `yaml:"maxBytes"`
 	// Timeout bounds one fetch (default render.DefaultFetchTimeout).
 	Timeout Duration `yaml:"timeout"`
+	// AllowedHosts are the hosts (host, or host:port) a fetch may be
+	// redirected to besides its own, and a Chart.lock may pin
+	// dependencies to besides the host of the unit's chart.
+	AllowedHosts []string `yaml:"allowedHosts"`
 }
 
 // Duration is a Go duration string (30s, 10m, 1h), read as a repository
@@ -418,6 +422,11 @@ func (c *Config) validate() []string {
 	}
 	if c.Charts.Timeout.Duration < 0 {
 		fail("charts.timeout", "must be positive")
+	}
+	for i, h := range c.Charts.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/@?# ") {
+			fail(fmt.Sprintf("charts.allowedHosts[%d]", i), "%q is not a host or host:port", h)
+		}
 	}
 	return errs
 }

@@ -40,6 +40,8 @@ func TestParseConfig(t *testing.T) {
 		{"charts", "the chart cache and the bounds of a fetch", minimalConfig + "charts:\n  cacheDir: cache\n  maxBytes: 1048576\n  timeout: 10s\n", ""},
 		{"charts cap", "a fetch cap is a size", minimalConfig + "charts:\n  maxBytes: -1\n", "charts.maxBytes: must be positive"},
 		{"charts timeout", "a fetch timeout is a duration", minimalConfig + "charts:\n  timeout: -1s\n", "charts.timeout: must be positive"},
+		{"charts hosts", "hosts a fetch may reach besides the chart's own", minimalConfig + "charts:\n  allowedHosts: [charts.example.com, \"registry.example.com:5000\"]\n", ""},
+		{"charts host URL", "an allowed host is a host, not a URL", minimalConfig + "charts:\n  allowedHosts: [\"https://charts.example.com/x\"]\n", "charts.allowedHosts[0]"},
 		{"admission", "a complete admission section", minimalConfig + "admission:\n  certFile: c\n  keyFile: k\n  gitopsUsers: [flux]\n  ttl: 1m\n  maxHeldBytes: 33554432\n", ""},
 		{"admission budget", "the records' budget is a size", minimalConfig + "admission:\n  certFile: c\n  keyFile: k\n  maxHeldBytes: -1\n", "admission.maxHeldBytes: must be positive"},
 	}

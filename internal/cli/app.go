@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
@@ -77,7 +78,12 @@ Written to DIR (default .), where the bot config and the Helm chart read them:
                     kubectl apply -f DIR/secret.yaml, then install the chart
                     with credentials.existingSecret and github.appId
 
-None is written when any of them exists already. For GitHub Enterprise
+None is written when any of them exists already, at start or when they are
+written (each is linked into place only if its name is free; if one is not,
+none lands), so two runs into one folder keep the first App's files. The
+page answers only requests addressed to a loopback name on its port
+(localhost, 127.0.0.0/8, [::1]); any other Host is refused with 421, so a
+site that rebinds its own name to 127.0.0.1 cannot read it. For GitHub Enterprise
 Server use --github-url https://HOST and --api-url https://HOST/api/v3/; the
 local hub (backflow localhub) serves the flow too.
 
@@ -179,7 +185,8 @@ func runAppCreate(ctx context.Context, stdout io.Writer, f appCreateFlags) error
 		_ = donePage.Execute(w, map[string]any{"App": app, "Out": f.out})
 		finish(nil)
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	srv := &http.Server{Handler: loopbackOnly(port, mux), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -197,6 +204,23 @@ func runAppCreate(ctx context.Context, stdout io.Writer, f appCreateFlags) error
 	}
 	fmt.Fprintf(stdout, "Created the GitHub App; its id, private key and webhook secret are in %s (%s).\n", f.out, strings.Join(appFiles, ", "))
 	return nil
+}
+
+// loopbackOnly answers only requests whose Host is a loopback name on
+// port (localhost, 127.0.0.0/8, [::1]) and refuses any other with 421: a
+// page a browser opened elsewhere that rebinds its own name to 127.0.0.1
+// sends that name, and must not read the form's state or drive the
+// callback (DNS rebinding).
+func loopbackOnly(port string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, p, err := net.SplitHostPort(r.Host)
+		ip := net.ParseIP(host)
+		if err != nil || p != port || (!strings.EqualFold(host, "localhost") && (ip == nil || !ip.IsLoopback())) {
+			http.Error(w, "this page answers only on this machine's loopback address", http.StatusMisdirectedRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // fillManifest sets the App's name, its webhook (inactive without a
@@ -298,34 +322,49 @@ data:
 		"backflow.yaml":   []byte(bot),
 		"secret.yaml":     []byte(secret),
 	}
-	var temps []string
-	cleanup := func() {
-		for _, t := range temps {
-			os.Remove(t)
+	return writeNew(f.out, appFiles, contents)
+}
+
+// writeNew writes files into dir, each under names[i], all or none, and
+// never over an existing file, even one that appears while it writes: each
+// file is written whole under a private folder in dir, then hard-linked to
+// its name, which fails when the name exists (the check and the write are
+// one step). When one link fails, the links already made are removed and
+// nothing lands. Two runs into one folder thus keep the first one's files
+// (the links are made in one order, so the second fails at the first).
+func writeNew(dir string, names []string, contents map[string][]byte) error {
+	tmp, err := os.MkdirTemp(dir, ".backflow-app-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	for _, name := range names {
+		// 0600: the key and secrets stay private, and the link keeps it.
+		if err := os.WriteFile(filepath.Join(tmp, name), contents[name], 0o600); err != nil {
+			return fmt.Errorf("writing %s: %w", filepath.Join(dir, name), err)
 		}
 	}
-	for _, name := range appFiles {
-		tmp, err := os.CreateTemp(f.out, "."+name+".*")
-		if err != nil {
-			cleanup()
-			return err
-		}
-		temps = append(temps, tmp.Name())
-		// CreateTemp makes the file 0600: the key and secrets stay private.
-		_, err = tmp.Write(contents[name])
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			cleanup()
-			return fmt.Errorf("writing %s: %w", filepath.Join(f.out, name), err)
+	var linked []string
+	undo := func() {
+		for _, name := range linked {
+			// Only what this call linked: a file that replaced it since is
+			// someone else's.
+			a, errA := os.Lstat(filepath.Join(dir, name))
+			b, errB := os.Lstat(filepath.Join(tmp, name))
+			if errA == nil && errB == nil && os.SameFile(a, b) {
+				os.Remove(filepath.Join(dir, name))
+			}
 		}
 	}
-	for i, name := range appFiles {
-		if err := os.Rename(temps[i], filepath.Join(f.out, name)); err != nil {
-			cleanup()
-			return fmt.Errorf("writing %s: %w", filepath.Join(f.out, name), err)
+	for _, name := range names {
+		if err := os.Link(filepath.Join(tmp, name), filepath.Join(dir, name)); err != nil {
+			undo()
+			if errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("%s exists: refusing to overwrite an App's credentials; nothing was written", filepath.Join(dir, name))
+			}
+			return fmt.Errorf("writing %s: %w; nothing was written", filepath.Join(dir, name), err)
 		}
+		linked = append(linked, name)
 	}
 	return nil
 }

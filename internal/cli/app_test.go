@@ -164,3 +164,109 @@ func TestAppManifestIsConfigs(t *testing.T) {
 		t.Error("internal/cli/app-manifest.json differs from config/github-app-manifest.json: copy the config's")
 	}
 }
+
+// The files land all or none, and never over one that appeared after the
+// start-up check: two runs that both reach GitHub's answer keep the first
+// App's key.
+func TestAppFilesNeverReplaced(t *testing.T) {
+	contents := func(tag string) map[string][]byte {
+		m := map[string][]byte{}
+		for _, n := range appFiles {
+			m[n] = []byte(tag + " " + n)
+		}
+		return m
+	}
+	leftovers := func(t *testing.T, dir string) {
+		t.Helper()
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") {
+				t.Errorf("left %s behind", e.Name())
+			}
+		}
+	}
+	t.Run("a file that appeared", func(t *testing.T) {
+		// why: the start-up check ran before the browser came back; a
+		// key written since (another run) must survive.
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "private-key.pem"), []byte("first"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		err := writeNew(dir, appFiles, contents("second"))
+		if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "private-key.pem")+" exists") {
+			t.Fatalf("got %v, want the existing key named", err)
+		}
+		if got, _ := os.ReadFile(filepath.Join(dir, "private-key.pem")); string(got) != "first" {
+			t.Errorf("the key is now %q", got)
+		}
+		for _, n := range appFiles {
+			if _, err := os.Lstat(filepath.Join(dir, n)); n != "private-key.pem" && err == nil {
+				t.Errorf("%s landed though the write failed", n)
+			}
+		}
+		leftovers(t, dir)
+	})
+	t.Run("runs at once", func(t *testing.T) {
+		// why: concurrent runs into one folder: one wins whole, the others
+		// write nothing.
+		dir := t.TempDir()
+		var wg sync.WaitGroup
+		errs := make([]error, 8)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = writeNew(dir, appFiles, contents(strconv.Itoa(i)))
+			}()
+		}
+		wg.Wait()
+		won := -1
+		for i, err := range errs {
+			if err == nil {
+				if won >= 0 {
+					t.Fatalf("runs %d and %d both wrote", won, i)
+				}
+				won = i
+			}
+		}
+		if won < 0 {
+			t.Fatalf("no run wrote: %v", errs)
+		}
+		for _, n := range appFiles {
+			if got, _ := os.ReadFile(filepath.Join(dir, n)); string(got) != strconv.Itoa(won)+" "+n {
+				t.Errorf("%s holds %q, not run %d's", n, got, won)
+			}
+			if info, err := os.Stat(filepath.Join(dir, n)); err != nil || info.Mode().Perm() != 0o600 {
+				t.Errorf("%s: %v, mode %v, want 0600", n, err, info.Mode())
+			}
+		}
+		leftovers(t, dir)
+	})
+}
+
+// The page answers only loopback Host names on its own port: a name that
+// rebinds to 127.0.0.1 is refused (DNS rebinding).
+func TestAppPageLoopbackHostOnly(t *testing.T) {
+	h := loopbackOnly("8080", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("state")) }))
+	for host, want := range map[string]int{
+		"127.0.0.1:8080":        http.StatusOK,
+		"127.1.2.3:8080":        http.StatusOK,
+		"localhost:8080":        http.StatusOK,
+		"LocalHost:8080":        http.StatusOK,
+		"[::1]:8080":            http.StatusOK,
+		"rebind.example:8080":   http.StatusMisdirectedRequest,
+		"127.0.0.1.nip.io:8080": http.StatusMisdirectedRequest,
+		"10.0.0.1:8080":         http.StatusMisdirectedRequest,
+		"127.0.0.1:9090":        http.StatusMisdirectedRequest,
+		"127.0.0.1":             http.StatusMisdirectedRequest,
+		"":                      http.StatusMisdirectedRequest,
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Host = host
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != want {
+			t.Errorf("Host %q: %d, want %d", host, w.Code, want)
+		}
+	}
+}

@@ -79,7 +79,10 @@ Exit 0; 2 for an unknown --kind.`,
 }
 
 func newConfigValidateCmd() *cobra.Command {
-	var repo string
+	var (
+		repo       string
+		allowHosts []string
+	)
 	cmd := &cobra.Command{
 		Use:   "validate --repo DIR",
 		Short: "Check a checkout's repo config, policy and values files",
@@ -116,7 +119,7 @@ not YAML at all; the file is named on stderr.`,
 				fmt.Fprintln(stderr, "warning: "+w)
 			}
 			if rep.OK() {
-				fetch := render.NewFetcher(render.FetchOptions{})
+				fetch := render.NewFetcher(render.FetchOptions{AllowedHosts: allowHosts})
 				rep.Problems = append(rep.Problems, checkout.CheckCharts(cmd.Context(), repo, rep, fetch)...)
 				for _, p := range rep.Problems {
 					if errors.Is(p, yamlnode.ErrUnparseable) {
@@ -140,5 +143,6 @@ not YAML at all; the file is named on stderr.`,
 		},
 	}
 	cmd.Flags().StringVar(&repo, "repo", ".", "checkout of the GitOps repository")
+	cmd.Flags().StringArrayVar(&allowHosts, "allow-host", nil, "a host (host or host:port) charts' Chart.lock may fetch dependencies from and a fetch may be redirected to, as the bot config's charts.allowedHosts (repeatable)")
 	return cmd
 }

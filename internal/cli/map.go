@@ -22,7 +22,7 @@ func newMapCmd() *cobra.Command {
 	var (
 		chartDir, object, field string
 		chartVersion, repoURL   string
-		valuesFiles             []string
+		valuesFiles, allowHosts []string
 		opts                    render.Options
 		maxRenders              int
 	)
@@ -33,7 +33,7 @@ func newMapCmd() *cobra.Command {
 to write a policy's mayAccept entries from the chart rather than from memory.
 
 It renders the chart in DIR (its dependencies under charts/, or fetched as its
-Chart.lock pins them), or the chart fetched from an OCI registry
+Chart.lock pins them, from the hosts --allow-host lists), or the chart fetched from an OCI registry
 (--chart oci://host/path/chart --version V) or a chart repository
 (--repo URL --chart NAME --version V), as the render witness fetches it, with
 the values files, in Helm's override order, then changes each scalar leaf of the merged
@@ -80,7 +80,7 @@ chart does not render the object, or a flag is wrong.`,
 			if !spec.Remote() && chartVersion != "" {
 				return cliroot.UsageError("--version goes with --repo or an oci:// chart, not a chart folder")
 			}
-			c, err := render.Load(cmd.Context(), src, render.NewFetcher(render.FetchOptions{}), spec)
+			c, err := render.Load(cmd.Context(), src, render.NewFetcher(render.FetchOptions{AllowedHosts: allowHosts}), spec)
 			if err != nil {
 				return cliroot.UsageError("map: --chart %s: %v", chartDir, err)
 			}
@@ -140,6 +140,7 @@ chart does not render the object, or a flag is wrong.`,
 	f.StringVar(&chartVersion, "version", "", "the exact version of a chart fetched from --repo or an OCI registry")
 	f.StringVar(&repoURL, "repo", "", "the chart repository (the URL of its index.yaml's folder) that serves --chart")
 	f.StringArrayVar(&valuesFiles, "values", nil, "a values file, in Helm's override order (repeatable)")
+	f.StringArrayVar(&allowHosts, "allow-host", nil, "a host (host or host:port) the chart's Chart.lock may fetch dependencies from and a fetch may be redirected to, as the bot config's charts.allowedHosts (repeatable)")
 	f.StringVar(&object, "object", "", "the rendered object, apiVersion|Kind|namespace|name")
 	f.StringVar(&field, "field", "", "the Kubernetes field path")
 	f.StringVar(&opts.Release, "release", "", "release name (default: the chart's name)")

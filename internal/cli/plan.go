@@ -30,8 +30,11 @@ per observed object: allow (with the values edit and its receipt), deny (with
 every reason), noop, stale or unmapped, then the objects to look at again, the
 notices (an object taken out of its GitOps controller's hands) and the errors
 (a cub-scout status missing or inconclusive is an error, never noop). A
-cub-scout "-" is a field absent live, never a value; a list length or a
-map printed as text is structure, denied. Nothing is written.
+cub-scout "-" live is ambiguous (absent, null, "" or "-"), denied and never
+written; a number it prints two ways (1e+06, 1000000) is one value; a list
+length or a map printed as text is structure, denied; another cub-scout
+command's output, and an empty file, are errors naming them. Nothing is
+written.
 
 --observations may be repeated; further PATHs may follow as arguments.
 --trust is the highest attribution believed from these files: a document

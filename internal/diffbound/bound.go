@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
@@ -70,6 +71,7 @@ func Check(in Input) Result {
 	var claims []claim
 	named := map[string]bool{}
 	var others []string
+	readers := in.Config.ReadersOf()
 	for _, p := range changed {
 		if !isReceipt(p, dir) {
 			others = append(others, p)
@@ -92,20 +94,40 @@ func Check(in Input) Result {
 			fail("%s: %s", p, v.String())
 		}
 		r := c.Receipt
-		files := receipt.RenderedFiles(r.Spec.Unit.DesiredRender)
-		for _, f := range files {
-			named[f] = true
+		u := unitOf(in.Config, r)
+		if u == nil {
+			fail("%s: names unit %s in %s, which the base branch's %s does not define: it authorizes no file", p, r.Spec.Unit.Space, r.Spec.Environment, repoconfig.Path)
+			continue
 		}
-		for _, cf := range r.Spec.Bounds.ChangedFields {
-			c := claim{receipt: p, file: cf.ValuesFile, valuePath: cf.ValuePath, to: cf.To.V}
-			if c.file != "" {
-				claims = append(claims, c)
+		files := receipt.RenderedFiles(r.Spec.Unit.DesiredRender)
+		for i, cf := range r.Spec.Bounds.ChangedFields {
+			at := fmt.Sprintf("bounds.changedFields[%d]", i)
+			if o, ok := in.Config.UnitFor(u.Environment, cf.Object); !ok || o != u {
+				fail("%s: %s is %s, which unit %s does not render in %s: it authorizes no file", p, at, cf.Object, u.Name, u.Environment)
 				continue
 			}
-			// A receipt without valuesFile claims the path in each file
-			// it renders from.
-			for _, f := range files {
+			if vp, why := plan.MapField(in.Policy, cf.Object, u.Environment, cf.Field, []string{r.Spec.Trigger.Role}); in.Policy.Valid() && vp != cf.ValuePath {
+				if vp == "" {
+					fail("%s: %s claims %s at %s, which unit %s's mapping does not write: %s", p, at, cf.Field, cf.ValuePath, u.Name, why)
+				} else {
+					fail("%s: %s claims %s at %s, but unit %s's mapping (the policy's entry for role %q) writes it at %s", p, at, cf.Field, cf.ValuePath, u.Name, r.Spec.Trigger.Role, vp)
+				}
+				continue
+			}
+			c := claim{receipt: p, file: cf.ValuesFile, valuePath: cf.ValuePath, to: cf.To.V}
+			claimFiles := []string{c.file}
+			if c.file == "" {
+				// A receipt without valuesFile claims the path in each
+				// file it renders from.
+				claimFiles = files
+			}
+			for _, f := range claimFiles {
+				if why := unitWrites(in.Policy, u, r, cf, f, readers[f]); why != "" {
+					fail("%s: %s names %s, which %s", p, at, f, why)
+					continue
+				}
 				c.file = f
+				named[f] = true
 				claims = append(claims, c)
 			}
 		}
@@ -122,6 +144,50 @@ func Check(in Input) Result {
 		res.ValuePaths += checkValues(p, in, claims, fail)
 	}
 	return res
+}
+
+// unitOf is the base config's unit a receipt is about: the one its
+// unit.space names in its environment (the planner writes the unit's name
+// there), nil when there is none.
+func unitOf(cfg *repoconfig.Config, r *receipt.Receipt) *repoconfig.Unit {
+	for i := range cfg.Units {
+		if u := &cfg.Units[i]; u.Name == r.Spec.Unit.Space && u.Environment == r.Spec.Environment {
+			return u
+		}
+	}
+	return nil
+}
+
+// unitWrites says why the receipt r of unit u may not claim cf in file
+// (readers are the environments whose units read file), or returns "".
+// A receipt authorizes only its own unit's values files: a file of another
+// environment's unit, or the chart's own values.yaml, is desired state its
+// environment's authority does not reach. A file that units of other
+// environments read too (a shared file, as the planner decides it) changes
+// only with each reading environment's authority, as the planner edits one
+// only when every environment reading it allowed the change: the base
+// policy must let the receipt's role accept the same field, at the same
+// value path, with the same value, in each of them.
+func unitWrites(pol *policy.Policy, u *repoconfig.Unit, r *receipt.Receipt, cf receipt.ChangedField, file string, readers []string) string {
+	if !slices.Contains(u.ValuesFiles, file) {
+		return fmt.Sprintf("is not a values file of unit %s in %s (its files are %s): a receipt authorizes only its own unit's files", u.Name, u.Environment, strings.Join(u.ValuesFiles, ", "))
+	}
+	for _, env := range readers {
+		if env == u.Environment {
+			continue
+		}
+		d := pol.Evaluate(policy.Request{Roles: []string{r.Spec.Trigger.Role}, Environment: env, Object: cf.Object, Field: cf.Field,
+			ValuePath: cf.ValuePath, Value: cf.To.V, HasValue: cf.To.Set})
+		if !d.Allowed {
+			return fmt.Sprintf("units of %s read too, and the base policy does not let role %q accept %s at %s = %s in %s: a shared file changes only with every reading environment's authority",
+				strings.Join(without(readers, u.Environment), ", "), r.Spec.Trigger.Role, cf.Field, cf.ValuePath, values.Format(cf.To.V), env)
+		}
+	}
+	return ""
+}
+
+func without(envs []string, env string) []string {
+	return slices.DeleteFunc(slices.Clone(envs), func(e string) bool { return e == env })
 }
 
 func isReceipt(p, dir string) bool {

@@ -73,31 +73,49 @@ func pullRequest(t testing.TB) Input {
 // the repository's values files, as the input of the check.
 func planned(t testing.TB, config string, files map[string][]byte) Input {
 	t.Helper()
+	return plannedOn(t, config, testPolicy, "prod-1", files)
+}
+
+// plannedOn is the planner's write-back for replicas 3 -> 5 observed on
+// cluster, under config and policy.
+func plannedOn(t testing.TB, config, policyText, cluster string, files map[string][]byte) Input {
+	t.Helper()
 	cfg, err := repoconfig.Parse(repoconfig.Path, []byte(config))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol, err := policy.Parse(".github/policy.yaml", []byte(testPolicy))
+	pol, err := policy.Parse(".github/policy.yaml", []byte(policyText))
 	if err != nil {
 		t.Fatal(err)
 	}
 	snap := plan.Snapshot{Config: cfg, Policy: pol, PolicyPath: ".github/policy.yaml", Files: files}
 	at := time.Date(2026, 6, 18, 12, 0, 0, 0, time.UTC)
-	res := plan.Plan([]observe.Observation{{
-		Source: observe.SourceKubernetes, Cluster: "prod-1", ObservedAt: at,
-		Object: observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"},
-		Change: observe.Change{Actor: "alice", Groups: []string{"sre"}, Attribution: observe.AttributionAuditLog, Claimed: observe.AttributionAuditLog},
-		Fields: []observe.Field{{Path: "spec.replicas", Live: 5, Desired: 3, HasDesired: true}},
-	}}, nil, snap, at.Add(time.Minute))
+	res := plan.Plan([]observe.Observation{scaledTo5(cluster, at)}, nil, snap, at.Add(time.Minute))
 	if len(res.WriteBacks) != 1 {
 		t.Fatalf("no write-back: %v", res.Errors)
 	}
-	in := Input{Config: cfg, Policy: pol, PolicyPath: snap.PolicyPath, Base: files, Head: map[string][]byte{}}
-	for _, f := range append(res.WriteBacks[0].Files, res.WriteBacks[0].Receipts...) {
+	return inputOf(snap, res.WriteBacks[0])
+}
+
+// inputOf is the check's input for the write-back wb planned on snap.
+func inputOf(snap plan.Snapshot, wb plan.WriteBack) Input {
+	in := Input{Config: snap.Config, Policy: snap.Policy, PolicyPath: snap.PolicyPath, Base: snap.Files, Head: map[string][]byte{}}
+	for _, f := range append(wb.Files, wb.Receipts...) {
 		in.Changed = append(in.Changed, f.Path)
 		in.Head[f.Path] = f.Data
 	}
 	return in
+}
+
+// scaledTo5 is alice's audit-logged scale of redis-replicas from 3 to 5
+// on cluster, observed at at.
+func scaledTo5(cluster string, at time.Time) observe.Observation {
+	return observe.Observation{
+		Source: observe.SourceKubernetes, Cluster: cluster, ObservedAt: at,
+		Object: observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"},
+		Change: observe.Change{Actor: "alice", Groups: []string{"sre"}, Attribution: observe.AttributionAuditLog, Claimed: observe.AttributionAuditLog},
+		Fields: []observe.Field{{Path: "spec.replicas", Live: 5, Desired: 3, HasDesired: true}},
+	}
 }
 
 func receiptPath(in Input) string {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/diffbound"
 	"github.com/backflow-dev/backflow/internal/forge"
-	"github.com/backflow-dev/backflow/internal/helmvalues"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
@@ -27,16 +26,14 @@ type Input struct {
 	DefaultBranch string
 	// Head is the default-branch commit everything was read at.
 	Head string
-	// Config is the repo config at Head.
-	Config *repoconfig.Config
-	// Snapshot is what the plan was made on.
+	// Snapshot is what the plan was made on: the repo config, the policy
+	// and the values files at Head.
 	Snapshot plan.Snapshot
 	// PolicySum is the sha256 of the policy's bytes (HashBytes).
 	PolicySum string
-	// Result is the planner's result.
+	// Result is the planner's result: its decisions and write-backs, and
+	// the observations and desired values it decided from.
 	Result plan.Result
-	// Observations are every source's observations this cycle.
-	Observations []observe.Observation
 	// GitOpsManagers are the field managers of GitOps controllers.
 	GitOpsManagers []string
 	// CommitKey keys the token that recognises the bot's own commits and
@@ -126,16 +123,6 @@ func cleanup(p *Pull) (Effect, bool) {
 	return Effect{Kind: Cleanup, Branch: p.Marker.Branch, Pull: p, Reason: "delete the branch of the closed pull request"}, true
 }
 
-// AfterMerge is what follows the bot's own merge of p: its branch is
-// cleaned up in the same cycle, so the next has nothing to do.
-func AfterMerge(p *Pull) []Effect {
-	p.PR.State, p.PR.Merged = forge.StateClosed, true
-	if e, ok := cleanup(p); ok {
-		return []Effect{e}
-	}
-	return nil
-}
-
 // NeedsCommits reports whether deciding the unit needs the commits on its
 // open pull request's head since the default branch: the head is not one
 // the marker recorded, and a commit key could recognise the bot's own.
@@ -156,7 +143,7 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 		if c := in.closedByPerson(u, p.Fingerprint); c != nil {
 			return []Effect{{Kind: Skip, Branch: u.Branch, Pull: c, Reason: "the same change was closed without merge; it is not proposed again"}}
 		}
-		return []Effect{{Kind: Open, Branch: u.Branch, Proposal: p, Reason: p.Title() + p.MergeNote()}}
+		return in.open(u.Branch, p)
 	}
 	st := u.Open.clone()
 	var out []Effect
@@ -180,7 +167,14 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 	// A receipt check failed under an intermediate policy is replaced by
 	// regenerating the branch, whose new head gets a fresh check.
 	if p.Fingerprint == st.Marker.Fingerprint && in.baseUnchanged(st.Marker) && !st.Marker.receiptRefused() {
-		return append(out, in.Finish(st, p, st.PR.HeadSHA, st.PR.Labels, false)...)
+		return append(out, in.finish(st, p, st.PR.HeadSHA, st.PR.Labels, false)...)
+	}
+	for _, c := range st.Marker.Changes {
+		// A new live value re-plans the pull request only when it is
+		// believed as far as the receipt it replaces.
+		if i := slices.IndexFunc(p.Changes, func(n MarkerChange) bool { return n.Object == c.Object }); p.Fingerprint != st.Marker.Fingerprint && i >= 0 && !trustedToDecide(c, p.Changes[i].ProofTrust()) {
+			return append(out, keep(st, fmt.Sprintf("the new live value of %s is believed only at %s, below %s, the attribution this pull request's receipt was accepted on: not re-planned", c.Object, p.Changes[i].ProofTrust(), c.ProofTrust())))
+		}
 	}
 	why := "new live value"
 	if p.Fingerprint == st.Marker.Fingerprint {
@@ -192,7 +186,51 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 		// after its own check when the proposal still qualifies.
 		out = append(out, Effect{Kind: Disarm, Branch: u.Branch, Pull: st, Reason: "auto-merge disarmed before the branch is rewritten"})
 	}
-	return append(out, Effect{Kind: Update, Branch: u.Branch, Pull: st, Proposal: p, Reason: why + ": " + p.Title() + p.MergeNote()})
+	return append(out, in.update(st, p, why)...)
+}
+
+// open is the effect that opens a pull request for p: the commit on the
+// branch, which must not exist yet (what to do when it does is the
+// Proposal's Recover), the receipt check on its head and the pull request
+// carrying the marker. Its Pull is filled in as it is carried out; Chain
+// adds what follows it.
+func (in *Input) open(branch string, p *Proposal) []Effect {
+	m := in.Marker(p, nil, nil)
+	st := &Pull{PR: forge.PullRequest{HeadRef: branch, BaseRef: in.DefaultBranch, Draft: in.Snapshot.Config.PullRequests.Draft}, Marker: m}
+	return []Effect{{Kind: Open, Branch: branch, Pull: st, Proposal: p, Base: in.Head, Marker: m, Reason: p.Title() + p.MergeNote()}}
+}
+
+// update is the effect that rewrites st's branch with p: one commit on the
+// default branch's head replacing the head the pull request has now
+// (compare-and-swap), its receipt check, the title and body. Chain adds
+// what follows it.
+func (in *Input) update(st *Pull, p *Proposal, why string) []Effect {
+	m := in.Marker(p, slices.Clone(st.Marker.Commits), st.Marker)
+	return []Effect{{Kind: Update, Branch: st.Marker.Branch, Pull: st, Proposal: p, Base: in.Head, Expected: st.PR.HeadSHA, Marker: m,
+		Reason: why + ": " + p.Title() + p.MergeNote()}}
+}
+
+// Chain is the whole chain of effects for the unit, in order, decided
+// now: Decide's, and after an Open or an Update the reviewers, labels and
+// auto-merge (finish) for the head that write makes, which the executor
+// takes from the Pull it fills in. A rewrite leaves auto-merge disarmed
+// (a Disarm comes before it when it was armed).
+func (in *Input) Chain(u *Unit, commits []forge.Commit) []Effect {
+	out := in.Decide(u, commits)
+	if len(out) == 0 {
+		return out
+	}
+	switch last := out[len(out)-1]; last.Kind {
+	case Open:
+		out = append(out, in.finish(last.Pull, last.Proposal, "", nil, true)...)
+	case Update:
+		st := last.Pull
+		armed := st.PR.AutoMergeEnabled
+		st.PR.AutoMergeEnabled = false
+		out = append(out, in.finish(st, last.Proposal, "", st.PR.Labels, false)...)
+		st.PR.AutoMergeEnabled = armed
+	}
+	return out
 }
 
 // adopt recognises an unrecorded head as the bot's own (a crash between the
@@ -233,7 +271,7 @@ func (in *Input) humanCommit(st *Pull) []Effect {
 	reason := fmt.Sprintf("head %s carries commits backflow did not make: it is a person's pull request now, to be reviewed as any other; the check is red and gives the whole-diff bound over its files", Short(st.PR.HeadSHA))
 	run := forge.CheckRun{Name: CheckName, HeadSHA: st.PR.HeadSHA, Status: forge.CheckCompleted, Conclusion: forge.ConclusionFailure,
 		Title: "a commit backflow did not make", Summary: reason}
-	out = append(out, Effect{Kind: Check, Branch: branch, Pull: st, Run: &run, IfUnchecked: true, Bound: true, Reason: reason})
+	out = append(out, Effect{Kind: Check, Branch: branch, Pull: st, Run: &run, IfUnchecked: true, Bound: new(in.boundInput()), Reason: reason})
 	if !slices.Contains(st.PR.Labels, LabelPersonCommit) {
 		out = append(out, Effect{Kind: Label, Branch: branch, Pull: st, Labels: []string{LabelPersonCommit}, Reason: "label " + LabelPersonCommit})
 	}
@@ -256,14 +294,17 @@ func commentOnce(st *Pull, note, text string) (Effect, bool) {
 	if st.Marker.hasNote(note) {
 		return Effect{}, false
 	}
-	return Effect{Kind: Comment, Branch: st.Marker.Branch, Pull: st, Note: note, Text: text, Reason: text}, true
+	return Effect{Kind: Comment, Branch: st.Marker.Branch, Pull: st, Note: note, Tag: commentTag(note), Text: text, Reason: text}, true
 }
 
-// close records why in the marker, comments, closes the pull request and
-// deletes its branch.
+// close is the chain that closes the bot's open pull request: why goes
+// into the marker, a comment, the App's ledger on its head (ClosedRun),
+// the close, then the branch's deletion. Every close the lifecycle decides
+// (superseded, converged, a value a person refused) is made here, so what
+// a close requires is required in one place.
 func (in *Input) close(st *Pull, reason, text string) []Effect {
 	return []Effect{
-		{Kind: Close, Branch: st.Marker.Branch, Pull: st, Closed: reason, Text: text, Reason: text},
+		{Kind: Close, Branch: st.Marker.Branch, Pull: st, Closed: reason, Text: text, Reason: text, Run: new(ClosedRun(st, reason))},
 		{Kind: Cleanup, Branch: st.Marker.Branch, Pull: st, Reason: "delete the branch of the closed pull request"},
 	}
 }
@@ -343,20 +384,21 @@ func (in *Input) baseUnchanged(m *Marker) bool {
 	return true
 }
 
-// Finish brings a pull request's reviewers, labels and auto-merge in line
-// with the proposal, head being its head now and have its labels. Labels
+// finish brings a pull request's reviewers, labels and auto-merge in line
+// with the proposal, head being its head now (empty: the head the chain's
+// Open or Update writes) and have its labels. Labels
 // come last among the set-up steps, so a missing reverse-reconcile label
 // tells the next cycle that set-up did not finish. fresh says the pull
 // request was opened just now.
-func (in *Input) Finish(st *Pull, p *Proposal, head string, have []string, fresh bool) []Effect {
+func (in *Input) finish(st *Pull, p *Proposal, head string, have []string, fresh bool) []Effect {
 	var out []Effect
-	cfg := in.Config.PullRequests
+	cfg := in.Snapshot.Config.PullRequests
 	branch := p.WriteBack.Branch
 	if (fresh || !slices.Contains(have, LabelReverseReconcile)) && len(cfg.Reviewers)+len(cfg.TeamReviewers) > 0 {
 		out = append(out, Effect{Kind: Review, Branch: branch, Pull: st, Users: cfg.Reviewers, Teams: cfg.TeamReviewers, Reason: "request the configured reviewers"})
 	}
 	var missing []string
-	for _, l := range wantedLabels(in.Config, p.WriteBack.Environment, p.AutoMerge) {
+	for _, l := range wantedLabels(in.Snapshot.Config, p.WriteBack.Environment, p.AutoMerge) {
 		if !slices.Contains(have, l) {
 			missing = append(missing, l)
 		}
@@ -371,20 +413,29 @@ func (in *Input) Finish(st *Pull, p *Proposal, head string, have []string, fresh
 		out = append(out, Effect{Kind: Disarm, Branch: branch, Pull: st, Reason: "auto-merge disarmed: the proposal no longer qualifies"})
 	}
 	if p.AutoMerge && !st.PR.AutoMergeEnabled && !st.PR.Draft {
-		method := forge.MergeMethod(in.Config.AutoMerge.Method)
+		method := forge.MergeMethod(in.Snapshot.Config.AutoMerge.Method)
 		if method == "" {
 			method = forge.MergeMethod(repoconfig.DefaultMergeMethod)
 		}
-		out = append(out, Effect{Kind: ArmAutoMerge, Branch: branch, Pull: st, Head: head, Method: method, Reason: "arm auto-merge at " + Short(head)})
+		at := "the new head"
+		if head != "" {
+			at = Short(head)
+		}
+		var after []Effect
+		if e, ok := cleanup(st); ok {
+			after = append(after, e)
+		}
+		out = append(out, Effect{Kind: AutoMerge, Branch: branch, Pull: st, Head: head, Method: method, AfterMerge: after,
+			Reason: "arm auto-merge at " + at + " (or, where GitHub cannot arm it, merge over REST pinned to it once mergeable and green)"})
 	}
 	return out
 }
 
-// AutoMergeRefused is the comment, made once, on a pull request whose
+// autoMergeRefused is the comment, made once, on a pull request whose
 // auto-merge GitHub refused with an error the adapter does not recognise:
 // it quotes the error and says the bot merges over REST, pinned to the
 // head, once the pull request is mergeable and green.
-func AutoMergeRefused(p *Pull, msg string) (Effect, bool) {
+func autoMergeRefused(p *Pull, msg string) (Effect, bool) {
 	text := fmt.Sprintf("GitHub refused to arm auto-merge on this pull request:\n\n> %s\n\nbackflow will merge it over REST, pinned to head %s, once it is mergeable and its required checks pass.", strings.ReplaceAll(msg, "\n", " "), Short(p.PR.HeadSHA))
 	return commentOnce(p, noteAutoMergeRefused, text)
 }
@@ -403,7 +454,11 @@ func MergeNow(cur forge.PullRequest, head string) (ok bool, why string) {
 // plan was made on, and not because of a merge this cycle made: the plan is
 // made again next cycle rather than written now.
 func (in *Input) BaseMoved(head string, merges []string) bool {
-	return head != in.Head && !slices.Contains(merges, head)
+	return baseMoved(in.Head, head, merges)
+}
+
+func baseMoved(base, head string, merges []string) bool {
+	return head != base && !slices.Contains(merges, head)
 }
 
 // Recovery is what to do with a write-back branch that exists without an
@@ -427,8 +482,16 @@ const (
 // base, the default-branch commit the write-back is made on (the cycle's
 // head, or its own merge of another unit).
 func (in *Input) Recover(p *Proposal, base string, commits []forge.Commit) Recovery {
+	return p.Recover(base, commits)
+}
+
+// Recover is what to do with the proposal's branch found existing without
+// an open pull request, from the commits on it since base: reuse the
+// bot's commit of this very proposal on base, rewrite a branch of the
+// bot's own commits, leave anything else alone.
+func (p *Proposal) Recover(base string, commits []forge.Commit) Recovery {
 	for _, c := range commits {
-		if !Ours(in.CommitKey, c, p.WriteBack.Branch) {
+		if !Ours(p.at.key, c, p.WriteBack.Branch) {
 			return LeaveAlone
 		}
 	}
@@ -446,9 +509,15 @@ func (in *Input) Recover(p *Proposal, base string, commits []forge.Commit) Recov
 // cleaned it up since the cycle listed the pull requests, and one pull
 // request per unit means not opening a second one for it.
 func (in *Input) ProposedElsewhere(prs []forge.PullRequest, p *Proposal, sha, base string) (forge.PullRequest, bool) {
+	return p.ProposedElsewhere(prs, sha, base)
+}
+
+// ProposedElsewhere is Input.ProposedElsewhere, from the proposal's own
+// record of the repository it was made for.
+func (p *Proposal) ProposedElsewhere(prs []forge.PullRequest, sha, base string) (forge.PullRequest, bool) {
 	branch := p.WriteBack.Branch
 	for _, pr := range prs {
-		if !pr.Mine || pr.HeadRef != branch || pr.BaseRef != in.DefaultBranch || (pr.State != forge.StateOpen && !pr.Merged) {
+		if !pr.Mine || pr.HeadRef != branch || pr.BaseRef != p.at.defaultBranch || (pr.State != forge.StateOpen && !pr.Merged) {
 			// A pull request closed without merge proposes nothing: the
 			// lifecycle decided whether its close holds the change back.
 			continue
@@ -456,29 +525,29 @@ func (in *Input) ProposedElsewhere(prs []forge.PullRequest, p *Proposal, sha, ba
 		if sha != "" && pr.HeadSHA == sha {
 			return pr, true
 		}
-		if m, ok := in.pullMarker(pr); ok && m.Fingerprint == p.Fingerprint && (m.Base == in.Head || m.Base == base) {
+		if m, ok := authenticMarker(p.at.key, p.at.repo, pr); ok && m.Fingerprint == p.Fingerprint && (m.Base == p.at.head || m.Base == base) {
 			return pr, true
 		}
 	}
 	return forge.PullRequest{}, false
 }
 
-// BoundInput is the whole-diff bound's input for a pull request against
+// boundInput is the whole-diff bound's input for a pull request against
 // the default branch, its files yet to be added: the default branch's repo
 // config and policy at the cycle's head, never the head's.
-func (in *Input) BoundInput() diffbound.Input {
-	return diffbound.Input{Config: in.Config, Policy: in.Snapshot.Policy, PolicyPath: in.Snapshot.PolicyPath,
+func (in *Input) boundInput() diffbound.Input {
+	return diffbound.Input{Config: in.Snapshot.Config, Policy: in.Snapshot.Policy, PolicyPath: in.Snapshot.PolicyPath,
 		Base: map[string][]byte{}, Head: map[string][]byte{}}
 }
 
-// BoundRun is run (a Bound check on a head a person pushed) with the
+// boundRun is run (a Bound check on a head a person pushed) with the
 // whole-diff bound's verdict. The check is red either way: backflow did not
 // make the head, so no receipt of its speaks for it and a reviewer must
 // (the receipts in it can be any writer's claims). Its text says whether
 // the whole diff stays within the receipts, or names every violation and
 // problem, so the reviewer reads the same verdict `backflow verify --repo`
 // gives in CI.
-func BoundRun(run forge.CheckRun, res diffbound.Result, problems []string) forge.CheckRun {
+func boundRun(run forge.CheckRun, res diffbound.Result, problems []string) forge.CheckRun {
 	all := append(slices.Clone(problems), res.Violations...)
 	head := Short(run.HeadSHA)
 	run.Conclusion = forge.ConclusionFailure
@@ -564,7 +633,7 @@ func (in *Input) withoutProposal(st *Pull) []Effect {
 		return in.close(st, ClosedSuperseded, fmt.Sprintf("The unit %s of %s is no longer in %s on %s; this change is superseded.", m.Unit, m.Environment, repoconfig.Path, in.DefaultBranch))
 	}
 	for _, c := range m.Changes {
-		desired, ok := in.desired(unit, c.ValuePath)
+		desired, ok := in.Result.DesiredOf(unit.Environment, unit.Name, c.ValuePath)
 		switch {
 		case !ok:
 			return in.close(st, ClosedSuperseded, fmt.Sprintf("%s is no longer set in %s's values on %s; this change is superseded.", code(c.ValuePath), cell(m.Unit), cell(in.DefaultBranch)))
@@ -622,57 +691,30 @@ func (in *Input) refuseReceipt(st *Pull, d plan.Decision) []Effect {
 }
 
 func (in *Input) unit(env, name string) *repoconfig.Unit {
-	for i := range in.Config.Units {
-		if u := &in.Config.Units[i]; u.Environment == env && u.Name == name {
+	for i := range in.Snapshot.Config.Units {
+		if u := &in.Snapshot.Config.Units[i]; u.Environment == env && u.Name == name {
 			return u
 		}
 	}
 	return nil
 }
 
-// desired is the unit's merged value at path on the default branch, merged
-// as the planner merges them (helmvalues.Merge: later files override
-// earlier ones, a null deletes the key, as Helm reads them). A file that
-// cannot be read or parsed adds nothing.
-func (in *Input) desired(u *repoconfig.Unit, valuePath string) (any, bool) {
-	var trees []map[string]any
-	for _, file := range u.ValuesFiles {
-		data, ok := in.Snapshot.Files[file]
-		if !ok {
-			continue
-		}
-		tree, err := repoconfig.Values(file, data, u.RootOf(file))
-		if err != nil {
-			continue
-		}
-		trees = append(trees, tree)
-	}
-	return repoconfig.Lookup(helmvalues.Merge(trees...), valuePath)
-}
-
-// EnvOf is the environment an observation belongs to, as the repository
-// binds its cluster; a document's own claim counts only where it agrees
-// (the planner refuses the others), and a cluster no environment lists has
-// none.
-func (in *Input) EnvOf(o observe.Observation) string {
-	env, _ := in.Config.EnvironmentOf(o.Cluster)
-	if o.Environment != "" && o.Environment != env {
-		return ""
-	}
-	return env
-}
-
 // liveState reads the newest observation of a proposed field's object in
-// the environment. Only an observation of the object counts as evidence;
+// the environment from a source trusted as far as the change's receipt
+// (trustedToDecide). Only an observation of the object counts as evidence;
 // its field being absent means the field matched desired. A field back at
 // desired counts as the forward apply's doing when its manager is a GitOps
 // controller's (or one the repository ignores), or the observer classified
 // the change as the forward apply.
 func (in *Input) liveState(env string, c MarkerChange) liveState {
+	seen := in.Result.ObservedOf(env, c.Object)
+	if seen == nil {
+		return liveUnknown
+	}
 	var newest *observe.Observation
-	for i := range in.Observations {
-		o := &in.Observations[i]
-		if o.Object.String() != c.Object || in.EnvOf(*o) != env {
+	for i := range seen.Observations {
+		o := &seen.Observations[i]
+		if !trustedToDecide(c, o.TrustLevel()) {
 			continue
 		}
 		if newest == nil || o.ObservedAt.After(newest.ObservedAt) {
@@ -695,7 +737,7 @@ func (in *Input) liveState(env string, c MarkerChange) liveState {
 	case values.Equal(live, c.To):
 		return liveStill
 	case values.Equal(live, c.From):
-		if slices.Contains(in.GitOpsManagers, f.Manager) || in.Config.IgnoresManager(f.Manager) || f.Cause == "forward-apply" {
+		if slices.Contains(in.GitOpsManagers, f.Manager) || in.Snapshot.Config.IgnoresManager(f.Manager) || f.Cause == "forward-apply" {
 			return liveReverted
 		}
 		return liveBack
@@ -717,6 +759,16 @@ type Proposal struct {
 	Files    map[string][]byte
 	FilesErr error
 	doc      *writeBackDoc
+	at       where
+}
+
+// where is what a proposal's rules need of the repository it is made
+// for: the commit key that recognises the bot's commits and markers, the
+// repository markers are sealed for, and the default branch at the head
+// the plan was made on.
+type where struct {
+	key                       []byte
+	repo, head, defaultBranch string
 }
 
 // Propose prepares a write-back: its marker changes, the verification of
@@ -724,30 +776,31 @@ type Proposal struct {
 // automatically, and the files its commit writes.
 func (in *Input) Propose(wb *plan.WriteBack) *Proposal {
 	changes := markerChanges(*wb, in.Result.Decisions)
-	doc := &writeBackDoc{wb: *wb, decisions: in.Result.Decisions, changes: changes, cfg: in.Config, snap: in.Snapshot,
+	doc := &writeBackDoc{wb: *wb, decisions: in.Result.Decisions, changes: changes, cfg: in.Snapshot.Config, snap: in.Snapshot,
 		observed: map[string][]string{}, newest: map[string]observe.Observation{}}
-	if env, ok := in.Config.Environments[wb.Environment]; ok {
+	if env, ok := in.Snapshot.Config.Environments[wb.Environment]; ok {
 		doc.clusters = env.Clusters
 	}
-	for _, o := range in.Observations {
-		if in.EnvOf(o) != wb.Environment || !slices.Contains(wb.Objects, o.Object.String()) {
+	for _, key := range wb.Objects {
+		seen := in.Result.ObservedOf(wb.Environment, key)
+		if seen == nil {
 			continue
 		}
-		key := o.Object.String()
-		if !slices.Contains(doc.observed[key], o.Cluster) {
-			doc.observed[key] = append(doc.observed[key], o.Cluster)
-			slices.Sort(doc.observed[key])
+		for _, o := range seen.Observations {
+			if !slices.Contains(doc.observed[key], o.Cluster) {
+				doc.observed[key] = append(doc.observed[key], o.Cluster)
+			}
 		}
-		if cur, ok := doc.newest[key]; !ok || o.ObservedAt.After(cur.ObservedAt) {
-			doc.newest[key] = o
-		}
+		slices.Sort(doc.observed[key])
+		doc.newest[key] = *seen.Newest
 	}
 	doc.check = in.verify(wb)
 	// Auto-merge needs every field pre-authorized with an audit-log actor
 	// (the planner's verdict), the repository's consent, and a receipt that
 	// verifies: never when the check failed.
-	doc.autoMerge = wb.AutoMerge && in.Config.AutoMerge.Enabled && doc.check.ok()
-	p := &Proposal{WriteBack: wb, Fingerprint: fingerprintOf(wb.Environment, wb.Unit, changes), Changes: changes, AutoMerge: doc.autoMerge, doc: doc}
+	doc.autoMerge = wb.AutoMerge && in.Snapshot.Config.AutoMerge.Enabled && doc.check.ok()
+	p := &Proposal{WriteBack: wb, Fingerprint: fingerprintOf(wb.Environment, wb.Unit, changes), Changes: changes, AutoMerge: doc.autoMerge, doc: doc,
+		at: where{key: in.CommitKey, repo: in.Repo, head: in.Head, defaultBranch: in.DefaultBranch}}
 	p.Files, p.FilesErr = in.files(wb)
 	return p
 }
@@ -757,7 +810,7 @@ func (in *Input) Propose(wb *plan.WriteBack) *Proposal {
 // its receipts name, every changed value path claimed, every receipt
 // verified against the default branch's policy.
 func (in *Input) verify(wb *plan.WriteBack) checkResult {
-	d := diffbound.Input{Config: in.Config, Policy: in.Snapshot.Policy, PolicyPath: in.Snapshot.PolicyPath,
+	d := diffbound.Input{Config: in.Snapshot.Config, Policy: in.Snapshot.Policy, PolicyPath: in.Snapshot.PolicyPath,
 		Base: map[string][]byte{}, Head: map[string][]byte{}}
 	for _, f := range append(slices.Clone(wb.Files), wb.Receipts...) {
 		d.Changed = append(d.Changed, f.Path)
@@ -775,13 +828,13 @@ func (in *Input) verify(wb *plan.WriteBack) checkResult {
 func (in *Input) files(wb *plan.WriteBack) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, f := range wb.Files {
-		if err := in.Config.Writable(f.Path); err != nil {
+		if err := in.Snapshot.Config.Writable(f.Path); err != nil {
 			return nil, fmt.Errorf("refusing to write %s: %w", f.Path, err)
 		}
 		out[f.Path] = f.Data
 	}
 	for _, f := range wb.Receipts {
-		if err := in.Config.ReceiptWritable(f.Path); err != nil {
+		if err := in.Snapshot.Config.ReceiptWritable(f.Path); err != nil {
 			return nil, fmt.Errorf("refusing to write receipt %s: %w", f.Path, err)
 		}
 		if _, dup := out[f.Path]; dup {
@@ -811,7 +864,13 @@ func (in *Input) CommitRequest(repo forge.Repo, p *Proposal, author forge.Author
 // branch's head after this cycle's own merge of another unit, when that
 // merge left the proposal's files as planned.
 func (in *Input) CommitRequestOn(base string, repo forge.Repo, p *Proposal, author forge.Author, method forge.CommitMethod, expected string, force bool) forge.CommitRequest {
-	token := commitToken(in.CommitKey, p.WriteBack.Branch, base, p.Fingerprint)
+	return p.CommitOn(base, repo, author, method, expected, force)
+}
+
+// CommitOn is the commit of the proposal on base by author, replacing
+// expected (empty: the branch must not exist).
+func (p *Proposal) CommitOn(base string, repo forge.Repo, author forge.Author, method forge.CommitMethod, expected string, force bool) forge.CommitRequest {
+	token := commitToken(p.at.key, p.WriteBack.Branch, base, p.Fingerprint)
 	return forge.CommitRequest{Repo: repo, Branch: p.WriteBack.Branch, BaseSHA: base, ExpectedHead: expected, Force: force,
 		Files: p.Files, Message: p.doc.commitMessage(p.Fingerprint, token), Author: author, Method: method}
 }

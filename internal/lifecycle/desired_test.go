@@ -12,12 +12,14 @@ import (
 // values to the planner's merge, so that the two never disagree on whether
 // a pull request is superseded.
 func TestDesiredMergesAsThePlanner(t *testing.T) {
-	u := &repoconfig.Unit{Name: "redis", Environment: "prod", ValuesFiles: []string{"base.yaml", "prod.yaml", "broken.yaml"}}
-	in := &Input{Snapshot: plan.Snapshot{Files: map[string][]byte{
+	u := repoconfig.Unit{Name: "redis", Environment: "prod", ValuesFiles: []string{"base.yaml", "prod.yaml", "broken.yaml"}}
+	snap := plan.Snapshot{Config: &repoconfig.Config{Units: []repoconfig.Unit{u}}, Files: map[string][]byte{
 		"base.yaml":   []byte("replica:\n  replicaCount: 3\n  persistence: {size: 8Gi}\nimage: {tag: \"7\"}\n"),
 		"prod.yaml":   []byte("replica:\n  replicaCount: 5\n  persistence: null\n"),
 		"broken.yaml": []byte("replica: [\n"),
-	}}}
+	}}
+	// The lifecycle reads desired values from the plan's result.
+	in := &Input{Snapshot: snap, Result: plan.Plan(nil, nil, snap, t0)}
 	tests := []struct {
 		path string
 		want string
@@ -30,7 +32,7 @@ func TestDesiredMergesAsThePlanner(t *testing.T) {
 		{"replica.persistence", "", false, "the deleted key itself is absent, not null"},
 	}
 	for _, tt := range tests {
-		v, ok := in.desired(u, tt.path)
+		v, ok := in.Result.DesiredOf(u.Environment, u.Name, tt.path)
 		if ok != tt.ok || (ok && fmt.Sprint(v) != tt.want) {
 			t.Errorf("%s: desired(%s) = %v, %v; want %s, %v", tt.why, tt.path, v, ok, tt.want, tt.ok)
 		}

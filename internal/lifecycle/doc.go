@@ -1,19 +1,30 @@
 // Package lifecycle decides what the reconcile cycle does to a repository's
 // write-back pull requests, before anything is done: from the planner's
-// result, the default branch's snapshot, the observations and the pull
-// requests' states (with the marker each carries), it returns the effects
-// (open, update, keep, close as superseded or converged, comment once, the
-// receipt check, auto-merge, cleanup, the follow-up's proof or revert, the
-// drift issue), each with its reason. Where a decision needs state only the
-// forge can tell mid-way (a branch left by a crash, another process's pull
-// request, whether a pull request is mergeable now), it offers the pure
-// decision the executor calls after reading that state.
+// result (its decisions and write-backs, the observations it decided from
+// and every unit's desired values), the default branch's head and the pull
+// requests' states (with the marker each carries), it returns for each
+// write-back branch the whole chain of effects (open or update, with the
+// base and the head they compare-and-swap on; the receipt check; the
+// reviewers and labels; auto-merge armed, or a merge over REST pinned to
+// the head; close as superseded or converged, with the App's ledger; a
+// comment once; the cleanup; the follow-up's proof, revert or wait; the
+// drift issue), each with its reason (Chain, FollowUps, Drift).
 //
-// It also owns what the decisions read and write: the hidden marker in a
-// pull request's body, the fingerprint and the keyed commit token, and the
+// What the forge can only tell while a chain is carried out (a branch left
+// by a crash, another process's pull request, whether a pull request is
+// mergeable now) is decided here too, as data the effect carries: the
+// Proposal says what to do with an existing branch (Recover) and whether
+// another process proposed it first (ProposedElsewhere), an auto-merge
+// effect when to merge over REST (Mergeable) and what follows a merge
+// (AfterMerge). The executor (internal/bot) reads the forge and follows
+// them; it never asks the lifecycle again.
+//
+// It also owns what the decisions read and write: the marker (the sealed,
+// hidden record of a write-back in its pull request's body; "marker" means
+// nothing else here), the fingerprint and the keyed commit token, and the
 // pull request's title, body and commit message.
 //
 // It is pure: it must not know the forge's clients (go-github, go-git,
 // net/http), Kubernetes clients, the clock or the file system; it uses the
-// forge port's types only as data. internal/bot applies its effects.
+// forge port's types only as data.
 package lifecycle

@@ -12,12 +12,15 @@ import (
 // DriftIssueTitle is the title of the tracking issue.
 const DriftIssueTitle = "backflow: unauthorized live drift"
 
-// DriftIssue is the wanted state of the drift tracking issue.
-type DriftIssue struct {
+// TrackingIssue is the wanted state of the drift tracking issue.
+type TrackingIssue struct {
 	// Number is the issue to edit; 0 opens one.
 	Number int
 	// URL is the issue's, when it exists.
 	URL string
+	// Title and Labels are the issue's when it is opened.
+	Title  string
+	Labels []string
 	// Body is the list of drift.
 	Body string
 	// State is the state to set; nil leaves it.
@@ -56,7 +59,7 @@ func (in *Input) Drift(issues []forge.Issue) []Effect {
 	case cur == nil && len(drift) == 0:
 		return nil
 	case cur == nil:
-		return []Effect{{Kind: Drift, Reason: "open the tracking issue: " + detail, Issue: &DriftIssue{Body: body, Done: "opened: " + detail}}}
+		return []Effect{{Kind: DriftIssue, Reason: "open the tracking issue: " + detail, Issue: &TrackingIssue{Title: DriftIssueTitle, Labels: []string{LabelDrift}, Body: body, Done: "opened: " + detail}}}
 	case strings.TrimSpace(cur.Body) == strings.TrimSpace(body) && cur.State == want:
 		return nil
 	}
@@ -66,11 +69,11 @@ func (in *Input) Drift(issues []forge.Issue) []Effect {
 	} else if cur.State == forge.StateClosed {
 		verb, did = "reopen", "reopened"
 	}
-	is := &DriftIssue{Number: cur.Number, URL: cur.URL, Body: body, Done: did + ": " + detail}
+	is := &TrackingIssue{Number: cur.Number, URL: cur.URL, Body: body, Done: did + ": " + detail}
 	if cur.State != want {
 		is.State = &want
 	}
-	return []Effect{{Kind: Drift, Reason: verb + " the tracking issue: " + detail, Issue: is}}
+	return []Effect{{Kind: DriftIssue, Reason: verb + " the tracking issue: " + detail, Issue: is}}
 }
 
 // driftBody lists the open drift, one section per object, in the

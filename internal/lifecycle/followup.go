@@ -9,6 +9,7 @@ import (
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
+	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
@@ -35,17 +36,29 @@ const (
 	tagDrift    = "<!-- backflow:drift-report -->"
 )
 
-// FollowUp is the evidence about one merged write-back.
-type FollowUp struct {
+// Evidence is the evidence about one merged write-back.
+type Evidence struct {
 	// Verdicts are what the re-observation says of each accepted field.
 	Verdicts []Verdict
-	// Reverted is the verdict that shows the fix did not stick (Revert).
+	// Reverted is the verdict that shows the fix did not stick (Reverted).
 	Reverted *Verdict
 	// Tag marks the comment, so it is made once; Label marks the pull
 	// request done.
 	Tag, Label string
-	// Text is the comment of a Revert.
+	// Text is the comment of a Reverted.
 	Text string
+
+	// against is what the proven receipts are verified against.
+	against proofBasis
+}
+
+// proofBasis is the default branch's policy a proven receipt must verify
+// against, as `backflow verify` checks it.
+type proofBasis struct {
+	store         plan.Store
+	policy        *policy.Policy
+	policyPath    string
+	defaultBranch string
 }
 
 // Verdict is what the re-observation says of one accepted field.
@@ -105,12 +118,12 @@ func (in *Input) followMerged(st *Pull) Effect {
 	if merged.IsZero() {
 		merged = pr.ClosedAt
 	}
-	grace := in.Config.FollowUp.GracePeriod.Duration
+	grace := in.Snapshot.Config.FollowUp.GracePeriod.Duration
 	if grace <= 0 {
 		grace = repoconfig.DefaultGracePeriod
 	}
 	settled := merged.Add(grace)
-	wait := func(why string) Effect { return Effect{Kind: Wait, Branch: m.Branch, Pull: st, Reason: why} }
+	wait := func(why string) Effect { return Effect{Kind: FollowUp, Branch: m.Branch, Pull: st, Reason: why} }
 	var vs []Verdict
 	for _, c := range m.Changes {
 		v, ok, lower := in.reobserve(m, c, merged)
@@ -138,7 +151,8 @@ func (in *Input) followMerged(st *Pull) Effect {
 			return wait(fmt.Sprintf("merged %s; waiting for an observation after the grace period (%s, until %s)", Short(pr.MergeCommitSHA), grace, settled.UTC().Format(time.RFC3339)))
 		}
 	}
-	return Effect{Kind: Prove, Branch: m.Branch, Pull: st, FollowUp: &FollowUp{Verdicts: vs, Tag: TagProven, Label: LabelProven},
+	basis := proofBasis{store: in.Snapshot.StoreOf(), policy: in.Snapshot.Policy, policyPath: in.Snapshot.PolicyPath, defaultBranch: in.DefaultBranch}
+	return Effect{Kind: Proven, Branch: m.Branch, Pull: st, Evidence: &Evidence{Verdicts: vs, Tag: TagProven, Label: LabelProven, against: basis},
 		Reason: fmt.Sprintf("re-observed after the merge %s: %s", Short(pr.MergeCommitSHA), describeVerdicts(vs))}
 }
 
@@ -153,9 +167,13 @@ func (in *Input) followMerged(st *Pull) Effect {
 func (in *Input) reobserve(m *Marker, c MarkerChange, merged time.Time) (v Verdict, ok bool, lower int) {
 	var newest *observe.Observation
 	need := c.ProofTrust().Rank()
-	for i := range in.Observations {
-		o := &in.Observations[i]
-		if o.Object.String() != c.Object || in.EnvOf(*o) != m.Environment || !o.ObservedAt.After(merged) {
+	var seen []observe.Observation
+	if s := in.Result.ObservedOf(m.Environment, c.Object); s != nil {
+		seen = s.Observations
+	}
+	for i := range seen {
+		o := &seen[i]
+		if !o.ObservedAt.After(merged) {
 			continue
 		}
 		if o.TrustLevel().Rank() < need {
@@ -174,7 +192,7 @@ func (in *Input) reobserve(m *Marker, c MarkerChange, merged time.Time) (v Verdi
 	switch {
 	case i < 0:
 		if u := in.unit(m.Environment, m.Unit); u != nil {
-			v.Live, _ = in.desired(u, c.ValuePath)
+			v.Live, _ = in.Result.DesiredOf(u.Environment, u.Name, c.ValuePath)
 		}
 		v.Equal = values.Equal(v.Live, c.To)
 	case newest.Fields[i].Removed:
@@ -204,16 +222,17 @@ func (in *Input) reverted(st *Pull, v Verdict, grace time.Duration) Effect {
 		Short(pr.MergeCommitSHA), grace, code(v.Change.Field), code(v.Change.Object), live, manager, cell(v.Obs.Cluster),
 		v.Obs.ObservedAt.UTC().Format(time.RFC3339), code(values.Format(v.Change.To)))
 	detail := fmt.Sprintf("%s %s is live %s, not %s", objectName(v.Change.Object), v.Change.Field, values.Format(v.Live), values.Format(v.Change.To))
-	return Effect{Kind: Revert, Branch: st.Marker.Branch, Pull: st, Reason: detail,
-		FollowUp: &FollowUp{Reverted: &v, Tag: TagReverted, Label: LabelReverted, Text: text}}
+	return Effect{Kind: Reverted, Branch: st.Marker.Branch, Pull: st, Reason: detail,
+		Evidence: &Evidence{Reverted: &v, Tag: TagReverted, Label: LabelReverted, Text: text}}
 }
 
-// Proven is what a Prove publishes, given the receipts as the default
+// Proven is what a Proven effect publishes, given the receipts as the default
 // branch holds them: the check run on the merge commit and the comment,
 // both carrying the receipts with status proven and the merge commit. Each
 // receipt is verified against the default branch's policy first; one that
 // fails is an error, and nothing is to be written.
-func (in *Input) Proven(st *Pull, f *FollowUp, receipts []plan.File) (forge.CheckRun, string, error) {
+func (f *Evidence) Proven(st *Pull, receipts []plan.File) (forge.CheckRun, string, error) {
+	in := f.against
 	pr := st.PR
 	if len(receipts) == 0 {
 		return forge.CheckRun{}, "", fmt.Errorf("#%d records no receipt to prove", pr.Number)
@@ -226,7 +245,7 @@ func (in *Input) Proven(st *Pull, f *FollowUp, receipts []plan.File) (forge.Chec
 		}
 		fmt.Fprintf(&blocks, "<details><summary>Proven receipt <code>%s</code></summary>\n\n```yaml\n%s```\n\n</details>\n\n", htmlEscape(r.Path), fence(string(out)))
 	}
-	summary := fmt.Sprintf("The accepted change stuck: %s. The receipt(s) are proven and verify against %s on %s.", describeVerdicts(f.Verdicts), in.Snapshot.PolicyPath, in.DefaultBranch)
+	summary := fmt.Sprintf("The accepted change stuck: %s. The receipt(s) are proven and verify against %s on %s.", describeVerdicts(f.Verdicts), in.policyPath, in.defaultBranch)
 	run := forge.CheckRun{Name: ProvenCheckName, HeadSHA: pr.MergeCommitSHA, Status: forge.CheckCompleted, Conclusion: forge.ConclusionSuccess,
 		Title: "fix proven", Summary: summary, Text: blocks.String()}
 	return run, "**Proven.** " + summary + "\n\n" + blocks.String(), nil
@@ -234,24 +253,24 @@ func (in *Input) Proven(st *Pull, f *FollowUp, receipts []plan.File) (forge.Chec
 
 // provenReceipt turns the receipt the write-back committed into its proven
 // form and checks it as `backflow verify` would.
-func (in *Input) provenReceipt(p string, data []byte, pr forge.PullRequest, vs []Verdict) ([]byte, error) {
+func (in proofBasis) provenReceipt(p string, data []byte, pr forge.PullRequest, vs []Verdict) ([]byte, error) {
 	r, _, err := receipt.Parse(p, data)
 	if err != nil {
 		return nil, fmt.Errorf("error reading receipt %s: %w", p, err)
 	}
 	r.Spec.Status = receipt.StatusProven
 	r.Spec.WriteBack.MergeCommit = pr.MergeCommitSHA
-	r.Spec.WriteBack.NewRevision = pr.MergeCommitSHA
+	r.Spec.WriteBack.NewRevision = in.store.Applied(pr.MergeCommitSHA)
 	notClaimed := []string{fmt.Sprintf("Proven by re-observation: after the merge %s into %s, %s. Live changes made after that observation are not claimed.",
-		pr.MergeCommitSHA, in.DefaultBranch, describeVerdicts(vs))}
+		pr.MergeCommitSHA, in.defaultBranch, describeVerdicts(vs))}
 	for _, n := range r.Spec.NotClaimed {
 		if !strings.HasPrefix(n, "Proposed, not proven") {
 			notClaimed = append(notClaimed, n)
 		}
 	}
 	r.Spec.NotClaimed = notClaimed
-	if vs := receipt.Verify(r, in.Snapshot.Policy, in.Snapshot.PolicyPath); len(vs) > 0 {
-		return nil, fmt.Errorf("the proven receipt %s fails verification against %s: %s", p, in.Snapshot.PolicyPath, receipt.JoinViolations(vs))
+	if vs := receipt.Verify(r, in.policy, in.policyPath); len(vs) > 0 {
+		return nil, fmt.Errorf("the proven receipt %s fails verification against %s: %s", p, in.policyPath, receipt.JoinViolations(vs))
 	}
 	return receipt.Marshal(r)
 }

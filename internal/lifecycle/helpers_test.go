@@ -69,8 +69,16 @@ func input(t *testing.T, mutate func(map[string]string), obs ...observe.Observat
 			snap.Files[f] = []byte(files[f])
 		}
 	}
-	return &Input{DefaultBranch: "main", Head: head, Config: cfg, Snapshot: snap, PolicySum: HashBytes([]byte(files[cfg.Policy])),
-		Result: plan.Plan(obs, nil, snap, t0.Add(5*time.Minute)), Observations: obs, GitOpsManagers: managers, CommitKey: commitKey,
+	// The plan is made when the cycle runs, after every observation it
+	// reads (the follow-up's are made after the merge).
+	now := t0.Add(5 * time.Minute)
+	for _, o := range obs {
+		if o.ObservedAt.After(now) {
+			now = o.ObservedAt
+		}
+	}
+	return &Input{DefaultBranch: "main", Head: head, Snapshot: snap, PolicySum: HashBytes([]byte(files[cfg.Policy])),
+		Result: plan.Plan(obs, nil, snap, now), GitOpsManagers: managers, CommitKey: commitKey,
 		Repo: testRepo}
 }
 
@@ -99,7 +107,7 @@ func proposed(t *testing.T, in *Input, n int, sha string) forge.PullRequest {
 	p := in.Propose(&in.Result.WriteBacks[0])
 	m := in.Marker(p, []string{sha}, nil)
 	return forge.PullRequest{Number: n, Title: p.Title(), Body: p.Body(Seal(m, commitKey, testRepo, n)), HeadRef: branchEast, HeadSHA: sha, BaseRef: "main",
-		State: forge.StateOpen, Mine: true, Labels: wantedLabels(in.Config, usEast, p.AutoMerge), AutoMergeEnabled: p.AutoMerge}
+		State: forge.StateOpen, Mine: true, Labels: wantedLabels(in.Snapshot.Config, usEast, p.AutoMerge), AutoMergeEnabled: p.AutoMerge}
 }
 
 // edit changes the pull request's marker.

@@ -147,6 +147,22 @@ func decodeMarker(data string) (*Marker, bool) {
 }
 
 // ReplaceMarker swaps the marker ending body (the last one) for m's.
+// Into is body with m as its marker (ReplaceMarker).
+func (m *Marker) Into(body string) string { return ReplaceMarker(body, m) }
+
+// Written is a copy of m, the marker an Open or Update decided, once the
+// write made head on base: head recorded as the bot's latest commit.
+func (m *Marker) Written(head, base string) *Marker {
+	c := *m
+	c.Commits = append(slices.Clone(m.Commits), head)
+	if len(c.Commits) > maxRecordedCommits {
+		c.Commits = c.Commits[len(c.Commits)-maxRecordedCommits:]
+	}
+	c.Notes = slices.Clone(m.Notes)
+	c.Base = base
+	return &c
+}
+
 func ReplaceMarker(body string, m *Marker) string {
 	enc := m.Encode()
 	if all := markerRE.FindAllStringIndex(body, -1); len(all) > 0 {
@@ -158,9 +174,9 @@ func ReplaceMarker(body string, m *Marker) string {
 
 func (m *Marker) hasNote(n string) bool { return slices.Contains(m.Notes, n) }
 
-// CommentTag is the hidden tag a comment made once under note carries, so a
+// commentTag is the hidden tag a comment made once under note carries, so a
 // crash between the comment and the marker update does not repeat it.
-func CommentTag(note string) string { return "<!-- backflow:note " + note + " -->" }
+func commentTag(note string) string { return "<!-- backflow:note " + note + " -->" }
 
 // receiptRefused reports that a failed receipt check was posted on the head.
 func (m *Marker) receiptRefused() bool {

@@ -61,8 +61,14 @@ func Seal(m *Marker, commitKey []byte, repo string, number int) *Marker {
 	return m
 }
 
-func (in *Input) authentic(m *Marker, number int) bool {
-	return len(in.CommitKey) > 0 && m.MAC != "" && hmac.Equal([]byte(m.MAC), []byte(markerMAC(in.CommitKey, in.Repo, number, m)))
+func authentic(key []byte, repo string, m *Marker, number int) bool {
+	return len(key) > 0 && m.MAC != "" && hmac.Equal([]byte(m.MAC), []byte(markerMAC(key, repo, number, m)))
+}
+
+// Sealed is Seal of a copy of m.
+func (m *Marker) Sealed(commitKey []byte, repo string, number int) *Marker {
+	c := *m
+	return Seal(&c, commitKey, repo, number)
 }
 
 // PullMarker returns the marker of pr: the one ending its body, when it is
@@ -73,6 +79,10 @@ func (in *Input) authentic(m *Marker, number int) bool {
 // ErrMarkerForged when the last marker is not authentic; a marker quoted
 // earlier in the body (a receipt's intent) is never read.
 func (in *Input) PullMarker(pr forge.PullRequest) (*Marker, error) {
+	return pullMarker(in.CommitKey, in.Repo, pr)
+}
+
+func pullMarker(key []byte, repo string, pr forge.PullRequest) (*Marker, error) {
 	all := markerRE.FindAllStringSubmatch(pr.Body, -1)
 	if len(all) == 0 {
 		return nil, nil
@@ -81,9 +91,9 @@ func (in *Input) PullMarker(pr forge.PullRequest) (*Marker, error) {
 	switch {
 	case !ok:
 		return nil, ErrMarkerForged
-	case in.authentic(m, pr.Number):
+	case authentic(key, repo, m, pr.Number):
 		return m, nil
-	case pr.Mine && m.Branch == pr.HeadRef && m.OwnsHead(pr.HeadSHA) && in.authentic(m, 0):
+	case pr.Mine && m.Branch == pr.HeadRef && m.OwnsHead(pr.HeadSHA) && authentic(key, repo, m, 0):
 		return m, nil
 	}
 	return nil, ErrMarkerForged
@@ -91,7 +101,11 @@ func (in *Input) PullMarker(pr forge.PullRequest) (*Marker, error) {
 
 // pullMarker is PullMarker for callers that only act on an authentic one.
 func (in *Input) pullMarker(pr forge.PullRequest) (*Marker, bool) {
-	m, err := in.PullMarker(pr)
+	return authenticMarker(in.CommitKey, in.Repo, pr)
+}
+
+func authenticMarker(key []byte, repo string, pr forge.PullRequest) (*Marker, bool) {
+	m, err := pullMarker(key, repo, pr)
 	return m, err == nil && m != nil
 }
 

@@ -26,18 +26,40 @@ import (
 // canonicalFieldPath converts a cub-scout field path of an object of kind
 // into backflow's spelling.
 func canonicalFieldPath(kind, raw string) (string, error) {
+	p, _, err := cubFieldPath(kind, raw)
+	return p, err
+}
+
+// scalarMap is the kind of Kubernetes map of scalars a field is a key of.
+type scalarMap int
+
+const (
+	// notInScalarMap: the field is not a key of such a map.
+	notInScalarMap scalarMap = iota
+	// inStringMap: a key of a map of strings (labels, annotations, a
+	// ConfigMap's data...): its value is a string, whatever its text.
+	inStringMap
+	// inQuantityMap: a key of resources.limits or resources.requests,
+	// whose values are quantities, written as a string or a number.
+	inQuantityMap
+)
+
+// cubFieldPath is canonicalFieldPath, also saying which map of scalars, if
+// any, the field is a key of: the kind's schema fixes its value's type.
+func cubFieldPath(kind, raw string) (string, scalarMap, error) {
 	if raw == "$" {
 		// The whole object: cub-scout's path for a root-level mismatch.
-		return raw, nil
+		return raw, notInScalarMap, nil
 	}
 	if strings.TrimSpace(raw) != raw || raw == "" {
-		return "", fmt.Errorf("field path %q: empty or padded with spaces", raw)
+		return "", notInScalarMap, fmt.Errorf("field path %q: empty or padded with spaces", raw)
 	}
 	var segs []yamlnode.Segment
+	under := notInScalarMap
 	i := 0
 	for i < len(raw) {
-		if stringMapAt(kind, segs) {
-			// The rest is the key of a map of strings.
+		if under = scalarMapAt(kind, segs); under != notInScalarMap {
+			// The rest is the key of a map of scalars.
 			segs = append(segs, yamlnode.Segment{Key: raw[i:]})
 			break
 		}
@@ -45,18 +67,18 @@ func canonicalFieldPath(kind, raw string) (string, error) {
 		case '[':
 			end := strings.IndexByte(raw[i:], ']')
 			if end < 0 {
-				return "", fmt.Errorf("field path %q: unclosed [", raw)
+				return "", notInScalarMap, fmt.Errorf("field path %q: unclosed [", raw)
 			}
 			n, err := strconv.Atoi(raw[i+1 : i+end])
 			if err != nil || n < 0 || strings.ContainsAny(raw[i+1:i+end], "+-") {
-				return "", fmt.Errorf("field path %q: list index must be digits", raw)
+				return "", notInScalarMap, fmt.Errorf("field path %q: list index must be digits", raw)
 			}
 			segs = append(segs, yamlnode.Segment{Index: n, IsIndex: true})
 			i += end + 1
 			if i < len(raw) && raw[i] == '.' {
 				i++
 				if i == len(raw) {
-					return "", fmt.Errorf("field path %q: empty last segment", raw)
+					return "", notInScalarMap, fmt.Errorf("field path %q: empty last segment", raw)
 				}
 			}
 			continue
@@ -67,52 +89,55 @@ func canonicalFieldPath(kind, raw string) (string, error) {
 			key = raw[i : i+end]
 		}
 		if key == "" {
-			return "", fmt.Errorf("field path %q: empty segment", raw)
+			return "", notInScalarMap, fmt.Errorf("field path %q: empty segment", raw)
 		}
 		segs = append(segs, yamlnode.Segment{Key: key})
 		i += len(key)
 		if i < len(raw) && raw[i] == '.' {
 			i++
 			if i == len(raw) {
-				return "", fmt.Errorf("field path %q: empty last segment", raw)
+				return "", notInScalarMap, fmt.Errorf("field path %q: empty last segment", raw)
 			}
 		}
 	}
-	return yamlnode.FormatPath(segs), nil
+	return yamlnode.FormatPath(segs), under, nil
 }
 
-// stringMapAt reports whether the path so far (segs) names a Kubernetes map
-// of strings in an object of kind, so that what follows is one key.
-func stringMapAt(kind string, segs []yamlnode.Segment) bool {
+// scalarMapAt says whether the path so far (segs) names a Kubernetes map
+// of scalars in an object of kind, so that what follows is one key, and
+// which: a map of strings, or of quantities.
+func scalarMapAt(kind string, segs []yamlnode.Segment) scalarMap {
 	n := len(segs)
 	if n == 0 || segs[n-1].IsIndex {
-		return false
+		return notInScalarMap
 	}
 	last := segs[n-1].Key
 	parent := ""
 	if n >= 2 && !segs[n-2].IsIndex {
 		parent = segs[n-2].Key
 	}
+	is := func(yes bool, m scalarMap) scalarMap {
+		if yes {
+			return m
+		}
+		return notInScalarMap
+	}
 	switch last {
 	case "labels", "annotations":
-		return parent == "metadata"
+		return is(parent == "metadata", inStringMap)
 	case "matchLabels", "nodeSelector":
-		return true
+		return inStringMap
 	case "limits", "requests":
-		return parent == "resources"
+		return is(parent == "resources", inQuantityMap)
 	case "selector":
-		return n == 2 && parent == "spec" && (kind == "Service" || kind == "ReplicationController")
+		return is(n == 2 && parent == "spec" && (kind == "Service" || kind == "ReplicationController"), inStringMap)
 	case "data", "binaryData", "stringData":
-		return n == 1 && (kind == "ConfigMap" || kind == "Secret")
+		return is(n == 1 && (kind == "ConfigMap" || kind == "Secret"), inStringMap)
 	case "parameters":
-		return n == 1 && kind == "StorageClass"
+		return is(n == 1 && kind == "StorageClass", inStringMap)
 	}
-	return false
+	return notInScalarMap
 }
-
-// cubNothing reports cub-scout's renderings of nothing: formatObjectSetDiffValue
-// prints "-" for a nil, absent or empty value; "<nil>" is Go's %v of nil.
-func cubNothing(s string) bool { return s == "-" || s == "" || s == "<nil>" }
 
 // listFields are Kubernetes fields that hold lists. For a list whose length
 // differs, cub-scout names the list and reports the two lengths as its
@@ -136,10 +161,15 @@ var listFields = map[string]bool{
 
 // cubStructure says why a cub-scout difference is structure and not a
 // value, or "" when it is a value: a map or list printed with Go's %v, the
-// whole object ($), or two counts on a list field.
-func cubStructure(path, desired, live string) string {
+// whole object ($), or two counts on a list field. A key of a map of
+// scalars (under) holds a scalar whatever its text: `map[a:c]` in a
+// ConfigMap's data is that string.
+func cubStructure(path, desired, live string, under scalarMap) string {
 	if path == "$" {
 		return "the whole object differs (cub-scout's $: a type mismatch at the root)"
+	}
+	if under != notInScalarMap {
+		return ""
 	}
 	for _, v := range []struct{ side, s string }{{"desired", desired}, {"live", live}} {
 		if goRendering(v.s) {

@@ -145,8 +145,10 @@ func omissionNote(omissions []string) string {
 
 // cubFields reads cub-scout's field differences ({field, desired, live,
 // cause?, managerHint?}, desired and live always strings) of an object of
-// kind: paths in backflow's spelling, renderings of nothing as absent,
-// structure flagged, managerHint kept as a hint only.
+// kind: paths in backflow's spelling, a field whose two texts print the
+// same number left out (no change), a live "-" ambiguous, structure
+// flagged, the type the kind's schema fixes kept, managerHint kept as a
+// hint only.
 func cubFields(items []*yaml.Node, at, kind string) ([]Field, error) {
 	fields := make([]Field, 0, len(items))
 	seen := map[string]bool{}
@@ -161,7 +163,8 @@ func cubFields(items []*yaml.Node, at, kind string) ([]Field, error) {
 		if err != nil {
 			return nil, err
 		}
-		if f.Path, err = canonicalFieldPath(kind, raw); err != nil {
+		var under scalarMap
+		if f.Path, under, err = cubFieldPath(kind, raw); err != nil {
 			return nil, errAt(dm.vals["field"], path+".field", "%v", err)
 		}
 		if seen[f.Path] {
@@ -176,19 +179,25 @@ func cubFields(items []*yaml.Node, at, kind string) ([]Field, error) {
 		if err != nil {
 			return nil, err
 		}
-		if why := cubStructure(raw, desired, live); why != "" {
-			f.Structural = why
+		if cubSameValue(desired, live, under) {
+			// One value printed twice, or one number printed two ways (a
+			// desired float64's 1.073741824e+09, a live quantity's
+			// 1073741824): cub-scout compared a number with a string, and
+			// nothing changed. In a map of strings both texts are strings,
+			// and two spellings of a number differ.
+			continue
 		}
-		// "-" is nothing: absent live is a removal, absent desired a null.
-		if cubNothing(live) {
-			f.Removed = true
-		} else {
+		f.StringValued = under == inStringMap
+		f.Structural = cubStructure(raw, desired, live, under)
+		switch {
+		case !cubNothing(live):
 			f.Live = live
+		case f.Structural == "":
+			f.Ambiguous = cubAmbiguousLive
 		}
-		f.HasDesired = true
-		if !cubNothing(desired) {
-			f.Desired = desired
-		}
+		// The text, "-" included: DesiredLike reads the placeholder as
+		// nothing, DesiredAgrees as any value it stands for.
+		f.Desired, f.HasDesired = desired, true
 		if f.ManagerHint, err = dm.str("managerHint", false); err != nil {
 			return nil, err
 		}

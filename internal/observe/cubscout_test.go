@@ -63,7 +63,7 @@ func TestCubStructure(t *testing.T) {
 		{"a value that is a word", "spec.template.spec.containers[0].image", "redis:7.2", "redis:7.4", false},
 	}
 	for _, tt := range tests {
-		if got := cubStructure(tt.path, tt.desired, tt.live) != ""; got != tt.structural {
+		if got := cubStructure(tt.path, tt.desired, tt.live, notInScalarMap) != ""; got != tt.structural {
 			t.Errorf("%s: structural %v, want %v", tt.why, got, tt.structural)
 		}
 	}

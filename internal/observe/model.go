@@ -129,23 +129,70 @@ type Field struct {
 	// controller-drift), if any.
 	Cause string
 	// Textual says Live and Desired are an observer's text (cub-scout's
-	// strings) that must be read per the typing table before comparing:
-	// use LiveLike and DesiredLike.
+	// strings, as formatObjectSetDiffValue prints them) that must be read
+	// per the typing table before comparing: use LiveLike, DesiredLike and
+	// DesiredAgrees. A desired "-" is cub-scout's placeholder.
 	Textual bool
+	// Ambiguous, when set, says why the observer's text cannot tell what
+	// the field holds live (cub-scout's "-": absent, null, "" or the string
+	// "-"): the field differs from desired, but it is neither a removal nor
+	// a value to write. Live is nil and Removed false.
+	Ambiguous string
+	// StringValued says the object's kind fixes the field as a string (a
+	// key of a Kubernetes map of strings: labels, annotations, a
+	// ConfigMap's data): an observer's text there is that string, whatever
+	// it spells (`map[a:c]`, `4`), unless the values file types it.
+	StringValued bool
 }
 
 // LiveLike returns the live value typed like the value the values file holds
 // at the mapped path (like; nil when there is none). Values that were typed
 // at the source are returned as they are.
-func (f Field) LiveLike(like any) any { return convertLike(f.Live, f.Textual, like) }
+func (f Field) LiveLike(like any) any { return f.textLike(f.Live, like) }
 
-// DesiredLike is LiveLike for the desired value.
-func (f Field) DesiredLike(like any) any { return convertLike(f.Desired, f.Textual, like) }
+// DesiredLike is LiveLike for the desired value. cub-scout's placeholder
+// "-" is nothing (nil): it stands for absent, null, "" and "-" alike.
+func (f Field) DesiredLike(like any) any {
+	if f.DesiredPlaceholder() {
+		return nil
+	}
+	return f.textLike(f.Desired, like)
+}
 
-func convertLike(v any, textual bool, like any) any {
+// DesiredPlaceholder reports whether the observer's desired is cub-scout's
+// placeholder "-", which stands for absent, null, "" and "-" alike.
+func (f Field) DesiredPlaceholder() bool {
+	s, ok := f.Desired.(string)
+	return ok && f.Textual && cubNothing(s)
+}
+
+// DesiredAgrees reports whether v, the desired value the values files hold,
+// is what the observer compared against: its desired typed like v equals
+// v, or its text is what cub-scout prints for v: "-" for null, "" and the
+// string "-" alike, and any rendering of the same number (1e+06 for
+// 1000000) where the field is not a string by its kind's schema.
+func (f Field) DesiredAgrees(v any) bool {
+	if values.Equal(f.DesiredLike(v), v) {
+		return true
+	}
+	if f.DesiredPlaceholder() {
+		return rendersAsNothing(v)
+	}
+	s, ok := f.Desired.(string)
+	if !f.Textual || !ok {
+		return false
+	}
+	vs, isText := v.(string)
+	return isText && !f.StringValued && cubSameNumber(s, vs)
+}
+
+func (f Field) textLike(v any, like any) any {
 	s, ok := v.(string)
-	if !textual || !ok {
+	if !f.Textual || !ok {
 		return v
+	}
+	if like == nil && f.StringValued {
+		return s
 	}
 	return values.ConvertLike(s, like)
 }
@@ -349,7 +396,7 @@ func Redact(o Observation) Observation {
 	}
 	fields := make([]Field, len(o.Fields))
 	for i, f := range o.Fields {
-		if !f.Removed {
+		if !f.Removed && f.Ambiguous == "" {
 			f.Live = Redacted
 		}
 		if f.HasDesired {

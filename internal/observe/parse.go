@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,10 @@ var ErrTooLarge = errors.New("input too large")
 // different failure from a document that was read and is not a valid
 // observation. errors.Is recognises it; the message is unchanged.
 var ErrUnreadable = errors.New("unreadable input")
+
+// ErrEmpty is returned for an input with nothing in it (no bytes, or only
+// whitespace); it is also ErrUnreadable.
+var ErrEmpty = errors.New("empty input")
 
 // Unreadable marks err as ErrUnreadable, keeping its message.
 func Unreadable(err error) error { return unreadable{err} }
@@ -116,7 +121,17 @@ func ParseBytes(data []byte, opts Options) Result {
 	if int64(len(data)) > opts.maxBytes() {
 		return Result{Errors: []error{Unreadable(fmt.Errorf("%s: %w: more than %d bytes", opts.name(), ErrTooLarge, opts.maxBytes()))}}
 	}
-	p := &parser{opts: opts, seen: map[string]bool{}}
+	return parseAll(data, opts, formatUnknown)
+}
+
+// parseAll reads every document of data; with only set, documents of
+// other formats are errors. An input with nothing in it is an error: the
+// observer that wrote it said nothing, not that nothing changed.
+func parseAll(data []byte, opts Options, only format) Result {
+	if len(bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))) == 0 {
+		return Result{Errors: []error{Unreadable(fmt.Errorf("%s: %w: nothing but whitespace, not even an empty list (cub-scout writes nothing when it fails; its error went to its stderr)", opts.name(), ErrEmpty))}}
+	}
+	p := &parser{opts: opts, seen: map[string]bool{}, other: map[string]*otherOutputError{}, only: only}
 	for _, d := range splitDocuments(data) {
 		p.document(d)
 	}
@@ -131,11 +146,7 @@ func ParseWatchEvents(r io.Reader, opts Options) Result {
 	if err != nil {
 		return Result{Errors: []error{Unreadable(fmt.Errorf("%s: %w", opts.name(), err))}}
 	}
-	p := &parser{opts: opts, seen: map[string]bool{}, only: formatWatch}
-	for _, d := range splitDocuments(data) {
-		p.document(d)
-	}
-	return p.result()
+	return parseAll(data, opts, formatWatch)
 }
 
 // result is what was parsed, every observation carrying its source's
@@ -178,6 +189,9 @@ type parser struct {
 	res  Result
 	only format          // when set, other formats are errors
 	seen map[string]bool // resource+message of watch events already used
+	// other is the first error for each other cub-scout command's output
+	// the input held, counting the documents like it.
+	other map[string]*otherOutputError
 }
 
 func (p *parser) document(d document) {
@@ -188,6 +202,16 @@ func (p *parser) document(d document) {
 	m, err := asMapping(d.node, "")
 	if err != nil {
 		p.fail(d, err)
+		return
+	}
+	if cmd := cubOtherOutput(m); cmd != "" {
+		if e := p.other[cmd]; e != nil {
+			e.more++
+			return
+		}
+		e := &otherOutputError{command: cmd}
+		p.other[cmd] = e
+		p.fail(d, e)
 		return
 	}
 	f := detect(m)

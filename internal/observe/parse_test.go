@@ -65,7 +65,7 @@ func TestParseCubScoutSamples(t *testing.T) {
 		},
 		{
 			file: "trace-diff.redis-replicas.json",
-			why:  "a trace-diff becomes one unattributed observation: values stay text for the typing table, dotted label keys are escaped, \"-\" is a field absent live, managerHint is a hint and not the writer",
+			why:  "a trace-diff becomes one unattributed observation: values stay text for the typing table, dotted label keys are escaped and hold strings, a live \"-\" is ambiguous (absent or empty), managerHint is a hint and not the writer",
 			opts: Options{Ceiling: AttributionAuditLog},
 			want: Result{Observations: []Observation{{
 				Source: "cub-scout", Cluster: "prod-us-east-1", ObservedAt: ts("2026-06-18T12:00:00.418263907Z"), Object: redisKey,
@@ -74,9 +74,9 @@ func TestParseCubScoutSamples(t *testing.T) {
 					RenderDigest: "4b1f0c2e9a7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a3928170f6e5d4c"},
 				Change: Change{Attribution: AttributionUnknown, Claimed: AttributionUnknown},
 				Fields: []Field{
-					{Path: `metadata.labels.app\.kubernetes\.io/managed-by`, Live: "kubectl", Desired: "Helm", HasDesired: true, Textual: true},
+					{Path: `metadata.labels.app\.kubernetes\.io/managed-by`, Live: "kubectl", Desired: "Helm", HasDesired: true, Textual: true, StringValued: true},
 					{Path: "spec.replicas", Live: "4", Desired: "3", HasDesired: true, ManagerHint: "kubectl-scale", Cause: "manual-edit", Textual: true},
-					{Path: "spec.template.spec.containers[0].resources.requests.cpu", Removed: true, Desired: "250m", HasDesired: true, Textual: true},
+					{Path: "spec.template.spec.containers[0].resources.requests.cpu", Ambiguous: cubAmbiguousLive, Desired: "250m", HasDesired: true, Textual: true},
 				},
 				Origin: "S:1", Trust: AttributionAuditLog,
 			}}},
@@ -331,14 +331,15 @@ func TestTraceDiffDetails(t *testing.T) {
 			},
 		},
 		{
-			why: "live \"-\" is a field removed live; desired \"-\" is a null desired, never the string \"-\"",
+			why: "live \"-\" is ambiguous, neither removed nor a value; desired \"-\" is the placeholder, read as nothing, never the string \"-\"",
 			doc: `{"status":"changed","context":"c1","resource":{"apiVersion":"v1","kind":"ConfigMap","name":"cm"},"read":{"observedAt":"2026-06-18T12:00:00Z"},"differences":[{"field":"data.a","desired":"1","live":"-"},{"field":"data.b","desired":"-","live":"2"}]}`,
 			check: func(r Result) bool {
 				if len(r.Observations) != 1 {
 					return false
 				}
 				a, b := r.Observations[0].Fields[0], r.Observations[0].Fields[1]
-				return a.Removed && a.Live == nil && a.Desired == "1" && !b.Removed && b.Live == "2" && b.HasDesired && b.Desired == nil
+				return !a.Removed && a.Ambiguous != "" && a.Live == nil && a.Desired == "1" &&
+					!b.Removed && b.Ambiguous == "" && b.Live == "2" && b.HasDesired && b.DesiredPlaceholder() && b.DesiredLike("x") == nil
 			},
 		},
 		{

@@ -197,8 +197,13 @@ func jsonPatchWritten(ops []any, segs []yamlnode.Segment) (Written, bool) {
 // Holds reports whether the field's live value is what w wrote: the same
 // value by values.Equal (an observer's text typed like the written value
 // first), both removed (a live null counting as absent), or, for a patch's part of a mapping, every key the
-// patch named holding what it set.
+// patch named holding what it set. An ambiguous live text (cub-scout's
+// "-") holds any write it could be the rendering of: a removal, null, ""
+// or the string "-".
 func (f Field) Holds(w Written) bool {
+	if f.Ambiguous != "" {
+		return w.Removed || rendersAsNothing(w.Value)
+	}
 	if w.Removed || f.Removed {
 		// An observer may spell an absent field as a live null.
 		return w.Removed && (f.Removed || f.Live == nil)

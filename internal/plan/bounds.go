@@ -69,7 +69,8 @@ func originOf(o *observe.Observation) string {
 
 // outranks reports whether cur, of higher trust than o and still fresh at
 // now, keeps o from replacing it: a lower-trust observation never
-// overrides a higher-trust one of the same object within its freshness.
+// overrides a higher-trust one of the same object within its freshness,
+// whichever of the two is read first.
 func outranks(cur, o *observe.Observation, now time.Time, freshness time.Duration) bool {
 	return cur.Change.Attribution.Rank() > o.Change.Attribution.Rank() && now.Sub(cur.ObservedAt) <= freshness
 }

@@ -201,8 +201,9 @@ func (p *planner) decide(g *group, index int, out *decided) Decision {
 // value (the repository's when it holds the path, else the observer's), or
 // live is null where the repository holds nothing.
 func (fs *fieldState) unchanged() bool {
-	if fs.structural != "" {
-		// Structure is never a value that could equal desired.
+	if fs.structural != "" || fs.f.Ambiguous != "" {
+		// Structure is never a value that could equal desired, and what
+		// an ambiguous text holds is not known.
 		return false
 	}
 	if fs.f.Removed {
@@ -228,6 +229,13 @@ func (p *planner) fieldState(fs *fieldState, f *observe.Field, g *group, uv *uni
 	if fs.valuePath != "" {
 		fs.repo, fs.present = p.lookup(uv.merged, fs.valuePath)
 		fs.file = p.editedFile(uv, fs.valuePath)
+	}
+	if f.Ambiguous != "" {
+		// Nothing live to type: desired is still what the change starts from.
+		if f.HasDesired {
+			fs.obsDesired = plain(f.DesiredLike(fs.repo))
+		}
+		return
 	}
 	if f.Textual && fs.structural == "" && fs.present {
 		switch fs.repo.(type) {
@@ -270,7 +278,30 @@ func textOf(f observe.Field) any {
 // the actor holds come first, then entries that list the environment, then
 // file order. A field no entry maps is unauthorized.
 func (p *planner) mapField(object, env, field string, held []string) (string, string) {
-	es := p.entries[field]
+	return mapEntries(p.entries[field], object, env, field, held)
+}
+
+// MapField is the value path the planner maps field of object to in env
+// for an actor holding the roles held, under pol (mapField without a
+// plan), and why none when it maps none: a check of a receipt it did not
+// make asks it which path the receipt's field is written at.
+func MapField(pol *policy.Policy, object, env, field string, held []string) (valuePath, why string) {
+	var es []entry
+	if pol != nil {
+		for ri := range pol.Rules {
+			r := &pol.Rules[ri]
+			for ai := range r.MayAccept {
+				if a := &r.MayAccept[ai]; a.Field == field {
+					es = append(es, entry{role: r.Role, a: a})
+				}
+			}
+		}
+	}
+	return mapEntries(es, object, env, field, held)
+}
+
+// mapEntries is mapField over es, the policy's entries for field.
+func mapEntries(es []entry, object, env, field string, held []string) (string, string) {
 	best, bestRank := -1, 0
 	for i, e := range es {
 		if !listsObject(e.a.Objects, object) {
@@ -317,13 +348,22 @@ func listsEnvironment(patterns []string, env string) bool {
 func (p *planner) staleReasons(fields []*fieldState, uv *unitValues, show func(any) any) []string {
 	var out []string
 	for _, fs := range fields {
-		if !fs.present || !fs.f.HasDesired || fs.structural != "" || values.Equal(fs.obsDesired, fs.repo) {
+		if !fs.present || !fs.f.HasDesired || fs.structural != "" || fs.f.DesiredAgrees(fs.repo) {
 			continue
 		}
 		out = append(out, fmt.Sprintf("stale: %s: the observer compared against desired %s, but %s holds %s at %s%s; desired moved since, look again",
-			fs.f.Path, values.Format(show(fs.obsDesired)), uv.files[fs.file].path, values.Format(show(fs.repo)), fs.valuePath, p.atCommit()))
+			fs.f.Path, observedDesired(fs, show), uv.files[fs.file].path, values.Format(show(fs.repo)), fs.valuePath, p.atCommit()))
 	}
 	return out
+}
+
+// observedDesired is the desired value the observer compared against, as
+// a stale reason shows it: cub-scout's placeholder is named as one.
+func observedDesired(fs *fieldState, show func(any) any) string {
+	if fs.f.DesiredPlaceholder() {
+		return `"-" (cub-scout's text for absent, null, "" or "-")`
+	}
+	return values.Format(show(fs.obsDesired))
 }
 
 func (p *planner) atCommit() string {
@@ -388,6 +428,9 @@ func (p *planner) authorize(o *observe.Observation, g *group, fields []*fieldSta
 		switch {
 		case fs.structural != "":
 			add("structural: %s: %s; no value path can accept a change of structure", fs.f.Path, fs.structural)
+			continue
+		case fs.f.Ambiguous != "":
+			add("ambiguous: %s: %s: neither a removal nor a value to write; a source that reads the object itself (the Kubernetes watch, observations.<cluster>[].kube) can settle it", fs.f.Path, fs.f.Ambiguous)
 			continue
 		case fs.valuePath == "":
 			add("%s", fs.mapWhy)
@@ -521,7 +564,7 @@ func (p *planner) rawChanges(o *observe.Observation, show func(any) any) []Chang
 		}
 		if f.HasDesired {
 			desired = plain(f.DesiredLike(nil))
-			if !f.Removed && values.Equal(live, desired) {
+			if !f.Removed && f.Ambiguous == "" && values.Equal(live, desired) {
 				continue
 			}
 		}

@@ -12,5 +12,8 @@
 // commits. It may decide objects and build units' write-backs on several
 // goroutines (Options.Workers), and take Helm's readings and verified edits
 // from a values.Readings the caller keeps (Options.Readings); the result is
-// the same either way.
+// the same either way. The result also carries what it decided from, as
+// data for the lifecycle: each object's observations in its environment
+// (Observed) and every unit's merged desired values (Desired), so nothing
+// after the plan maps clusters or reads values files again.
 package plan

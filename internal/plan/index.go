@@ -276,7 +276,7 @@ func (p *planner) group(observations []observe.Observation) []*group {
 			byKey[key] = g
 			out = append(out, g)
 		}
-		if g.newest == nil || (supersedes(o, g.newest) && !outranks(g.newest, o, p.now, p.freshness)) {
+		if g.newest == nil || (supersedes(o, g.newest) && !outranks(g.newest, o, p.now, p.freshness)) || outranks(o, g.newest, p.now, p.freshness) {
 			g.newest = o
 		}
 		if c := g.of(o.Cluster); c != nil && c.UID != "" && o.UID != "" && c.UID != o.UID {
@@ -292,7 +292,7 @@ func (p *planner) group(observations []observe.Observation) []*group {
 				g.notes = append(g.notes, note)
 			}
 		}
-		if c := g.of(o.Cluster); c == nil || (supersedes(o, c) && !outranks(c, o, p.now, p.freshness)) {
+		if c := g.of(o.Cluster); c == nil || (supersedes(o, c) && !outranks(c, o, p.now, p.freshness)) || outranks(o, c, p.now, p.freshness) {
 			g.setOf(o.Cluster, o)
 		}
 	}

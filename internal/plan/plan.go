@@ -31,6 +31,9 @@ type Snapshot struct {
 	// Renderer renders the charts of units that name a chart path, for the
 	// render witness. When it is nil, such a unit writes nothing back.
 	Renderer witness.Renderer
+	// Store is where the write-backs go and how they are proposed; nil is
+	// PullRequests.
+	Store Store
 }
 
 // Outcome is what the planner decided for one observed object.
@@ -154,6 +157,12 @@ type Result struct {
 	// Errors are problems that kept a decision from being made as it
 	// should have been; the affected decisions fail closed (deny).
 	Errors []string
+	// Observed are, per object and environment, the observations the plan
+	// was made from, in the order the objects were first seen.
+	Observed []Observed
+	// Desired are every unit's merged desired values, in the repo
+	// config's order.
+	Desired []Desired
 }
 
 // Options tune how a plan is made, never what it decides: the Result is
@@ -190,6 +199,7 @@ func PlanWith(observations []observe.Observation, triggers []observe.Trigger, sn
 		_, _, p.freshness = snap.Config.Bounds()
 	}
 	groups := p.group(observations)
+	p.observed(groups, observations)
 	p.readUnits(groups)
 	// Objects are decided concurrently, each into its own place; what they
 	// add to the plan is added in their order, as deciding them in turn
@@ -208,6 +218,7 @@ func PlanWith(observations []observe.Observation, triggers []observe.Trigger, sn
 		}
 	}
 	p.writeBacks()
+	p.desired()
 	slices.SortStableFunc(p.res.Decisions, func(a, b Decision) int {
 		return cmp.Or(cmp.Compare(a.Unit, b.Unit), cmp.Compare(a.Object, b.Object), cmp.Compare(a.Environment, b.Environment))
 	})

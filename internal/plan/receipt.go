@@ -38,7 +38,8 @@ func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending,
 	if at.IsZero() {
 		at = o.ObservedAt
 	}
-	newRevision := branch
+	store := p.snap.StoreOf()
+	newRevision := store.NewRevision(branch)
 	if !p.cfg.WritesBack() {
 		newRevision = "(report only: nothing is written back while the repository is " + p.modeWord() + ")"
 	}
@@ -105,7 +106,7 @@ func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending,
 			},
 			Bounds: receipt.Bounds{ChangedFields: changed, UnauthorizedFieldsChanged: []string{}, WithinAuthorizedScope: &within},
 			WriteBack: receipt.WriteBack{
-				Method:            receipt.MethodPullRequest,
+				Method:            store.Method(),
 				DesiredValueAfter: receipt.ValueOf(first.live),
 				NewRevision:       newRevision,
 				Provenance: receipt.Provenance{

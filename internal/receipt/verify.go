@@ -375,12 +375,13 @@ func (v *verifier) observation(s *Spec) {
 }
 
 // IsPlaceholder reports an observer's rendering of nothing: cub-scout prints
-// "-" for a missing, null or empty value ("<nil>" is Go's text of nil). It
-// is never a value: a receipt that records one as a live value or as the
-// desired value written back would write the placeholder into desired state.
+// "-" for a missing, null or empty value. It is never a value: a receipt
+// that records one as a live value or as the desired value written back
+// would write the placeholder into desired state. "<nil>" is not one:
+// cub-scout prints nil as "-", so "<nil>" is a string a field held.
 func IsPlaceholder(v any) bool {
 	s, ok := v.(string)
-	return ok && (s == "-" || s == "<nil>")
+	return ok && s == "-"
 }
 
 // placeholders refuses a placeholder wherever a receipt records a value

@@ -13,6 +13,7 @@ import (
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
+	"github.com/backflow-dev/backflow/internal/server"
 )
 
 // Case 21: no input makes a cycle's work unbounded. An ignoreFields
@@ -20,7 +21,7 @@ import (
 // (one linear matcher for every glob); an observation of 100,000 fields,
 // and a cycle's observations past 200,000 fields, are refused with the cap
 // in the reason; the store of pushed observations stays under its byte cap
-// however many large objects are pushed. Times are reported, not asserted
+// however many large objects are pushed, at however many trust levels. Times are reported, not asserted
 // (make bench holds the growth).
 func TestCase21BoundedWork(t *testing.T) {
 	files := gitopsFiles(t)
@@ -74,10 +75,17 @@ func TestCase21BoundedWork(t *testing.T) {
 		t.Errorf("%d observations refused by the field caps, want %d: %q", capped, want, res.Errors)
 	}
 
-	ps := app.NewPushStore(observe.AttributionAsserted, usEastNode, func([]observe.ObjectKey) []string { return []string{fullName} })
+	// Each object is pushed twice, by the bearer token (audit-log) and by
+	// the secret URL (asserted): the store keeps it at both trust levels,
+	// within the same byte cap.
+	ps := app.NewPushStore(observe.AttributionAuditLog, usEastNode, func([]observe.ObjectKey) []string { return []string{fullName} })
 	pushes := count(40, 80)
 	big := strings.Repeat("x", 1<<20)
 	for i := range pushes {
+		ctx := context.Background()
+		if i%2 == 1 {
+			ctx = server.WithPushVia(ctx, server.ViaSecretURL)
+		}
 		doc := fmt.Sprintf(`apiVersion: backflow.dev/v1alpha1
 kind: ObjectStateObserved
 spec:
@@ -88,12 +96,20 @@ spec:
     - field: data.blob
       live: %s
       desired: ""
-`, now.Format(time.RFC3339), i, big)
-		if _, err := ps.Accept(context.Background(), []byte(doc)); err != nil {
+`, now.Format(time.RFC3339), i/2, big)
+		if _, err := ps.Accept(ctx, []byte(doc)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	held, _ := json.Marshal(ps.Read(context.Background()))
+	kept := ps.Read(context.Background())
+	trusts := map[observe.Attribution]bool{}
+	for _, o := range kept.Observations {
+		trusts[o.TrustLevel()] = true
+	}
+	if len(trusts) != 2 {
+		t.Errorf("the push store holds observations at %d trust levels, want both the bearer's and the secret URL's", len(trusts))
+	}
+	held, _ := json.Marshal(kept)
 	if len(held) > 40<<20 {
 		t.Errorf("the push store holds %d bytes after %d pushes of 1 MiB", len(held), pushes)
 	}

@@ -43,6 +43,12 @@ var (
 	ErrFetchTooLarge = errors.New("larger than the fetch cap")
 	// ErrFetchTimeout marks a fetch that took longer than its timeout.
 	ErrFetchTimeout = errors.New("took longer than the fetch timeout")
+	// ErrFetchRedirect marks a redirect to another scheme or to a host
+	// that is neither the request's nor an allowed one.
+	ErrFetchRedirect = errors.New("redirect refused")
+	// ErrFetchHost marks a dependency pinned to a host that neither the
+	// unit's chart names nor the allowed hosts list.
+	ErrFetchHost = errors.New("host not allowed")
 	// ErrCacheTampered marks a cached chart whose bytes no longer have the
 	// digest it was cached under.
 	ErrCacheTampered = errors.New("cached chart does not match its digest")
@@ -61,6 +67,11 @@ type FetchOptions struct {
 	// TLS, when set, is the TLS configuration for repositories and
 	// registries (a private CA); the system's roots otherwise.
 	TLS *tls.Config
+	// AllowedHosts are the hosts ("host" for any port, or "host:port")
+	// that a fetch may be redirected to besides the one it asked, and that
+	// a Chart.lock may pin dependencies to besides the one the unit's
+	// chart names.
+	AllowedHosts []string
 }
 
 // DefaultCacheDir is the chart cache when none is given: backflow/charts
@@ -88,6 +99,7 @@ type Fetcher struct {
 	max     int64
 	timeout time.Duration
 	tls     *tls.Config
+	hosts   []string
 	// mu serialises fetches of one reference.
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
@@ -95,7 +107,7 @@ type Fetcher struct {
 
 // NewFetcher returns a fetcher with opts' bounds and cache.
 func NewFetcher(opts FetchOptions) *Fetcher {
-	f := &Fetcher{dir: opts.CacheDir, max: opts.MaxBytes, timeout: opts.Timeout, tls: opts.TLS, locks: map[string]*sync.Mutex{}}
+	f := &Fetcher{dir: opts.CacheDir, max: opts.MaxBytes, timeout: opts.Timeout, tls: opts.TLS, hosts: opts.AllowedHosts, locks: map[string]*sync.Mutex{}}
 	if f.dir == "" {
 		f.dir = DefaultCacheDir()
 	}
@@ -126,7 +138,7 @@ func (f *Fetcher) fetch(ctx context.Context, c *repoconfig.Chart, deps *Fetcher)
 	lock := f.lock(ref)
 	lock.Lock()
 	defer lock.Unlock()
-	ctx = context.WithValue(ctx, fetching{}, ref)
+	ctx = context.WithValue(ctx, fetching{}, c)
 	if ch, err := f.cached(ctx, ref, deps); err != nil || ch != nil {
 		return ch, err
 	}
@@ -162,9 +174,58 @@ func (f *Fetcher) fetch(ctx context.Context, c *repoconfig.Chart, deps *Fetcher)
 	return ch, nil
 }
 
-// fetching is the context key of the reference whose dependencies are
-// being fetched.
+// fetching is the context key of the chart (a *repoconfig.Chart) whose
+// dependencies are being fetched.
 type fetching struct{}
+
+// allowed reports whether host (host or host:port, as a URL has it) is one
+// of the allowed hosts.
+func (f *Fetcher) allowed(host string) bool {
+	name := host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		name = h
+	}
+	for _, a := range f.hosts {
+		if strings.EqualFold(a, host) || (!strings.Contains(a, ":") && strings.EqualFold(a, name)) {
+			return true
+		}
+	}
+	return false
+}
+
+// chartHost is the host a remote chart names (host or host:port), "" for
+// a chart in the repository.
+func chartHost(c *repoconfig.Chart) string {
+	switch {
+	case c == nil:
+		return ""
+	case c.OCI != "":
+		host, _, _ := strings.Cut(strings.TrimPrefix(c.OCI, "oci://"), "/")
+		return host
+	case c.Repository != "":
+		if u, err := url.Parse(c.Repository); err == nil {
+			return u.Host
+		}
+	}
+	return ""
+}
+
+// checkRedirect follows a redirect only to the scheme of the request that
+// started it (so never from https to http) and to its host or an allowed
+// one: a chart source cannot send backflow to another server, inside the
+// cluster or out, by answering 302.
+func (f *Fetcher) checkRedirect(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	switch {
+	case len(via) >= 10:
+		return fmt.Errorf("%w: %s: more than 10 redirects", ErrFetchRedirect, first.Redacted())
+	case req.URL.Scheme != first.Scheme:
+		return fmt.Errorf("%w: %s redirects to %s, from %s to %s", ErrFetchRedirect, first.Redacted(), req.URL.Redacted(), first.Scheme, req.URL.Scheme)
+	case !strings.EqualFold(req.URL.Host, first.Host) && !f.allowed(req.URL.Host):
+		return fmt.Errorf("%w: %s redirects to %s, a host the allowed hosts (charts.allowedHosts, --allow-host) do not list", ErrFetchRedirect, first.Redacted(), req.URL.Redacted())
+	}
+	return nil
+}
 
 func (f *Fetcher) lock(ref string) *sync.Mutex {
 	f.mu.Lock()
@@ -263,8 +324,15 @@ func (f *Fetcher) dependencies(ctx context.Context, lock []byte, names []string)
 		default:
 			return nil, fmt.Errorf("dependency %s is missing in charts/ and Chart.lock pins it to %q, which is not a chart repository URL or an OCI reference", name, d.Repository)
 		}
-		if parent, _ := ctx.Value(fetching{}).(string); parent == spec.Source() {
-			return nil, fmt.Errorf("dependency %s is the chart being fetched, %s", name, parent)
+		parent, _ := ctx.Value(fetching{}).(*repoconfig.Chart)
+		if parent != nil && parent.Source() == spec.Source() {
+			return nil, fmt.Errorf("dependency %s is the chart being fetched, %s", name, parent.Source())
+		}
+		// Only from where the unit's chart comes from, or where the bot
+		// config allows: a Chart.lock is the chart author's, and must not
+		// send backflow to any server it names.
+		if host := chartHost(spec); host == "" || (!strings.EqualFold(host, chartHost(parent)) && !f.allowed(host)) {
+			return nil, fmt.Errorf("dependency %s: %w: Chart.lock pins it to %s, a host the unit's chart does not name and the allowed hosts (charts.allowedHosts, --allow-host) do not list", name, ErrFetchHost, host)
 		}
 		dep, err := f.fetch(ctx, spec, nil)
 		if err != nil {
@@ -460,7 +528,7 @@ func (f *Fetcher) get(ctx context.Context, u *url.URL) ([]byte, error) {
 		return nil, err
 	}
 	req.Header.Set("User-Agent", "backflow")
-	resp, err := (&http.Client{Transport: t}).Do(req)
+	resp, err := (&http.Client{Transport: t, CheckRedirect: f.checkRedirect}).Do(req)
 	if err != nil {
 		return nil, f.explain(err, b, fctx)
 	}
@@ -484,7 +552,7 @@ func (f *Fetcher) pull(ctx context.Context, c *repoconfig.Chart) ([]byte, string
 	t, b, fctx, cancel := f.client(ctx)
 	defer cancel()
 	defer t.CloseIdleConnections()
-	rc, err := registry.NewClient(registry.ClientOptHTTPClient(&http.Client{Transport: t, Timeout: f.timeout}))
+	rc, err := registry.NewClient(registry.ClientOptHTTPClient(&http.Client{Transport: t, Timeout: f.timeout, CheckRedirect: f.checkRedirect}))
 	if err != nil {
 		return nil, "", err
 	}

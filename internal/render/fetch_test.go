@@ -1,7 +1,6 @@
 package render_test
 
 import (
-	"archive/tar"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -16,7 +15,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -29,6 +27,7 @@ import (
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/render"
+	"github.com/backflow-dev/backflow/internal/render/charttest"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
 
@@ -42,35 +41,7 @@ const (
 // packageChart packages the chart folder dir as helm package does: a
 // gzipped tar with every file under the chart's name.
 func packageChart(t testing.TB, dir, name string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || !e.Type().IsRegular() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if err := tw.WriteHeader(&tar.Header{Name: path.Join(name, filepath.ToSlash(rel)), Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
-			return err
-		}
-		_, err = tw.Write(data)
-		return err
-	})
-	if err == nil {
-		err = tw.Close()
-	}
-	if err == nil {
-		err = gz.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return charttest.PackageDir(t, dir, name)
 }
 
 func digestOf(data []byte) string {
@@ -346,7 +317,7 @@ func TestFetchRefusesWrongArchive(t *testing.T) {
 	if _, err := tarball.ReadFrom(zr); err != nil {
 		t.Fatal(err)
 	}
-	zw, _ := gzip.NewWriterLevel(&other, gzip.BestSpeed)
+	zw, _ := gzip.NewWriterLevel(&other, gzip.BestCompression)
 	zw.Write(tarball.Bytes())
 	zw.Close()
 	repo.tgz = other.Bytes()
@@ -428,7 +399,9 @@ func TestDependenciesFromChartLock(t *testing.T) {
 	if err := os.Rename(app, filepath.Join(repo, "app")); err != nil {
 		t.Fatal(err)
 	}
-	fetch := render.NewFetcher(render.FetchOptions{CacheDir: t.TempDir(), TLS: tlsOf(srv)})
+	// A chart in the repository names no host: its Chart.lock's must be
+	// allowed in the bot config. A remote chart's may be its own host.
+	fetch := render.NewFetcher(render.FetchOptions{CacheDir: t.TempDir(), TLS: tlsOf(srv), AllowedHosts: []string{host}})
 	for name, spec := range map[string]*repoconfig.Chart{
 		"path": {Name: "app", Path: "app"},
 		"oci":  {Name: "app", Version: "1.0.0", OCI: "oci://" + host + "/charts/app"},
@@ -448,6 +421,24 @@ func TestDependenciesFromChartLock(t *testing.T) {
 			}
 		})
 	}
+	t.Run("hosts", func(t *testing.T) {
+		// why: a Chart.lock is the chart author's: it must not send
+		// backflow to any server it names. The same app chart served by
+		// another registry pins lib to the first one's host.
+		other := httptest.NewTLSServer(ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0))))
+		defer other.Close()
+		push(t, other, packageChart(t, filepath.Join(repo, "app"), "app"), "charts/app:1.0.0")
+		bare := render.NewFetcher(render.FetchOptions{CacheDir: t.TempDir(), TLS: tlsOf(srv)})
+		for name, spec := range map[string]*repoconfig.Chart{
+			"path, host not allowed":           {Name: "app", Path: "app"},
+			"another registry's chart pins it": {Name: "app", Version: "1.0.0", OCI: "oci://" + strings.TrimPrefix(other.URL, "https://") + "/charts/app"},
+		} {
+			_, err := render.Load(context.Background(), render.DirSource{Root: repo}, bare, spec)
+			if !errors.Is(err, render.ErrFetchHost) || !strings.Contains(err.Error(), "dependency lib") || !strings.Contains(err.Error(), host) {
+				t.Errorf("%s: got %v, want the dependency refused naming its host", name, err)
+			}
+		}
+	})
 	if err := os.Remove(filepath.Join(repo, "app", "Chart.lock")); err != nil {
 		t.Fatal(err)
 	}
@@ -455,4 +446,84 @@ func TestDependenciesFromChartLock(t *testing.T) {
 	if !errors.Is(err, render.ErrChart) || !strings.Contains(err.Error(), "no Chart.lock") {
 		t.Fatalf("without a Chart.lock: %v", err)
 	}
+}
+
+// redirecting is a chart repository on loopback that answers each request
+// with hops redirects on its own host, each with a body of pad bytes, then
+// one to the same path on to when to is set, else with repo's answer.
+func redirecting(t *testing.T, hops, pad int, to string, repo http.Handler) *httptest.Server {
+	var srv *httptest.Server
+	srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hop := 0
+		fmt.Sscanf(r.URL.Query().Get("hop"), "%d", &hop)
+		switch {
+		case hop < hops:
+			w.Header().Set("Location", fmt.Sprintf("%s%s?hop=%d", srv.URL, r.URL.Path, hop+1))
+			w.WriteHeader(http.StatusFound)
+			w.Write(bytes.Repeat([]byte("x"), pad))
+		case to != "":
+			http.Redirect(w, r, to+r.URL.Path, http.StatusFound)
+		default:
+			repo.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestFetchRedirects(t *testing.T) {
+	tgz := podinfoTgz(t)
+	repo := newChartRepo(t, tgz)
+	h := repo.srv.Config.Handler
+	plain := httptest.NewServer(h)
+	t.Cleanup(plain.Close)
+	hostOf := func(s *httptest.Server) string {
+		return strings.TrimPrefix(strings.TrimPrefix(s.URL, "https://"), "http://")
+	}
+	for _, tc := range []struct {
+		name    string
+		srv     *httptest.Server
+		allowed []string
+		max     int64
+		want    error
+	}{
+		// why: a repository that moved its files on its own host still works.
+		{"same host", redirecting(t, 3, 0, "", h), nil, 0, nil},
+		// why: a chart source must not send backflow to another server
+		// (inside the cluster or out) by answering 302.
+		{"another host", redirecting(t, 0, 0, repo.srv.URL, h), nil, 0, render.ErrFetchRedirect},
+		{"another host, allowed", redirecting(t, 0, 0, repo.srv.URL, h), []string{hostOf(repo.srv)}, 0, nil},
+		{"another host, allowed by name", redirecting(t, 0, 0, repo.srv.URL, h), []string{"127.0.0.1"}, 0, nil},
+		// why: never from TLS to plain HTTP, even to an allowed host.
+		{"https to http", redirecting(t, 0, 0, plain.URL, h), []string{hostOf(plain)}, 0, render.ErrFetchRedirect},
+		// why: the byte cap is one for the whole fetch, redirects
+		// included; the same cap fits a direct fetch (below).
+		{"bytes across redirects", redirecting(t, 9, 2<<10, "", h), nil, int64(len(tgz)) + 16<<10, render.ErrFetchTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := render.NewFetcher(render.FetchOptions{CacheDir: t.TempDir(), TLS: tlsOf(repo.srv), AllowedHosts: tc.allowed, MaxBytes: tc.max})
+			_, err := f.Fetch(context.Background(), &repoconfig.Chart{Name: "podinfo", Version: podinfoVersion, Repository: tc.srv.URL + "/stable"})
+			if (tc.want == nil && err != nil) || (tc.want != nil && !errors.Is(err, tc.want)) {
+				t.Fatalf("got %v, want %v", err, tc.want)
+			}
+		})
+	}
+	t.Run("bytes without redirects", func(t *testing.T) {
+		// The control of the case above: the same cap fits a direct fetch.
+		f := render.NewFetcher(render.FetchOptions{CacheDir: t.TempDir(), TLS: tlsOf(repo.srv), MaxBytes: int64(len(tgz)) + 16<<10})
+		if _, err := f.Fetch(context.Background(), &repoconfig.Chart{Name: "podinfo", Version: podinfoVersion, Repository: repo.srv.URL + "/stable"}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("time across redirects", func(t *testing.T) {
+		// why: the timeout is one deadline for the fetch; a redirect does
+		// not start a new one.
+		blocked := newChartRepo(t, tgz)
+		blocked.block.Store(true)
+		f := render.NewFetcher(render.FetchOptions{CacheDir: t.TempDir(), TLS: tlsOf(repo.srv), AllowedHosts: []string{"127.0.0.1"}, Timeout: 300 * time.Millisecond})
+		_, err := f.Fetch(context.Background(), &repoconfig.Chart{Name: "podinfo", Version: podinfoVersion, Repository: redirecting(t, 5, 0, blocked.srv.URL, h).URL + "/stable"})
+		if !errors.Is(err, render.ErrFetchTimeout) {
+			t.Fatalf("got %v, want ErrFetchTimeout", err)
+		}
+	})
 }

@@ -170,3 +170,26 @@ func TestHTTPSourceURLs(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+func TestEmptyObservationsAreErrors(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.json"), observationJSON)
+	writeFile(t, filepath.Join(dir, "trace-diff.json"), "")  // cub-scout failed and wrote nothing
+	writeFile(t, filepath.Join(dir, "watch.jsonl"), "\n \n") // only whitespace
+	res := LoadPath(dir, observe.Options{})
+	// why: an empty file was read as nothing to report, silently.
+	if len(res.Observations) != 1 || len(res.Errors) != 2 ||
+		!strings.HasPrefix(res.Errors[0].Error(), filepath.Join(dir, "trace-diff.json")+": empty input") ||
+		!strings.HasPrefix(res.Errors[1].Error(), filepath.Join(dir, "watch.jsonl")+": empty input") {
+		t.Errorf("got %d observations, errors %v", len(res.Observations), res.Errors)
+	}
+	for _, body := range []string{"", "  \n"} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(body)) }))
+		res, _, err := (&HTTPSource{URL: srv.URL}).Poll(context.Background())
+		srv.Close()
+		// why: an empty response body is no observation of nothing; the URL is named.
+		if err != nil || len(res.Errors) != 1 || !errors.Is(res.Errors[0], observe.ErrEmpty) || !strings.HasPrefix(res.Errors[0].Error(), srv.URL+": empty input") {
+			t.Errorf("body %q: %v %v", body, err, res.Errors)
+		}
+	}
+}

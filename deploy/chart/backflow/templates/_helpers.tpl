@@ -158,6 +158,7 @@ all namespaces; the grants follow it exactly.
 {{- with $v.commitMethod }}{{ $_ := set $c "commitMethod" . }}{{ end -}}
 {{- with $v.gitopsManagers }}{{ $_ := set $c "gitopsManagers" . }}{{ end -}}
 {{- with $v.pacing }}{{ $_ := set $c "pacing" . }}{{ end -}}
+{{- with $v.charts }}{{ $_ := set $c "charts" . }}{{ end -}}
 {{- $obs := deepCopy (default dict $v.observations) -}}
 {{- if $v.kube.enabled -}}
 {{- $cluster := required "kube.cluster is required with kube.enabled: the cluster's name in the repo configs" $v.kube.cluster -}}
@@ -187,6 +188,7 @@ all namespaces; the grants follow it exactly.
 {{- with $v.admission.gitopsGroups }}{{ $_ := set $a "gitopsGroups" . }}{{ end -}}
 {{- with $v.admission.maxBytes }}{{ $_ := set $a "maxBytes" . }}{{ end -}}
 {{- with $v.admission.ttl }}{{ $_ := set $a "ttl" . }}{{ end -}}
+{{- with $v.admission.clientCA }}{{ $_ := set $a "clientCAFile" "/etc/backflow/admission-client-ca.crt" }}{{ end -}}
 {{- $_ := set $c "admission" $a -}}
 {{- end -}}
 {{- $s := dict "listen" ":8080" "webhook" (dict "secretFile" (printf "%s/webhook-secret" $sec)) -}}

@@ -1,0 +1,294 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"log/slog"
+
+	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/forge/forgetest"
+	"github.com/backflow-dev/backflow/internal/lifecycle"
+	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/plan"
+)
+
+// The executor never calls back into the lifecycle while it carries out a
+// chain: the only lifecycle names execute.go spells are the effect types
+// and their constants, and the executor holds no lifecycle.Input nor the
+// repository cycle that does, so every lifecycle method it can reach is
+// one of an effect's own data.
+func TestExecutorReachesTheLifecycleOnlyThroughEffects(t *testing.T) {
+	for _, p := range executorProblems(t, "execute.go") {
+		t.Error(p)
+	}
+}
+
+// effectNames are the lifecycle identifiers the executor may name: the
+// effect type, what it carries, and the kinds and recoveries it switches on.
+var effectNames = []string{
+	"Effect", "Pull", "Kind",
+	"Open", "Update", "Keep", "Close", "Comment", "AutoMerge", "Merge", "Skip", "Cleanup", "Check", "Disarm",
+	"Proven", "Reverted", "FollowUp", "DriftIssue", "Record", "Review", "Label", "Unlabel",
+	"LeaveAlone", "Reuse", "Rewrite",
+}
+
+func executorProblems(t *testing.T, file string) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, file, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			if id, ok := n.X.(*ast.Ident); ok && id.Name == "lifecycle" && !slices.Contains(effectNames, n.Sel.Name) {
+				out = append(out, fset.Position(n.Pos()).String()+": the executor reaches lifecycle."+n.Sel.Name+", not an effect type")
+			}
+		case *ast.Ident:
+			if n.Name == "repoCycle" || n.Name == "Input" {
+				out = append(out, fset.Position(n.Pos()).String()+": the executor reaches "+n.Name+", which decides")
+			}
+		case *ast.FuncDecl:
+			if n.Recv != nil && !strings.Contains(typeNames(n.Recv), "executor") {
+				out = append(out, fset.Position(n.Pos()).String()+": "+n.Name.Name+" is not the executor's")
+			}
+		}
+		return true
+	})
+	return out
+}
+
+func typeNames(fl *ast.FieldList) string {
+	var b strings.Builder
+	for _, f := range fl.List {
+		ast.Inspect(f.Type, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				b.WriteString(id.Name)
+			}
+			return true
+		})
+	}
+	return b.String()
+}
+
+// scripted answers the executor's calls from a few fields, with no git and
+// no GitHub: what a test needs the forge to say. The Recorder in front of
+// it records the writes as effects ("acme/gitops#12:label:x").
+type scripted struct {
+	forge.Forge // nil: a call the executor should not make panics
+
+	head      string // the default branch's head
+	branch    string // an existing write-back branch's head, "" for none
+	commits   []forge.Commit
+	prs       []forge.PullRequest // what listing the branch's pull requests says
+	enable    error               // EnableAutoMerge's answer
+	mergeable string              // GetPullRequest's MergeableState
+	next      int
+}
+
+func (s *scripted) ReadFile(context.Context, forge.Repo, string, string) ([]byte, error) {
+	return nil, forge.ErrNotFound
+}
+
+func (s *scripted) BranchHead(_ context.Context, repo forge.Repo, branch string) (string, error) {
+	if branch == repo.DefaultBranch {
+		return s.head, nil
+	}
+	if s.branch == "" {
+		return "", forge.ErrNotFound
+	}
+	return s.branch, nil
+}
+
+func (s *scripted) Commit(_ context.Context, req forge.CommitRequest) (string, error) {
+	if req.ExpectedHead == "" && s.branch != "" || req.ExpectedHead != "" && req.ExpectedHead != s.branch {
+		return "", fmt.Errorf("%w: %s is at %q", forge.ErrConflict, req.Branch, s.branch)
+	}
+	s.branch = "c" + req.BaseSHA[:4]
+	return s.branch, nil
+}
+
+func (s *scripted) CommitsSince(context.Context, forge.Repo, string, string) ([]forge.Commit, error) {
+	return s.commits, nil
+}
+
+func (s *scripted) ListPullRequests(context.Context, forge.Repo, forge.PullRequestFilter) ([]forge.PullRequest, error) {
+	return s.prs, nil
+}
+
+func (s *scripted) CreatePullRequest(_ context.Context, repo forge.Repo, np forge.NewPullRequest) (forge.PullRequest, error) {
+	s.next++
+	return forge.PullRequest{Number: 11 + s.next, Title: np.Title, Body: np.Body, HeadRef: np.Head, HeadSHA: s.branch, BaseRef: np.Base,
+		State: forge.StateOpen, Mine: true}, nil
+}
+
+func (s *scripted) UpdatePullRequest(_ context.Context, _ forge.Repo, number int, upd forge.PullRequestUpdate) (forge.PullRequest, error) {
+	pr := forge.PullRequest{Number: number, State: forge.StateOpen, Mine: true, HeadSHA: s.branch}
+	if upd.Body != nil {
+		pr.Body = *upd.Body
+	}
+	return pr, nil
+}
+
+func (s *scripted) GetPullRequest(_ context.Context, _ forge.Repo, number int) (forge.PullRequest, error) {
+	return forge.PullRequest{Number: number, HeadSHA: s.branch, MergeableState: s.mergeable}, nil
+}
+
+func (s *scripted) ListCheckRuns(context.Context, forge.Repo, string, string) ([]forge.CheckRun, error) {
+	return nil, nil
+}
+
+func (s *scripted) CreateCheckRun(_ context.Context, _ forge.Repo, run forge.CheckRun) (forge.CheckRun, error) {
+	return run, nil
+}
+
+func (s *scripted) RequestReviewers(context.Context, forge.Repo, int, []string, []string) error {
+	return nil
+}
+func (s *scripted) AddLabels(context.Context, forge.Repo, int, ...string) error           { return nil }
+func (s *scripted) RemoveLabel(context.Context, forge.Repo, int, string) error            { return nil }
+func (s *scripted) DisableAutoMerge(context.Context, forge.Repo, forge.PullRequest) error { return nil }
+func (s *scripted) ClosePullRequest(context.Context, forge.Repo, int) error               { return nil }
+func (s *scripted) ListComments(context.Context, forge.Repo, int) ([]forge.Comment, error) {
+	return nil, nil
+}
+
+func (s *scripted) CreateComment(context.Context, forge.Repo, int, string) (forge.Comment, error) {
+	return forge.Comment{}, nil
+}
+
+func (s *scripted) EnableAutoMerge(context.Context, forge.Repo, forge.PullRequest, string, forge.MergeMethod) error {
+	return s.enable
+}
+
+func (s *scripted) Merge(context.Context, forge.Repo, int, string, forge.MergeMethod) (string, error) {
+	return "m1", nil
+}
+
+func (s *scripted) DeleteBranch(context.Context, forge.Repo, string, string) error {
+	s.branch = ""
+	return nil
+}
+
+// executorInput is the lifecycle's input for the test repository at head
+// with the seed's incident observed (alice scales redis to 4, pre-authorized).
+func executorInput(t *testing.T, key []byte, mutate func(map[string]string)) *lifecycle.Input {
+	t.Helper()
+	files := gitopsFiles(t)
+	if mutate != nil {
+		mutate(files)
+	}
+	read := func(p string, _ int64) ([]byte, error) {
+		if data, ok := files[p]; ok {
+			return []byte(data), nil
+		}
+		return nil, forge.ErrNotFound
+	}
+	got, err := plan.ReadSnapshot(read, plan.ReadOptions{Commit: executorHead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := t0.Add(5 * time.Minute)
+	return &lifecycle.Input{DefaultBranch: "main", Head: executorHead, Snapshot: got.Snapshot, PolicySum: got.PolicySum,
+		Result: plan.Plan([]observe.Observation{replicas(4, 0)}, nil, got.Snapshot, now), Now: now,
+		GitOpsManagers: DefaultGitOpsManagers, CommitKey: key, Repo: testRepo}
+}
+
+const executorHead = "1111111111111111111111111111111111111111"
+
+// TestExecutor carries out the lifecycle's chains against scripted forge
+// answers and holds the effects the Recorder saw: the chain runs straight
+// through, answers what the forge says from the effects' own data, and
+// stops at the first failure.
+func TestExecutor(t *testing.T) {
+	key := []byte("test commit key")
+	repo := forge.Repo{Owner: "acme", Name: "gitops", DefaultBranch: "main"}
+	opened := []string{"acme/gitops:commit:backflow/prod-us-east/redis:.backflow/receipts/prod-us-east/redis/redis_StatefulSet.apps.v1_redis-replicas.yaml,envs/prod-us-east/redis/values.yaml",
+		"acme/gitops:check:backflow/receipt:success", "acme/gitops#12:open:backflow/prod-us-east/redis", "acme/gitops#12:edit:body",
+		"acme/gitops#12:reviewers:bob,team:platform-sre", "acme/gitops#12:label:env:prod-us-east", "acme/gitops#12:label:pre-authorized",
+		"acme/gitops#12:label:reverse-reconcile"}
+	for _, tc := range []struct {
+		name, why string
+		forge     *scripted
+		fail      string // a Recorder failure injected into this call
+		dryRun    bool
+		want      []string
+		actions   []string // the report's action kinds
+	}{
+		{"armed", "an open chain runs straight through to auto-merge, armed at the head the commit made",
+			&scripted{head: executorHead}, "", false,
+			append(slices.Clone(opened), "acme/gitops#12:auto-merge:squash"), []string{"open", "auto-merge"}},
+		{"merged over REST", "where GitHub cannot arm auto-merge because the pull request is mergeable, it is merged over REST pinned to the head, and the branch cleaned up",
+			&scripted{head: executorHead, enable: forge.ErrAlreadyMergeable}, "", false,
+			append(slices.Clone(opened), "acme/gitops#12:merge:squash", "acme/gitops:branch:delete:backflow/prod-us-east/redis", "acme/gitops#12:edit:body"),
+			[]string{"open", "merge", "cleanup"}},
+		{"not mergeable yet", "auto-merge not allowed and the pull request not green: kept, not merged",
+			&scripted{head: executorHead, enable: forge.ErrAutoMergeNotAllowed, mergeable: "blocked"}, "", false,
+			opened, []string{"open", "keep"}},
+		{"stops at the first failure", "a pull request that cannot be opened stops the chain: no reviewers, labels or auto-merge follow",
+			&scripted{head: executorHead}, "CreatePullRequest", false,
+			opened[:2], nil},
+		{"a person's branch", "the branch exists with a person's commit: the open leaves it alone and writes nothing",
+			&scripted{head: executorHead, branch: "p1", commits: []forge.Commit{{SHA: "p1", Parents: []string{executorHead}, Message: "wip\n"}}}, "", false,
+			nil, []string{"skip"}},
+		{"the default branch moved", "a default branch moved by someone else plans the unit again next cycle: nothing written",
+			&scripted{head: "2222222222222222222222222222222222222222"}, "", false,
+			nil, []string{"keep"}},
+		{"dry run", "a dry run writes nothing and reports the open with everything after it, auto-merge included",
+			&scripted{head: executorHead}, "", true,
+			nil, []string{"open"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := executorInput(t, key, nil)
+			units, _ := in.Index(nil)
+			if len(units) != 1 {
+				t.Fatalf("units %d", len(units))
+			}
+			rec := forgetest.NewRecorder(tc.forge)
+			if tc.fail != "" {
+				rec.Fail(tc.fail, forge.ErrUnavailable)
+			}
+			rep := &RepoReport{}
+			x := &executor{ctx: context.Background(), f: rec, repo: repo, head: executorHead, author: forge.Author{Name: "backflow[bot]"},
+				method: forge.CommitAPI, key: key, dryRun: tc.dryRun, rep: rep, log: slog.New(slog.DiscardHandler),
+				read: func(string) ([]byte, error) { return nil, forge.ErrNotFound }}
+			x.run([][]lifecycle.Effect{in.Chain(units[0], nil)})
+			if got := rec.Effects(); !slices.Equal(got, tc.want) {
+				t.Errorf("%s\neffects:\n  %s\nwant:\n  %s", tc.why, strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+			var kinds []string
+			for _, a := range rep.Actions {
+				kinds = append(kinds, a.Kind)
+			}
+			if !slices.Equal(kinds, tc.actions) {
+				t.Errorf("%s\nactions %v, want %v (errors %v)", tc.why, kinds, tc.actions, rep.Errors)
+			}
+			if tc.fail != "" && !errors.Is(rep.Errors.Join(), forge.ErrUnavailable) {
+				t.Errorf("%s\nthe failure was not reported: %v", tc.why, rep.Errors)
+			}
+			if tc.dryRun {
+				var then []string
+				for _, a := range rep.Actions[0].Then {
+					then = append(then, a.Kind)
+				}
+				if want := []string{"review", "label", "auto-merge"}; !slices.Equal(then, want) {
+					t.Errorf("%s\nthen %v, want %v", tc.why, then, want)
+				}
+				if txt := (&Report{DryRun: true, Repos: []*RepoReport{rep}}).Text(); !strings.Contains(txt, "then would auto-merge") {
+					t.Errorf("%s\nthe summary does not say it would auto-merge:\n%s", tc.why, txt)
+				}
+			}
+		})
+	}
+}

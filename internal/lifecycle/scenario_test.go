@@ -1,0 +1,327 @@
+package lifecycle
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/observe"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/scenarios/*/chain.txt from the lifecycle's decisions")
+
+// scenario is one folder of testdata/scenarios: the default branch's
+// state (the test repository, edited), what the plan is made from, the
+// pull requests the cycle lists and the commits it reads; chain.txt is
+// every chain of effects the lifecycle decides from them, each effect with
+// its why.
+type scenario struct {
+	// Why says what the scenario holds.
+	Why string `json:"why"`
+	// Values is replicaCount on the default branch (default 3); Comment
+	// adds a person's comment to the values file; AutoMergeOff turns the
+	// repository's auto-merge off; EastDenied takes prod-us-east out of
+	// the policy's entry for replicaCount.
+	Values       string `json:"values,omitempty"`
+	Comment      bool   `json:"comment,omitempty"`
+	AutoMergeOff bool   `json:"autoMergeOff,omitempty"`
+	EastDenied   bool   `json:"eastDenied,omitempty"`
+	// Observations are what the plan is made from.
+	Observations []scenarioObservation `json:"observations,omitempty"`
+	// Pulls are the pull requests the cycle lists.
+	Pulls []scenarioPull `json:"pulls,omitempty"`
+	// Commits are those on the open pull request's head since the
+	// default branch; Branch those on an existing branch with no pull
+	// request, for what the Open does if it finds it.
+	Commits []scenarioCommit `json:"commits,omitempty"`
+	Branch  []scenarioCommit `json:"branch,omitempty"`
+	// ClosedByBot are the closed pull requests the App's ledger says it
+	// closed itself.
+	ClosedByBot []int `json:"closedByBot,omitempty"`
+}
+
+type scenarioObservation struct {
+	// Live is spec.replicas live; NoField leaves the field out (back at
+	// desired).
+	Live    any    `json:"live"`
+	NoField bool   `json:"noField,omitempty"`
+	Manager string `json:"manager,omitempty"`
+	// At is the time after t0 it was observed at ("90s", "25m").
+	At string `json:"at,omitempty"`
+	// Asserted lowers it to a file's asserted trust.
+	Asserted bool `json:"asserted,omitempty"`
+	// Actor replaces alice.
+	Actor string `json:"actor,omitempty"`
+}
+
+type scenarioPull struct {
+	Number int `json:"number"`
+	// Proposes is the live value it proposes, as the bot opened it then
+	// (on the default branch as it was, replicaCount 3).
+	Proposes any    `json:"proposes"`
+	Head     string `json:"head"`
+	// State is open (default), closed or merged; MergedAt the time after
+	// t0 it merged at.
+	State    string `json:"state,omitempty"`
+	MergedAt string `json:"mergedAt,omitempty"`
+	// Unarmed and NoLabels undo the set-up the bot made; HeadMoved is the
+	// head a commit moved it to; Closed is the close the marker records;
+	// Kept says its branch was not deleted.
+	Unarmed   bool   `json:"unarmed,omitempty"`
+	NoLabels  bool   `json:"noLabels,omitempty"`
+	HeadMoved string `json:"headMoved,omitempty"`
+	Closed    string `json:"closed,omitempty"`
+	Kept      bool   `json:"kept,omitempty"`
+}
+
+type scenarioCommit struct {
+	SHA     string   `json:"sha"`
+	Parents []string `json:"parents"`
+	// By is "bot" (the bot's keyed commit of the scenario's proposal) or
+	// a person's message.
+	By string `json:"by"`
+}
+
+func (s scenario) input(t *testing.T) *Input {
+	t.Helper()
+	var obs []observe.Observation
+	for _, o := range s.Observations {
+		obs = append(obs, o.observation(t))
+	}
+	return input(t, s.mutate, obs...)
+}
+
+func (s scenario) mutate(f map[string]string) {
+	if s.Values != "" {
+		setValues(s.Values)(f)
+	}
+	if s.Comment {
+		f[valuesEast] += "# a person's comment\n"
+	}
+	if s.AutoMergeOff {
+		f[".github/backflow.yaml"] = strings.Replace(f[".github/backflow.yaml"], "enabled: true", "enabled: false", 1)
+	}
+	if s.EastDenied {
+		eastDenied(f)
+	}
+}
+
+func (o scenarioObservation) observation(t *testing.T) observe.Observation {
+	t.Helper()
+	r := replicas(o.Live, o.Manager, duration(t, o.At))
+	if o.NoField {
+		r.Fields = nil
+	}
+	if o.Asserted {
+		r.Source, r.Trust = observe.SourceFile, observe.AttributionAsserted
+	}
+	if o.Actor != "" {
+		r.Change.Actor, r.Change.Groups = o.Actor, nil
+	}
+	return r
+}
+
+func duration(t *testing.T, s string) time.Duration {
+	t.Helper()
+	if s == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func (p scenarioPull) pull(t *testing.T) forge.PullRequest {
+	t.Helper()
+	pr := proposed(t, input(t, nil, replicas(p.Proposes, "kubectl", 0)), p.Number, p.Head)
+	switch p.State {
+	case "", "open":
+	case "closed":
+		pr = closed(pr, false)
+	case "merged":
+		pr = closed(pr, true)
+		pr.MergedAt, pr.MergeCommitSHA = t0.Add(duration(t, p.MergedAt)), "m"+p.Head
+	default:
+		t.Fatalf("pull request #%d: unknown state %q", p.Number, p.State)
+	}
+	if p.Unarmed {
+		pr.AutoMergeEnabled = false
+	}
+	if p.NoLabels {
+		pr.Labels = nil
+	}
+	if p.HeadMoved != "" {
+		pr.HeadSHA = p.HeadMoved
+	}
+	if pr.State == forge.StateClosed {
+		pr = edit(t, pr, func(m *Marker) { m.Closed, m.BranchDeleted = p.Closed, !p.Kept })
+	}
+	return pr
+}
+
+func (s scenario) commits(t *testing.T, in *Input, cs []scenarioCommit) []forge.Commit {
+	t.Helper()
+	var out []forge.Commit
+	for _, c := range cs {
+		msg := c.By + "\n"
+		if c.By == "bot" {
+			msg = in.CommitRequestOn(c.Parents[0], forge.Repo{}, in.Propose(&in.Result.WriteBacks[0]), forge.Author{}, forge.CommitGit, "", false).Message
+		}
+		out = append(out, forge.Commit{SHA: c.SHA, Parents: c.Parents, Message: msg})
+	}
+	return out
+}
+
+// TestScenarios holds the lifecycle's whole chains to the goldens in
+// testdata/scenarios: `go test -run TestScenarios -update` rewrites them.
+func TestScenarios(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("testdata", "scenarios", "*"))
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no scenarios: %v", err)
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(dir, "scenario.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var s scenario
+			dec := json.NewDecoder(bytes.NewReader(data))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&s); err != nil {
+				t.Fatalf("scenario.json: %v", err)
+			}
+			got := s.chains(t)
+			golden := filepath.Join(dir, "chain.txt")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -run TestScenarios -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("%s\nchains differ from %s:\n--- got\n%s--- want\n%s", s.Why, golden, got, want)
+			}
+		})
+	}
+}
+
+// chains decides the scenario as the cycle does and prints every chain.
+func (s scenario) chains(t *testing.T) string {
+	t.Helper()
+	in := s.input(t)
+	var prs []forge.PullRequest
+	for _, p := range s.Pulls {
+		prs = append(prs, p.pull(t))
+	}
+	in.ClosedByBot = map[int]bool{}
+	for _, n := range s.ClosedByBot {
+		in.ClosedByBot[n] = true
+	}
+	units, problems := in.Index(prs)
+	if len(problems) > 0 {
+		t.Fatalf("index: %v", problems)
+	}
+	var chains [][]Effect
+	for _, u := range units {
+		chains = append(chains, Cleanups(u)...)
+	}
+	for _, u := range units {
+		var commits []forge.Commit
+		if in.NeedsCommits(u) {
+			commits = s.commits(t, in, s.Commits)
+		}
+		chains = append(chains, in.Chain(u, commits))
+	}
+	chains = append(chains, in.FollowUps(prs)...)
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n", s.Why)
+	n := 0
+	for _, c := range chains {
+		if len(c) == 0 {
+			continue
+		}
+		n++
+		fmt.Fprintf(&b, "\nchain %d:\n", n)
+		for _, e := range c {
+			b.WriteString(s.describe(t, in, e))
+		}
+	}
+	return b.String()
+}
+
+// describe is one effect: what, on which pull request, the data it acts
+// on, and why.
+func (s scenario) describe(t *testing.T, in *Input, e Effect) string {
+	var b strings.Builder
+	on := e.Branch
+	if e.Pull != nil && e.Pull.PR.Number > 0 {
+		on += fmt.Sprintf(" #%d", e.Pull.PR.Number)
+	}
+	fmt.Fprintf(&b, "  %s %s", e.Kind, on)
+	var data []string
+	switch e.Kind {
+	case Open:
+		data = append(data, "base="+Short(e.Base), "files="+strings.Join(sortedKeys(e.Proposal.Files), ","))
+	case Update:
+		data = append(data, "base="+Short(e.Base), "expected-head="+e.Expected, "files="+strings.Join(sortedKeys(e.Proposal.Files), ","))
+	case AutoMerge:
+		h := e.Head
+		if h == "" {
+			h = "(the chain's new head)"
+		}
+		data = append(data, "head="+h, "method="+string(e.Method), fmt.Sprintf("after-merge=%s", kinds(e.AfterMerge)))
+	case Check:
+		data = append(data, "run="+e.Run.Name, "head="+e.Run.HeadSHA, "conclusion="+e.Run.Conclusion)
+		if e.Bound != nil {
+			data = append(data, "whole-diff-bound")
+		}
+	case Label, Unlabel:
+		data = append(data, "labels="+strings.Join(e.Labels, ","))
+	case Review:
+		data = append(data, "users="+strings.Join(e.Users, ","), "teams="+strings.Join(e.Teams, ","))
+	case Close:
+		data = append(data, "closed="+e.Closed, "ledger="+e.Run.Name)
+	case Comment:
+		data = append(data, "note="+e.Note)
+	case Record:
+		data = append(data, "commits="+strings.Join(e.Commits, ","))
+	case Proven, Reverted:
+		data = append(data, "label="+e.Evidence.Label)
+	}
+	if len(data) > 0 {
+		fmt.Fprintf(&b, " [%s]", strings.Join(data, " "))
+	}
+	fmt.Fprintf(&b, "\n    why: %s\n", e.Reason)
+	if e.Kind == Open && len(s.Branch) > 0 {
+		fmt.Fprintf(&b, "    if the branch exists: %s\n", recoveryName(e.Proposal.Recover(e.Base, s.commits(t, in, s.Branch))))
+	}
+	return b.String()
+}
+
+func recoveryName(r Recovery) string {
+	return [...]string{LeaveAlone: "leave it alone", Reuse: "reuse its head", Rewrite: "rewrite it"}[r]
+}
+
+func sortedKeys(m map[string][]byte) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
