@@ -1,4 +1,4 @@
-package app
+package botconfig
 
 import (
 	"errors"
@@ -15,10 +15,8 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/backflow-dev/backflow/internal/bot"
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/observe"
-	"github.com/backflow-dev/backflow/internal/observe/source"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
@@ -72,10 +70,6 @@ type Config struct {
 
 	// dir is the folder relative paths are read from.
 	dir string
-	// audit is the audit event store, built by AuditLog.
-	audit *source.AuditLog
-	// admission is the admission record store, built by AdmissionLog.
-	admission *observe.AdmissionLog
 }
 
 // GitHub says how to authenticate as the App and where its API is.
@@ -443,14 +437,6 @@ func (c *Config) Method() forge.CommitMethod {
 		return forge.CommitGit
 	}
 	return forge.CommitMethod(c.CommitMethod)
-}
-
-// Managers is the list of GitOps field managers in force.
-func (c *Config) Managers() []string {
-	if len(c.GitOpsManagers) == 0 {
-		return bot.DefaultGitOpsManagers
-	}
-	return c.GitOpsManagers
 }
 
 // Resolve makes a path from the config absolute against the config's folder.

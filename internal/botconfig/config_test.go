@@ -1,4 +1,4 @@
-package app
+package botconfig
 
 import (
 	"errors"
@@ -66,7 +66,7 @@ func TestExampleConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Method() != forge.CommitGit || len(c.Sources()) != 3 || c.GitHub.AppSlug != "backflow" || c.Charts.MaxBytes != 20<<20 {
+	if c.Method() != forge.CommitGit || len(c.Observations["prod-us-east-1"])+len(c.Observations["prod-eu-west-1"]) != 3 || c.GitHub.AppSlug != "backflow" || c.Charts.MaxBytes != 20<<20 {
 		t.Errorf("example config read as %+v", c)
 	}
 }
@@ -89,8 +89,7 @@ func TestLoadConfigAnchorsPaths(t *testing.T) {
 	if want := filepath.Join(dir, "charts"); c.Charts.CacheDir != want {
 		t.Errorf("chart cache %s, want %s", c.Charts.CacheDir, want)
 	}
-	src := c.Sources()[0].(*PathSource)
-	if src.Path != filepath.Join(dir, "obs") || src.Cluster != "c1" {
+	if src := c.Observations["c1"][0]; src.Path != filepath.Join(dir, "obs") {
 		t.Errorf("source %+v", src)
 	}
 	if _, err := c.PrivateKey(); err == nil || !strings.Contains(err.Error(), "keys/app.pem") {
