@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/backflow-dev/backflow/internal/app"
+	"github.com/backflow-dev/backflow/internal/botconfig"
+	"github.com/backflow-dev/backflow/internal/checkout"
 	"github.com/backflow-dev/backflow/internal/cliroot"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/render"
@@ -60,7 +61,7 @@ Exit 0; 2 for an unknown --kind.`,
 			case "repo":
 				s, err = repoconfig.JSONSchema()
 			case "bot":
-				s, err = app.BotJSONSchema()
+				s, err = botconfig.BotJSONSchema()
 			case "policy":
 				s = policy.JSONSchema()
 			default:
@@ -109,7 +110,7 @@ one of these files, or a chart's Chart.yaml, Chart.lock or values.yaml, is
 not YAML at all; the file is named on stderr.`,
 		Args: cliroot.ExactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rep, err := repoconfig.Check(repo)
+			rep, err := checkout.Check(repo)
 			if err != nil {
 				return cliroot.UsageError("config validate: --repo %s: %v", repo, err)
 			}
@@ -118,7 +119,8 @@ not YAML at all; the file is named on stderr.`,
 				fmt.Fprintln(stderr, "warning: "+w)
 			}
 			if rep.OK() {
-				rep.Problems = append(rep.Problems, app.CheckCharts(cmd.Context(), repo, rep, render.NewFetcher(render.FetchOptions{AllowedHosts: allowHosts}))...)
+				fetch := render.NewFetcher(render.FetchOptions{AllowedHosts: allowHosts})
+				rep.Problems = append(rep.Problems, checkout.CheckCharts(cmd.Context(), repo, rep, fetch)...)
 				for _, p := range rep.Problems {
 					if errors.Is(p, yamlnode.ErrUnparseable) {
 						return cliroot.UsageError("config validate: --repo %s: %v", repo, p)

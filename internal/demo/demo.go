@@ -21,6 +21,7 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/app"
 	"github.com/backflow-dev/backflow/internal/bot"
+	"github.com/backflow-dev/backflow/internal/botconfig"
 	"github.com/backflow-dev/backflow/internal/forge"
 	ghforge "github.com/backflow-dev/backflow/internal/forge/github"
 	"github.com/backflow-dev/backflow/internal/localhub"
@@ -473,15 +474,16 @@ observations:
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		return fmt.Errorf("writing the bot config: %w", err)
 	}
-	cfg, err := app.LoadConfig(confPath)
+	bc, err := botconfig.LoadConfig(confPath)
 	if err != nil {
 		return err
 	}
+	cfg := app.Wire(bc)
 	key, err := cfg.PrivateKey()
 	if err != nil {
 		return err
 	}
-	fc := app.ForgeConfig(cfg, key, nil)
+	fc := app.ForgeConfig(bc, key, nil)
 	fc.Backoff = 50 * time.Millisecond
 	r.adapter, err = ghforge.New(fc)
 	if err != nil {

@@ -197,8 +197,8 @@ func mismatchReason(mism []witness.Mismatch) string {
 // isSecret reports a Secret's object key, however its kind is spelt: its
 // rendered values are redacted.
 func isSecret(object string) bool {
-	parts := strings.Split(object, "|")
-	return len(parts) == 4 && observe.IsSecretKind(parts[1])
+	k, err := observe.ParseObjectPattern(object)
+	return err == nil && k.IsSecret()
 }
 
 // deny denies the decisions in denied with their reason, which is the

@@ -308,8 +308,8 @@ func readReply(line []byte) (reply, error) {
 	if err := dec.Decode(&r); err != nil {
 		return r, err
 	}
-	for _, obj := range r.Objects {
-		plain(obj)
+	for k, obj := range r.Objects {
+		r.Objects[k] = plain(obj).(map[string]any)
 	}
 	return r, nil
 }

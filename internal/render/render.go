@@ -16,6 +16,7 @@ import (
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	"sigs.k8s.io/yaml"
 
+	"github.com/backflow-dev/backflow/internal/helmvalues"
 	"github.com/backflow-dev/backflow/internal/witness"
 )
 
@@ -261,10 +262,14 @@ func objectKey(obj map[string]any, releaseNS string) (string, error) {
 	return witness.Key(api, kind, ns, name), nil
 }
 
-// plain makes JSON numbers int64 when integral, else float64.
+// plain makes JSON numbers int64 when integral, else float64: a rendered
+// document is a Kubernetes object, whose integers stay integers.
 func plain(v any) any {
-	switch x := v.(type) {
-	case json.Number:
+	return helmvalues.Map(v, func(s any) any {
+		x, ok := s.(json.Number)
+		if !ok {
+			return s
+		}
 		if i, err := x.Int64(); err == nil {
 			return i
 		}
@@ -272,76 +277,19 @@ func plain(v any) any {
 			return f
 		}
 		return x.String()
-	case map[string]any:
-		for k, e := range x {
-			x[k] = plain(e)
-		}
-		return x
-	case []any:
-		for i, e := range x {
-			x[i] = plain(e)
-		}
-		return x
-	}
-	return v
+	})
 }
 
-// helmTyped copies a values tree with numbers as Helm's values reader has
-// them (float64, through JSON), so templates see what helm template sees.
-func helmTyped(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		f, err := x.Float64()
-		if err != nil {
-			return x.String()
-		}
-		return f
-	case int:
-		return float64(x)
-	case int64:
-		return float64(x)
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = helmTyped(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = helmTyped(e)
-		}
-		return out
-	case nil:
-		return nil
-	}
-	return v
-}
-
-// mergeMaps merges b over a as Helm merges -f files: mappings key by key,
-// anything else replaced (a null too; the chart's defaults then drop it).
-func mergeMaps(a, b map[string]any) map[string]any {
-	out := maps.Clone(a)
-	for k, v := range b {
-		if bm, ok := v.(map[string]any); ok {
-			if am, ok := out[k].(map[string]any); ok {
-				out[k] = mergeMaps(am, bm)
-				continue
-			}
-		}
-		out[k] = v
-	}
-	return out
-}
-
-// userValues merges the values files in order, as Helm merges -f files,
-// with numbers typed as Helm's reader has them.
+// userValues layers the values files in order, as Helm layers -f files
+// (helmvalues.Layer: its nulls kept, so that coalescing with the chart's
+// defaults deletes a default a file nulls), with numbers typed as Helm's
+// reader has them (helmvalues.Typed).
 func userValues(files []map[string]any) map[string]any {
-	vals := map[string]any{}
-	for _, f := range files {
-		vals = mergeMaps(vals, helmTyped(f).(map[string]any))
+	typed := make([]map[string]any, len(files))
+	for i, f := range files {
+		typed[i] = helmvalues.Typed(f).(map[string]any)
 	}
-	return vals
+	return helmvalues.Layer(typed...)
 }
 
 // mergedValues is what the templates see of the values files: the user's

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
+	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
 	"github.com/backflow-dev/backflow/internal/yamlnode"
@@ -220,5 +220,5 @@ func Unstable(a, b *Rendering) map[string]bool {
 
 // Key is the object key apiVersion|Kind|namespace|name of a rendered object.
 func Key(apiVersion, kind, namespace, name string) string {
-	return strings.Join([]string{apiVersion, kind, namespace, name}, "|")
+	return observe.ObjectKey{APIVersion: apiVersion, Kind: kind, Namespace: namespace, Name: name}.String()
 }

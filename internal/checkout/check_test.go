@@ -1,4 +1,4 @@
-package repoconfig
+package checkout
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/backflow-dev/backflow/internal/forge/forgetest"
-	"github.com/backflow-dev/backflow/internal/values"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
 
@@ -49,7 +49,7 @@ func TestCheckFindings(t *testing.T) {
 		{
 			why: "a values file that is not YAML stops the check, naming the file",
 			change: func(t *testing.T, dir string) {
-				writeFile(t, filepath.Join(dir, "envs/prod-eu-west/redis/values.yaml"), "replica: [\n")
+				writeFile(t, dir, "envs/prod-eu-west/redis/values.yaml", "replica: [\n")
 			},
 			runError:   yamlnode.ErrUnparseable,
 			runMessage: "units[1].valuesFiles[0]: envs/prod-eu-west/redis/values.yaml:1:",
@@ -69,14 +69,14 @@ func TestCheckFindings(t *testing.T) {
 		{
 			why: "a values file that is YAML but not a mapping is a problem",
 			change: func(t *testing.T, dir string) {
-				writeFile(t, filepath.Join(dir, "envs/prod-eu-west/redis/values.yaml"), "- 1\n")
+				writeFile(t, dir, "envs/prod-eu-west/redis/values.yaml", "- 1\n")
 			},
 			problem: "units[1].valuesFiles[0]: envs/prod-eu-west/redis/values.yaml: values must be a mapping",
 		},
 		{
 			why: "a policy valuePath the values do not hold yet is a warning, not an error",
 			change: func(t *testing.T, dir string) {
-				writeFile(t, filepath.Join(dir, "envs/prod-eu-west/redis/values.yaml"), "architecture: replication\n")
+				writeFile(t, dir, "envs/prod-eu-west/redis/values.yaml", "architecture: replication\n")
 			},
 			warning: ".github/reverse-reconcile-policy.yaml: spec.rules[0].mayAccept[0]: valuePath replica.replicaCount is not in the values of units[1] (redis in prod-eu-west) yet",
 		},
@@ -109,7 +109,7 @@ func TestCheckFindings(t *testing.T) {
 		{
 			why:      "a checkout without a config cannot be checked",
 			change:   func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, ".github/backflow.yaml")) },
-			runError: ErrUnreadable,
+			runError: repoconfig.ErrUnreadable,
 		},
 		{
 			why: "a symlinked config is refused",
@@ -120,7 +120,7 @@ func TestCheckFindings(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			runError: ErrSymlink,
+			runError: repoconfig.ErrSymlink,
 		},
 	}
 	for _, tt := range tests {
@@ -151,92 +151,6 @@ func TestCheckFindings(t *testing.T) {
 	}
 }
 
-func TestValues(t *testing.T) {
-	helmRelease := `apiVersion: v1
-kind: Namespace
-metadata: {name: redis}
----
-apiVersion: helm.toolkit.fluxcd.io/v2
-kind: HelmRelease
-metadata:
-  name: redis
-spec:
-  values:
-    replica:
-      replicaCount: 3
-    enabled: yes
-`
-	root := &ValuesRoot{Document: "HelmRelease/redis", Path: "spec.values"}
-	application := func(extra string) string {
-		return "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: redis}\nspec:\n  source:\n    helm:\n" + extra +
-			"      valuesObject:\n        replica:\n          replicaCount: 3\n"
-	}
-	argo := &ValuesRoot{Document: "Application/redis", Path: "spec.source.helm.valuesObject"}
-	tests := []struct {
-		why  string
-		data string
-		root *ValuesRoot
-		path string
-		want string // the value found, as text; or an error substring prefixed with "!"
-	}{
-		{"a plain values file", "replica:\n  replicaCount: 3\n", nil, "replica.replicaCount", "3"},
-		{"values are read as Helm reads them (YAML 1.1)", "enabled: yes\n", nil, "enabled", "true"},
-		{"an empty values file holds nothing", "# nothing\n", nil, "x", "!"},
-		{"a HelmRelease's spec.values", helmRelease, root, "replica.replicaCount", "3"},
-		{"YAML 1.1 inside a manifest too", helmRelease, root, "enabled", "true"},
-		{"the document must exist", helmRelease, &ValuesRoot{Document: "HelmRelease/other", Path: "spec.values"}, "", "!no document is HelmRelease/other"},
-		{"the path must exist in the document", helmRelease, &ValuesRoot{Document: "HelmRelease/redis", Path: "spec.valuesObject"}, "", "!has no spec.valuesObject"},
-		{"two matching documents are ambiguous", helmRelease + "---\n" + strings.SplitN(helmRelease, "---\n", 2)[1], root, "", "!two documents are HelmRelease/redis"},
-		{"an Application's parameters override valuesObject, which is read alone", application("      parameters:\n        - {name: replica.replicaCount, value: \"5\"}\n"), argo, "", "!spec.source.helm.parameters is set"},
-		{"an Application's values string is not read", application("      values: |\n        replica: {replicaCount: 5}\n"), argo, "", "!spec.source.helm.values is set"},
-		{"an Application with valuesObject alone", application(""), argo, "replica.replicaCount", "3"},
-		{"a plain values file has one document", "a: 1\n---\nb: 2\n", nil, "", "!set valuesRoot"},
-		{"values are a mapping", "- 1\n", nil, "", "!must be a mapping"},
-	}
-	for _, tt := range tests {
-		v, err := Values("v.yaml", []byte(tt.data), tt.root)
-		if strings.HasPrefix(tt.want, "!") {
-			if tt.path != "" && err == nil {
-				if _, ok := Lookup(v, tt.path); ok {
-					t.Errorf("%s: %s found", tt.why, tt.path)
-				}
-				continue
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.want[1:]) {
-				t.Errorf("%s: error %v, want %q", tt.why, err, tt.want[1:])
-			}
-			continue
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", tt.why, err)
-		}
-		got, ok := Lookup(v, tt.path)
-		if !ok || values.Format(got) != tt.want {
-			t.Errorf("%s: %s = %v (%v)", tt.why, tt.path, got, ok)
-		}
-	}
-}
-
-func replaceIn(t *testing.T, path, old, new string) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(data), old) {
-		t.Fatalf("%s does not contain %q", path, old)
-	}
-	writeFile(t, path, strings.Replace(string(data), old, new, 1))
-}
-
-func errorStrings(errs []error) []string {
-	out := make([]string, len(errs))
-	for i, e := range errs {
-		out[i] = e.Error()
-	}
-	return out
-}
-
 func anyContains(list []string, want string) bool {
 	for _, s := range list {
 		if strings.Contains(s, want) {
@@ -255,7 +169,7 @@ func TestCheckCountsEveryProblem(t *testing.T) {
 		wantN  int
 		prefix string
 	}{
-		{"two invalid places in the config are two problems, each named by its file", ".github/backflow.yaml", "clusters: [prod-us-east-1]", "clusters: [012, true]", 2, Path + ": environments.prod-us-east.clusters["},
+		{"two invalid places in the config are two problems, each named by its file", ".github/backflow.yaml", "clusters: [prod-us-east-1]", "clusters: [012, true]", 2, repoconfig.Path + ": environments.prod-us-east.clusters["},
 		{"two invalid places in the policy are two problems, each named by its file", ".github/reverse-reconcile-policy.yaml", "  default: deny", "  default: maybe\n  colour: red", 2, ".github/reverse-reconcile-policy.yaml: spec."},
 	}
 	for _, tt := range tests {
@@ -274,4 +188,24 @@ func TestCheckCountsEveryProblem(t *testing.T) {
 			}
 		}
 	}
+}
+
+func replaceIn(t *testing.T, path, old, repl string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), old) {
+		t.Fatalf("%s does not contain %q", path, old)
+	}
+	writeFile(t, filepath.Dir(path), filepath.Base(path), strings.Replace(string(data), old, repl, 1))
+}
+
+func errorStrings(errs []error) []string {
+	out := make([]string, len(errs))
+	for i, e := range errs {
+		out[i] = e.Error()
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package app
+package checkout
 
 import (
 	"context"
@@ -22,7 +22,7 @@ func (e *PolicyMismatchError) Error() string { return e.Policy + ": " + e.Proble
 // policy's mayAccept entries against it. It returns one error per entry
 // (a *PolicyMismatchError) or chart or values file that fails, each naming
 // the unit's chart key in the repo config.
-func CheckCharts(ctx context.Context, repo string, rep *repoconfig.Report, fetch *render.Fetcher) []error {
+func CheckCharts(ctx context.Context, repo string, rep *Report, fetch *render.Fetcher) []error {
 	var problems []error
 	src := render.DirSource{Root: repo}
 	for i := range rep.Config.Units {
@@ -61,7 +61,8 @@ func CheckCharts(ctx context.Context, repo string, rep *repoconfig.Report, fetch
 		}
 		ps, err := render.CheckPolicy(ctx, c, u, trees, rep.Policy, render.OptionsFor(u, render.Bounds{}))
 		if err != nil {
-			problems = append(problems, fmt.Errorf("%s: cannot render %s with the values of unit %s (%s): %w", at, u.Chart.Source(), u.Name, u.Environment, err))
+			problems = append(problems, fmt.Errorf("%s: cannot render %s with the values of unit %s (%s): %w",
+				at, u.Chart.Source(), u.Name, u.Environment, err))
 			continue
 		}
 		for _, p := range ps {

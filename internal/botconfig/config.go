@@ -1,4 +1,4 @@
-package app
+package botconfig
 
 import (
 	"errors"
@@ -15,11 +15,8 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/backflow-dev/backflow/internal/bot"
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/observe"
-	"github.com/backflow-dev/backflow/internal/observe/source"
-	"github.com/backflow-dev/backflow/internal/render"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
@@ -73,10 +70,6 @@ type Config struct {
 
 	// dir is the folder relative paths are read from.
 	dir string
-	// audit is the audit event store, built by AuditLog.
-	audit *source.AuditLog
-	// admission is the admission record store, built by AdmissionLog.
-	admission *observe.AdmissionLog
 }
 
 // GitHub says how to authenticate as the App and where its API is.
@@ -225,7 +218,8 @@ type ChartsConfig struct {
 	// redirected to besides its own, and a Chart.lock may pin
 	// dependencies to besides the host of the unit's chart.
 	AllowedHosts []string `yaml:"allowedHosts"`
-	// Render bounds one rendering (render.Bounds; its defaults where zero).
+	// Render bounds one rendering (render.Bounds, built by internal/app;
+	// render's defaults where zero).
 	Render RenderConfig `yaml:"render"`
 }
 
@@ -236,11 +230,6 @@ type RenderConfig struct {
 	MaxMemory      int64    `yaml:"maxMemory"`
 	MaxOutputBytes int64    `yaml:"maxOutputBytes"`
 	MaxObjects     int      `yaml:"maxObjects"`
-}
-
-// Bounds are the render bounds the config says.
-func (r RenderConfig) Bounds() render.Bounds {
-	return render.Bounds{Timeout: r.Timeout.Duration, MaxMemory: r.MaxMemory, MaxOutputBytes: r.MaxOutputBytes, MaxObjects: r.MaxObjects}
 }
 
 // Duration is a Go duration string (30s, 10m, 1h), read as a repository
@@ -451,9 +440,14 @@ func (c *Config) validate() []string {
 			fail(fmt.Sprintf("charts.allowedHosts[%d]", i), "%q is not a host or host:port", h)
 		}
 	}
-	if err := c.Charts.Render.Bounds().Validate(""); err != nil {
-		field, why, _ := strings.Cut(err.Error(), ": ")
-		fail("charts.render."+field, "%s", why)
+	r := c.Charts.Render
+	for _, k := range []struct {
+		key      string
+		negative bool
+	}{{"timeout", r.Timeout.Duration < 0}, {"maxMemory", r.MaxMemory < 0}, {"maxOutputBytes", r.MaxOutputBytes < 0}, {"maxObjects", r.MaxObjects < 0}} {
+		if k.negative {
+			fail("charts.render."+k.key, "must not be negative")
+		}
 	}
 	return errs
 }
@@ -464,14 +458,6 @@ func (c *Config) Method() forge.CommitMethod {
 		return forge.CommitGit
 	}
 	return forge.CommitMethod(c.CommitMethod)
-}
-
-// Managers is the list of GitOps field managers in force.
-func (c *Config) Managers() []string {
-	if len(c.GitOpsManagers) == 0 {
-		return bot.DefaultGitOpsManagers
-	}
-	return c.GitOpsManagers
 }
 
 // Resolve makes a path from the config absolute against the config's folder.

@@ -1,4 +1,4 @@
-package app
+package botconfig
 
 import (
 	"bytes"
@@ -70,5 +70,8 @@ func durationSchema() *jsonschema.Schema {
 }
 
 func attributionEnum() []any {
-	return []any{string(observe.AttributionUnknown), string(observe.AttributionAsserted), string(observe.AttributionManagedFields), string(observe.AttributionAdmission), string(observe.AttributionAuditLog)}
+	return []any{
+		string(observe.AttributionUnknown), string(observe.AttributionAsserted), string(observe.AttributionManagedFields),
+		string(observe.AttributionAdmission), string(observe.AttributionAuditLog),
+	}
 }

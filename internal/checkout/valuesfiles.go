@@ -1,4 +1,4 @@
-package app
+package checkout
 
 import (
 	"fmt"
@@ -38,8 +38,8 @@ func ReadValuesFiles(paths []string) ([]map[string]any, error) {
 	return trees, nil
 }
 
-// ReadLimited reads a file of at most max bytes.
-func ReadLimited(path string, max int64) ([]byte, error) {
+// ReadLimited reads a file of at most limit bytes.
+func ReadLimited(path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -49,8 +49,8 @@ func ReadLimited(path string, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if info.Size() > max {
-		return nil, fmt.Errorf("larger than %d bytes", max)
+	if info.Size() > limit {
+		return nil, fmt.Errorf("larger than %d bytes", limit)
 	}
 	return os.ReadFile(path)
 }

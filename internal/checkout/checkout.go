@@ -1,4 +1,4 @@
-package app
+package checkout
 
 import (
 	"context"
@@ -20,11 +20,12 @@ import (
 // renderer reads units' charts from the working tree, and fetches remote
 // ones into render's default cache.
 func ReadCheckout(dir string) (plan.Read, error) {
-	read := func(p string, max int64) ([]byte, error) { return repoconfig.ReadRepoFile(dir, p, max) }
+	read := func(p string, limit int64) ([]byte, error) { return repoconfig.ReadRepoFile(dir, p, limit) }
 	got, err := plan.ReadSnapshot(read, plan.ReadOptions{Commit: HeadCommit(dir)})
 	// Charts are read from the same working tree, when a write-back needs
 	// the render witness.
-	got.Snapshot.Renderer = render.NewUnits(context.Background(), render.DirSource{Root: dir}, render.NewFetcher(render.FetchOptions{}), render.Bounds{})
+	fetch := render.NewFetcher(render.FetchOptions{})
+	got.Snapshot.Renderer = render.NewUnits(context.Background(), render.DirSource{Root: dir}, fetch, render.Bounds{})
 	return got, err
 }
 

@@ -1,4 +1,4 @@
-package app
+package botconfig
 
 import (
 	"fmt"
@@ -87,7 +87,8 @@ func LoadServeConfig(path string) (*ServeConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	out := &ServeConfig{Bot: bc, Server: sc, Push: fc.Observations, Trust: observe.DefaultCeiling, URLTrust: observe.AttributionAsserted}
+	out := &ServeConfig{Bot: bc, Server: sc, Push: fc.Observations,
+		Trust: observe.DefaultCeiling, URLTrust: observe.AttributionAsserted}
 	if p := out.Push; p != nil && p.Trust != "" {
 		if out.Trust, err = observe.ParseAttribution(p.Trust); err != nil {
 			return nil, fmt.Errorf("%s: server.observations.trust: %w", name, err)

@@ -1,4 +1,4 @@
-package app
+package botconfig
 
 import (
 	"errors"
@@ -6,10 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/backflow-dev/backflow/internal/forge"
-	"github.com/backflow-dev/backflow/internal/render"
 )
 
 const minimalConfig = "version: 1\ngithub:\n  appId: 7\n  privateKeyEnv: KEY\n"
@@ -70,7 +68,7 @@ func TestExampleConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Method() != forge.CommitGit || len(c.Sources()) != 3 || c.GitHub.AppSlug != "backflow" || c.Charts.MaxBytes != 20<<20 {
+	if c.Method() != forge.CommitGit || len(c.Observations["prod-us-east-1"])+len(c.Observations["prod-eu-west-1"]) != 3 || c.GitHub.AppSlug != "backflow" || c.Charts.MaxBytes != 20<<20 {
 		t.Errorf("example config read as %+v", c)
 	}
 }
@@ -93,24 +91,10 @@ func TestLoadConfigAnchorsPaths(t *testing.T) {
 	if want := filepath.Join(dir, "charts"); c.Charts.CacheDir != want {
 		t.Errorf("chart cache %s, want %s", c.Charts.CacheDir, want)
 	}
-	src := c.Sources()[0].(*PathSource)
-	if src.Path != filepath.Join(dir, "obs") || src.Cluster != "c1" {
+	if src := c.Observations["c1"][0]; src.Path != filepath.Join(dir, "obs") {
 		t.Errorf("source %+v", src)
 	}
 	if _, err := c.PrivateKey(); err == nil || !strings.Contains(err.Error(), "keys/app.pem") {
 		t.Errorf("a missing key file: %v", err)
-	}
-}
-
-func TestRenderBoundsFromConfig(t *testing.T) {
-	// why: charts.render's keys reach the render witness's bounds; zero
-	// keeps render's defaults.
-	c, err := ParseConfig("b.yaml", []byte(minimalConfig+"charts:\n  render:\n    timeout: 10s\n    maxMemory: 268435456\n    maxOutputBytes: 1048576\n    maxObjects: 500\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := render.Bounds{Timeout: 10 * time.Second, MaxMemory: 256 << 20, MaxOutputBytes: 1 << 20, MaxObjects: 500}
-	if got := c.Charts.Render.Bounds(); got != want {
-		t.Errorf("bounds %+v, want %+v", got, want)
 	}
 }

@@ -1,4 +1,4 @@
-package app
+package checkout
 
 import (
 	"context"
@@ -33,7 +33,7 @@ func TestCheckCharts(t *testing.T) {
 		}
 		edit(t, filepath.Join(repo, repoconfig.Path), "chart: {name: bitnami/redis, version: 25.5.3}", "chart: {name: bitnami/redis, version: 23.1.1, path: "+tc.chartPath+"}")
 		edit(t, filepath.Join(repo, ".github", "reverse-reconcile-policy.yaml"), "valuePath: replica.replicaCount", "valuePath: "+tc.valuePath)
-		rep, err := repoconfig.Check(repo)
+		rep, err := Check(repo)
 		if err != nil || !rep.OK() {
 			t.Fatalf("%s: the fixture is not valid: %v %v", tc.why, err, rep.Problems)
 		}
@@ -58,7 +58,7 @@ func TestCheckCharts(t *testing.T) {
 	}
 }
 
-func edit(t *testing.T, path, old, new string) {
+func edit(t *testing.T, path, old, repl string) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -67,7 +67,7 @@ func edit(t *testing.T, path, old, new string) {
 	if !strings.Contains(string(data), old) {
 		t.Fatalf("broken fixture: %q not in %s", old, path)
 	}
-	if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(data), old, new)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(data), old, repl)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -120,7 +120,7 @@ func TestCheckChartsFetches(t *testing.T) {
 	defer server.Close()
 	repo := copyCheckout(t)
 	edit(t, filepath.Join(repo, repoconfig.Path), "chart: {name: bitnami/redis, version: 25.5.3}", "chart: {name: bitnami/redis, version: 23.1.1, repository: \""+server.URL+"/charts\"}")
-	rep, err := repoconfig.Check(repo)
+	rep, err := Check(repo)
 	if err != nil || !rep.OK() {
 		t.Fatalf("the fixture is not valid: %v %v", err, rep.Problems)
 	}
