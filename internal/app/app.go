@@ -66,7 +66,8 @@ func (c *Wiring) Fetcher() *render.Fetcher {
 // charts.render section says them.
 func (c *Wiring) RenderBounds() render.Bounds {
 	r := c.Charts.Render
-	return render.Bounds{Timeout: r.Timeout.Duration, MaxMemory: r.MaxMemory, MaxOutputBytes: r.MaxOutputBytes, MaxObjects: r.MaxObjects}
+	return render.Bounds{Timeout: r.Timeout.Duration, MaxMemory: r.MaxMemory,
+		MaxOutputBytes: r.MaxOutputBytes, MaxObjects: r.MaxObjects}
 }
 
 // Renderer is the render witness with remote charts fetched into render's

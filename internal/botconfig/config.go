@@ -444,7 +444,10 @@ func (c *Config) validate() []string {
 	for _, k := range []struct {
 		key      string
 		negative bool
-	}{{"timeout", r.Timeout.Duration < 0}, {"maxMemory", r.MaxMemory < 0}, {"maxOutputBytes", r.MaxOutputBytes < 0}, {"maxObjects", r.MaxObjects < 0}} {
+	}{
+		{"timeout", r.Timeout.Duration < 0}, {"maxMemory", r.MaxMemory < 0},
+		{"maxOutputBytes", r.MaxOutputBytes < 0}, {"maxObjects", r.MaxObjects < 0},
+	} {
 		if k.negative {
 			fail("charts.render."+k.key, "must not be negative")
 		}

@@ -94,7 +94,8 @@ func memoryBound(b Bounds, how string) error {
 }
 
 func outputBytesBound(b Bounds, n int64) error {
-	return fmt.Errorf("%w: the templates rendered more than %s (%d bytes, output bound)", ErrBound, mib(b.MaxOutputBytes), n)
+	return fmt.Errorf("%w: the templates rendered more than %s (%d bytes, output bound)",
+		ErrBound, mib(b.MaxOutputBytes), n)
 }
 
 func objectsBound(b Bounds) error {

@@ -100,7 +100,6 @@ func ChildMain() {
 	if !ok {
 		return
 	}
-	servable = true
 	budget, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || budget <= 0 {
 		fmt.Fprintf(os.Stderr, "render child: %s=%q is not a memory budget in bytes\n", childEnv, v)
@@ -108,11 +107,6 @@ func ChildMain() {
 	}
 	os.Exit(serveChild(os.Stdin, os.Stdout, budget))
 }
-
-// servable is set in a process started as a render child that serves, so
-// that one that does not (a binary that never calls ChildMain) refuses to
-// render rather than start children of its own.
-var servable bool
 
 // serveChild answers the requests read from in on out until in ends, in a
 // process limited to budget bytes; it returns the exit code.
@@ -157,7 +151,8 @@ func serveChild(in io.Reader, out io.Writer, budget int64) int {
 			// YAML aliases can make the decoded objects larger than the
 			// bytes the templates rendered.
 			line, err = json.Marshal(reply{V: protocolVersion, Error: &wireError{Kind: "bound",
-				Message: fmt.Sprintf("%v: the rendered objects take more than %s as JSON (output bound)", ErrBound, mib(replyLimit(req.MaxOutputBytes)))}})
+				Message: fmt.Sprintf("%v: the rendered objects take more than %s as JSON (output bound)",
+					ErrBound, mib(replyLimit(req.MaxOutputBytes)))}})
 		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "render child: encoding a reply: %v\n", err)

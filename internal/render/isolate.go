@@ -54,11 +54,13 @@ type childKey struct{ memory, output int64 }
 
 // render renders c with vals (the user's values, typed as Helm reads them)
 // in a child bounded by opts.Bounds.
-func (p *pool) render(ctx context.Context, c *Chart, opts Options, vals map[string]any) (map[string]map[string]any, error) {
+func (p *pool) render(ctx context.Context, c *Chart, opts Options, vals map[string]any) (
+	map[string]map[string]any, error) {
 	if _, ok := os.LookupEnv(childEnv); ok {
 		// A render child that does not serve would start children of its
 		// own, each running the whole binary again.
-		return nil, fmt.Errorf("this process was started as a render child (%s) but does not serve renderings: its main must call render.ChildMain first", childEnv)
+		return nil, fmt.Errorf("this process was started as a render child (%s) but does not serve renderings: "+
+			"its main must call render.ChildMain first", childEnv)
 	}
 	values, err := json.Marshal(vals)
 	if err != nil {
@@ -196,7 +198,8 @@ func startChild(ctx context.Context, key childKey, timeout time.Duration) (*chil
 		return nil, fmt.Errorf("starting the render process: %w", err)
 	}
 	children.started.Add(1)
-	ch := &child{stdin: inW, lines: make(chan []byte), exited: make(chan struct{}), stderr: &tail{}, charts: map[string]bool{}}
+	ch := &child{stdin: inW, lines: make(chan []byte), exited: make(chan struct{}), stderr: &tail{},
+		charts: map[string]bool{}}
 	ch.cmd = exec.Command(exe)
 	ch.cmd.Env = append(os.Environ(), childEnv+"="+strconv.FormatInt(key.memory, 10))
 	ch.cmd.Stdin, ch.cmd.Stdout, ch.cmd.Stderr = inR, outW, ch.stderr
@@ -224,7 +227,8 @@ func startChild(ctx context.Context, key childKey, timeout time.Duration) (*chil
 			return ch, nil
 		}
 		ch.kill()
-		return nil, fmt.Errorf("the render process %s did not start (protocol v%d): %s", exe, protocolVersion, ch.stderr.first())
+		return nil, fmt.Errorf("the render process %s did not start (protocol v%d): %s",
+			exe, protocolVersion, ch.stderr.first())
 	case <-timer.C:
 		ch.kill()
 		return nil, fmt.Errorf("%w: the render process did not start within %s", ErrBound, timeout)
@@ -339,7 +343,9 @@ func wireFiles(c *Chart) []wireFile {
 
 // allocationFailures are how a Go process (with or without the race
 // detector) says that its address space limit refused an allocation.
-var allocationFailures = []string{"out of memory", "cannot allocate memory", "failed to allocate", "address space collisions"}
+var allocationFailures = []string{
+	"out of memory", "cannot allocate memory", "failed to allocate", "address space collisions",
+}
 
 // death says why the child ended mid-request: its memory budget, its CPU
 // limit, or how it exited.
@@ -354,7 +360,8 @@ func (ch *child) death(b Bounds, cause error) error {
 	state := ch.cmd.ProcessState
 	switch {
 	case ch.tooLong.Load():
-		return fmt.Errorf("%w: the render process answered more than %s (output bound)", ErrBound, mib(replyLimit(b.MaxOutputBytes)))
+		return fmt.Errorf("%w: the render process answered more than %s (output bound)",
+			ErrBound, mib(replyLimit(b.MaxOutputBytes)))
 	case slices.ContainsFunc(allocationFailures, func(m string) bool { return strings.Contains(text, m) }):
 		return memoryBound(b, "an allocation failed")
 	case strings.Contains(text, "stack exceeds") || strings.Contains(text, "stack overflow"):

@@ -131,7 +131,8 @@ func (c *Chart) Map(ctx context.Context, opts Options, files []map[string]any, o
 	return res, nil
 }
 
-func driver(l leaf, base, r *witness.Rendering, object, field string, before, after any, hasBefore, hasAfter bool) Driver {
+func driver(l leaf, base, r *witness.Rendering, object, field string, before, after any,
+	hasBefore, hasAfter bool) Driver {
 	d := Driver{
 		ValuePath: yamlnode.FormatPath(l.path), Value: l.value, Perturbed: l.to,
 		Before: before, After: after, HasBefore: hasBefore, HasAfter: hasAfter,

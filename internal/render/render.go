@@ -131,7 +131,8 @@ func (e *nondeterministic) Error() string {
 	if n := len(e.fields) - len(named); n > 0 {
 		more = fmt.Sprintf(" and %d more", n)
 	}
-	return fmt.Sprintf("%v: two renderings of the same values differ (random or clock functions), so no decision can rest on them: %s%s",
+	return fmt.Sprintf("%v: two renderings of the same values differ (random or clock functions), "+
+		"so no decision can rest on them: %s%s",
 		ErrNondeterministic, strings.Join(named, ", "), more)
 }
 
@@ -140,7 +141,8 @@ func (e *nondeterministic) Unwrap() error { return ErrNondeterministic }
 // renderRun is one run of the templates: the rendered manifest files (of
 // .yaml, .yml and .json templates), their bytes bounded.
 // *drew is set when the run calls a function of chance or the clock.
-func (c *Chart) renderRun(ctx context.Context, opts Options, values []byte, r run, drew *bool) (map[string]string, error) {
+func (c *Chart) renderRun(ctx context.Context, opts Options, values []byte, r run, drew *bool) (
+	map[string]string, error) {
 	parsed, err := common.ParseKubeVersion(opts.KubeVersion)
 	if err != nil {
 		return nil, fmt.Errorf("kubeVersion %q: %w", opts.KubeVersion, err)
