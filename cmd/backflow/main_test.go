@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/cli"
+	"github.com/backflow-dev/backflow/internal/render"
 )
 
 // asProcess makes the test binary play a binary the front hands off to:
@@ -27,6 +28,7 @@ import (
 const asProcess = "BACKFLOW_TEST_AS"
 
 func TestMain(m *testing.M) {
+	render.ChildMain()
 	switch os.Getenv(asProcess) {
 	case "core":
 		cli.Main("")

@@ -37,7 +37,7 @@ import (
 	"k8s.io/pod-security-admission/policy"
 	"sigs.k8s.io/yaml"
 
-	"github.com/backflow-dev/backflow/internal/app"
+	"github.com/backflow-dev/backflow/internal/botconfig"
 )
 
 const (
@@ -376,11 +376,11 @@ func checkConfig(t *testing.T, name string, vals map[string]any, objs []object, 
 	t.Helper()
 	cm := one[*corev1.ConfigMap](t, objs, "ConfigMap")
 	text := cm.Data["config.yaml"]
-	bc, err := app.ParseConfig("ConfigMap config.yaml", []byte(text))
+	bc, err := botconfig.ParseConfig("ConfigMap config.yaml", []byte(text))
 	if err != nil {
 		t.Fatalf("not a valid bot config: %v\n%s", err, text)
 	}
-	srv, err := app.ParseServerSection("ConfigMap config.yaml", []byte(text))
+	srv, err := botconfig.ParseServerSection("ConfigMap config.yaml", []byte(text))
 	if err != nil {
 		t.Fatalf("server section: %v\n%s", err, text)
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/backflow-dev/backflow/internal/bot"
+	"github.com/backflow-dev/backflow/internal/botconfig"
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/forge/github"
 	"github.com/backflow-dev/backflow/internal/observe/source"
@@ -31,7 +32,7 @@ func setup(err error) error { return &SetupError{Err: err} }
 
 // ForgeConfig is the GitHub adapter's config as the bot config says it, for
 // every command that acts as the App.
-func ForgeConfig(c *Config, key []byte, logger *slog.Logger) github.Config {
+func ForgeConfig(c *botconfig.Config, key []byte, logger *slog.Logger) github.Config {
 	return github.Config{
 		AppID: c.GitHub.AppID, PrivateKey: key,
 		BaseURL: c.GitHub.BaseURL, GraphQLURL: c.GitHub.GraphQLURL, GitURL: c.GitHub.GitURL,
@@ -45,33 +46,42 @@ func ForgeConfig(c *Config, key []byte, logger *slog.Logger) github.Config {
 // BotOptions is the bot as the bot config says it, acting through fg on
 // the observations of sources. The commit key comes from the App's key, so
 // that every process acting as the App recognises the others' commits.
-func BotOptions(c *Config, key []byte, fg bot.Forge, sources []bot.Source, logger *slog.Logger) bot.Options {
+func BotOptions(c *Wiring, key []byte, fg bot.Forge, sources []bot.Source, logger *slog.Logger) bot.Options {
 	return bot.Options{
 		Forge: fg, Sources: sources, Logger: logger,
 		AppSlug: c.GitHub.AppSlug, BotUserID: c.GitHub.BotUserID,
 		CommitMethod: c.Method(), Repositories: c.Repositories, GitOpsManagers: c.Managers(),
-		CommitKey: CommitKey(key), Renderer: RendererWith(c.Fetcher()),
+		CommitKey: botconfig.CommitKey(key), Renderer: RendererWith(c.Fetcher(), c.RenderBounds()),
 	}
 }
 
 // Fetcher is the fetcher of units' remote charts as the config's charts
 // section says it.
-func (c *Config) Fetcher() *render.Fetcher {
-	return render.NewFetcher(render.FetchOptions{CacheDir: c.Charts.CacheDir, MaxBytes: c.Charts.MaxBytes, Timeout: c.Charts.Timeout.Duration, AllowedHosts: c.Charts.AllowedHosts})
+func (c *Wiring) Fetcher() *render.Fetcher {
+	return render.NewFetcher(render.FetchOptions{CacheDir: c.Charts.CacheDir, MaxBytes: c.Charts.MaxBytes,
+		Timeout: c.Charts.Timeout.Duration, AllowedHosts: c.Charts.AllowedHosts})
+}
+
+// RenderBounds are the bounds of one rendering as the config's
+// charts.render section says them.
+func (c *Wiring) RenderBounds() render.Bounds {
+	r := c.Charts.Render
+	return render.Bounds{Timeout: r.Timeout.Duration, MaxMemory: r.MaxMemory,
+		MaxOutputBytes: r.MaxOutputBytes, MaxObjects: r.MaxObjects}
 }
 
 // Renderer is the render witness with remote charts fetched into render's
 // default cache, with its default bounds.
 func Renderer(ctx context.Context, files bot.ChartFiles) witness.Renderer {
-	return render.NewUnits(ctx, files, render.NewFetcher(render.FetchOptions{}), 0)
+	return render.NewUnits(ctx, files, render.NewFetcher(render.FetchOptions{}), render.Bounds{})
 }
 
 // RendererWith is the render witness the bot plans with: the Helm SDK
-// rendering a unit's chart read through files or fetched with fetch, with
-// render's default timeout.
-func RendererWith(fetch *render.Fetcher) bot.RendererFunc {
+// rendering a unit's chart read through files or fetched with fetch, each
+// rendering within bounds.
+func RendererWith(fetch *render.Fetcher, bounds render.Bounds) bot.RendererFunc {
 	return func(ctx context.Context, files bot.ChartFiles) witness.Renderer {
-		return render.NewUnits(ctx, files, fetch, 0)
+		return render.NewUnits(ctx, files, fetch, bounds)
 	}
 }
 
@@ -80,15 +90,16 @@ func RendererWith(fetch *render.Fetcher) bot.RendererFunc {
 // sources. A *SetupError means the cycle could not start; a repository's
 // failure is in the report.
 func RunOnce(ctx context.Context, configPath string, dryRun bool, logger *slog.Logger) (*bot.Report, error) {
-	cfg, err := LoadConfig(configPath)
+	bc, err := botconfig.LoadConfig(configPath)
 	if err != nil {
 		return nil, setup(err)
 	}
+	cfg := Wire(bc)
 	key, err := cfg.PrivateKey()
 	if err != nil {
 		return nil, setup(fmt.Errorf("%s: %w", configPath, err))
 	}
-	fg, err := github.New(ForgeConfig(cfg, key, logger))
+	fg, err := github.New(ForgeConfig(cfg.Config, key, logger))
 	if err != nil {
 		return nil, setup(err)
 	}
@@ -116,10 +127,11 @@ func Serve(ctx context.Context, configPath string, logger *slog.Logger, listenin
 // until ctx ends. listening, when set, is told the bound address and the
 // server (for in-process callers). A *SetupError means it could not start.
 func ServeWith(ctx context.Context, configPath string, opts ServeOptions, logger *slog.Logger, listening func(net.Addr, *server.Server)) error {
-	cfg, err := LoadServeConfig(configPath)
+	cfg, err := botconfig.LoadServeConfig(configPath)
 	if err != nil {
 		return setup(err)
 	}
+	wired := Wire(cfg.Bot)
 	metrics := NewMetrics(opts.Version)
 	fg, err := github.New(serveForgeConfig(cfg, metrics, logger))
 	if err != nil {
@@ -129,7 +141,7 @@ func ServeWith(ctx context.Context, configPath string, opts ServeOptions, logger
 	cycler.SetPerInstallation(cfg.Server.MaxConcurrentPerInstallation)
 	var sink server.ObservationSink
 	var ps *PushStore
-	sources := cfg.Bot.Sources()
+	sources := wired.Sources()
 	if cfg.Push != nil {
 		ps = NewPushStore(cfg.Trust, cfg.Push.Cluster, cycler.Concerned)
 		ps.SetURLCeiling(cfg.URLTrust)
@@ -138,12 +150,12 @@ func ServeWith(ctx context.Context, configPath string, opts ServeOptions, logger
 		// other source's: a pushed value is attributed only when a recorded
 		// write set it.
 		var src bot.Source = ps
-		if audit := cfg.Bot.AuditLog(); audit != nil {
+		if audit := wired.AuditLog(); audit != nil {
 			src = &source.Attributing{Source: ps, Log: audit}
 		}
 		sources = append(sources, src)
 	}
-	botOpts := BotOptions(cfg.Bot, cfg.PrivateKey, fg, sources, logger)
+	botOpts := BotOptions(wired, cfg.PrivateKey, fg, sources, logger)
 	// Webhooks say when a repository changes: its state is read once and
 	// kept until one does, or until the revalidation period asks its
 	// latest event whether one was missed.
@@ -152,7 +164,7 @@ func ServeWith(ctx context.Context, configPath string, opts ServeOptions, logger
 	if cycler.bot, err = bot.New(botOpts); err != nil {
 		return setup(err)
 	}
-	routes, attach, err := serveLive(cfg.Bot, sources, cycler.Concerned, logger)
+	routes, attach, err := serveLive(wired, sources, cycler.Concerned, logger)
 	if err != nil {
 		return setup(err)
 	}
@@ -181,7 +193,7 @@ func ServeWith(ctx context.Context, configPath string, opts ServeOptions, logger
 		return setup(err)
 	}
 	attach(srv)
-	admission, err := serveAdmission(cfg.Bot, metrics, logger)
+	admission, err := serveAdmission(wired, metrics, logger)
 	if err != nil {
 		return setup(err)
 	}
@@ -227,7 +239,7 @@ func invalidate(state *bot.StateCache, repo, event string) {
 
 // serveForgeConfig is the GitHub adapter's config from the bot config, with
 // every request counted in the metrics.
-func serveForgeConfig(cfg *ServeConfig, m *server.Metrics, logger *slog.Logger) github.Config {
+func serveForgeConfig(cfg *botconfig.ServeConfig, m *server.Metrics, logger *slog.Logger) github.Config {
 	c := ForgeConfig(cfg.Bot, cfg.PrivateKey, logger)
 	c.Transport = rateLimitGauge{next: http.DefaultTransport, metrics: m}
 	c.Observer = func(ev forge.RequestEvent) { m.GitHubRequest(ev.Status) }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/backflow-dev/backflow/internal/botconfig"
 	"github.com/backflow-dev/backflow/internal/observe/source"
 )
 
@@ -20,7 +21,7 @@ func TestParseConfigKube(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.why, func(t *testing.T) {
-			c, err := ParseConfig("backflow.yaml", []byte(tc.yaml))
+			bc, err := botconfig.ParseConfig("backflow.yaml", []byte(tc.yaml))
 			if tc.want != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.want) {
 					t.Fatalf("error %v, want %q", err, tc.want)
@@ -30,6 +31,7 @@ func TestParseConfigKube(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			c := Wire(bc)
 			srcs := c.Sources()
 			ks, ok := srcs[0].(*source.KubeSource)
 			if len(srcs) != 1 || !ok {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/backflow-dev/backflow/internal/bot"
+	"github.com/backflow-dev/backflow/internal/botconfig"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/observe/source"
 	"github.com/backflow-dev/backflow/internal/server"
@@ -21,7 +22,9 @@ import (
 // repositories concerned lists for their objects. It returns the POST
 // /audit route when audit.webhook is configured, and attach, to be called
 // with the server once it is built.
-func serveLive(c *Config, sources []bot.Source, concerned func([]observe.ObjectKey) []string, logger *slog.Logger) (routes map[string]http.Handler, attach func(*server.Server), err error) {
+func serveLive(c *Wiring, sources []bot.Source, concerned func([]observe.ObjectKey) []string, logger *slog.Logger) (
+	routes map[string]http.Handler, attach func(*server.Server), err error,
+) {
 	var srv atomic.Pointer[server.Server]
 	request := func(objects []observe.ObjectKey) {
 		repos := concerned(objects)
@@ -67,7 +70,7 @@ type admissionListener struct {
 
 // serveAdmission binds the admission listener when admission is
 // configured; nil when it is not.
-func serveAdmission(c *Config, metrics *server.Metrics, logger *slog.Logger) (*admissionListener, error) {
+func serveAdmission(c *Wiring, metrics *server.Metrics, logger *slog.Logger) (*admissionListener, error) {
 	a := c.Admission
 	if !a.Enabled() {
 		return nil, nil
@@ -75,13 +78,16 @@ func serveAdmission(c *Config, metrics *server.Metrics, logger *slog.Logger) (*a
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	cfg, err := server.AdmissionTLS{CertFile: c.Resolve(a.CertFile), KeyFile: c.Resolve(a.KeyFile), ClientCAFile: c.Resolve(a.ClientCAFile)}.Config()
+	tlsFiles := server.AdmissionTLS{
+		CertFile: c.Resolve(a.CertFile), KeyFile: c.Resolve(a.KeyFile), ClientCAFile: c.Resolve(a.ClientCAFile),
+	}
+	cfg, err := tlsFiles.Config()
 	if err != nil {
 		return nil, err
 	}
 	addr := a.Listen
 	if addr == "" {
-		addr = DefaultAdmissionListen
+		addr = botconfig.DefaultAdmissionListen
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/backflow-dev/backflow/internal/botconfig"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/observe/source"
 )
@@ -31,10 +32,11 @@ func TestServeLive(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.why, func(t *testing.T) {
 			path := writeFile(t, dir, "backflow.yaml", base+tc.audit)
-			c, err := LoadConfig(path)
+			bc, err := botconfig.LoadConfig(path)
 			if err != nil {
 				t.Fatal(err)
 			}
+			c := Wire(bc)
 			sources := c.Sources()
 			var asked []observe.ObjectKey
 			concerned := func(objects []observe.ObjectKey) []string {

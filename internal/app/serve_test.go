@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/bot"
+	"github.com/backflow-dev/backflow/internal/botconfig"
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/localhub"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
@@ -129,7 +130,7 @@ func TestLoadServeConfig(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := writeFile(t, dir, "config.yaml", tc.config)
-			cfg, err := LoadServeConfig(p)
+			cfg, err := botconfig.LoadServeConfig(p)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err %v, want %q", err, tc.wantErr)

@@ -9,14 +9,36 @@ import (
 	"slices"
 
 	"github.com/backflow-dev/backflow/internal/bot"
+	"github.com/backflow-dev/backflow/internal/botconfig"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/observe/source"
 )
 
+// Wiring is a bot config with what the sources built from it share: the
+// audit event store and the admission record store, each built once.
+type Wiring struct {
+	*botconfig.Config
+	// audit is the audit event store, built by AuditLog.
+	audit *source.AuditLog
+	// admission is the admission record store, built by AdmissionLog.
+	admission *observe.AdmissionLog
+}
+
+// Wire is c with no store built yet.
+func Wire(c *botconfig.Config) *Wiring { return &Wiring{Config: c} }
+
+// Managers is the list of GitOps field managers in force.
+func (c *Wiring) Managers() []string {
+	if len(c.GitOpsManagers) == 0 {
+		return bot.DefaultGitOpsManagers
+	}
+	return c.GitOpsManagers
+}
+
 // Sources builds the observation sources the config lists, in cluster
 // order. With audit events or admission records configured, every
 // source's observations are attributed from them.
-func (c *Config) Sources() []bot.Source {
+func (c *Wiring) Sources() []bot.Source {
 	audit := c.AuditLog()
 	admission := c.AdmissionLog()
 	var out []bot.Source
@@ -29,10 +51,12 @@ func (c *Config) Sources() []bot.Source {
 				k := s.Kube
 				cfg := &source.KubeConfig{Kubeconfig: c.Resolve(k.Kubeconfig), Context: k.Context, InCluster: k.InCluster}
 				out = append(out, &source.KubeSource{Cluster: cluster, Config: cfg, Objects: k.Objects,
-					GitOpsManagers: c.Managers(), IgnoreManagers: k.IgnoreManagers, Resync: k.Resync.Duration, Audit: audit, Admission: admission})
+					GitOpsManagers: c.Managers(), IgnoreManagers: k.IgnoreManagers, Resync: k.Resync.Duration,
+					Audit: audit, Admission: admission})
 				continue
 			case s.URL != "":
-				src = &HTTPSource{Cluster: cluster, Poller: &source.HTTPSource{URL: s.URL, Timeout: s.Timeout.Duration, MaxBytes: s.MaxBytes, Ceiling: ceiling}}
+				poller := &source.HTTPSource{URL: s.URL, Timeout: s.Timeout.Duration, MaxBytes: s.MaxBytes, Ceiling: ceiling}
+				src = &HTTPSource{Cluster: cluster, Poller: poller}
 			default:
 				src = &PathSource{Cluster: cluster, Path: c.Resolve(s.Path), Ceiling: ceiling, MaxBytes: s.MaxBytes}
 			}
@@ -48,7 +72,7 @@ func (c *Config) Sources() []bot.Source {
 // AuditLog is the store of audit events every source is joined with: the
 // tailed log files and what the webhook receives. It is built once; nil
 // when neither is configured.
-func (c *Config) AuditLog() *source.AuditLog {
+func (c *Wiring) AuditLog() *source.AuditLog {
 	if len(c.Audit.LogFiles) == 0 && !c.Audit.Webhook.Enabled() {
 		return nil
 	}
@@ -64,7 +88,7 @@ func (c *Config) AuditLog() *source.AuditLog {
 // AdmissionLog is the store of admission records every source is joined
 // with, confirmed by the clusters' watches. It is built once; nil when the
 // webhook is not configured.
-func (c *Config) AdmissionLog() *observe.AdmissionLog {
+func (c *Wiring) AdmissionLog() *observe.AdmissionLog {
 	if !c.Admission.Enabled() {
 		return nil
 	}
@@ -136,7 +160,9 @@ func keyByCluster(res observe.Result, cluster, name string) observe.Result {
 			o.Cluster = cluster
 		case cluster:
 		default:
-			out.Errors = append(out.Errors, fmt.Errorf("%s: %s: observation of cluster %q refused: the source is configured for cluster %q", name, o.Origin, o.Cluster, cluster))
+			out.Errors = append(out.Errors, fmt.Errorf(
+				"%s: %s: observation of cluster %q refused: the source is configured for cluster %q",
+				name, o.Origin, o.Cluster, cluster))
 			continue
 		}
 		out.Observations = append(out.Observations, o)

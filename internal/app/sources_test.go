@@ -1,9 +1,12 @@
 package app
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/backflow-dev/backflow/internal/botconfig"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/observe/source"
 )
@@ -24,5 +27,36 @@ func TestHTTPSourceName(t *testing.T) {
 	s := &HTTPSource{Poller: &source.HTTPSource{URL: "https://scout:hunter2@observer.example/trace.json"}}
 	if name := s.Name(); strings.Contains(name, "hunter2") {
 		t.Errorf("name %q shows the password", name)
+	}
+}
+
+const minimalConfig = "version: 1\ngithub:\n  appId: 7\n  privateKeyEnv: KEY\n"
+
+// The example config's sources are built from the folder it sits in.
+func TestExampleConfigSources(t *testing.T) {
+	bc, err := botconfig.LoadConfig(filepath.Join("..", "..", "config", "bot", "backflow.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(Wire(bc).Sources()); n != 3 {
+		t.Errorf("the example config builds %d sources, want 3", n)
+	}
+}
+
+// Relative observation paths are read from the config's folder.
+func TestSourcesAnchorPaths(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "bot.yaml")
+	data := minimalConfig + "observations:\n  c1:\n    - path: obs\n"
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bc, err := botconfig.LoadConfig(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := Wire(bc).Sources()[0].(*PathSource)
+	if src.Path != filepath.Join(dir, "obs") || src.Cluster != "c1" {
+		t.Errorf("source %+v", src)
 	}
 }

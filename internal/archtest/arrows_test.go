@@ -18,6 +18,7 @@ const module = "github.com/backflow-dev/backflow"
 // core names the packages that decide: pure functions of their inputs.
 var core = []string{
 	"internal/yamlnode",
+	"internal/helmvalues",
 	"internal/values",
 	"internal/policy",
 	"internal/receipt",
@@ -116,6 +117,12 @@ var rules = []rule{
 		allowed:   project("internal/yamlnode"),
 	},
 	{
+		why:       "the leaf of Helm's values semantics imports nothing of the project and not Helm: its tests hold it to the SDK",
+		pkgs:      project("internal/helmvalues"),
+		forbidden: append(withSubpackages([]string{"helm.sh"}), project("...")...),
+		allowed:   project("internal/helmvalues"),
+	},
+	{
 		why:       "the bot applies effects through the forge port, never a concrete adapter",
 		pkgs:      project("internal/bot/..."),
 		forbidden: project("internal/forge/github/...", "internal/localhub/..."),
@@ -168,6 +175,22 @@ var rules = []rule{
 		why:       "kustomize builds from the files it is given: no Kubernetes client, GitHub or git, and neither the planner nor an adapter",
 		pkgs:      project("internal/kustomize"),
 		forbidden: append(withSubpackages([]string{"k8s.io/client-go", "github.com/google/go-github", "github.com/go-git/go-git", "github.com/bradleyfalzon/ghinstallation"}), project("internal/plan/...", "internal/bot/...", "internal/forge/...", "internal/localhub/...", "internal/app/...", "internal/render/...")...),
+	},
+	{
+		why:       "the bot config describes what to build and builds nothing: no adapter, source, renderer, bot or client of GitHub, git or a cluster, which internal/app wires from it",
+		pkgs:      project("internal/botconfig"),
+		forbidden: append(withSubpackages([]string{"github.com/google/go-github", "github.com/go-git/go-git", "github.com/bradleyfalzon/ghinstallation", "k8s.io/client-go", "helm.sh/helm"}), project("internal/forge/github/...", "internal/localhub/...", "internal/observe/source/...", "internal/render/...", "internal/bot/...", "internal/lifecycle/...", "internal/plan/...", "internal/checkout/...", "internal/app/...")...),
+	},
+	{
+		why:       "the checkout readers read a checkout or a commit and hand it over: no GitHub, no bot config, and nothing that decides about pull requests",
+		pkgs:      project("internal/checkout"),
+		forbidden: append(withSubpackages([]string{"github.com/google/go-github", "github.com/bradleyfalzon/ghinstallation"}), project("internal/forge/...", "internal/localhub/...", "internal/bot/...", "internal/lifecycle/...", "internal/server/...", "internal/botconfig/...", "internal/app/...")...),
+	},
+	{
+		why:       "the wiring is the top: only the commands, the demo and the tests that run the whole bot build on it",
+		pkgs:      project("..."),
+		exempt:    project("internal/app/...", "cmd/...", "internal/cli/...", "internal/demo/...", "internal/reliability/...", "deploy/..."),
+		forbidden: project("internal/app/..."),
 	},
 	{
 		why:       "the server serves endpoints and leaves decisions to the domain",
@@ -417,6 +440,22 @@ func TestRulesCatchEachArrow(t *testing.T) {
 		{"the front linking the metrics", p("cmd/backflow"), "github.com/prometheus/client_golang/prometheus", true},
 		{"the front using the shared root", p("cmd/backflow"), p("internal/cliroot"), false},
 		{"the core importing the whole command line", p("cmd/backflow-core"), p("internal/cli"), false},
+		{"Helm's values semantics importing the planner", p("internal/helmvalues"), p("internal/plan"), true},
+		{"Helm's values semantics linking the Helm SDK", p("internal/helmvalues"), "helm.sh/helm/v4/pkg/chart/common/util", true},
+		{"the renderer using Helm's values semantics", p("internal/render"), p("internal/helmvalues"), false},
+		{"the bot config building an observation source", p("internal/botconfig"), p("internal/observe/source"), true},
+		{"the bot config linking client-go", p("internal/botconfig"), "k8s.io/client-go/rest", true},
+		{"the bot config importing the bot", p("internal/botconfig"), p("internal/bot"), true},
+		{"the bot config naming the server's config types", p("internal/botconfig"), p("internal/server"), false},
+		{"the checkout readers importing the bot", p("internal/checkout"), p("internal/bot"), true},
+		{"the checkout readers importing the lifecycle", p("internal/checkout"), p("internal/lifecycle"), true},
+		{"the checkout readers linking go-github", p("internal/checkout"), "github.com/google/go-github/v62/github", true},
+		{"the checkout readers reading the bot config", p("internal/checkout"), p("internal/botconfig"), true},
+		{"the checkout readers reading git", p("internal/checkout"), "github.com/go-git/go-git/v5", false},
+		{"the checkout readers planning a checkout", p("internal/checkout"), p("internal/plan"), false},
+		{"the planner importing the wiring", p("internal/plan"), p("internal/app"), true},
+		{"the server importing the wiring", p("internal/server"), p("internal/app"), true},
+		{"the command line using the wiring", p("internal/cli"), p("internal/app"), false},
 	}
 	for _, tt := range tests {
 		direct := map[string][]string{tt.pkg: {tt.dep}}

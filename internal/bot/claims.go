@@ -143,11 +143,11 @@ func (c *claims) concerned(objects []observe.ObjectKey, known []string) []string
 func (c *claims) partial(o observe.ObjectKey, hit map[string]bool) {
 	want := []string{o.APIVersion, o.Kind, o.Namespace, o.Name}
 	match := func(pattern string) bool {
-		parts := strings.Split(pattern, "|")
-		if len(parts) != 4 {
+		k, err := observe.ParseObjectPattern(pattern)
+		if err != nil {
 			return false
 		}
-		for i, p := range parts {
+		for i, p := range k.Segments() {
 			if (i > 1 || want[i] != "") && !policy.Glob(p, want[i]) {
 				return false
 			}

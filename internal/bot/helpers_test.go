@@ -20,7 +20,7 @@ import (
 // renderCharts is the render witness the tests plan with, as internal/app
 // wires it: the Helm SDK reading the chart through the bot's files.
 func renderCharts(ctx context.Context, files ChartFiles) witness.Renderer {
-	return render.NewUnits(ctx, files, nil, 0)
+	return render.NewUnits(ctx, files, nil, render.Bounds{})
 }
 
 const (

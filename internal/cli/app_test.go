@@ -16,7 +16,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/backflow-dev/backflow/internal/app"
+	"github.com/backflow-dev/backflow/internal/botconfig"
 	"github.com/backflow-dev/backflow/internal/localhub"
 	"sigs.k8s.io/yaml"
 )
@@ -129,7 +129,7 @@ func TestAppCreateManifestFlow(t *testing.T) {
 		t.Errorf("app-id %q, want %d", read("app-id"), hub.AppID())
 	}
 	// The bot config written is one backflow serve reads, with the secrets.
-	cfg, err := app.LoadServeConfig(filepath.Join(out, "backflow.yaml"))
+	cfg, err := botconfig.LoadServeConfig(filepath.Join(out, "backflow.yaml"))
 	if err != nil {
 		t.Fatalf("backflow.yaml: %v", err)
 	}

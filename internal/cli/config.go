@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/backflow-dev/backflow/internal/app"
+	"github.com/backflow-dev/backflow/internal/botconfig"
+	"github.com/backflow-dev/backflow/internal/checkout"
 	"github.com/backflow-dev/backflow/internal/cliroot"
 	"github.com/backflow-dev/backflow/internal/kustomize/builder"
 	"github.com/backflow-dev/backflow/internal/policy"
@@ -61,7 +62,7 @@ Exit 0; 2 for an unknown --kind.`,
 			case "repo":
 				s, err = repoconfig.JSONSchema()
 			case "bot":
-				s, err = app.BotJSONSchema()
+				s, err = botconfig.BotJSONSchema()
 			case "policy":
 				s = policy.JSONSchema()
 			default:
@@ -112,7 +113,7 @@ from the checkout's files only), and each policy entry for it must name
 objects its build makes and a field at least one of them has.`,
 		Args: cliroot.ExactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rep, err := repoconfig.Check(repo)
+			rep, err := checkout.Check(repo)
 			if err != nil {
 				return cliroot.UsageError("config validate: --repo %s: %v", repo, err)
 			}
@@ -121,8 +122,9 @@ objects its build makes and a field at least one of them has.`,
 				fmt.Fprintln(stderr, "warning: "+w)
 			}
 			if rep.OK() {
-				rep.Problems = append(rep.Problems, app.CheckCharts(cmd.Context(), repo, rep, render.NewFetcher(render.FetchOptions{AllowedHosts: allowHosts}))...)
-				rep.Problems = append(rep.Problems, builder.Check(repo, rep)...)
+				fetch := render.NewFetcher(render.FetchOptions{AllowedHosts: allowHosts})
+				rep.Problems = append(rep.Problems, checkout.CheckCharts(cmd.Context(), repo, rep, fetch)...)
+				rep.Problems = append(rep.Problems, builder.Check(repo, rep.Config, rep.Policy)...)
 				for _, p := range rep.Problems {
 					if errors.Is(p, yamlnode.ErrUnparseable) {
 						return cliroot.UsageError("config validate: --repo %s: %v", repo, p)

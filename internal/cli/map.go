@@ -10,8 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/backflow-dev/backflow/internal/app"
+	"github.com/backflow-dev/backflow/internal/checkout"
 	"github.com/backflow-dev/backflow/internal/cliroot"
+	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/render"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
@@ -83,8 +84,8 @@ chart does not render the object, or a flag is wrong.`,
 			if err != nil {
 				return cliroot.UsageError("map: --chart %s: %v", chartDir, err)
 			}
-			trees, err := app.ReadValuesFiles(valuesFiles)
-			if re := (*app.ReadFileError)(nil); errors.As(err, &re) {
+			trees, err := checkout.ReadValuesFiles(valuesFiles)
+			if re := (*checkout.ReadFileError)(nil); errors.As(err, &re) {
 				return cliroot.UsageError("--values %s: %v", re.Path, re.Err)
 			} else if err != nil {
 				return cliroot.UsageError("%v", err)
@@ -93,8 +94,8 @@ chart does not render the object, or a flag is wrong.`,
 				opts.Release = c.Name
 			}
 			if opts.Namespace == "" {
-				if parts := strings.Split(object, "|"); len(parts) == 4 {
-					opts.Namespace = parts[2]
+				if k, err := observe.ParseObjectPattern(object); err == nil {
+					opts.Namespace = k.Namespace
 				}
 			}
 			start := time.Now()

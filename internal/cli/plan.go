@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/backflow-dev/backflow/internal/app"
+	"github.com/backflow-dev/backflow/internal/checkout"
 	"github.com/backflow-dev/backflow/internal/cliroot"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
@@ -72,9 +72,9 @@ but not a valid observation, are among the plan's errors.`,
 			if info, err := os.Stat(repo); err != nil || !info.IsDir() {
 				return cliroot.UsageError("plan: --repo %s: %s", repo, notADir(err))
 			}
-			res, err := app.PlanCheckout(repo, paths, ceiling, now)
-			var unreadable *app.UnreadableObservationsError
-			var badValues *app.UnreadableValuesError
+			res, err := checkout.PlanCheckout(repo, paths, ceiling, now)
+			var unreadable *checkout.UnreadableObservationsError
+			var badValues *checkout.UnreadableValuesError
 			switch {
 			case errors.As(err, &unreadable), errors.As(err, &badValues):
 				return cliroot.UsageError("plan: %v", err)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/backflow-dev/backflow/internal/app"
+	"github.com/backflow-dev/backflow/internal/botconfig"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/schematest"
@@ -38,8 +38,8 @@ func TestConfigSchemasAcceptExamplesAndRejectTypos(t *testing.T) {
 		{"repo", "config/repo/backflow.yaml", read(t, "../../config/repo/backflow.yaml"), func(b []byte) error { _, err := repoconfig.Parse("backflow.yaml", b); return err }, [2]string{"\nunits:", "\nunit:"}},
 		{"policy", "config/repo/reverse-reconcile-policy.yaml", read(t, "../../config/repo/reverse-reconcile-policy.yaml"), func(b []byte) error { _, err := policy.Parse("p.yaml", b); return err }, [2]string{"valuePath:", "valuepath:"}},
 		{"policy", "every policy extension", read(t, "../../internal/policy/testdata/bounds-and-globs.yaml"), func(b []byte) error { _, err := policy.Parse("p.yaml", b); return err }, [2]string{"pattern:", "patern:"}},
-		{"bot", "config/bot/backflow.yaml", read(t, "../../config/bot/backflow.yaml"), func(b []byte) error { _, err := app.ParseConfig("b.yaml", b); return err }, [2]string{"appId:", "appID:"}},
-		{"bot", "a serve config", []byte(botServe), func(b []byte) error { _, err := app.ParseServerSection("b.yaml", b); return err }, [2]string{"shutdownTimeout:", "shutdownTimout:"}},
+		{"bot", "config/bot/backflow.yaml", read(t, "../../config/bot/backflow.yaml"), func(b []byte) error { _, err := botconfig.ParseConfig("b.yaml", b); return err }, [2]string{"appId:", "appID:"}},
+		{"bot", "a serve config", []byte(botServe), func(b []byte) error { _, err := botconfig.ParseServerSection("b.yaml", b); return err }, [2]string{"shutdownTimeout:", "shutdownTimout:"}},
 	} {
 		s := schemaOf(t, tc.kind)
 		if err := s.Validate(schematest.YAML(t, tc.data)); err != nil {

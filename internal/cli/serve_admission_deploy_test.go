@@ -12,7 +12,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/backflow-dev/backflow/internal/app"
+	"github.com/backflow-dev/backflow/internal/botconfig"
 )
 
 // readDocs reads every YAML document of a manifest file.
@@ -106,7 +106,7 @@ func TestAdmissionManifests(t *testing.T) {
 	}
 	mount := dig(t, pod, "containers", 0, "volumeMounts", 0, "mountPath").(string)
 	text := dig(t, byKind["ConfigMap patch"], "data", "config.yaml").(string)
-	bc, err := app.ParseConfig("deploy/admission config.yaml", []byte(text))
+	bc, err := botconfig.ParseConfig("deploy/admission config.yaml", []byte(text))
 	if err != nil {
 		t.Fatalf("the admission config is not a valid bot config: %v", err)
 	}
@@ -116,7 +116,7 @@ func TestAdmissionManifests(t *testing.T) {
 	if !strings.HasSuffix(bc.Admission.Listen, ":8443") || dig(t, pod, "containers", 0, "ports", 0, "containerPort") != 8443 {
 		t.Errorf("admission.listen %q and the container port disagree", bc.Admission.Listen)
 	}
-	if _, err := app.ParseServerSection("deploy/admission config.yaml", []byte(text)); err != nil {
+	if _, err := botconfig.ParseServerSection("deploy/admission config.yaml", []byte(text)); err != nil {
 		t.Fatalf("the admission config's server section: %v", err)
 	}
 }

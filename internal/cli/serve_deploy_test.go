@@ -12,7 +12,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/backflow-dev/backflow/internal/app"
+	"github.com/backflow-dev/backflow/internal/botconfig"
 )
 
 // These tests keep the deployment files, the GitHub App manifest and the
@@ -117,11 +117,11 @@ func TestKubernetesManifests(t *testing.T) {
 	// server section, listening on the container's port, whose secret files
 	// are in the mounted Secret.
 	text := dig(t, kinds["ConfigMap"], "data", "config.yaml").(string)
-	bc, err := app.ParseConfig("ConfigMap config.yaml", []byte(text))
+	bc, err := botconfig.ParseConfig("ConfigMap config.yaml", []byte(text))
 	if err != nil {
 		t.Fatalf("ConfigMap config.yaml is not a valid bot config: %v", err)
 	}
-	srv, err := app.ParseServerSection("ConfigMap config.yaml", []byte(text))
+	srv, err := botconfig.ParseServerSection("ConfigMap config.yaml", []byte(text))
 	if err != nil {
 		t.Fatalf("ConfigMap config.yaml: server section: %v", err)
 	}

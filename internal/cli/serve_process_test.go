@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/backflow-dev/backflow/internal/render"
 )
 
 // runAsCLI makes the test binary act as the backflow command when this
@@ -22,6 +24,7 @@ import (
 const runAsCLI = "BACKFLOW_TEST_RUN_CLI"
 
 func TestMain(m *testing.M) {
+	render.ChildMain()
 	if os.Getenv(runAsCLI) == "1" {
 		os.Exit(Run(os.Args[1:], os.Stdout, os.Stderr))
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/backflow-dev/backflow/internal/app"
+	"github.com/backflow-dev/backflow/internal/checkout"
 	"github.com/backflow-dev/backflow/internal/cliroot"
 	"github.com/backflow-dev/backflow/internal/diffbound"
 )
@@ -13,7 +13,7 @@ import (
 // dir: the changes from the merge base of baseRef and headRef to headRef,
 // against the repo config and policy at baseRef.
 func runVerifyDiff(stdout io.Writer, dir, baseRef, headRef, configPath string) error {
-	d, err := app.ReadDiff(dir, baseRef, headRef, configPath)
+	d, err := checkout.ReadDiff(dir, baseRef, headRef, configPath)
 	if d != nil && d.PolicyErr != nil {
 		fmt.Fprintln(stdout, escapeLineBreaks(d.PolicyErr.Error()))
 	}

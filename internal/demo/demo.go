@@ -21,6 +21,7 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/app"
 	"github.com/backflow-dev/backflow/internal/bot"
+	"github.com/backflow-dev/backflow/internal/botconfig"
 	"github.com/backflow-dev/backflow/internal/forge"
 	ghforge "github.com/backflow-dev/backflow/internal/forge/github"
 	"github.com/backflow-dev/backflow/internal/localhub"
@@ -387,7 +388,7 @@ func (r *run) render(cfg *repoconfig.Config, env string, files map[string]string
 			}
 			trees = append(trees, tree)
 		}
-		out, err := r.chart.Render(r.ctx, render.OptionsFor(u, 0), trees)
+		out, err := r.chart.Render(r.ctx, render.OptionsFor(u, render.Bounds{}), trees)
 		if err != nil {
 			return nil, fmt.Errorf("rendering the sample chart for %s: %w", env, err)
 		}
@@ -473,15 +474,16 @@ observations:
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		return fmt.Errorf("writing the bot config: %w", err)
 	}
-	cfg, err := app.LoadConfig(confPath)
+	bc, err := botconfig.LoadConfig(confPath)
 	if err != nil {
 		return err
 	}
+	cfg := app.Wire(bc)
 	key, err := cfg.PrivateKey()
 	if err != nil {
 		return err
 	}
-	fc := app.ForgeConfig(cfg, key, nil)
+	fc := app.ForgeConfig(bc, key, nil)
 	fc.Backoff = 50 * time.Millisecond
 	r.adapter, err = ghforge.New(fc)
 	if err != nil {

@@ -246,15 +246,12 @@ type Comment struct {
 
 // Check run statuses and conclusions, as GitHub names them.
 const (
-	CheckQueued     = "queued"
 	CheckInProgress = "in_progress"
 	CheckCompleted  = "completed"
 
-	ConclusionSuccess        = "success"
-	ConclusionFailure        = "failure"
-	ConclusionNeutral        = "neutral"
-	ConclusionActionRequired = "action_required"
-	ConclusionSkipped        = "skipped"
+	ConclusionSuccess = "success"
+	ConclusionFailure = "failure"
+	ConclusionNeutral = "neutral"
 )
 
 // CheckRun is a named check on a commit, such as "backflow/receipt".
@@ -265,7 +262,7 @@ type CheckRun struct {
 	Name string
 	// HeadSHA is the commit checked.
 	HeadSHA string
-	// Status is CheckQueued, CheckInProgress or CheckCompleted; empty means
+	// Status is CheckInProgress or CheckCompleted; empty means
 	// CheckCompleted when Conclusion is set.
 	Status string
 	// Conclusion is set when completed (ConclusionSuccess, ...).

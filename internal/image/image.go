@@ -36,10 +36,9 @@ const (
 	CorePath = "/usr/local/bin/backflow-core"
 	// CAPath is where Go's crypto/x509 looks for the system roots on Linux.
 	CAPath = "/etc/ssl/certs/ca-certificates.crt"
-	// UID and GID are the non-root user the image runs as (distroless'
-	// nonroot, which the Kubernetes manifests name numerically).
+	// UID is the non-root user the image runs as (distroless' nonroot,
+	// which the Kubernetes manifests name numerically).
 	UID = 65532
-	GID = 65532
 	// User is the config's user, numeric so runAsNonRoot can check it.
 	User = "65532:65532"
 	// Port is the port backflow serve listens on by default.

@@ -409,5 +409,5 @@ func cmpOr(a, b int) int {
 // value: kustomize itself is the witness that the edit writes what was
 // accepted and nothing else.
 func Witness(before, after *Build, accepted []witness.Accepted) []witness.Mismatch {
-	return witness.Check(witness.Diff(before.Rendering, after.Rendering), accepted, nil, nil)
+	return witness.Check(witness.Diff(before.Rendering, after.Rendering), accepted, nil)
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/backflow-dev/backflow/internal/helmvalues"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
 )
@@ -207,33 +208,7 @@ func fingerprintOf(env, unit string, changes []MarkerChange) string {
 
 // canonical writes numbers by value so that 4 and 4.0 fingerprint alike.
 func canonical(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if f, err := x.Float64(); err == nil {
-			return f
-		}
-	case int:
-		return float64(x)
-	case int64:
-		return float64(x)
-	case uint64:
-		return float64(x)
-	case float32:
-		return float64(x)
-	case map[string]any:
-		out := map[string]any{}
-		for k, e := range x {
-			out[k] = canonical(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = canonical(e)
-		}
-		return out
-	}
-	return v
+	return helmvalues.Typed(v)
 }
 
 // markerChanges lists the accepted fields of a write-back's decisions,

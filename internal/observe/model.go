@@ -319,14 +319,47 @@ func IsSecretKind(kind string) bool {
 	return strings.EqualFold(kind, "Secret") || strings.EqualFold(kind, "Secrets")
 }
 
+// Segments is the key's four segments in order: apiVersion, Kind,
+// namespace, name.
+func (k ObjectKey) Segments() []string {
+	return []string{k.APIVersion, k.Kind, k.Namespace, k.Name}
+}
+
+// ObjectKeyShapeError is a string that is not an object key or a pattern of
+// one: it does not have the four segments apiVersion|Kind|namespace|name.
+type ObjectKeyShapeError struct {
+	// Key is the string as given.
+	Key string
+	// Segments is how many |-separated segments it has.
+	Segments int
+}
+
+// Error implements error.
+func (e *ObjectKeyShapeError) Error() string {
+	return fmt.Sprintf("object key %q: want apiVersion|Kind|namespace|name, got %d segment(s)", e.Key, e.Segments)
+}
+
+// ParseObjectPattern reads a pattern of object keys, apiVersion|Kind|
+// namespace|name with each segment a glob or literal, into a key holding
+// the four segments as written. It is the one reading of the key syntax:
+// it checks the shape (an *ObjectKeyShapeError otherwise), and what a
+// segment may hold is its caller's to say (ParseObjectKey's for a key, the
+// policy's, the repository config's and the watches' for their patterns).
+func ParseObjectPattern(s string) (ObjectKey, error) {
+	parts := strings.Split(s, "|")
+	if len(parts) != 4 {
+		return ObjectKey{}, &ObjectKeyShapeError{Key: s, Segments: len(parts)}
+	}
+	return ObjectKey{APIVersion: parts[0], Kind: parts[1], Namespace: parts[2], Name: parts[3]}, nil
+}
+
 // ParseObjectKey reads apiVersion|Kind|namespace|name. The apiVersion, kind
 // and name are required; the namespace is empty for cluster-scoped objects.
 func ParseObjectKey(s string) (ObjectKey, error) {
-	parts := strings.Split(s, "|")
-	if len(parts) != 4 {
-		return ObjectKey{}, fmt.Errorf("object key %q: want apiVersion|Kind|namespace|name", s)
+	k, err := ParseObjectPattern(s)
+	if err != nil {
+		return ObjectKey{}, err
 	}
-	k := ObjectKey{APIVersion: parts[0], Kind: parts[1], Namespace: parts[2], Name: parts[3]}
 	if err := k.validate(); err != nil {
 		return ObjectKey{}, fmt.Errorf("object key %q: %w", s, err)
 	}

@@ -1,6 +1,10 @@
 package observe
 
-import "testing"
+import (
+	"errors"
+	"strings"
+	"testing"
+)
 
 func TestRedact(t *testing.T) {
 	secret := Observation{
@@ -66,6 +70,32 @@ func TestParseObjectKey(t *testing.T) {
 		k, err := ParseObjectKey(tt.in)
 		if (err == nil) != tt.ok || (tt.ok && k.String() != tt.in) {
 			t.Errorf("%s: %q -> %v, %v", tt.why, tt.in, k, err)
+		}
+	}
+}
+
+// A pattern is read into the key's segments as written, globs and empty
+// segments included; only its shape is checked, and the shape error says
+// how many segments there were.
+func TestParseObjectPattern(t *testing.T) {
+	tests := []struct {
+		why      string
+		in       string
+		segments int
+	}{
+		{"a pattern's segments are globs", "apps/v1|StatefulSet|redis|redis-*", 4},
+		{"any segment may be empty or a glob", "*|||*", 4},
+		{"three segments is not a pattern", "StatefulSet|redis|redis-replicas", 3},
+		{"a separator too many", "apps/v1|StatefulSet|redis|a|b", 5},
+	}
+	for _, tt := range tests {
+		k, err := ParseObjectPattern(tt.in)
+		var shape *ObjectKeyShapeError
+		switch {
+		case tt.segments == 4 && (err != nil || k.String() != tt.in || strings.Join(k.Segments(), "|") != tt.in):
+			t.Errorf("%s: %q -> %v, %v", tt.why, tt.in, k, err)
+		case tt.segments != 4 && (!errors.As(err, &shape) || shape.Segments != tt.segments):
+			t.Errorf("%s: %q -> %v, want a shape error of %d segments", tt.why, tt.in, err, tt.segments)
 		}
 	}
 }

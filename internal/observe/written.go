@@ -33,22 +33,14 @@ func (w Written) String() string {
 	return fmt.Sprint(w.Value)
 }
 
-// WrittenAt returns what a write set at the field path: for a create or
-// an update (verb create, update), the object's value there; for a patch
-// (verb patch), the value the patch wrote, read as a JSON merge patch, a
-// strategic merge patch or an apply body (a JSON object) or as an RFC 6902
-// JSON patch (a JSON array). body is the decoded request body. live, when
-// known, tells which list item a strategic merge patch's merge key names.
-// ok is false when the body does not say what it set at path: a body that
-// does not reach it, a JSON patch move or copy, an unreadable path.
-func WrittenAt(verb string, body any, path string, live map[string]any) (Written, bool) {
-	segs, err := fieldSegs(path)
-	if err != nil {
-		return Written{}, false
-	}
-	return writtenAt(verb, body, segs, live)
-}
-
+// writtenAt returns what a write set at the field path segs: for a create
+// or an update (verb create, update), the object's value there; for a
+// patch (verb patch), the value the patch wrote, read as a JSON merge
+// patch, a strategic merge patch or an apply body (a JSON object) or as an
+// RFC 6902 JSON patch (a JSON array). body is the decoded request body.
+// live, when known, tells which list item a strategic merge patch's merge
+// key names. ok is false when the body does not say what it set at the
+// path: a body that does not reach it, a JSON patch move or copy.
 func writtenAt(verb string, body any, segs []yamlnode.Segment, live map[string]any) (Written, bool) {
 	if ops, ok := body.([]any); ok && verb == "patch" {
 		return jsonPatchWritten(ops, segs)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/backflow-dev/backflow/internal/helmvalues"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
 	"github.com/backflow-dev/backflow/internal/yamlnode"
@@ -149,55 +150,19 @@ func findDocument(path string, data []byte, doc string, readings *values.Reading
 	return found, nil
 }
 
-// MergeValues merges values trees as Helm does with several -f files: later
-// trees override earlier ones, mappings merge key by key, and a null in a
-// later tree removes the key. The inputs are not modified.
+// MergeValues merges values trees as Helm does with several -f files and
+// its coalescing (helmvalues.Merge): later trees override earlier ones,
+// mappings merge key by key, and a null deletes its key at any depth. The
+// inputs are not modified.
 func MergeValues(trees []map[string]any) map[string]any {
-	out := map[string]any{}
-	for _, t := range trees {
-		out = mergeInto(out, t)
-	}
-	return out
+	return helmvalues.Merge(trees...)
 }
 
-// mergeShared is MergeValues for a result that is only read: a single tree
-// with no null at its top level merges to itself, and is returned as it is
+// mergeShared is MergeValues for a result that is only read
+// (helmvalues.MergeShared): a single tree with no null is returned as it is
 // rather than copied.
 func mergeShared(trees []map[string]any) map[string]any {
-	if len(trees) == 1 {
-		plainTree := true
-		for _, v := range trees[0] {
-			if v == nil {
-				plainTree = false
-				break
-			}
-		}
-		if plainTree {
-			return trees[0]
-		}
-	}
-	return MergeValues(trees)
-}
-
-func mergeInto(dst, src map[string]any) map[string]any {
-	res := make(map[string]any, len(dst)+len(src))
-	for k, v := range dst {
-		res[k] = v
-	}
-	for k, v := range src {
-		if v == nil {
-			delete(res, k)
-			continue
-		}
-		sm, sok := v.(map[string]any)
-		dm, dok := res[k].(map[string]any)
-		if sok && dok {
-			res[k] = mergeInto(dm, sm)
-			continue
-		}
-		res[k] = v
-	}
-	return res
+	return helmvalues.MergeShared(trees)
 }
 
 // lookup returns the value at a value path with numbers made plain Go

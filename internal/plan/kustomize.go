@@ -140,7 +140,7 @@ func (p *planner) writeKustomize(w *unitWork, pend []*pending) {
 				accepted = append(accepted, witness.Accepted{Object: pd.obs.Object.String(), Field: fs.f.Path, Live: fs.live})
 			}
 		}
-		if mism := witness.Check(witness.Diff(ku.built, after), accepted, nil, isSecret); len(mism) > 0 {
+		if mism := witness.Check(witness.Diff(ku.built, after), accepted, isSecret); len(mism) > 0 {
 			why := strings.Replace(mismatchReason(mism), "rendering the chart with the edited values", "kustomize's build of "+ku.dir+" with the edits", 1)
 			pend = p.deny(pend, blameAll(pend, why))
 			continue

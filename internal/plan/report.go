@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/backflow-dev/backflow/internal/helmvalues"
 	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/values"
 	yaml "go.yaml.in/yaml/v3"
@@ -119,25 +120,12 @@ func (r Result) JSON() ([]byte, error) {
 // jsonSafe replaces what JSON cannot hold (NaN and infinities, which YAML
 // can) with their YAML spelling as a string.
 func jsonSafe(v any) any {
-	switch x := v.(type) {
-	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
+	return helmvalues.Map(v, func(s any) any {
+		if x, ok := s.(float64); ok && (math.IsNaN(x) || math.IsInf(x, 0)) {
 			return values.Format(x)
 		}
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = jsonSafe(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = jsonSafe(e)
-		}
-		return out
-	}
-	return v
+		return s
+	})
 }
 
 // receiptJSON writes a receipt as JSON in the seed's key order, with the

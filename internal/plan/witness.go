@@ -15,12 +15,12 @@ import (
 // maxMismatches bounds the mismatches one render-mismatch reason lists.
 const maxMismatches = 10
 
-// base is a unit's chart rendered with the values at the snapshot, and the
-// fields that differ between two such renderings (computed when needed).
+// base is a unit's chart rendered with the values at the snapshot. The
+// renderer refuses a chart whose two renderings of the same values differ
+// (render.ErrNondeterministic), so one rendering is the base.
 type base struct {
-	r        *witness.Rendering
-	err      error
-	unstable map[string]bool
+	r   *witness.Rendering
+	err error
 }
 
 // witness renders the unit's chart with the values at the snapshot and with
@@ -48,7 +48,7 @@ func (p *planner) witness(w *unitWork, pend []*pending, trees []map[string]any) 
 		return nil, all(fmt.Sprintf("render: with the edited values: %v", err)), nil
 	}
 	changes := witness.Diff(b.r, after)
-	if mism := p.check(u, uv, b, changes, pend); len(mism) > 0 {
+	if mism := check(changes, pend); len(mism) > 0 {
 		if len(pend) == 1 {
 			return nil, nil, map[*pending]string{pend[0]: mismatchReason(mism)}
 		}
@@ -126,26 +126,15 @@ func (uv *unitValues) trees() []map[string]any {
 	return out
 }
 
-// check compares changes with the accepted fields of pend. Fields that
-// change between two renderings of the same values are found (by rendering
-// the snapshot's values again) only when something unexpected changed.
-func (p *planner) check(u *repoconfig.Unit, uv *unitValues, b *base, changes []witness.Change, pend []*pending) []witness.Mismatch {
+// check compares changes with the accepted fields of pend.
+func check(changes []witness.Change, pend []*pending) []witness.Mismatch {
 	var accepted []witness.Accepted
 	for _, pd := range pend {
 		for _, fs := range pd.fields {
 			accepted = append(accepted, witness.Accepted{Object: pd.obs.Object.String(), Field: fs.f.Path, Live: fs.live})
 		}
 	}
-	mism := witness.Check(changes, accepted, b.unstable, isSecret)
-	if len(mism) == 0 || b.unstable != nil {
-		return mism
-	}
-	again, err := p.render(u, uv.trees())
-	if err != nil {
-		return mism
-	}
-	b.unstable = witness.Unstable(b.r, again)
-	return witness.Check(changes, accepted, b.unstable, isSecret)
+	return witness.Check(changes, accepted, isSecret)
 }
 
 // blame finds, among several decisions of a unit whose joint rendering
@@ -170,7 +159,7 @@ func (p *planner) blame(u *repoconfig.Unit, uv *unitValues, b *base, pend []*pen
 			denied[pd] = fmt.Sprintf("render: with the edited values: %v", err)
 			continue
 		}
-		if m := p.check(u, uv, b, witness.Diff(b.r, r), alone); len(m) > 0 {
+		if m := check(witness.Diff(b.r, r), alone); len(m) > 0 {
 			denied[pd] = mismatchReason(m)
 		}
 	}
@@ -197,8 +186,8 @@ func mismatchReason(mism []witness.Mismatch) string {
 // isSecret reports a Secret's object key, however its kind is spelt: its
 // rendered values are redacted.
 func isSecret(object string) bool {
-	parts := strings.Split(object, "|")
-	return len(parts) == 4 && observe.IsSecretKind(parts[1])
+	k, err := observe.ParseObjectPattern(object)
+	return err == nil && k.IsSecret()
 }
 
 // deny denies the decisions in denied with their reason, which is the

@@ -1,14 +1,12 @@
 package policy
 
 import (
+	"errors"
 	"strconv"
 	"strings"
-)
 
-// objectSegments is the number of `|`-separated segments of an object key:
-// apiVersion|kind|namespace|name (the namespace is empty for cluster-scoped
-// objects).
-const objectSegments = 4
+	"github.com/backflow-dev/backflow/internal/observe"
+)
 
 // globError says why p is not a usable glob, or returns "".
 func globError(p string) string {
@@ -29,8 +27,10 @@ func ObjectPatternError(p string) string {
 	if msg := globError(p); msg != "" {
 		return msg
 	}
-	if n := len(strings.Split(p, "|")); n != objectSegments {
-		return "must be an object key apiVersion|kind|namespace|name (4 segments separated by |), got " + strconv.Itoa(n) + " segment(s)"
+	var shape *observe.ObjectKeyShapeError
+	if _, err := observe.ParseObjectPattern(p); errors.As(err, &shape) {
+		return "must be an object key apiVersion|kind|namespace|name (4 segments separated by |), got " +
+			strconv.Itoa(shape.Segments) + " segment(s)"
 	}
 	return ""
 }

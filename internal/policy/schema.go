@@ -2,9 +2,6 @@ package policy
 
 import _ "embed"
 
-// SchemaID is the $id of the policy's JSON Schema.
-const SchemaID = "https://backflow.dev/schemas/reverse-reconcile-policy-v1alpha1.json"
-
 // schema is written by hand: the policy's decoding types (decode.go) read
 // every scalar string as its text, which a generated schema would not say;
 // a test compares the schema's keys with what the loader accepts.

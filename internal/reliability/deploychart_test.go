@@ -8,7 +8,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/backflow-dev/backflow/internal/app"
+	"github.com/backflow-dev/backflow/internal/botconfig"
 	"github.com/backflow-dev/backflow/internal/render"
 )
 
@@ -101,7 +101,7 @@ func TestCase28AdmissionPortClosedByDefault(t *testing.T) {
 	}
 	wired := 0
 	cm, _ := objs["v1|ConfigMap|backflow|bf-backflow"]["data"].(map[string]any)
-	if cfg, err := app.ParseConfig("ConfigMap config.yaml", []byte(fmt.Sprint(cm["config.yaml"]))); err != nil {
+	if cfg, err := botconfig.ParseConfig("ConfigMap config.yaml", []byte(fmt.Sprint(cm["config.yaml"]))); err != nil {
 		t.Errorf("the rendered config: %v", err)
 	} else if f := cfg.Admission.ClientCAFile; f == "/etc/backflow/admission-client-ca.crt" && cm["admission-client-ca.crt"] == ca {
 		wired++

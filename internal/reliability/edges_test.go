@@ -224,7 +224,7 @@ func TestCase30AppCreateAndFetchEdges(t *testing.T) {
 		reviewOnly(files)
 		withUnitChart(t, files, fmt.Sprintf("{name: redis, version: 1.0.0, repository: %q}", tc.repository+"/stable"), "", nil)
 		fetch := render.NewFetcher(render.FetchOptions{CacheDir: t.TempDir(), TLS: tlsConfig.Clone()})
-		outcome, reasons, prs := renderDecision(newHubEnv(t, files), app.RendererWith(fetch))
+		outcome, reasons, prs := renderDecision(newHubEnv(t, files), app.RendererWith(fetch, render.Bounds{}))
 		t.Logf("%s: %s: %s", tc.name, outcome, reasons)
 		switch {
 		case tc.want == "":

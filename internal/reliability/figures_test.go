@@ -9,6 +9,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/backflow-dev/backflow/internal/cli"
+	"github.com/backflow-dev/backflow/internal/render"
 )
 
 var (
@@ -118,6 +121,12 @@ func figureTable() string {
 }
 
 func TestMain(m *testing.M) {
+	render.ChildMain()
+	if os.Getenv(asCLI) == "1" {
+		code := cli.Run(os.Args[1:], os.Stdout, os.Stderr)
+		writePeakRSS()
+		os.Exit(code)
+	}
 	flag.Parse()
 	code := m.Run()
 	path := *figuresFile

@@ -333,11 +333,7 @@ func (c *Chart) load() (*chart.Chart, error) {
 	return loader.LoadFiles(files)
 }
 
-// LoadArchive loads a packaged chart (.tgz); its digest is the archive's.
-func LoadArchive(where string, data []byte) (*Chart, error) {
-	return loadArchive(context.Background(), where, data, nil)
-}
-
+// loadArchive loads a packaged chart (.tgz); its digest is the archive's.
 func loadArchive(ctx context.Context, where string, data []byte, fetch *Fetcher) (*Chart, error) {
 	b := newChartBudget()
 	if err := b.take(where, "its archive", 1, int64(len(data))); err != nil {

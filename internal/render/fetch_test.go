@@ -185,7 +185,7 @@ func TestWitnessRemoteChart(t *testing.T) {
 			spec = strings.NewReplacer(`, repository: ""`, "", `, oci: ""`, "").Replace(spec)
 			snap := snapshot(t, fmt.Sprintf(podinfoConfig, spec), policyFor("replicaCount", "spec.replicas", podinfoObject), "replicaCount: 2\n")
 			fetch := render.NewFetcher(render.FetchOptions{CacheDir: t.TempDir(), TLS: src.tls})
-			snap.Renderer = render.NewUnits(context.Background(), render.DirSource{Root: t.TempDir()}, fetch, 0)
+			snap.Renderer = render.NewUnits(context.Background(), render.DirSource{Root: t.TempDir()}, fetch, render.Bounds{})
 			obs := change("Deployment", "podinfo", "spec.replicas", 3, 2)
 			obs.Object.Namespace = "podinfo"
 			res := plan.Plan([]observe.Observation{obs}, nil, snap, now)
@@ -216,7 +216,7 @@ func TestWitnessRemoteChartFailsClosed(t *testing.T) {
 	fetch := render.NewFetcher(render.FetchOptions{CacheDir: t.TempDir(), TLS: tlsOf(repo.srv)})
 	cycle := func() plan.Result {
 		snap := snapshot(t, fmt.Sprintf(podinfoConfig, spec), policyFor("replicaCount", "spec.replicas", podinfoObject), "replicaCount: 2\n")
-		snap.Renderer = render.NewUnits(context.Background(), render.DirSource{Root: t.TempDir()}, fetch, 0)
+		snap.Renderer = render.NewUnits(context.Background(), render.DirSource{Root: t.TempDir()}, fetch, render.Bounds{})
 		return plan.Plan([]observe.Observation{obs}, nil, snap, now)
 	}
 	res := cycle()

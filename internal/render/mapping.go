@@ -77,12 +77,6 @@ func (c *Chart) Map(ctx context.Context, opts Options, files []map[string]any, o
 		return nil, fmt.Errorf("the chart does not render %s with these values (it renders %d objects)", object, len(base.Objects))
 	}
 	before, hasBefore := yamlnode.Lookup(base.Objects[object], segs)
-	again, err := c.Render(ctx, opts, files)
-	if err != nil {
-		return nil, err
-	}
-	res.Renders++
-	unstable := witness.Unstable(base, again)
 	merged, err := c.mergedValues(files)
 	if err != nil {
 		return nil, err
@@ -111,7 +105,7 @@ func (c *Chart) Map(ctx context.Context, opts Options, files []map[string]any, o
 				return
 			}
 			if len(group) == 1 {
-				res.Drivers = append(res.Drivers, driver(group[0], base, r, unstable, object, field, before, after, hasBefore, hasAfter))
+				res.Drivers = append(res.Drivers, driver(group[0], base, r, object, field, before, after, hasBefore, hasAfter))
 				return
 			}
 		} else if len(group) == 1 {
@@ -137,14 +131,15 @@ func (c *Chart) Map(ctx context.Context, opts Options, files []map[string]any, o
 	return res, nil
 }
 
-func driver(l leaf, base, r *witness.Rendering, unstable map[string]bool, object, field string, before, after any, hasBefore, hasAfter bool) Driver {
+func driver(l leaf, base, r *witness.Rendering, object, field string, before, after any,
+	hasBefore, hasAfter bool) Driver {
 	d := Driver{
 		ValuePath: yamlnode.FormatPath(l.path), Value: l.value, Perturbed: l.to,
 		Before: before, After: after, HasBefore: hasBefore, HasAfter: hasAfter,
 		Direct: hasAfter && values.Equal(after, l.to),
 	}
 	for _, c := range witness.Diff(base, r) {
-		if c.Object == object && c.Field == field || unstable[c.Object+" "+c.Field] {
+		if c.Object == object && c.Field == field {
 			continue
 		}
 		if c.Field == "" {

@@ -8,7 +8,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	"helm.sh/helm/v4/pkg/chart/common/util"
@@ -17,15 +16,13 @@ import (
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	"sigs.k8s.io/yaml"
 
+	"github.com/backflow-dev/backflow/internal/helmvalues"
 	"github.com/backflow-dev/backflow/internal/witness"
 )
 
 // DefaultKubeVersion is the Kubernetes version charts are rendered for
 // when the unit does not say (.Capabilities.KubeVersion).
 const DefaultKubeVersion = "v1.34.0"
-
-// DefaultTimeout bounds one rendering.
-const DefaultTimeout = 30 * time.Second
 
 // helmModule is the Helm SDK this package renders with.
 const helmModule = "helm.sh/helm/v4"
@@ -38,8 +35,8 @@ type Options struct {
 	Release, Namespace string
 	// KubeVersion is .Capabilities.KubeVersion; DefaultKubeVersion when empty.
 	KubeVersion string
-	// Timeout bounds one rendering; DefaultTimeout when zero.
-	Timeout time.Duration
+	// Bounds bound one rendering; their defaults where zero.
+	Bounds
 }
 
 // HelmVersion is the version of the Helm SDK this package renders with;
@@ -62,68 +59,160 @@ var clusterScoped = map[string]bool{
 // Render renders the chart with the values of files, merged in order as
 // Helm merges several -f files, and returns the rendered objects of the
 // release's manifest (hooks left out).
+//
+// The rendering runs in a child process (see ChildMain) bounded by
+// opts.Bounds: killed at its deadline or past its memory budget, stopped
+// past its output bounds, the error then wrapping ErrBound. It renders the
+// values twice there, and a chart whose two runs differ fails with an
+// error wrapping ErrNondeterministic that names the fields.
 func (c *Chart) Render(ctx context.Context, opts Options, files []map[string]any) (*witness.Rendering, error) {
-	kv := opts.KubeVersion
-	if kv == "" {
-		kv = DefaultKubeVersion
+	if opts.KubeVersion == "" {
+		opts.KubeVersion = DefaultKubeVersion
 	}
-	timeout := opts.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
+	opts.Bounds = opts.Bounds.orDefaults()
+	if _, err := common.ParseKubeVersion(opts.KubeVersion); err != nil {
+		return nil, fmt.Errorf("kubeVersion %q: %w", opts.KubeVersion, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	parsed, err := common.ParseKubeVersion(kv)
+	objects, err := children.render(ctx, c, opts, userValues(files))
 	if err != nil {
-		return nil, fmt.Errorf("kubeVersion %q: %w", kv, err)
+		return nil, fmt.Errorf("chart %s: %w", c.Name, err)
+	}
+	return &witness.Rendering{
+		Chart: c.Name, Version: c.Version, Digest: c.Digest, Renderer: Renderer(),
+		Release: opts.Release, Namespace: opts.Namespace, KubeVersion: opts.KubeVersion,
+		Objects: objects,
+	}, nil
+}
+
+// renderHere renders the chart in this process, as a child does: twice
+// when the first run called a function of chance or the clock (see run),
+// from fresh copies of the values (read from their JSON), refusing output
+// past the bounds and two runs that differ.
+func (c *Chart) renderHere(ctx context.Context, opts Options, values []byte) (map[string]map[string]any, error) {
+	drew := false
+	first, err := c.renderRun(ctx, opts, values, firstRun, &drew)
+	if err != nil {
+		return nil, err
+	}
+	objects, err := collect(first, opts)
+	if err != nil || !drew {
+		return objects, err
+	}
+	second, err := c.renderRun(ctx, opts, values, secondRun, &drew)
+	if err != nil {
+		return nil, err
+	}
+	if maps.Equal(first, second) {
+		return objects, nil
+	}
+	again, err := collect(second, opts)
+	if err != nil {
+		return nil, err
+	}
+	var fields []string
+	for _, ch := range witness.Diff(&witness.Rendering{Objects: objects}, &witness.Rendering{Objects: again}) {
+		fields = append(fields, strings.TrimSpace(ch.Object+" "+ch.Field))
+	}
+	if len(fields) > 0 {
+		return nil, &nondeterministic{fields: fields}
+	}
+	return objects, nil
+}
+
+// maxNamedFields bounds the fields a nondeterministic chart's error names.
+const maxNamedFields = 10
+
+// nondeterministic is a chart whose two runs of the same values differ.
+type nondeterministic struct{ fields []string }
+
+func (e *nondeterministic) Error() string {
+	named := e.fields[:min(len(e.fields), maxNamedFields)]
+	more := ""
+	if n := len(e.fields) - len(named); n > 0 {
+		more = fmt.Sprintf(" and %d more", n)
+	}
+	return fmt.Sprintf("%v: two renderings of the same values differ (random or clock functions), "+
+		"so no decision can rest on them: %s%s",
+		ErrNondeterministic, strings.Join(named, ", "), more)
+}
+
+func (e *nondeterministic) Unwrap() error { return ErrNondeterministic }
+
+// renderRun is one run of the templates: the rendered manifest files (of
+// .yaml, .yml and .json templates), their bytes bounded.
+// *drew is set when the run calls a function of chance or the clock.
+func (c *Chart) renderRun(ctx context.Context, opts Options, values []byte, r run, drew *bool) (
+	map[string]string, error) {
+	parsed, err := common.ParseKubeVersion(opts.KubeVersion)
+	if err != nil {
+		return nil, fmt.Errorf("kubeVersion %q: %w", opts.KubeVersion, err)
 	}
 	caps := common.DefaultCapabilities.Copy()
 	caps.KubeVersion = *parsed
 	ch, err := c.load()
 	if err != nil {
-		return nil, fmt.Errorf("chart %s: %w", c.Name, err)
+		return nil, err
 	}
-	vals := userValues(files)
+	var vals map[string]any
+	if err := json.Unmarshal(values, &vals); err != nil {
+		return nil, fmt.Errorf("values: %w", err)
+	}
+	if vals == nil {
+		vals = map[string]any{}
+	}
 	if err := chartutil.ProcessDependencies(ch, vals); err != nil {
-		return nil, fmt.Errorf("chart %s: dependencies: %w", c.Name, err)
+		return nil, fmt.Errorf("dependencies: %w", err)
 	}
 	rv, err := util.ToRenderValues(ch, vals, common.ReleaseOptions{Name: opts.Release, Namespace: opts.Namespace, IsInstall: true}, caps)
 	if err != nil {
-		return nil, fmt.Errorf("chart %s: values: %w", c.Name, err)
+		return nil, fmt.Errorf("values: %w", err)
 	}
-	out, err := engine.Engine{}.RenderWithContext(ctx, ch, rv)
+	out, err := engine.Engine{CustomTemplateFuncs: r.funcs(drew)}.RenderWithContext(ctx, ch, rv)
 	if err != nil {
-		return nil, fmt.Errorf("chart %s: %w", c.Name, err)
+		return nil, err
 	}
-	r := &witness.Rendering{
-		Chart: c.Name, Version: c.Version, Digest: c.Digest, Renderer: Renderer(),
-		Release: opts.Release, Namespace: opts.Namespace, KubeVersion: kv,
-		Objects: map[string]map[string]any{},
-	}
-	for _, name := range slices.Sorted(maps.Keys(out)) {
+	var total int64
+	for name, text := range out {
 		if !strings.HasSuffix(name, ".yaml") && !strings.HasSuffix(name, ".yml") && !strings.HasSuffix(name, ".json") {
+			delete(out, name)
 			continue
 		}
-		docs := releaseutil.SplitManifests(out[name])
-		for _, k := range slices.Sorted(maps.Keys(docs)) {
-			obj, err := decodeObject(docs[k])
+		if total += int64(len(text)); total > opts.MaxOutputBytes {
+			return nil, outputBytesBound(opts.Bounds, total)
+		}
+	}
+	return out, nil
+}
+
+// collect reads the rendered objects of the release's manifest (hooks left
+// out) from the rendered files, the documents bounded.
+func collect(out map[string]string, opts Options) (map[string]map[string]any, error) {
+	objects := map[string]map[string]any{}
+	docs := 0
+	for _, name := range slices.Sorted(maps.Keys(out)) {
+		split := releaseutil.SplitManifests(out[name])
+		if docs += len(split); docs > opts.MaxObjects {
+			return nil, objectsBound(opts.Bounds)
+		}
+		for _, k := range slices.Sorted(maps.Keys(split)) {
+			obj, err := decodeObject(split[k])
 			if err != nil {
-				return nil, fmt.Errorf("chart %s: %s: %w", c.Name, name, err)
+				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 			if obj == nil || isHook(obj) {
 				continue
 			}
 			key, err := objectKey(obj, opts.Namespace)
 			if err != nil {
-				return nil, fmt.Errorf("chart %s: %s: %w", c.Name, name, err)
+				return nil, fmt.Errorf("%s: %w", name, err)
 			}
-			if _, dup := r.Objects[key]; dup {
-				return nil, fmt.Errorf("chart %s: %s renders %s twice", c.Name, name, key)
+			if _, dup := objects[key]; dup {
+				return nil, fmt.Errorf("%s renders %s twice", name, key)
 			}
-			r.Objects[key] = obj
+			objects[key] = obj
 		}
 	}
-	return r, nil
+	return objects, nil
 }
 
 // isHook reports a Helm hook (annotated helm.sh/hook): hooks are not part of
@@ -175,10 +264,14 @@ func objectKey(obj map[string]any, releaseNS string) (string, error) {
 	return witness.Key(api, kind, ns, name), nil
 }
 
-// plain makes JSON numbers int64 when integral, else float64.
+// plain makes JSON numbers int64 when integral, else float64: a rendered
+// document is a Kubernetes object, whose integers stay integers.
 func plain(v any) any {
-	switch x := v.(type) {
-	case json.Number:
+	return helmvalues.Map(v, func(s any) any {
+		x, ok := s.(json.Number)
+		if !ok {
+			return s
+		}
 		if i, err := x.Int64(); err == nil {
 			return i
 		}
@@ -186,76 +279,19 @@ func plain(v any) any {
 			return f
 		}
 		return x.String()
-	case map[string]any:
-		for k, e := range x {
-			x[k] = plain(e)
-		}
-		return x
-	case []any:
-		for i, e := range x {
-			x[i] = plain(e)
-		}
-		return x
-	}
-	return v
+	})
 }
 
-// helmTyped copies a values tree with numbers as Helm's values reader has
-// them (float64, through JSON), so templates see what helm template sees.
-func helmTyped(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		f, err := x.Float64()
-		if err != nil {
-			return x.String()
-		}
-		return f
-	case int:
-		return float64(x)
-	case int64:
-		return float64(x)
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = helmTyped(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = helmTyped(e)
-		}
-		return out
-	case nil:
-		return nil
-	}
-	return v
-}
-
-// mergeMaps merges b over a as Helm merges -f files: mappings key by key,
-// anything else replaced (a null too; the chart's defaults then drop it).
-func mergeMaps(a, b map[string]any) map[string]any {
-	out := maps.Clone(a)
-	for k, v := range b {
-		if bm, ok := v.(map[string]any); ok {
-			if am, ok := out[k].(map[string]any); ok {
-				out[k] = mergeMaps(am, bm)
-				continue
-			}
-		}
-		out[k] = v
-	}
-	return out
-}
-
-// userValues merges the values files in order, as Helm merges -f files,
-// with numbers typed as Helm's reader has them.
+// userValues layers the values files in order, as Helm layers -f files
+// (helmvalues.Layer: its nulls kept, so that coalescing with the chart's
+// defaults deletes a default a file nulls), with numbers typed as Helm's
+// reader has them (helmvalues.Typed).
 func userValues(files []map[string]any) map[string]any {
-	vals := map[string]any{}
-	for _, f := range files {
-		vals = mergeMaps(vals, helmTyped(f).(map[string]any))
+	typed := make([]map[string]any, len(files))
+	for i, f := range files {
+		typed[i] = helmvalues.Typed(f).(map[string]any)
 	}
-	return vals
+	return helmvalues.Layer(typed...)
 }
 
 // mergedValues is what the templates see of the values files: the user's

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/witness"
@@ -16,12 +15,12 @@ import (
 // reference) once, on first use, and a chart that cannot be loaded keeps
 // failing for the snapshot. It is a witness.Renderer.
 type Units struct {
-	ctx     context.Context
-	src     Source
-	fetch   *Fetcher
-	timeout time.Duration
-	mu      sync.Mutex
-	charts  map[string]loaded
+	ctx    context.Context
+	src    Source
+	fetch  *Fetcher
+	bounds Bounds
+	mu     sync.Mutex
+	charts map[string]loaded
 }
 
 type loaded struct {
@@ -31,10 +30,10 @@ type loaded struct {
 
 // NewUnits returns a renderer of the charts in src and of those fetch
 // fetches (a unit with a remote chart fails to render when fetch is nil).
-// ctx bounds every fetch and rendering; timeout bounds each rendering
-// (DefaultTimeout when zero).
-func NewUnits(ctx context.Context, src Source, fetch *Fetcher, timeout time.Duration) *Units {
-	return &Units{ctx: ctx, src: src, fetch: fetch, timeout: timeout, charts: map[string]loaded{}}
+// ctx bounds every fetch and rendering; bounds bound each rendering (their
+// defaults where zero).
+func NewUnits(ctx context.Context, src Source, fetch *Fetcher, bounds Bounds) *Units {
+	return &Units{ctx: ctx, src: src, fetch: fetch, bounds: bounds, charts: map[string]loaded{}}
 }
 
 // Chart returns the unit's loaded chart.
@@ -62,7 +61,7 @@ func (r *Units) Render(u *repoconfig.Unit, files []map[string]any) (*witness.Ren
 	if err != nil {
 		return nil, err
 	}
-	out, err := c.Render(r.ctx, OptionsFor(u, r.timeout), files)
+	out, err := c.Render(r.ctx, OptionsFor(u, r.bounds), files)
 	if err != nil {
 		// Helm's errors span lines; a reason is one line.
 		return nil, fmt.Errorf("%w: unit %s (%s): %s", witness.ErrRender, u.Name, u.Environment, strings.Join(strings.Fields(err.Error()), " "))
@@ -85,9 +84,9 @@ func Load(ctx context.Context, src Source, fetch *Fetcher, c *repoconfig.Chart) 
 	return fetch.Fetch(ctx, c)
 }
 
-// OptionsFor are the options a unit's chart is rendered with.
-func OptionsFor(u *repoconfig.Unit, timeout time.Duration) Options {
-	o := Options{Release: u.ReleaseName(), Namespace: u.ReleaseNamespace(), Timeout: timeout}
+// OptionsFor are the options a unit's chart is rendered with, within bounds.
+func OptionsFor(u *repoconfig.Unit, bounds Bounds) Options {
+	o := Options{Release: u.ReleaseName(), Namespace: u.ReleaseNamespace(), Bounds: bounds}
 	if u.Chart != nil {
 		o.KubeVersion = u.Chart.KubeVersion
 	}

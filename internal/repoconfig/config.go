@@ -205,11 +205,11 @@ func (u *Unit) ReleaseNamespace() string {
 	}
 	ns := ""
 	for _, o := range u.Objects {
-		segs := strings.Split(o, "|")
-		if len(segs) != 4 || segs[2] == "" || strings.Contains(segs[2], "*") || (ns != "" && ns != segs[2]) {
+		k, err := observe.ParseObjectPattern(o)
+		if err != nil || k.Namespace == "" || strings.Contains(k.Namespace, "*") || (ns != "" && ns != k.Namespace) {
 			return ""
 		}
-		ns = segs[2]
+		ns = k.Namespace
 	}
 	return ns
 }

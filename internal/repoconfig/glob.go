@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
@@ -27,7 +28,9 @@ func checkObjectPattern(p string) error {
 // so the patterns overlap exactly when every pair of segments does, and two
 // `*`-globs share a string exactly when globsIntersect says so.
 func objectsOverlap(p, q string) bool {
-	return segmentsOverlap(strings.Split(p, "|"), strings.Split(q, "|"))
+	pk, perr := observe.ParseObjectPattern(p)
+	qk, qerr := observe.ParseObjectPattern(q)
+	return perr == nil && qerr == nil && segmentsOverlap(pk.Segments(), qk.Segments())
 }
 
 // segmentsOverlap is objectsOverlap on keys already split at `|`.

@@ -244,7 +244,8 @@ func (c *Config) validateUnits(k *checker, receipts string) {
 				k.add(op, err)
 				continue
 			}
-			segs := strings.Split(o, "|")
+			key, _ := observe.ParseObjectPattern(o) // checkObjectPattern read it
+			segs := key.Segments()
 			for _, other := range byEnv[u.Environment] {
 				if segmentsOverlap(segs, other.segs) {
 					k.addf(op, "%q overlaps %q of units[%d] (%s) in environment %s: an object must belong to one unit",
@@ -508,12 +509,12 @@ func (c *Config) buildIndex() {
 	}
 	for i, u := range c.Units {
 		for _, o := range u.Objects {
-			seg := strings.Split(o, "|")
-			if strings.Contains(seg[1]+seg[2], "*") {
+			k, _ := observe.ParseObjectPattern(o) // validate read it
+			if strings.Contains(k.Kind+k.Namespace, "*") {
 				x.wild[u.Environment] = appendOnce(x.wild[u.Environment], i)
 				continue
 			}
-			key := u.Environment + "|" + seg[1] + "|" + seg[2]
+			key := u.Environment + "|" + k.Kind + "|" + k.Namespace
 			x.claims[key] = appendOnce(x.claims[key], i)
 		}
 	}

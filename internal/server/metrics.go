@@ -131,9 +131,6 @@ func NewMetrics() *Metrics {
 	return m
 }
 
-// Registry is the registry the metrics are on, for collectors of the wiring.
-func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
-
 // Handler serves the registry in Prometheus' exposition format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})

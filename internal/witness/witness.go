@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
+	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
 	"github.com/backflow-dev/backflow/internal/yamlnode"
@@ -157,11 +157,9 @@ func (m Mismatch) String() string {
 
 // Check compares a write-back's rendered changes with its accepted fields:
 // the set of changed (object, field) pairs must equal the accepted set and
-// each new rendered value must equal the observed live value. unstable are
-// fields that differ between two renderings of the same values (random
-// passwords, timestamps): they are neither changes nor witnesses. redact
-// hides values of objects whose values must not be shown.
-func Check(changes []Change, accepted []Accepted, unstable map[string]bool, redact func(object string) bool) []Mismatch {
+// each new rendered value must equal the observed live value. redact hides
+// values of objects whose values must not be shown.
+func Check(changes []Change, accepted []Accepted, redact func(object string) bool) []Mismatch {
 	show := func(object string, v any, has bool) string {
 		switch {
 		case !has:
@@ -182,8 +180,6 @@ func Check(changes []Change, accepted []Accepted, unstable map[string]bool, reda
 		want[k] = true
 		c, ok := byKey[k]
 		switch {
-		case !ok && unstable[k]:
-			out = append(out, Mismatch{a.Object, a.Field, "the rendering of this field differs between two renderings of the same values, so it witnesses nothing"})
 		case !ok:
 			out = append(out, Mismatch{a.Object, a.Field, fmt.Sprintf("the edit does not change the rendered field (observed %s): the value path does not drive it", show(a.Object, a.Live, true))})
 		case !c.HasAfter || !values.Equal(c.After, a.Live):
@@ -192,7 +188,7 @@ func Check(changes []Change, accepted []Accepted, unstable map[string]bool, reda
 	}
 	for _, c := range changes {
 		k := c.Object + " " + c.Field
-		if want[k] || unstable[k] {
+		if want[k] {
 			continue
 		}
 		switch {
@@ -208,17 +204,7 @@ func Check(changes []Change, accepted []Accepted, unstable map[string]bool, reda
 	return out
 }
 
-// Unstable returns the keys "<object> <field>" of the fields that differ
-// between two renderings of the same values.
-func Unstable(a, b *Rendering) map[string]bool {
-	out := map[string]bool{}
-	for _, c := range Diff(a, b) {
-		out[c.Object+" "+c.Field] = true
-	}
-	return out
-}
-
 // Key is the object key apiVersion|Kind|namespace|name of a rendered object.
 func Key(apiVersion, kind, namespace, name string) string {
-	return strings.Join([]string{apiVersion, kind, namespace, name}, "|")
+	return observe.ObjectKey{APIVersion: apiVersion, Kind: kind, Namespace: namespace, Name: name}.String()
 }

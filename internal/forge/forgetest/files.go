@@ -49,3 +49,11 @@ func WriteFiles(tb testing.TB, dir string, files map[string]string) {
 		}
 	}
 }
+
+// WriteFile writes data to dir/name (a slash-separated path, its folders
+// made as needed) and returns the file's path.
+func WriteFile(tb testing.TB, dir, name, data string) string {
+	tb.Helper()
+	WriteFiles(tb, dir, map[string]string{name: data})
+	return filepath.Join(dir, filepath.FromSlash(name))
+}

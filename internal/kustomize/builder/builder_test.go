@@ -86,12 +86,20 @@ func TestCheckBuildsEachKustomizeUnit(t *testing.T) {
 		"        - field: spec.replicas\n          objects: [\"apps/v1|StatefulSet|web|db\"]\n          environments: [prod]\n")
 	write("o/kustomization.yaml", "resources: [web.yaml]\n")
 	write("o/web.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: web}\nspec: {replicas: 1}\n")
-	rep, err := repoconfig.Check(dir)
-	if err != nil || !rep.OK() {
-		t.Fatalf("%v %v", err, rep.Problems)
+	cfg, err := repoconfig.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, ".github/policy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.Parse(".github/policy.yaml", data)
+	if err != nil {
+		t.Fatal(err)
 	}
 	var got []string
-	for _, e := range Check(dir, rep) {
+	for _, e := range Check(dir, cfg, pol) {
 		got = append(got, e.Error())
 	}
 	want := []string{

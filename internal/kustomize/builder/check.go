@@ -11,19 +11,19 @@ import (
 )
 
 // Check builds every kustomize unit of a valid repository checked out at
-// repoDir (rep is repoconfig.Check's report of it) and checks each policy
+// repoDir (cfg and pol as its check read them) and checks each policy
 // entry that applies to such a unit: every object the entry names without
 // a glob, among those the unit claims, must be built, and the entry's
 // field must be in at least one built object it names. Each problem names
 // the unit or the entry.
-func Check(repoDir string, rep *repoconfig.Report) []error {
-	if rep == nil || rep.Config == nil {
+func Check(repoDir string, cfg *repoconfig.Config, pol *policy.Policy) []error {
+	if cfg == nil {
 		return nil
 	}
 	var b Builder
 	read := func(p string) ([]byte, error) { return repoconfig.ReadRepoFile(repoDir, p, repoconfig.MaxValuesSize) }
 	var out []error
-	for ui, u := range rep.Config.Units {
+	for ui, u := range cfg.Units {
 		if u.Source() != repoconfig.SourceKustomize {
 			continue
 		}
@@ -38,18 +38,18 @@ func Check(repoDir string, rep *repoconfig.Report) []error {
 			out = append(out, fmt.Errorf("%s: %w", at, err))
 			continue
 		}
-		if rep.Policy == nil {
+		if pol == nil {
 			continue
 		}
 		claims := func(key string) bool {
 			return slices.ContainsFunc(u.Objects, func(p string) bool { return policy.MatchKey(p, key) })
 		}
-		for ri, r := range rep.Policy.Rules {
+		for ri, r := range pol.Rules {
 			for ai, a := range r.MayAccept {
 				if !slices.ContainsFunc(a.Environments, func(e string) bool { return policy.Glob(e, u.Environment) }) {
 					continue
 				}
-				entry := fmt.Sprintf("%s: spec.rules[%d].mayAccept[%d]", rep.Config.Policy, ri, ai)
+				entry := fmt.Sprintf("%s: spec.rules[%d].mayAccept[%d]", cfg.Policy, ri, ai)
 				segs, err := yamlnode.ParsePath(a.Field)
 				if err != nil {
 					continue

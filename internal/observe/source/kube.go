@@ -500,12 +500,12 @@ func unstructuredKey(u *unstructured.Unstructured) observe.ObjectKey {
 type objectGlob struct{ segs [4]string }
 
 func parseObjectGlob(s string) (objectGlob, error) {
-	parts := strings.Split(s, "|")
-	if len(parts) != 4 {
-		return objectGlob{}, fmt.Errorf("object %q: want apiVersion|Kind|namespace|name", s)
+	k, err := observe.ParseObjectPattern(s)
+	if err != nil {
+		return objectGlob{}, err
 	}
 	var g objectGlob
-	copy(g.segs[:], parts)
+	copy(g.segs[:], k.Segments())
 	if g.segs[0] == "" || g.segs[1] == "" || strings.Contains(g.segs[0]+g.segs[1], "*") {
 		return objectGlob{}, fmt.Errorf("object %q: apiVersion and Kind must be given literally to be watched", s)
 	}
