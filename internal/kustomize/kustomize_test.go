@@ -254,6 +254,21 @@ func TestWitnessDeniesAnotherObjectMoved(t *testing.T) {
 	}
 }
 
+func TestLocateRefusesPostBuildVariables(t *testing.T) {
+	files := map[string][]byte{
+		"o/kustomization.yaml": []byte("resources: [web.yaml]\n"),
+		"o/web.yaml":           []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata:\n  REGION: ${cluster_region:=eu}\n"),
+	}
+	b, err := Run(files, "o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Locate(files, b, "v1|ConfigMap||web", "data.REGION")
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "Flux postBuild variable ${cluster_region:=eu}") {
+		t.Errorf("%v, want a refusal naming the variable", err)
+	}
+}
+
 func TestBuilderBuildsEachInputOnce(t *testing.T) {
 	files, _ := build(t, "overlays/prod")
 	var b Builder

@@ -44,6 +44,9 @@ const (
 	KindResource = "resource"
 )
 
+// substitution finds a Flux postBuild variable (${NAME}, ${NAME:=default}).
+var substitution = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*(:?=[^}]*)?\}`)
+
 // imageField is a container's image field.
 var imageField = regexp.MustCompile(`^spec\.template\.spec\.(init)?[cC]ontainers\[[0-9]+\]\.image$|^spec\.(init)?[cC]ontainers\[[0-9]+\]\.image$`)
 
@@ -68,6 +71,10 @@ func Locate(files map[string][]byte, b *Build, object, field string) (Source, er
 		return Source{}, err
 	}
 	live, _ := yamlnode.Lookup(obj, segs)
+	if v := substitution.FindString(str(live)); v != "" {
+		return Source{}, fmt.Errorf("%s %s is %q, which holds the Flux postBuild variable %s: its value is substituted by the Flux Kustomization that applies %s, not written in the overlay: %w",
+			object, field, str(live), v, b.Dir, ErrRefused)
+	}
 	// The chain of kustomizations from dir down to the resource file.
 	chain, err := chainTo(files, b.Dir, o.Path)
 	if err != nil {
