@@ -12,6 +12,7 @@ import (
 	"github.com/backflow-dev/backflow/internal/botconfig"
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/forge/github"
+	"github.com/backflow-dev/backflow/internal/kustomize/builder"
 	"github.com/backflow-dev/backflow/internal/observe/source"
 	"github.com/backflow-dev/backflow/internal/render"
 	"github.com/backflow-dev/backflow/internal/server"
@@ -52,6 +53,7 @@ func BotOptions(c *Wiring, key []byte, fg bot.Forge, sources []bot.Source, logge
 		AppSlug: c.GitHub.AppSlug, BotUserID: c.GitHub.BotUserID,
 		CommitMethod: c.Method(), Repositories: c.Repositories, GitOpsManagers: c.Managers(),
 		CommitKey: botconfig.CommitKey(key), Renderer: RendererWith(c.Fetcher(), c.RenderBounds()),
+		Kustomizer: &builder.Builder{},
 	}
 }
 

@@ -62,6 +62,12 @@ type Options struct {
 	// cycle; nil makes the planner refuse every change to a unit that
 	// names a chart path (fail closed: no write-back without the witness).
 	Renderer RendererFunc
+	// Kustomizer builds the kustomize units' overlays, the witness of
+	// their write-backs; nil makes the planner refuse every change to a
+	// kustomize unit (fail closed, as without a Renderer). One Kustomizer
+	// serves every cycle, so an overlay whose inputs did not change is not
+	// built again.
+	Kustomizer plan.Kustomizer
 	// State keeps each repository's head, pull requests and drift issues
 	// between cycles (told of changes by webhooks, see StateCache); nil
 	// reads them again at every cycle.
@@ -386,7 +392,8 @@ func (rc *repoCycle) executor() *executor {
 // default branch's head. It reports false when nothing more is to be done.
 func (rc *repoCycle) snapshot() bool {
 	read := func(p string, _ int64) ([]byte, error) { return rc.b.readFile(rc.ctx, rc.repo, rc.head, p) }
-	got, err := plan.ReadSnapshot(read, plan.ReadOptions{Commit: rc.head, StopIfPaused: true})
+	got, err := plan.ReadSnapshot(read, plan.ReadOptions{Commit: rc.head, StopIfPaused: true,
+		List: rc.manifests, Kustomizer: rc.b.opts.Kustomizer})
 	// What the repository's units claim, for Concerned. A paused, missing
 	// or invalid config claims nothing (nothing is written back; the push
 	// that changes it cycles the repository again); a config that could
@@ -497,4 +504,16 @@ func (rc *repoCycle) closedByBot(units []*lifecycle.Unit) map[int]bool {
 		}
 	}
 	return out
+}
+
+// manifests lists the manifest files below a unit's manifests folder at the
+// head commit, as the controllers read a folder: every .yaml, .yml and
+// .json file, recursively, hidden entries skipped.
+func (rc *repoCycle) manifests(dir string) ([]string, error) {
+	files, err := rc.b.opts.Forge.ListFiles(rc.ctx, rc.repo, rc.head, dir)
+	if err != nil {
+		return nil, err
+	}
+	got, _ := repoconfig.ManifestsOf([]string{dir}, files)
+	return got, nil
 }
