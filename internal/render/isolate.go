@@ -367,7 +367,7 @@ func (ch *child) death(b Bounds, cause error) error {
 	case strings.Contains(text, "stack exceeds") || strings.Contains(text, "stack overflow"):
 		return memoryBound(b, "the template recursion overflowed its stack")
 	case state != nil && state.ExitCode() == exitCPU:
-		return fmt.Errorf("%w: it passed its CPU limit of %s (render timeout)", ErrBound, b.Timeout)
+		return fmt.Errorf("%w: it passed its CPU limit of %s on each processor (render timeout)", ErrBound, b.Timeout)
 	case state != nil && strings.Contains(state.String(), "killed"):
 		return memoryBound(b, "killed by the system, most likely for memory")
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"syscall"
@@ -61,8 +62,13 @@ func addressSpace() (int64, error) {
 }
 
 // limitCPU sets the soft CPU limit (RLIMIT_CPU) to the CPU time used so far
-// plus the rendering's timeout and a second: a rendering that spins past it
-// gets SIGXCPU, and the child exits, even when its parent is gone.
+// plus the rendering's timeout on each processor the child may run on, and a
+// second: a rendering that spins past it gets SIGXCPU and the child exits,
+// even when its parent has stopped waiting. A process's CPU time grows by at
+// most its processors per second of wall time (the collector's workers run
+// beside the template), so the parent's wall-clock deadline always comes
+// first: the limit is a backstop and never cuts a rendering short of its
+// timeout on a machine with many processors.
 func limitCPU(timeout time.Duration) {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
@@ -73,7 +79,8 @@ func limitCPU(timeout time.Duration) {
 	if syscall.Getrlimit(syscall.RLIMIT_CPU, &lim) != nil {
 		return
 	}
-	lim.Cur = min(uint64(math.Ceil((used+timeout).Seconds()))+1, lim.Max)
+	budget := timeout * time.Duration(runtime.GOMAXPROCS(0))
+	lim.Cur = min(uint64(math.Ceil((used+budget).Seconds()))+1, lim.Max)
 	_ = syscall.Setrlimit(syscall.RLIMIT_CPU, &lim)
 }
 
