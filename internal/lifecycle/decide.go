@@ -478,17 +478,11 @@ const (
 )
 
 // Recover decides a write-back branch left by a crash after the push, by
-// another backflow process, or by a person, from the commits on it since
-// base, the default-branch commit the write-back is made on (the cycle's
-// head, or its own merge of another unit).
-func (in *Input) Recover(p *Proposal, base string, commits []forge.Commit) Recovery {
-	return p.Recover(base, commits)
-}
-
-// Recover is what to do with the proposal's branch found existing without
-// an open pull request, from the commits on it since base: reuse the
-// bot's commit of this very proposal on base, rewrite a branch of the
-// bot's own commits, leave anything else alone.
+// another backflow process, or by a person, found existing without an open
+// pull request, from the commits on it since base (the default-branch
+// commit the write-back is made on: the cycle's head, or its own merge of
+// another unit): reuse the bot's commit of this very proposal on base,
+// rewrite a branch of the bot's own commits, leave anything else alone.
 func (p *Proposal) Recover(base string, commits []forge.Commit) Recovery {
 	for _, c := range commits {
 		if !Ours(p.at.key, c, p.WriteBack.Branch) {
@@ -502,18 +496,12 @@ func (p *Proposal) Recover(base string, commits []forge.Commit) Recovery {
 }
 
 // ProposedElsewhere finds, among the branch's pull requests listed just
-// before opening one, an open or merged pull request of this App whose head is sha or that
-// proposed the same change from the cycle's head or from base (the commit
+// before opening one, an open or merged pull request of this App whose
+// head is sha or that proposed the same change from the cycle's head or from base (the commit
 // the write-back is made on, which this cycle's own merge of another unit
 // may have moved it to): another process may have opened, merged and
 // cleaned it up since the cycle listed the pull requests, and one pull
 // request per unit means not opening a second one for it.
-func (in *Input) ProposedElsewhere(prs []forge.PullRequest, p *Proposal, sha, base string) (forge.PullRequest, bool) {
-	return p.ProposedElsewhere(prs, sha, base)
-}
-
-// ProposedElsewhere is Input.ProposedElsewhere, from the proposal's own
-// record of the repository it was made for.
 func (p *Proposal) ProposedElsewhere(prs []forge.PullRequest, sha, base string) (forge.PullRequest, bool) {
 	branch := p.WriteBack.Branch
 	for _, pr := range prs {
@@ -856,19 +844,6 @@ func (p *Proposal) Body(m *Marker) string { return p.doc.body(m) }
 
 // CheckRun is the receipt check on head.
 func (p *Proposal) CheckRun(head string) forge.CheckRun { return p.doc.check.run(head) }
-
-// CommitRequest is the commit of the proposal on the default branch's head
-// by author, replacing expected (empty: the branch must not exist).
-func (in *Input) CommitRequest(repo forge.Repo, p *Proposal, author forge.Author, method forge.CommitMethod, expected string, force bool) forge.CommitRequest {
-	return in.CommitRequestOn(in.Head, repo, p, author, method, expected, force)
-}
-
-// CommitRequestOn is CommitRequest on another base commit: the default
-// branch's head after this cycle's own merge of another unit, when that
-// merge left the proposal's files as planned.
-func (in *Input) CommitRequestOn(base string, repo forge.Repo, p *Proposal, author forge.Author, method forge.CommitMethod, expected string, force bool) forge.CommitRequest {
-	return p.CommitOn(base, repo, author, method, expected, force)
-}
 
 // CommitOn is the commit of the proposal on base by author, replacing
 // expected (empty: the branch must not exist).

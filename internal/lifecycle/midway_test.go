@@ -13,12 +13,12 @@ import (
 func TestRecover(t *testing.T) {
 	in := input(t, nil, replicas(4, "kubectl", 0))
 	p := in.Propose(&in.Result.WriteBacks[0])
-	mine := in.CommitRequest(forge.Repo{}, p, forge.Author{}, forge.CommitGit, "", false).Message
+	mine := p.CommitOn(in.Head, forge.Repo{}, forge.Author{}, forge.CommitGit, "", false).Message
 	other := input(t, nil, replicas(5, "kubectl", 0))
-	theirs := other.CommitRequest(forge.Repo{}, other.Propose(&other.Result.WriteBacks[0]), forge.Author{}, forge.CommitGit, "", false).Message
+	theirs := other.Propose(&other.Result.WriteBacks[0]).CommitOn(other.Head, forge.Repo{}, forge.Author{}, forge.CommitGit, "", false).Message
 	older := *in
 	older.Head = "0000000000000000000000000000000000000000"
-	stale := older.CommitRequest(forge.Repo{}, p, forge.Author{}, forge.CommitGit, "", false).Message
+	stale := p.CommitOn(older.Head, forge.Repo{}, forge.Author{}, forge.CommitGit, "", false).Message
 	for _, tc := range []struct {
 		why     string
 		commits []forge.Commit
@@ -39,18 +39,18 @@ func TestRecover(t *testing.T) {
 		{"a merge commit is never the bot's",
 			[]forge.Commit{{SHA: "p1", Parents: []string{head, "x"}, Message: mine}}, LeaveAlone},
 	} {
-		if got := in.Recover(p, head, tc.commits); got != tc.want {
+		if got := p.Recover(head, tc.commits); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.why, got, tc.want)
 		}
 	}
 	// On this cycle's own merge of another unit, the bot's commit of this
 	// proposal on that merge is reused, and one on the cycle's head is not.
 	const merged = "2222222222222222222222222222222222222222"
-	onMerge := in.CommitRequestOn(merged, forge.Repo{}, p, forge.Author{}, forge.CommitGit, "", false).Message
-	if got := in.Recover(p, merged, []forge.Commit{{SHA: "c2", Parents: []string{merged}, Message: onMerge}}); got != Reuse {
+	onMerge := p.CommitOn(merged, forge.Repo{}, forge.Author{}, forge.CommitGit, "", false).Message
+	if got := p.Recover(merged, []forge.Commit{{SHA: "c2", Parents: []string{merged}, Message: onMerge}}); got != Reuse {
 		t.Errorf("the bot's commit on the cycle's own merge: %v, want reuse", got)
 	}
-	if got := in.Recover(p, merged, []forge.Commit{{SHA: "c1", Parents: []string{head}, Message: mine}}); got != Rewrite {
+	if got := p.Recover(merged, []forge.Commit{{SHA: "c1", Parents: []string{head}, Message: mine}}); got != Rewrite {
 		t.Errorf("the bot's commit on the cycle's head, writing on its own merge: %v, want rewrite", got)
 	}
 }
@@ -79,7 +79,7 @@ func TestProposedElsewhere(t *testing.T) {
 		{"someone else's pull request from the branch does not count", func() forge.PullRequest { x := pr; x.Mine = false; return x }, "c1", head, false},
 		{"a pull request against another base does not count", func() forge.PullRequest { x := pr; x.BaseRef = "release"; return x }, "c1", head, false},
 	} {
-		if _, got := in.ProposedElsewhere([]forge.PullRequest{tc.pr()}, p, tc.sha, tc.base); got != tc.want {
+		if _, got := p.ProposedElsewhere([]forge.PullRequest{tc.pr()}, tc.sha, tc.base); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.why, got, tc.want)
 		}
 	}
