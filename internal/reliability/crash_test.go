@@ -19,8 +19,10 @@ var errKilled = errors.New("process killed")
 // effects wraps a forge and sees every side effect before it is made: it
 // records them, can run a hook before one (a person pushing), and can kill
 // the process before the (allowed+1)-th one, after which no effect is made.
+// It sees each fine-grained call, those the bot's port makes as one
+// (forge.Steps) included.
 type effects struct {
-	bot.Forge
+	forge.Forge
 	mu      sync.Mutex
 	allowed int // effects made before the kill; negative: never killed
 	done    []string
@@ -78,6 +80,22 @@ func (f *effects) Commit(ctx context.Context, req forge.CommitRequest) (string, 
 		return "", err
 	}
 	return f.Forge.Commit(ctx, req)
+}
+
+func (f *effects) OpenPullRequest(ctx context.Context, repo forge.Repo, pr forge.NewPullRequest, seal func(int) string) (forge.PullRequest, bool, error) {
+	return forge.Steps{Forge: f}.OpenPullRequest(ctx, repo, pr, seal)
+}
+
+func (f *effects) SetUpPullRequest(ctx context.Context, repo forge.Repo, number int, set forge.Setup) error {
+	return forge.Steps{Forge: f}.SetUpPullRequest(ctx, repo, number, set)
+}
+
+func (f *effects) CommentOnce(ctx context.Context, repo forge.Repo, number int, text, tag string) error {
+	return forge.Steps{Forge: f}.CommentOnce(ctx, repo, number, text, tag)
+}
+
+func (f *effects) TrackIssue(ctx context.Context, repo forge.Repo, number int, issue forge.NewIssue, state *forge.PRState) (forge.Issue, error) {
+	return forge.Steps{Forge: f}.TrackIssue(ctx, repo, number, issue, state)
 }
 
 func (f *effects) CreatePullRequest(ctx context.Context, repo forge.Repo, pr forge.NewPullRequest) (forge.PullRequest, error) {
