@@ -12,10 +12,10 @@ import (
 // The decisions the executor asks for after reading the forge mid-way.
 func TestRecover(t *testing.T) {
 	in := input(t, nil, replicas(4, "kubectl", 0))
-	p := in.Propose(&in.Result.WriteBacks[0])
+	p := in.propose(&in.Result.WriteBacks[0])
 	mine := p.CommitOn(in.Head, forge.Repo{}, forge.Author{}, forge.CommitGit, "", false).Message
 	other := input(t, nil, replicas(5, "kubectl", 0))
-	theirs := other.Propose(&other.Result.WriteBacks[0]).CommitOn(other.Head, forge.Repo{}, forge.Author{}, forge.CommitGit, "", false).Message
+	theirs := other.propose(&other.Result.WriteBacks[0]).CommitOn(other.Head, forge.Repo{}, forge.Author{}, forge.CommitGit, "", false).Message
 	older := *in
 	older.Head = "0000000000000000000000000000000000000000"
 	stale := p.CommitOn(older.Head, forge.Repo{}, forge.Author{}, forge.CommitGit, "", false).Message
@@ -57,7 +57,7 @@ func TestRecover(t *testing.T) {
 
 func TestProposedElsewhere(t *testing.T) {
 	in := input(t, nil, replicas(4, "kubectl", 0))
-	p := in.Propose(&in.Result.WriteBacks[0])
+	p := in.propose(&in.Result.WriteBacks[0])
 	pr := proposed(t, in, 7, "c1")
 	for _, tc := range []struct {
 		why  string
@@ -96,7 +96,7 @@ func TestMergeNow(t *testing.T) {
 		{"checks still running", forge.PullRequest{HeadSHA: "c1", MergeableState: "blocked"}, false},
 		{"GitHub has not computed it yet", forge.PullRequest{HeadSHA: "c1"}, false},
 	} {
-		if got, _ := MergeNow(tc.cur, "c1"); got != tc.want {
+		if got, _ := mergeNow(tc.cur, "c1"); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.why, got, tc.want)
 		}
 	}
@@ -184,7 +184,7 @@ func TestPersonClosedAndTheLedger(t *testing.T) {
 	if got := other.PersonClosed(units[0]); len(got) != 0 {
 		t.Errorf("a close of another proposal decides nothing: %v", got)
 	}
-	run := ClosedRun(&Pull{PR: pr}, ClosedConverged)
+	run := closedRun(&Pull{PR: pr}, ClosedConverged)
 	if run.Name == CheckName {
 		t.Fatal("the ledger must never be the required check: a neutral conclusion passes")
 	}
