@@ -19,7 +19,8 @@ import (
 // carries out a chain of effects, and the writes the effects make, each in
 // the words of the effect that makes it. Where an effect always makes
 // several forge calls together (opening a pull request and sealing its
-// body, reviewers and labels, a comment made once), the port takes them
+// body, reviewers and labels, a comment made once, a check posted unless
+// it is there), the port takes them
 // as one operation, composed once in forge.Steps.
 type Writer interface {
 	// The repository as the chain reads it.
@@ -29,7 +30,6 @@ type Writer interface {
 	ChangedFiles(ctx context.Context, repo forge.Repo, base, head string) (forge.Diff, error)
 	GetPullRequest(ctx context.Context, repo forge.Repo, number int) (forge.PullRequest, error)
 	ListPullRequests(ctx context.Context, repo forge.Repo, filter forge.PullRequestFilter) ([]forge.PullRequest, error)
-	ListCheckRuns(ctx context.Context, repo forge.Repo, sha, name string) ([]forge.CheckRun, error)
 
 	// The writes.
 	Commit(ctx context.Context, req forge.CommitRequest) (string, error)
@@ -38,7 +38,8 @@ type Writer interface {
 	UpdatePullRequest(ctx context.Context, repo forge.Repo, number int, upd forge.PullRequestUpdate) (forge.PullRequest, error)
 	SetUpPullRequest(ctx context.Context, repo forge.Repo, number int, set forge.Setup) error
 	CommentOnce(ctx context.Context, repo forge.Repo, number int, text, tag string) error
-	CreateCheckRun(ctx context.Context, repo forge.Repo, run forge.CheckRun) (forge.CheckRun, error)
+	PostCheck(ctx context.Context, repo forge.Repo, run forge.CheckRun, once forge.Once,
+		complete func(forge.CheckRun) forge.CheckRun) (forge.CheckRun, bool, error)
 	ClosePullRequest(ctx context.Context, repo forge.Repo, number int) error
 	EnableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest, expectedHead string, method forge.MergeMethod) error
 	DisableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest) error
@@ -214,31 +215,36 @@ func (x *executor) do(e lifecycle.Effect) bool {
 	return x.fail(e.Branch, fmt.Errorf("no way to apply a %q effect", e.Kind))
 }
 
-// checked reports whether runs hold the bot's own check with run's
-// conclusion already (any of the bot's, with any): a reused commit is not
-// checked twice.
-func checked(runs []forge.CheckRun, run forge.CheckRun, any bool) bool {
-	return slices.ContainsFunc(runs, func(r forge.CheckRun) bool { return r.Mine && (any || r.Conclusion == run.Conclusion) })
+// postCheck posts run, unless once finds it posted already (a reused
+// commit is not checked twice), and reports whether it was posted.
+func (x *executor) postCheck(e lifecycle.Effect, run forge.CheckRun, once forge.Once, complete func(forge.CheckRun) forge.CheckRun) (forge.CheckRun, bool, bool) {
+	run, posted, err := x.f.PostCheck(x.ctx, x.repo, run, once, complete)
+	if err != nil {
+		return run, false, x.fail(e.Branch, fmt.Errorf("error checking %s: %w", short(run.HeadSHA), err))
+	}
+	return run, posted, true
 }
 
-// check posts the effect's check run, or the whole-diff bound's verdict.
+// check posts the effect's check run, or the whole-diff bound's verdict
+// (computed only when the head has none of the bot's).
 func (x *executor) check(e lifecycle.Effect) bool {
+	once, complete := forge.Always, func(r forge.CheckRun) forge.CheckRun { return r }
 	if e.IfUnchecked {
-		runs, err := x.f.ListCheckRuns(x.ctx, x.repo, e.Run.HeadSHA, e.Run.Name)
-		if err != nil {
-			return x.fail(e.Branch, fmt.Errorf("error listing the %s checks on %s: %w", e.Run.Name, e.Run.HeadSHA, err))
-		}
-		if checked(runs, *e.Run, e.Bound != nil) {
-			return true
-		}
+		once = forge.UnlessSame
 	}
-	run, detail := *e.Run, e.Reason
 	if e.Bound != nil {
-		run = x.bound(e)
-		detail = run.Conclusion + ": " + run.Title
+		once, complete = forge.Always, func(forge.CheckRun) forge.CheckRun { return x.bound(e) }
+		if e.IfUnchecked {
+			once = forge.UnlessAny
+		}
 	}
-	if _, err := x.f.CreateCheckRun(x.ctx, x.repo, run); err != nil {
-		return x.fail(e.Branch, fmt.Errorf("error creating the %s check on %s: %w", run.Name, run.HeadSHA, err))
+	run, posted, ok := x.postCheck(e, *e.Run, once, complete)
+	if !posted {
+		return ok
+	}
+	detail := e.Reason
+	if e.Bound != nil {
+		detail = run.Conclusion + ": " + run.Title
 	}
 	x.act(e, detail)
 	return true
@@ -297,21 +303,14 @@ func (x *executor) open(e lifecycle.Effect) bool {
 // pull request, sealing the marker for its number once it has one.
 func (x *executor) openPull(e lifecycle.Effect, sha, base string, recovered bool) bool {
 	p := e.Proposal
-	run := p.CheckRun(sha)
-	done := false
+	once := forge.Always
 	if recovered {
 		// A reused commit may carry this check already, from the cycle
 		// that pushed it and then failed: it is not written twice.
-		runs, err := x.f.ListCheckRuns(x.ctx, x.repo, sha, run.Name)
-		if err != nil {
-			return x.fail(e.Branch, fmt.Errorf("error listing the %s checks on %s: %w", run.Name, sha, err))
-		}
-		done = checked(runs, run, false)
+		once = forge.UnlessSame
 	}
-	if !done {
-		if _, err := x.f.CreateCheckRun(x.ctx, x.repo, run); err != nil {
-			return x.fail(e.Branch, fmt.Errorf("error creating the %s check on %s: %w", run.Name, sha, err))
-		}
+	if _, _, ok := x.postCheck(e, p.CheckRun(sha), once, nil); !ok {
+		return false
 	}
 	m := e.Marker.Written(sha, base)
 	// The number is known once opened: the marker is sealed for none, then
@@ -482,9 +481,8 @@ func (x *executor) update(e lifecycle.Effect) bool {
 	if err != nil {
 		return x.fail(e.Branch, fmt.Errorf("error committing to %s: %w", e.Branch, err))
 	}
-	run := p.CheckRun(sha)
-	if _, err := x.f.CreateCheckRun(x.ctx, x.repo, run); err != nil {
-		return x.fail(e.Branch, fmt.Errorf("error creating the %s check on %s: %w", run.Name, sha, err))
+	if _, _, ok := x.postCheck(e, p.CheckRun(sha), forge.Always, nil); !ok {
+		return false
 	}
 	m := e.Marker.Written(sha, e.Base)
 	title, body := p.Title(), p.Body(m.Sealed(x.key, x.repo.FullName(), st.PR.Number))
@@ -602,8 +600,8 @@ func (x *executor) close(e lifecycle.Effect) bool {
 	}
 	// The close goes into the App's ledger too, where no edit of the body
 	// reaches: an older marker pasted back cannot make it a person's.
-	if _, err := x.f.CreateCheckRun(x.ctx, x.repo, *e.Run); err != nil {
-		return x.fail(e.Branch, fmt.Errorf("error recording the close of #%d: %w", st.PR.Number, err))
+	if _, _, ok := x.postCheck(e, *e.Run, forge.Always, nil); !ok {
+		return false
 	}
 	if err := x.f.ClosePullRequest(x.ctx, x.repo, st.PR.Number); err != nil {
 		return x.fail(e.Branch, fmt.Errorf("error closing #%d: %w", st.PR.Number, err))
@@ -657,14 +655,8 @@ func (x *executor) proven(e lifecycle.Effect) bool {
 	if err != nil {
 		return x.fail(e.Branch, err)
 	}
-	runs, err := x.f.ListCheckRuns(x.ctx, x.repo, pr.MergeCommitSHA, run.Name)
-	if err != nil {
-		return x.fail(e.Branch, fmt.Errorf("error listing the %s checks of %s: %w", run.Name, short(pr.MergeCommitSHA), err))
-	}
-	if !checked(runs, run, false) {
-		if _, err := x.f.CreateCheckRun(x.ctx, x.repo, run); err != nil {
-			return x.fail(e.Branch, fmt.Errorf("error creating the %s check on %s: %w", run.Name, short(pr.MergeCommitSHA), err))
-		}
+	if _, _, ok := x.postCheck(e, run, forge.UnlessSame, nil); !ok {
+		return false
 	}
 	if !x.commentTagged(e, e.Evidence.Tag, comment) || !x.labelDone(e) {
 		return false

@@ -238,9 +238,10 @@ func (f invalidating) SetUpPullRequest(ctx context.Context, repo forge.Repo, num
 	return f.Forge.SetUpPullRequest(ctx, repo, number, set)
 }
 
-func (f invalidating) CreateCheckRun(ctx context.Context, repo forge.Repo, run forge.CheckRun) (forge.CheckRun, error) {
+func (f invalidating) PostCheck(ctx context.Context, repo forge.Repo, run forge.CheckRun, once forge.Once,
+	complete func(forge.CheckRun) forge.CheckRun) (forge.CheckRun, bool, error) {
 	defer f.drop(repo)
-	return f.Forge.CreateCheckRun(ctx, repo, run)
+	return f.Forge.PostCheck(ctx, repo, run, once, complete)
 }
 
 func (f invalidating) EnableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest, expectedHead string, method forge.MergeMethod) error {

@@ -100,3 +100,43 @@ func (s Steps) TrackIssue(ctx context.Context, repo Repo, number int, issue NewI
 	}
 	return s.UpdateIssue(ctx, repo, number, IssueUpdate{Body: &issue.Body, State: state})
 }
+
+// Once says when PostCheck posts nothing: a check a crash left posted is
+// not posted twice.
+type Once int
+
+const (
+	// Always posts the run.
+	Always Once = iota
+	// UnlessSame posts nothing when one of the App's runs of the name on
+	// the head has the run's conclusion.
+	UnlessSame
+	// UnlessAny posts nothing when the App has any run of the name on the
+	// head, whatever its conclusion.
+	UnlessAny
+)
+
+// PostCheck posts run on run.HeadSHA, unless once finds it there already
+// (posted false). complete, when not nil, makes the run posted from run
+// only once it is to be posted: a verdict that costs reads is not computed
+// for a head that has it.
+func (s Steps) PostCheck(ctx context.Context, repo Repo, run CheckRun, once Once, complete func(CheckRun) CheckRun) (CheckRun, bool, error) {
+	if once != Always {
+		runs, err := s.ListCheckRuns(ctx, repo, run.HeadSHA, run.Name)
+		if err != nil {
+			return CheckRun{}, false, fmt.Errorf("listing the %s checks on %s: %w", run.Name, run.HeadSHA, err)
+		}
+		for _, r := range runs {
+			if r.Mine && (once == UnlessAny || r.Conclusion == run.Conclusion) {
+				return r, false, nil
+			}
+		}
+	}
+	if complete != nil {
+		run = complete(run)
+	}
+	if _, err := s.CreateCheckRun(ctx, repo, run); err != nil {
+		return CheckRun{}, false, fmt.Errorf("creating the %s check on %s: %w", run.Name, run.HeadSHA, err)
+	}
+	return run, true, nil
+}

@@ -98,6 +98,11 @@ func (f *effects) TrackIssue(ctx context.Context, repo forge.Repo, number int, i
 	return forge.Steps{Forge: f}.TrackIssue(ctx, repo, number, issue, state)
 }
 
+func (f *effects) PostCheck(ctx context.Context, repo forge.Repo, run forge.CheckRun, once forge.Once,
+	complete func(forge.CheckRun) forge.CheckRun) (forge.CheckRun, bool, error) {
+	return forge.Steps{Forge: f}.PostCheck(ctx, repo, run, once, complete)
+}
+
 func (f *effects) CreatePullRequest(ctx context.Context, repo forge.Repo, pr forge.NewPullRequest) (forge.PullRequest, error) {
 	if err := f.effect(repo, "CreatePullRequest"); err != nil {
 		return forge.PullRequest{}, err

@@ -28,3 +28,9 @@ func (r *Recorder) CommentOnce(ctx context.Context, repo forge.Repo, number int,
 func (r *Recorder) TrackIssue(ctx context.Context, repo forge.Repo, number int, issue forge.NewIssue, state *forge.PRState) (forge.Issue, error) {
 	return forge.Steps{Forge: r}.TrackIssue(ctx, repo, number, issue, state)
 }
+
+// PostCheck implements forge.Steps.PostCheck.
+func (r *Recorder) PostCheck(ctx context.Context, repo forge.Repo, run forge.CheckRun, once forge.Once,
+	complete func(forge.CheckRun) forge.CheckRun) (forge.CheckRun, bool, error) {
+	return forge.Steps{Forge: r}.PostCheck(ctx, repo, run, once, complete)
+}

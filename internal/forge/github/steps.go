@@ -28,3 +28,9 @@ func (a *Adapter) CommentOnce(ctx context.Context, repo forge.Repo, number int, 
 func (a *Adapter) TrackIssue(ctx context.Context, repo forge.Repo, number int, issue forge.NewIssue, state *forge.PRState) (forge.Issue, error) {
 	return forge.Steps{Forge: a}.TrackIssue(ctx, repo, number, issue, state)
 }
+
+// PostCheck implements forge.Steps.PostCheck.
+func (a *Adapter) PostCheck(ctx context.Context, repo forge.Repo, run forge.CheckRun, once forge.Once,
+	complete func(forge.CheckRun) forge.CheckRun) (forge.CheckRun, bool, error) {
+	return forge.Steps{Forge: a}.PostCheck(ctx, repo, run, once, complete)
+}
