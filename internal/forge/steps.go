@@ -17,6 +17,36 @@ import (
 // where it was.
 type Steps struct{ Forge }
 
+// StepsOn gives the Forge embedding it Steps' operations over its own
+// calls: set Self to that Forge when it is made.
+type StepsOn struct{ Self Forge }
+
+// OpenPullRequest is Steps.OpenPullRequest over Self.
+func (o StepsOn) OpenPullRequest(ctx context.Context, repo Repo, pr NewPullRequest, seal func(int) string) (PullRequest, bool, error) {
+	return Steps{Forge: o.Self}.OpenPullRequest(ctx, repo, pr, seal)
+}
+
+// SetUpPullRequest is Steps.SetUpPullRequest over Self.
+func (o StepsOn) SetUpPullRequest(ctx context.Context, repo Repo, number int, set Setup) error {
+	return Steps{Forge: o.Self}.SetUpPullRequest(ctx, repo, number, set)
+}
+
+// CommentOnce is Steps.CommentOnce over Self.
+func (o StepsOn) CommentOnce(ctx context.Context, repo Repo, number int, text, tag string) error {
+	return Steps{Forge: o.Self}.CommentOnce(ctx, repo, number, text, tag)
+}
+
+// TrackIssue is Steps.TrackIssue over Self.
+func (o StepsOn) TrackIssue(ctx context.Context, repo Repo, number int, issue NewIssue, state *PRState) (Issue, error) {
+	return Steps{Forge: o.Self}.TrackIssue(ctx, repo, number, issue, state)
+}
+
+// PostCheck is Steps.PostCheck over Self.
+func (o StepsOn) PostCheck(ctx context.Context, repo Repo, run CheckRun, once Once,
+	complete func(CheckRun) CheckRun) (CheckRun, bool, error) {
+	return Steps{Forge: o.Self}.PostCheck(ctx, repo, run, once, complete)
+}
+
 // Setup is what a pull request is set up with: reviewers to request and
 // labels to add or remove.
 type Setup struct {

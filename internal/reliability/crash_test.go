@@ -20,7 +20,7 @@ var errKilled = errors.New("process killed")
 // records them, can run a hook before one (a person pushing), and can kill
 // the process before the (allowed+1)-th one, after which no effect is made.
 // It sees each fine-grained call, those the bot's port makes as one
-// (forge.Steps) included.
+// included: the bot is given forge.Steps over it.
 type effects struct {
 	forge.Forge
 	mu      sync.Mutex
@@ -80,27 +80,6 @@ func (f *effects) Commit(ctx context.Context, req forge.CommitRequest) (string, 
 		return "", err
 	}
 	return f.Forge.Commit(ctx, req)
-}
-
-func (f *effects) OpenPullRequest(ctx context.Context, repo forge.Repo, pr forge.NewPullRequest, seal func(int) string) (forge.PullRequest, bool, error) {
-	return forge.Steps{Forge: f}.OpenPullRequest(ctx, repo, pr, seal)
-}
-
-func (f *effects) SetUpPullRequest(ctx context.Context, repo forge.Repo, number int, set forge.Setup) error {
-	return forge.Steps{Forge: f}.SetUpPullRequest(ctx, repo, number, set)
-}
-
-func (f *effects) CommentOnce(ctx context.Context, repo forge.Repo, number int, text, tag string) error {
-	return forge.Steps{Forge: f}.CommentOnce(ctx, repo, number, text, tag)
-}
-
-func (f *effects) TrackIssue(ctx context.Context, repo forge.Repo, number int, issue forge.NewIssue, state *forge.PRState) (forge.Issue, error) {
-	return forge.Steps{Forge: f}.TrackIssue(ctx, repo, number, issue, state)
-}
-
-func (f *effects) PostCheck(ctx context.Context, repo forge.Repo, run forge.CheckRun, once forge.Once,
-	complete func(forge.CheckRun) forge.CheckRun) (forge.CheckRun, bool, error) {
-	return forge.Steps{Forge: f}.PostCheck(ctx, repo, run, once, complete)
 }
 
 func (f *effects) CreatePullRequest(ctx context.Context, repo forge.Repo, pr forge.NewPullRequest) (forge.PullRequest, error) {
@@ -178,7 +157,7 @@ func (f *effects) Merge(ctx context.Context, repo forge.Repo, number int, headSH
 func (e *hubEnv) process(repo forge.Repo, src bot.Source, method forge.CommitMethod, fx *effects) *bot.Bot {
 	e.t.Helper()
 	fx.Forge = e.adapter(nil)
-	b, err := bot.New(bot.Options{Forge: fx, Sources: []bot.Source{src}, Now: e.clock.Now, Logger: e.log, BotUserID: 4242,
+	b, err := bot.New(bot.Options{Forge: forge.Steps{Forge: fx}, Sources: []bot.Source{src}, Now: e.clock.Now, Logger: e.log, BotUserID: 4242,
 		CommitMethod: method, CommitKey: []byte("reliability commit key"), Repositories: []string{repo.FullName()}, Renderer: app.Renderer})
 	if err != nil {
 		e.t.Fatal(err)
