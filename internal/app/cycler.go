@@ -147,11 +147,10 @@ func (c *Cycler) CycleAll(ctx context.Context) (*bot.Report, error) {
 	return rep, err
 }
 
-// prActions maps the bot's actions to the pull request metric's actions.
-var prActions = map[string]string{
-	bot.ActOpen: "opened", bot.ActUpdate: "updated", bot.ActClose: "closed",
-	bot.ActMerge: "merged", bot.ActAutoMerge: "auto-merge-enabled",
-}
+// prActions are the bot's actions the pull request metric counts, under
+// the effect's own name: one name from the lifecycle to the log to the
+// metric label.
+var prActions = []string{bot.ActOpen, bot.ActUpdate, bot.ActClose, bot.ActMerge, bot.ActAutoMerge}
 
 // record counts what a cycle decided and did.
 func (c *Cycler) record(rep *bot.Report) {
@@ -175,8 +174,8 @@ func (c *Cycler) record(rep *bot.Report) {
 			if a.DryRun {
 				continue
 			}
-			if name, ok := prActions[a.Kind]; ok {
-				c.metrics.PullRequest(name)
+			if slices.Contains(prActions, a.Kind) {
+				c.metrics.PullRequest(a.Kind)
 			}
 			switch a.Kind {
 			case bot.ActCheck:
@@ -201,6 +200,7 @@ func (c *Cycler) record(rep *bot.Report) {
 func NewMetrics(version string) *server.Metrics {
 	m := server.NewMetrics()
 	m.SetVersion(version)
+	m.KnownPullRequests(prActions...)
 	m.KnownDecisions(string(plan.Allow), string(plan.Deny), string(plan.Stale))
 	m.KnownErrors(append([]string{"observation", "plan"}, bot.ErrorClasses()...)...)
 	m.KnownWaits(github.WaitReasons...)

@@ -2,7 +2,13 @@ package app
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/backflow-dev/backflow/internal/bot"
 )
 
 // Why: repositories cycle concurrently, but one installation's at most
@@ -38,4 +44,43 @@ func TestCyclerBoundsCyclesPerInstallation(t *testing.T) {
 	}
 	release()
 	releases[1]()
+}
+
+// Why: an effect has one name from the lifecycle to the log to the metric
+// label, so an operator reading "auto-merge" in the log finds the same word
+// on the dashboard; each series is there at zero before the first cycle.
+func TestCyclerCountsPullRequestsUnderTheEffectsNames(t *testing.T) {
+	m := NewMetrics("test")
+	scrape := func() string {
+		rec := httptest.NewRecorder()
+		m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		return rec.Body.String()
+	}
+	kinds := []string{bot.ActOpen, bot.ActUpdate, bot.ActClose, bot.ActMerge, bot.ActAutoMerge}
+	before := scrape()
+	for _, k := range kinds {
+		if want := `backflow_pull_requests_total{action="` + k + `"} 0`; !strings.Contains(before, want) {
+			t.Errorf("no %s series at zero before the first cycle", k)
+		}
+	}
+	rep := &bot.Report{Repos: []*bot.RepoReport{{}}}
+	for _, k := range append(kinds, bot.ActKeep, bot.ActProven) {
+		rep.Repos[0].Actions = append(rep.Repos[0].Actions, bot.Action{Kind: k}, bot.Action{Kind: k, DryRun: true})
+	}
+	NewCycler(nil, m).record(rep)
+	after := scrape()
+	for _, k := range kinds {
+		if want := `backflow_pull_requests_total{action="` + k + `"} 1`; !strings.Contains(after, want) {
+			t.Errorf("the %s effect is not counted under its own name", k)
+		}
+	}
+	for _, line := range strings.Split(after, "\n") {
+		if !strings.HasPrefix(line, "backflow_pull_requests_total{") {
+			continue
+		}
+		action := strings.TrimSuffix(strings.SplitN(line, `"`, 3)[1], `"`)
+		if !slices.Contains(kinds, action) {
+			t.Errorf("a pull request series not named as an effect: %s", line)
+		}
+	}
 }

@@ -291,7 +291,7 @@ func TestServeObservationBecomesPullRequest(t *testing.T) {
 
 	metrics := get(t, base+"/metrics")
 	for _, want := range []string{
-		`backflow_pull_requests_total{action="opened"} 1`,
+		`backflow_pull_requests_total{action="open"} 1`,
 		`backflow_decisions_total{outcome="allow"} 1`,
 		`backflow_webhook_deliveries_total{event="push",result="unauthorized"} 1`,
 		`backflow_observation_pushes_total{result="queued"} 2`,
@@ -313,7 +313,7 @@ func TestServeObservationBecomesPullRequest(t *testing.T) {
 }
 
 func TestCycleReportBecomesMetrics(t *testing.T) {
-	m := server.NewMetrics()
+	m := NewMetrics("test")
 	c := &Cycler{metrics: m}
 	c.record(&bot.Report{
 		SourceErrors: bot.Errors{errors.New("a source failed")},
@@ -338,9 +338,9 @@ func TestCycleReportBecomesMetrics(t *testing.T) {
 	for _, want := range []string{
 		`backflow_decisions_total{outcome="allow"} 1`,
 		`backflow_decisions_total{outcome="deny"} 2`,
-		`backflow_pull_requests_total{action="opened"} 1`,
-		`backflow_pull_requests_total{action="auto-merge-enabled"} 1`,
-		`backflow_pull_requests_total{action="merged"} 1`,
+		`backflow_pull_requests_total{action="open"} 1`,
+		`backflow_pull_requests_total{action="auto-merge"} 1`,
+		`backflow_pull_requests_total{action="merge"} 1`,
 		`backflow_fixes_total{result="proven"} 1`,
 		`backflow_fixes_total{result="reverted"} 1`,
 		`backflow_errors_total{kind="observation"} 1`,
@@ -355,7 +355,7 @@ func TestCycleReportBecomesMetrics(t *testing.T) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
-	if !strings.Contains(body, `backflow_pull_requests_total{action="updated"} 0`) {
+	if !strings.Contains(body, `backflow_pull_requests_total{action="update"} 0`) {
 		t.Error("a dry-run action was counted")
 	}
 }

@@ -28,6 +28,7 @@ type Forge interface {
 	App(ctx context.Context) (forge.App, error)
 	Repositories(ctx context.Context) ([]forge.Repo, error)
 	ListFiles(ctx context.Context, repo forge.Repo, sha, dir string) ([]string, error)
+	ListCheckRuns(ctx context.Context, repo forge.Repo, sha, name string) ([]forge.CheckRun, error)
 	ListIssues(ctx context.Context, repo forge.Repo, label string, state forge.PRState) ([]forge.Issue, error)
 }
 

@@ -4,7 +4,10 @@
 // values files), plans with the observations of every configured source,
 // asks internal/lifecycle for each write-back branch's whole chain of
 // effects before doing any of it, and then carries the chains out in
-// order through the forge port (execute.go): one attributed branch,
+// order through the executor's port (Writer, in execute.go: the reads a
+// chain makes and one write per thing an effect does, where opening a pull
+// request and sealing its body, its reviewers and labels, or a comment
+// made once are one operation, composed once in forge.Steps): one attributed branch,
 // commit and pull request per unit, updated, closed, merged and cleaned
 // up, with a receipt check on the head and auto-merge for pre-authorized
 // changes.

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/backflow-dev/backflow/internal/diffbound"
 	"github.com/backflow-dev/backflow/internal/forge"
@@ -16,33 +15,36 @@ import (
 	"github.com/backflow-dev/backflow/internal/plan"
 )
 
-// Writer is what the executor needs of the forge to carry out a chain of
-// effects: the subset of Forge it calls, in the forge port's types.
+// Writer is the executor's port: what it reads of a repository while it
+// carries out a chain of effects, and the writes the effects make, each in
+// the words of the effect that makes it. Where an effect always makes
+// several forge calls together (opening a pull request and sealing its
+// body, reviewers and labels, a comment made once, a check posted unless
+// it is there), the port takes them
+// as one operation, composed once in forge.Steps.
 type Writer interface {
+	// The repository as the chain reads it.
 	ReadFile(ctx context.Context, repo forge.Repo, sha, path string) ([]byte, error)
 	BranchHead(ctx context.Context, repo forge.Repo, branch string) (string, error)
-	DeleteBranch(ctx context.Context, repo forge.Repo, branch, expectedSHA string) error
-	Commit(ctx context.Context, req forge.CommitRequest) (string, error)
 	CommitsSince(ctx context.Context, repo forge.Repo, base, head string) ([]forge.Commit, error)
 	ChangedFiles(ctx context.Context, repo forge.Repo, base, head string) (forge.Diff, error)
 	GetPullRequest(ctx context.Context, repo forge.Repo, number int) (forge.PullRequest, error)
 	ListPullRequests(ctx context.Context, repo forge.Repo, filter forge.PullRequestFilter) ([]forge.PullRequest, error)
-	FindOpenPullRequest(ctx context.Context, repo forge.Repo, head string) (forge.PullRequest, error)
-	CreatePullRequest(ctx context.Context, repo forge.Repo, pr forge.NewPullRequest) (forge.PullRequest, error)
+
+	// The writes.
+	Commit(ctx context.Context, req forge.CommitRequest) (string, error)
+	DeleteBranch(ctx context.Context, repo forge.Repo, branch, expectedSHA string) error
+	OpenPullRequest(ctx context.Context, repo forge.Repo, pr forge.NewPullRequest, seal func(number int) string) (forge.PullRequest, bool, error)
 	UpdatePullRequest(ctx context.Context, repo forge.Repo, number int, upd forge.PullRequestUpdate) (forge.PullRequest, error)
+	SetUpPullRequest(ctx context.Context, repo forge.Repo, number int, set forge.Setup) error
+	CommentOnce(ctx context.Context, repo forge.Repo, number int, text, tag string) error
+	PostCheck(ctx context.Context, repo forge.Repo, run forge.CheckRun, once forge.Once,
+		complete func(forge.CheckRun) forge.CheckRun) (forge.CheckRun, bool, error)
 	ClosePullRequest(ctx context.Context, repo forge.Repo, number int) error
-	ListComments(ctx context.Context, repo forge.Repo, number int) ([]forge.Comment, error)
-	CreateComment(ctx context.Context, repo forge.Repo, number int, body string) (forge.Comment, error)
-	AddLabels(ctx context.Context, repo forge.Repo, number int, labels ...string) error
-	RemoveLabel(ctx context.Context, repo forge.Repo, number int, label string) error
-	RequestReviewers(ctx context.Context, repo forge.Repo, number int, users, teams []string) error
-	ListCheckRuns(ctx context.Context, repo forge.Repo, sha, name string) ([]forge.CheckRun, error)
-	CreateCheckRun(ctx context.Context, repo forge.Repo, run forge.CheckRun) (forge.CheckRun, error)
 	EnableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest, expectedHead string, method forge.MergeMethod) error
 	DisableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest) error
 	Merge(ctx context.Context, repo forge.Repo, number int, headSHA string, method forge.MergeMethod) (string, error)
-	CreateIssue(ctx context.Context, repo forge.Repo, issue forge.NewIssue) (forge.Issue, error)
-	UpdateIssue(ctx context.Context, repo forge.Repo, number int, upd forge.IssueUpdate) (forge.Issue, error)
+	TrackIssue(ctx context.Context, repo forge.Repo, number int, issue forge.NewIssue, state *forge.PRState) (forge.Issue, error)
 }
 
 // executor carries out one repository's chains of effects, as the
@@ -191,24 +193,16 @@ func (x *executor) do(e lifecycle.Effect) bool {
 		e.Pull.Marker.Commits = e.Commits
 		return x.saveMarker(e, "error recording commits on #%d: %w")
 	case lifecycle.Review:
-		if err := x.f.RequestReviewers(x.ctx, x.repo, e.Pull.PR.Number, e.Users, e.Teams); err != nil {
+		if err := x.f.SetUpPullRequest(x.ctx, x.repo, e.Pull.PR.Number, forge.Setup{Users: e.Users, Teams: e.Teams}); err != nil {
 			// Reviewers are a courtesy: a refused request (say, the
 			// author cannot review) does not stop the write-back.
 			x.rep.Errors = append(x.rep.Errors, unitError(e.Branch, fmt.Errorf("requesting reviewers on #%d: %w", e.Pull.PR.Number, err)))
 		}
 		return true
 	case lifecycle.Label:
-		if err := x.f.AddLabels(x.ctx, x.repo, e.Pull.PR.Number, e.Labels...); err != nil {
-			return x.fail(e.Branch, fmt.Errorf("error labelling #%d: %w", e.Pull.PR.Number, err))
-		}
-		return true
+		return x.setUp(e, forge.Setup{Labels: e.Labels})
 	case lifecycle.Unlabel:
-		for _, l := range e.Labels {
-			if err := x.f.RemoveLabel(x.ctx, x.repo, e.Pull.PR.Number, l); err != nil {
-				return x.fail(e.Branch, fmt.Errorf("error unlabelling #%d: %w", e.Pull.PR.Number, err))
-			}
-		}
-		return true
+		return x.setUp(e, forge.Setup{Unlabel: e.Labels})
 	case lifecycle.AutoMerge:
 		return x.autoMerge(e)
 	case lifecycle.Proven:
@@ -221,31 +215,36 @@ func (x *executor) do(e lifecycle.Effect) bool {
 	return x.fail(e.Branch, fmt.Errorf("no way to apply a %q effect", e.Kind))
 }
 
-// checked reports whether runs hold the bot's own check with run's
-// conclusion already (any of the bot's, with any): a reused commit is not
-// checked twice.
-func checked(runs []forge.CheckRun, run forge.CheckRun, any bool) bool {
-	return slices.ContainsFunc(runs, func(r forge.CheckRun) bool { return r.Mine && (any || r.Conclusion == run.Conclusion) })
+// postCheck posts run, unless once finds it posted already (a reused
+// commit is not checked twice), and reports whether it was posted.
+func (x *executor) postCheck(e lifecycle.Effect, run forge.CheckRun, once forge.Once, complete func(forge.CheckRun) forge.CheckRun) (forge.CheckRun, bool, bool) {
+	run, posted, err := x.f.PostCheck(x.ctx, x.repo, run, once, complete)
+	if err != nil {
+		return run, false, x.fail(e.Branch, fmt.Errorf("error checking %s: %w", short(run.HeadSHA), err))
+	}
+	return run, posted, true
 }
 
-// check posts the effect's check run, or the whole-diff bound's verdict.
+// check posts the effect's check run, or the whole-diff bound's verdict
+// (computed only when the head has none of the bot's).
 func (x *executor) check(e lifecycle.Effect) bool {
+	once, complete := forge.Always, func(r forge.CheckRun) forge.CheckRun { return r }
 	if e.IfUnchecked {
-		runs, err := x.f.ListCheckRuns(x.ctx, x.repo, e.Run.HeadSHA, e.Run.Name)
-		if err != nil {
-			return x.fail(e.Branch, fmt.Errorf("error listing the %s checks on %s: %w", e.Run.Name, e.Run.HeadSHA, err))
-		}
-		if checked(runs, *e.Run, e.Bound != nil) {
-			return true
-		}
+		once = forge.UnlessSame
 	}
-	run, detail := *e.Run, e.Reason
 	if e.Bound != nil {
-		run = x.bound(e)
-		detail = run.Conclusion + ": " + run.Title
+		once, complete = forge.Always, func(forge.CheckRun) forge.CheckRun { return x.bound(e) }
+		if e.IfUnchecked {
+			once = forge.UnlessAny
+		}
 	}
-	if _, err := x.f.CreateCheckRun(x.ctx, x.repo, run); err != nil {
-		return x.fail(e.Branch, fmt.Errorf("error creating the %s check on %s: %w", run.Name, run.HeadSHA, err))
+	run, posted, ok := x.postCheck(e, *e.Run, once, complete)
+	if !posted {
+		return ok
+	}
+	detail := e.Reason
+	if e.Bound != nil {
+		detail = run.Conclusion + ": " + run.Title
 	}
 	x.act(e, detail)
 	return true
@@ -304,44 +303,29 @@ func (x *executor) open(e lifecycle.Effect) bool {
 // pull request, sealing the marker for its number once it has one.
 func (x *executor) openPull(e lifecycle.Effect, sha, base string, recovered bool) bool {
 	p := e.Proposal
-	run := p.CheckRun(sha)
-	done := false
+	once := forge.Always
 	if recovered {
 		// A reused commit may carry this check already, from the cycle
 		// that pushed it and then failed: it is not written twice.
-		runs, err := x.f.ListCheckRuns(x.ctx, x.repo, sha, run.Name)
-		if err != nil {
-			return x.fail(e.Branch, fmt.Errorf("error listing the %s checks on %s: %w", run.Name, sha, err))
-		}
-		done = checked(runs, run, false)
+		once = forge.UnlessSame
 	}
-	if !done {
-		if _, err := x.f.CreateCheckRun(x.ctx, x.repo, run); err != nil {
-			return x.fail(e.Branch, fmt.Errorf("error creating the %s check on %s: %w", run.Name, sha, err))
-		}
+	if _, _, ok := x.postCheck(e, p.CheckRun(sha), once, nil); !ok {
+		return false
 	}
 	m := e.Marker.Written(sha, base)
 	// The number is known once opened: the marker is sealed for none, then
 	// for the pull request's number.
-	pr, err := x.f.CreatePullRequest(x.ctx, x.repo, forge.NewPullRequest{Title: p.Title(),
-		Body: p.Body(m.Sealed(x.key, x.repo.FullName(), 0)), Head: e.Branch, Base: x.repo.DefaultBranch, Draft: e.Pull.PR.Draft})
-	if errors.Is(err, forge.ErrConflict) {
-		// Another process opened it first; the next cycle follows it.
-		pr, err = x.f.FindOpenPullRequest(x.ctx, x.repo, e.Branch)
-		if err != nil {
-			return x.fail(e.Branch, fmt.Errorf("error opening pull request for %s: %w", e.Branch, err))
-		}
-		x.keep(e.Branch, pr, "already opened by another process")
-		return false
-	}
+	seal := func(n int) string { return p.Body(m.Sealed(x.key, x.repo.FullName(), n)) }
+	pr, opened, err := x.f.OpenPullRequest(x.ctx, x.repo, forge.NewPullRequest{Title: p.Title(),
+		Body: seal(0), Head: e.Branch, Base: x.repo.DefaultBranch, Draft: e.Pull.PR.Draft}, seal)
 	if err != nil {
 		return x.fail(e.Branch, fmt.Errorf("error opening pull request for %s: %w", e.Branch, err))
 	}
-	body := p.Body(m.Sealed(x.key, x.repo.FullName(), pr.Number))
-	if _, err := x.f.UpdatePullRequest(x.ctx, x.repo, pr.Number, forge.PullRequestUpdate{Body: &body}); err != nil {
-		return x.fail(e.Branch, fmt.Errorf("error sealing the marker of #%d: %w", pr.Number, err))
+	if !opened {
+		// Another process opened it first; the next cycle follows it.
+		x.keep(e.Branch, pr, "already opened by another process")
+		return false
 	}
-	pr.Body = body
 	x.log.Info("opened", "unit", p.WriteBack.Unit, "pr", pr.Number)
 	pr.HeadSHA = sha
 	e.Pull.PR, e.Pull.Marker = pr, m
@@ -497,9 +481,8 @@ func (x *executor) update(e lifecycle.Effect) bool {
 	if err != nil {
 		return x.fail(e.Branch, fmt.Errorf("error committing to %s: %w", e.Branch, err))
 	}
-	run := p.CheckRun(sha)
-	if _, err := x.f.CreateCheckRun(x.ctx, x.repo, run); err != nil {
-		return x.fail(e.Branch, fmt.Errorf("error creating the %s check on %s: %w", run.Name, sha, err))
+	if _, _, ok := x.postCheck(e, p.CheckRun(sha), forge.Always, nil); !ok {
+		return false
 	}
 	m := e.Marker.Written(sha, e.Base)
 	title, body := p.Title(), p.Body(m.Sealed(x.key, x.repo.FullName(), st.PR.Number))
@@ -612,13 +595,13 @@ func (x *executor) close(e lifecycle.Effect) bool {
 	if !x.saveMarker(e, "error updating #%d: %w") {
 		return false
 	}
-	if _, err := x.f.CreateComment(x.ctx, x.repo, st.PR.Number, e.Text); err != nil {
+	if err := x.f.CommentOnce(x.ctx, x.repo, st.PR.Number, e.Text, ""); err != nil {
 		return x.fail(e.Branch, fmt.Errorf("error commenting on #%d: %w", st.PR.Number, err))
 	}
 	// The close goes into the App's ledger too, where no edit of the body
 	// reaches: an older marker pasted back cannot make it a person's.
-	if _, err := x.f.CreateCheckRun(x.ctx, x.repo, *e.Run); err != nil {
-		return x.fail(e.Branch, fmt.Errorf("error recording the close of #%d: %w", st.PR.Number, err))
+	if _, _, ok := x.postCheck(e, *e.Run, forge.Always, nil); !ok {
+		return false
 	}
 	if err := x.f.ClosePullRequest(x.ctx, x.repo, st.PR.Number); err != nil {
 		return x.fail(e.Branch, fmt.Errorf("error closing #%d: %w", st.PR.Number, err))
@@ -672,14 +655,8 @@ func (x *executor) proven(e lifecycle.Effect) bool {
 	if err != nil {
 		return x.fail(e.Branch, err)
 	}
-	runs, err := x.f.ListCheckRuns(x.ctx, x.repo, pr.MergeCommitSHA, run.Name)
-	if err != nil {
-		return x.fail(e.Branch, fmt.Errorf("error listing the %s checks of %s: %w", run.Name, short(pr.MergeCommitSHA), err))
-	}
-	if !checked(runs, run, false) {
-		if _, err := x.f.CreateCheckRun(x.ctx, x.repo, run); err != nil {
-			return x.fail(e.Branch, fmt.Errorf("error creating the %s check on %s: %w", run.Name, short(pr.MergeCommitSHA), err))
-		}
+	if _, _, ok := x.postCheck(e, run, forge.UnlessSame, nil); !ok {
+		return false
 	}
 	if !x.commentTagged(e, e.Evidence.Tag, comment) || !x.labelDone(e) {
 		return false
@@ -702,8 +679,13 @@ func (x *executor) reverted(e lifecycle.Effect) bool {
 }
 
 func (x *executor) labelDone(e lifecycle.Effect) bool {
-	if err := x.f.AddLabels(x.ctx, x.repo, e.Pull.PR.Number, e.Evidence.Label); err != nil {
-		return x.fail(e.Branch, fmt.Errorf("error labelling #%d: %w", e.Pull.PR.Number, err))
+	return x.setUp(e, forge.Setup{Labels: []string{e.Evidence.Label}})
+}
+
+// setUp adds or removes the pull request's labels.
+func (x *executor) setUp(e lifecycle.Effect, set forge.Setup) bool {
+	if err := x.f.SetUpPullRequest(x.ctx, x.repo, e.Pull.PR.Number, set); err != nil {
+		return x.fail(e.Branch, fmt.Errorf("error setting up #%d: %w", e.Pull.PR.Number, err))
 	}
 	return true
 }
@@ -711,18 +693,8 @@ func (x *executor) labelDone(e lifecycle.Effect) bool {
 // commentTagged adds a comment carrying tag unless one of the bot's
 // comments already does.
 func (x *executor) commentTagged(e lifecycle.Effect, tag, text string) bool {
-	n := e.Pull.PR.Number
-	comments, err := x.f.ListComments(x.ctx, x.repo, n)
-	if err != nil {
-		return x.fail(e.Branch, fmt.Errorf("error listing comments of #%d: %w", n, err))
-	}
-	for _, c := range comments {
-		if c.Mine && strings.Contains(c.Body, tag) {
-			return true
-		}
-	}
-	if _, err := x.f.CreateComment(x.ctx, x.repo, n, text+"\n\n"+tag); err != nil {
-		return x.fail(e.Branch, fmt.Errorf("error commenting on #%d: %w", n, err))
+	if err := x.f.CommentOnce(x.ctx, x.repo, e.Pull.PR.Number, text, tag); err != nil {
+		return x.fail(e.Branch, fmt.Errorf("error commenting on #%d: %w", e.Pull.PR.Number, err))
 	}
 	return true
 }
@@ -730,14 +702,14 @@ func (x *executor) commentTagged(e lifecycle.Effect, tag, text string) bool {
 // drift opens or edits the drift tracking issue.
 func (x *executor) drift(e lifecycle.Effect) bool {
 	is := e.Issue
-	if is.Number == 0 {
-		got, err := x.f.CreateIssue(x.ctx, x.repo, forge.NewIssue{Title: is.Title, Body: is.Body, Labels: is.Labels})
-		if err != nil {
-			return x.fail("", fmt.Errorf("error opening the drift tracking issue: %w", err))
-		}
-		is.Number, is.URL = got.Number, got.URL
-	} else if _, err := x.f.UpdateIssue(x.ctx, x.repo, is.Number, forge.IssueUpdate{Body: &is.Body, State: is.State}); err != nil {
+	got, err := x.f.TrackIssue(x.ctx, x.repo, is.Number, forge.NewIssue{Title: is.Title, Body: is.Body, Labels: is.Labels}, is.State)
+	switch {
+	case err != nil && is.Number == 0:
+		return x.fail("", fmt.Errorf("error opening the drift tracking issue: %w", err))
+	case err != nil:
 		return x.fail("", fmt.Errorf("error updating the drift tracking issue #%d: %w", is.Number, err))
+	case is.Number == 0:
+		is.Number, is.URL = got.Number, got.URL
 	}
 	x.act(e, is.Done)
 	return true

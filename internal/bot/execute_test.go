@@ -25,7 +25,8 @@ import (
 // chain: the only lifecycle names execute.go spells are the effect types
 // and their constants, and the executor holds no lifecycle.Input nor the
 // repository cycle that does, so every lifecycle method it can reach is
-// one of an effect's own data.
+// one of an effect's own data. And it makes through its port only the
+// coarse operations: the fine calls each is made of stay in forge.Steps.
 func TestExecutorReachesTheLifecycleOnlyThroughEffects(t *testing.T) {
 	for _, p := range executorProblems(t, "execute.go") {
 		t.Error(p)
@@ -41,6 +42,11 @@ var effectNames = []string{
 	"LeaveAlone", "Reuse", "Rewrite",
 }
 
+// composedCalls are the forge calls the executor's port takes only as part
+// of one operation (forge.Steps): the executor never makes them one by one.
+var composedCalls = []string{"CreatePullRequest", "FindOpenPullRequest", "RequestReviewers", "AddLabels", "RemoveLabel",
+	"ListComments", "CreateComment", "ListCheckRuns", "CreateCheckRun", "CreateIssue", "UpdateIssue"}
+
 func executorProblems(t *testing.T, file string) []string {
 	t.Helper()
 	fset := token.NewFileSet()
@@ -54,6 +60,9 @@ func executorProblems(t *testing.T, file string) []string {
 		case *ast.SelectorExpr:
 			if id, ok := n.X.(*ast.Ident); ok && id.Name == "lifecycle" && !slices.Contains(effectNames, n.Sel.Name) {
 				out = append(out, fset.Position(n.Pos()).String()+": the executor reaches lifecycle."+n.Sel.Name+", not an effect type")
+			}
+			if f, ok := n.X.(*ast.SelectorExpr); ok && f.Sel.Name == "f" && slices.Contains(composedCalls, n.Sel.Name) {
+				out = append(out, fset.Position(n.Pos()).String()+": the executor calls "+n.Sel.Name+", which its port takes as one with others (forge.Steps)")
 			}
 		case *ast.Ident:
 			if n.Name == "repoCycle" || n.Name == "Input" {

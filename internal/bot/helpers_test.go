@@ -61,7 +61,7 @@ type fixture struct {
 	t     *testing.T
 	hub   *testHub
 	clock *localhub.FakeClock
-	src   *StaticSource
+	src   *staticSource
 	bot   *Bot
 	reads *readLog
 	repo  forge.Repo
@@ -76,7 +76,7 @@ func newFixture(t *testing.T, mutate func(files map[string]string), opts ...func
 	c := localhub.NewFakeClock(t0.Add(5 * time.Minute))
 	hub := newTestHub(t, c)
 	repo := hub.AddRepo(testRepo, files)
-	fx := &fixture{t: t, hub: hub, clock: c, src: &StaticSource{Label: "test"}, repo: repo}
+	fx := &fixture{t: t, hub: hub, clock: c, src: &staticSource{Label: "test"}, repo: repo}
 	fx.reads = &readLog{Forge: hub}
 	o := Options{Forge: fx.reads, Sources: []Source{fx.src}, Now: c.Now, BotUserID: 4242, CommitKey: []byte("test commit key"), CommitMethod: forge.CommitAPI, Renderer: renderCharts}
 	for _, f := range opts {

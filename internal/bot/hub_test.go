@@ -50,7 +50,7 @@ type hubEnv struct {
 	hub     *localhub.Hub
 	clock   *localhub.FakeClock
 	adapter *ghforge.Adapter
-	src     *StaticSource
+	src     *staticSource
 	bot     *Bot
 	repo    forge.Repo
 	ctx     context.Context
@@ -118,7 +118,7 @@ func newHubEnv(t *testing.T, method forge.CommitMethod, mutate func(map[string]s
 	if err != nil {
 		t.Fatalf("adapter: %v", err)
 	}
-	e := &hubEnv{t: t, hub: h, clock: clock, adapter: a, src: &StaticSource{Label: "test"}, ctx: context.Background(), logs: logs, srv: srv,
+	e := &hubEnv{t: t, hub: h, clock: clock, adapter: a, src: &staticSource{Label: "test"}, ctx: context.Background(), logs: logs, srv: srv,
 		repo: forge.Repo{Owner: "acme", Name: "gitops", DefaultBranch: "main"}}
 	e.bot, err = New(Options{Forge: a, Sources: []Source{e.src}, Now: clock.Now, BotUserID: 4242, CommitMethod: method,
 		CommitKey: hubCommitKey, Logger: logger, Renderer: renderCharts})

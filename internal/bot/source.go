@@ -15,9 +15,8 @@ type Source interface {
 	Read(ctx context.Context) observe.Result
 }
 
-// StaticSource serves fixed observations; the demo and tests feed the
-// cycle with it.
-type StaticSource struct {
+// staticSource serves fixed observations: the tests feed the cycle with it.
+type staticSource struct {
 	// Label names the source in reports.
 	Label string
 	// Result is returned by every Read.
@@ -25,7 +24,7 @@ type StaticSource struct {
 }
 
 // Name implements Source.
-func (s *StaticSource) Name() string { return s.Label }
+func (s *staticSource) Name() string { return s.Label }
 
 // Read implements Source.
-func (s *StaticSource) Read(ctx context.Context) observe.Result { return s.Result }
+func (s *staticSource) Read(ctx context.Context) observe.Result { return s.Result }

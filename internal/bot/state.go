@@ -213,9 +213,9 @@ func (f invalidating) Commit(ctx context.Context, req forge.CommitRequest) (stri
 	return f.Forge.Commit(ctx, req)
 }
 
-func (f invalidating) CreatePullRequest(ctx context.Context, repo forge.Repo, pr forge.NewPullRequest) (forge.PullRequest, error) {
+func (f invalidating) OpenPullRequest(ctx context.Context, repo forge.Repo, pr forge.NewPullRequest, seal func(int) string) (forge.PullRequest, bool, error) {
 	defer f.drop(repo)
-	return f.Forge.CreatePullRequest(ctx, repo, pr)
+	return f.Forge.OpenPullRequest(ctx, repo, pr, seal)
 }
 
 func (f invalidating) UpdatePullRequest(ctx context.Context, repo forge.Repo, number int, upd forge.PullRequestUpdate) (forge.PullRequest, error) {
@@ -228,29 +228,20 @@ func (f invalidating) ClosePullRequest(ctx context.Context, repo forge.Repo, num
 	return f.Forge.ClosePullRequest(ctx, repo, number)
 }
 
-func (f invalidating) CreateComment(ctx context.Context, repo forge.Repo, number int, body string) (forge.Comment, error) {
+func (f invalidating) CommentOnce(ctx context.Context, repo forge.Repo, number int, text, tag string) error {
 	defer f.drop(repo)
-	return f.Forge.CreateComment(ctx, repo, number, body)
+	return f.Forge.CommentOnce(ctx, repo, number, text, tag)
 }
 
-func (f invalidating) AddLabels(ctx context.Context, repo forge.Repo, number int, labels ...string) error {
+func (f invalidating) SetUpPullRequest(ctx context.Context, repo forge.Repo, number int, set forge.Setup) error {
 	defer f.drop(repo)
-	return f.Forge.AddLabels(ctx, repo, number, labels...)
+	return f.Forge.SetUpPullRequest(ctx, repo, number, set)
 }
 
-func (f invalidating) RemoveLabel(ctx context.Context, repo forge.Repo, number int, label string) error {
+func (f invalidating) PostCheck(ctx context.Context, repo forge.Repo, run forge.CheckRun, once forge.Once,
+	complete func(forge.CheckRun) forge.CheckRun) (forge.CheckRun, bool, error) {
 	defer f.drop(repo)
-	return f.Forge.RemoveLabel(ctx, repo, number, label)
-}
-
-func (f invalidating) RequestReviewers(ctx context.Context, repo forge.Repo, number int, users, teams []string) error {
-	defer f.drop(repo)
-	return f.Forge.RequestReviewers(ctx, repo, number, users, teams)
-}
-
-func (f invalidating) CreateCheckRun(ctx context.Context, repo forge.Repo, run forge.CheckRun) (forge.CheckRun, error) {
-	defer f.drop(repo)
-	return f.Forge.CreateCheckRun(ctx, repo, run)
+	return f.Forge.PostCheck(ctx, repo, run, once, complete)
 }
 
 func (f invalidating) EnableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest, expectedHead string, method forge.MergeMethod) error {
@@ -268,12 +259,7 @@ func (f invalidating) Merge(ctx context.Context, repo forge.Repo, number int, he
 	return f.Forge.Merge(ctx, repo, number, headSHA, method)
 }
 
-func (f invalidating) CreateIssue(ctx context.Context, repo forge.Repo, issue forge.NewIssue) (forge.Issue, error) {
+func (f invalidating) TrackIssue(ctx context.Context, repo forge.Repo, number int, issue forge.NewIssue, state *forge.PRState) (forge.Issue, error) {
 	defer f.drop(repo)
-	return f.Forge.CreateIssue(ctx, repo, issue)
-}
-
-func (f invalidating) UpdateIssue(ctx context.Context, repo forge.Repo, number int, upd forge.IssueUpdate) (forge.Issue, error) {
-	defer f.drop(repo)
-	return f.Forge.UpdateIssue(ctx, repo, number, upd)
+	return f.Forge.TrackIssue(ctx, repo, number, issue, state)
 }

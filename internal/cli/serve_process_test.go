@@ -188,7 +188,7 @@ server:
 
 	metrics := get(t, "http://"+serveAddr+"/metrics")
 	for _, want := range []string{
-		`backflow_pull_requests_total{action="opened"} 1`,
+		`backflow_pull_requests_total{action="open"} 1`,
 		`backflow_webhook_deliveries_total{event="push",result="unauthorized"} 1`,
 		`backflow_cycles_total{result="ok"}`,
 	} {

@@ -29,7 +29,7 @@ type Input struct {
 	// Snapshot is what the plan was made on: the repo config, the policy
 	// and the values files at Head.
 	Snapshot plan.Snapshot
-	// PolicySum is the sha256 of the policy's bytes (HashBytes).
+	// PolicySum is the sha256 of the policy's bytes (hashBytes).
 	PolicySum string
 	// Result is the planner's result: its decisions and write-backs, and
 	// the observations and desired values it decided from.
@@ -48,7 +48,7 @@ type Input struct {
 	// closed pull requests whose marker was refused, by number.
 	Recovered map[int]*Marker
 	// ClosedByBot are the closed pull requests, by number, whose marker
-	// says a person closed them but whose head carries the App's ClosedRun:
+	// says a person closed them but whose head carries the App's closedRun:
 	// the marker is an older one pasted back (ErrMarkerReplayed).
 	ClosedByBot map[int]bool
 }
@@ -139,7 +139,7 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 	case u.Open == nil && u.WriteBack == nil:
 		return nil
 	case u.Open == nil:
-		p := in.Propose(u.WriteBack)
+		p := in.propose(u.WriteBack)
 		if c := in.closedByPerson(u, p.Fingerprint); c != nil {
 			return []Effect{{Kind: Skip, Branch: u.Branch, Pull: c, Reason: "the same change was closed without merge; it is not proposed again"}}
 		}
@@ -158,7 +158,7 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 	if u.WriteBack == nil {
 		return append(out, in.withoutProposal(st)...)
 	}
-	p := in.Propose(u.WriteBack)
+	p := in.propose(u.WriteBack)
 	if c := in.closedByPerson(u, p.Fingerprint); c != nil && p.Fingerprint != st.Marker.Fingerprint {
 		// Live moved to a value a person already refused: that proposal is
 		// not made again, and this one no longer matches live.
@@ -172,8 +172,8 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 	for _, c := range st.Marker.Changes {
 		// A new live value re-plans the pull request only when it is
 		// believed as far as the receipt it replaces.
-		if i := slices.IndexFunc(p.Changes, func(n MarkerChange) bool { return n.Object == c.Object }); p.Fingerprint != st.Marker.Fingerprint && i >= 0 && !trustedToDecide(c, p.Changes[i].ProofTrust()) {
-			return append(out, keep(st, fmt.Sprintf("the new live value of %s is believed only at %s, below %s, the attribution this pull request's receipt was accepted on: not re-planned", c.Object, p.Changes[i].ProofTrust(), c.ProofTrust())))
+		if i := slices.IndexFunc(p.Changes, func(n MarkerChange) bool { return n.Object == c.Object }); p.Fingerprint != st.Marker.Fingerprint && i >= 0 && !trustedToDecide(c, p.Changes[i].proofTrust()) {
+			return append(out, keep(st, fmt.Sprintf("the new live value of %s is believed only at %s, below %s, the attribution this pull request's receipt was accepted on: not re-planned", c.Object, p.Changes[i].proofTrust(), c.proofTrust())))
 		}
 	}
 	why := "new live value"
@@ -241,7 +241,7 @@ func (in *Input) adopt(st *Pull, commits []forge.Commit) ([]string, bool) {
 		return nil, false
 	}
 	for _, c := range commits {
-		if !Ours(in.CommitKey, c, st.Marker.Branch) {
+		if !ours(in.CommitKey, c, st.Marker.Branch) {
 			return nil, false
 		}
 	}
@@ -298,13 +298,13 @@ func commentOnce(st *Pull, note, text string) (Effect, bool) {
 }
 
 // close is the chain that closes the bot's open pull request: why goes
-// into the marker, a comment, the App's ledger on its head (ClosedRun),
+// into the marker, a comment, the App's ledger on its head (closedRun),
 // the close, then the branch's deletion. Every close the lifecycle decides
 // (superseded, converged, a value a person refused) is made here, so what
 // a close requires is required in one place.
 func (in *Input) close(st *Pull, reason, text string) []Effect {
 	return []Effect{
-		{Kind: Close, Branch: st.Marker.Branch, Pull: st, Closed: reason, Text: text, Reason: text, Run: new(ClosedRun(st, reason))},
+		{Kind: Close, Branch: st.Marker.Branch, Pull: st, Closed: reason, Text: text, Reason: text, Run: new(closedRun(st, reason))},
 		{Kind: Cleanup, Branch: st.Marker.Branch, Pull: st, Reason: "delete the branch of the closed pull request"},
 	}
 }
@@ -325,14 +325,14 @@ func (in *Input) closedByPerson(u *Unit, fingerprint string) *Pull {
 // PersonClosed are the closed pull requests whose markers say a person
 // closed them and that decide something this cycle: they proposed what
 // the unit's write-back proposes now. Their markers are worth checking
-// against the App's ledger (ClosedRun), because an older authentic
+// against the App's ledger (closedRun), because an older authentic
 // marker, from before the bot closed the pull request, can be pasted back
 // into its body to make the bot's close look like a person's.
 func (in *Input) PersonClosed(u *Unit) []*Pull {
 	if u.WriteBack == nil {
 		return nil
 	}
-	fp := Fingerprint(*u.WriteBack, in.Result.Decisions)
+	fp := fingerprint(*u.WriteBack, in.Result.Decisions)
 	if u.Open != nil && u.Open.Marker.Fingerprint == fp {
 		return nil // the open pull request proposes it: no close decides
 	}
@@ -353,15 +353,15 @@ const ClosedCheckName = "backflow/closed"
 
 const closedLedger = "backflow:closed:"
 
-// ClosedRun is that check run, for reason (ClosedSuperseded, ...).
-func ClosedRun(st *Pull, reason string) forge.CheckRun {
+// closedRun is that check run, for reason (ClosedSuperseded, ...).
+func closedRun(st *Pull, reason string) forge.CheckRun {
 	return forge.CheckRun{Name: ClosedCheckName, HeadSHA: st.PR.HeadSHA, Status: forge.CheckCompleted, Conclusion: forge.ConclusionNeutral,
 		Title: "closed by backflow: " + reason, Summary: fmt.Sprintf("backflow closed #%d itself (%s).", st.PR.Number, reason),
 		ExternalID: closedLedger + reason}
 }
 
 // ClosedByTheBot reports whether runs (the check runs on a closed pull
-// request's head) hold the App's ClosedRun: the bot closed it, whatever
+// request's head) hold the App's closedRun: the bot closed it, whatever
 // its body's marker says now.
 func ClosedByTheBot(runs []forge.CheckRun) bool {
 	return slices.ContainsFunc(runs, func(r forge.CheckRun) bool {
@@ -377,7 +377,7 @@ func (in *Input) baseUnchanged(m *Marker) bool {
 	}
 	for file, sum := range m.Files {
 		data, ok := in.Snapshot.Files[file]
-		if !ok || HashBytes(data) != sum {
+		if !ok || hashBytes(data) != sum {
 			return false
 		}
 	}
@@ -440,10 +440,10 @@ func autoMergeRefused(p *Pull, msg string) (Effect, bool) {
 	return commentOnce(p, noteAutoMergeRefused, text)
 }
 
-// MergeNow decides, where auto-merge cannot be armed, whether to merge the
+// mergeNow decides, where auto-merge cannot be armed, whether to merge the
 // pull request over REST now: only while its head is still the one checked
 // and GitHub calls it mergeable and green. why says what it waits for.
-func MergeNow(cur forge.PullRequest, head string) (ok bool, why string) {
+func mergeNow(cur forge.PullRequest, head string) (ok bool, why string) {
 	if cur.HeadSHA != head || cur.MergeableState != "clean" {
 		return false, "waiting to be mergeable and green (" + orUnknown(cur.MergeableState) + ")"
 	}
@@ -478,20 +478,14 @@ const (
 )
 
 // Recover decides a write-back branch left by a crash after the push, by
-// another backflow process, or by a person, from the commits on it since
-// base, the default-branch commit the write-back is made on (the cycle's
-// head, or its own merge of another unit).
-func (in *Input) Recover(p *Proposal, base string, commits []forge.Commit) Recovery {
-	return p.Recover(base, commits)
-}
-
-// Recover is what to do with the proposal's branch found existing without
-// an open pull request, from the commits on it since base: reuse the
-// bot's commit of this very proposal on base, rewrite a branch of the
-// bot's own commits, leave anything else alone.
+// another backflow process, or by a person, found existing without an open
+// pull request, from the commits on it since base (the default-branch
+// commit the write-back is made on: the cycle's head, or its own merge of
+// another unit): reuse the bot's commit of this very proposal on base,
+// rewrite a branch of the bot's own commits, leave anything else alone.
 func (p *Proposal) Recover(base string, commits []forge.Commit) Recovery {
 	for _, c := range commits {
-		if !Ours(p.at.key, c, p.WriteBack.Branch) {
+		if !ours(p.at.key, c, p.WriteBack.Branch) {
 			return LeaveAlone
 		}
 	}
@@ -502,18 +496,12 @@ func (p *Proposal) Recover(base string, commits []forge.Commit) Recovery {
 }
 
 // ProposedElsewhere finds, among the branch's pull requests listed just
-// before opening one, an open or merged pull request of this App whose head is sha or that
-// proposed the same change from the cycle's head or from base (the commit
+// before opening one, an open or merged pull request of this App whose
+// head is sha or that proposed the same change from the cycle's head or from base (the commit
 // the write-back is made on, which this cycle's own merge of another unit
 // may have moved it to): another process may have opened, merged and
 // cleaned it up since the cycle listed the pull requests, and one pull
 // request per unit means not opening a second one for it.
-func (in *Input) ProposedElsewhere(prs []forge.PullRequest, p *Proposal, sha, base string) (forge.PullRequest, bool) {
-	return p.ProposedElsewhere(prs, sha, base)
-}
-
-// ProposedElsewhere is Input.ProposedElsewhere, from the proposal's own
-// record of the repository it was made for.
 func (p *Proposal) ProposedElsewhere(prs []forge.PullRequest, sha, base string) (forge.PullRequest, bool) {
 	branch := p.WriteBack.Branch
 	for _, pr := range prs {
@@ -573,8 +561,8 @@ func Checked(runs []forge.CheckRun, run forge.CheckRun) bool {
 	return slices.ContainsFunc(runs, func(r forge.CheckRun) bool { return r.Mine && r.Conclusion == run.Conclusion })
 }
 
-// Ours reports whether a commit on branch carries the bot's keyed token.
-func Ours(key []byte, c forge.Commit, branch string) bool {
+// ours reports whether a commit on branch carries the bot's keyed token.
+func ours(key []byte, c forge.Commit, branch string) bool {
 	if len(c.Parents) != 1 {
 		return false
 	}
@@ -588,7 +576,7 @@ func Ours(key []byte, c forge.Commit, branch string) bool {
 // previous marker prev, except a refused receipt's: the new head gets a
 // fresh check.
 func (in *Input) Marker(p *Proposal, commits []string, prev *Marker) *Marker {
-	m := &Marker{Version: MarkerVersion, Unit: p.WriteBack.Unit, Environment: p.WriteBack.Environment, Branch: p.WriteBack.Branch,
+	m := &Marker{Version: markerVersion, Unit: p.WriteBack.Unit, Environment: p.WriteBack.Environment, Branch: p.WriteBack.Branch,
 		Fingerprint: p.Fingerprint, Changes: p.Changes, Base: in.Head, Files: map[string]string{}, Policy: in.PolicySum,
 		Commits: commits, AutoMerge: p.AutoMerge}
 	if len(m.Commits) > maxRecordedCommits {
@@ -596,7 +584,7 @@ func (in *Input) Marker(p *Proposal, commits []string, prev *Marker) *Marker {
 	}
 	for _, c := range p.Changes {
 		if data, ok := in.Snapshot.Files[c.ValuesFile]; ok {
-			m.Files[c.ValuesFile] = HashBytes(data)
+			m.Files[c.ValuesFile] = hashBytes(data)
 		}
 	}
 	for _, f := range p.WriteBack.Receipts {
@@ -777,7 +765,7 @@ type where struct {
 // Propose prepares a write-back: its marker changes, the verification of
 // its receipts against the default branch's policy, whether it merges
 // automatically, and the files its commit writes.
-func (in *Input) Propose(wb *plan.WriteBack) *Proposal {
+func (in *Input) propose(wb *plan.WriteBack) *Proposal {
 	changes := markerChanges(*wb, in.Result.Decisions)
 	doc := &writeBackDoc{wb: *wb, decisions: in.Result.Decisions, changes: changes, cfg: in.Snapshot.Config, snap: in.Snapshot,
 		observed: map[string][]string{}, newest: map[string]observe.Observation{}}
@@ -856,19 +844,6 @@ func (p *Proposal) Body(m *Marker) string { return p.doc.body(m) }
 
 // CheckRun is the receipt check on head.
 func (p *Proposal) CheckRun(head string) forge.CheckRun { return p.doc.check.run(head) }
-
-// CommitRequest is the commit of the proposal on the default branch's head
-// by author, replacing expected (empty: the branch must not exist).
-func (in *Input) CommitRequest(repo forge.Repo, p *Proposal, author forge.Author, method forge.CommitMethod, expected string, force bool) forge.CommitRequest {
-	return in.CommitRequestOn(in.Head, repo, p, author, method, expected, force)
-}
-
-// CommitRequestOn is CommitRequest on another base commit: the default
-// branch's head after this cycle's own merge of another unit, when that
-// merge left the proposal's files as planned.
-func (in *Input) CommitRequestOn(base string, repo forge.Repo, p *Proposal, author forge.Author, method forge.CommitMethod, expected string, force bool) forge.CommitRequest {
-	return p.CommitOn(base, repo, author, method, expected, force)
-}
 
 // CommitOn is the commit of the proposal on base by author, replacing
 // expected (empty: the branch must not exist).

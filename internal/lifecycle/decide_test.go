@@ -115,8 +115,8 @@ func TestDecide(t *testing.T) {
 		}, []string{"check", "keep"}, "a person's commit"},
 		{"bot's unrecorded commit", "a crash between the push and the body update: the bot's own keyed commit is recorded, not taken for a person's", func(t *testing.T) state {
 			in := input(t, nil, scaled)
-			p := in.Propose(&in.Result.WriteBacks[0])
-			msg := in.CommitRequest(forge.Repo{}, p, forge.Author{}, forge.CommitGit, "", false).Message
+			p := in.propose(&in.Result.WriteBacks[0])
+			msg := p.CommitOn(in.Head, forge.Repo{}, forge.Author{}, forge.CommitGit, "", false).Message
 			pr := proposed(t, in, 1, "c1")
 			pr.HeadSHA = "c2"
 			return state{in: in, prs: []forge.PullRequest{pr}, commits: []forge.Commit{{SHA: "c2", Parents: []string{head}, Message: msg}}}

@@ -19,6 +19,17 @@
 // (AfterMerge). The executor (internal/bot) reads the forge and follows
 // them; it never asks the lifecycle again.
 //
+// A proven follow-up publishes the merged receipts in their proven form
+// (Evidence.Proven): the receipts are read as the default branch holds
+// them when the effect is carried out, then given status proven, the merge
+// commit and the store's revision, verified against the default branch's
+// policy and marshalled. The planner's result does not carry them: the
+// planner reads the values files a write-back edits, not the receipts of
+// merged pull requests, so carrying them would read every waiting pull
+// request's receipts each time the default branch moves, where now they
+// are read once, by the one cycle that proves the fix; and what is
+// verified is the proven document, which no one verified before.
+//
 // It also owns what the decisions read and write: the marker (the sealed,
 // hidden record of a write-back in its pull request's body; "marker" means
 // nothing else here), the fingerprint and the keyed commit token, and the

@@ -91,7 +91,7 @@ type Effect struct {
 	// Method is the merge method of AutoMerge.
 	Method forge.MergeMethod
 	// Run is the check run Check posts, or the App's ledger run a Close
-	// writes on the head before closing (ClosedRun).
+	// writes on the head before closing (closedRun).
 	Run *forge.CheckRun
 	// Tag is the hidden tag a Comment carries (commentTag of Note).
 	Tag string
@@ -119,9 +119,9 @@ type Effect struct {
 func (e Effect) BaseMoved(head string, merges []string) bool { return baseMoved(e.Base, head, merges) }
 
 // Mergeable says whether AutoMerge, where auto-merge cannot be armed,
-// merges cur over REST now (MergeNow), pinned to head.
+// merges cur over REST now (mergeNow), pinned to head.
 func (e Effect) Mergeable(cur forge.PullRequest, head string) (bool, string) {
-	return MergeNow(cur, head)
+	return mergeNow(cur, head)
 }
 
 // RefusedComment is the comment AutoMerge makes once when GitHub

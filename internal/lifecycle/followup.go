@@ -32,7 +32,7 @@ const (
 // and the label does not repeat the comment.
 const (
 	TagProven   = "<!-- backflow:note proven -->"
-	TagReverted = "<!-- backflow:note reverted -->"
+	tagReverted = "<!-- backflow:note reverted -->"
 	tagDrift    = "<!-- backflow:drift-report -->"
 )
 
@@ -129,7 +129,7 @@ func (in *Input) followMerged(st *Pull) Effect {
 		v, ok, lower := in.reobserve(m, c, merged)
 		if !ok && lower > 0 {
 			return wait(fmt.Sprintf("merged %s; %s observed since the merge only by sources trusted below %s, the attribution its receipt was accepted on (%d observation(s) ignored)",
-				Short(pr.MergeCommitSHA), objectName(c.Object), c.ProofTrust(), lower))
+				Short(pr.MergeCommitSHA), objectName(c.Object), c.proofTrust(), lower))
 		}
 		if !ok {
 			return wait(fmt.Sprintf("merged %s; %s not observed since the merge", Short(pr.MergeCommitSHA), objectName(c.Object)))
@@ -166,7 +166,7 @@ func (in *Input) followMerged(st *Pull) Effect {
 // the default branch's.
 func (in *Input) reobserve(m *Marker, c MarkerChange, merged time.Time) (v Verdict, ok bool, lower int) {
 	var newest *observe.Observation
-	need := c.ProofTrust().Rank()
+	need := c.proofTrust().Rank()
 	var seen []observe.Observation
 	if s := in.Result.ObservedOf(m.Environment, c.Object); s != nil {
 		seen = s.Observations
@@ -229,7 +229,7 @@ func (in *Input) reverted(st *Pull, v Verdict, grace time.Duration) Effect {
 		v.Obs.ObservedAt.UTC().Format(time.RFC3339), code(values.Format(v.Change.To)))
 	detail := fmt.Sprintf("%s %s is live %s, not %s", objectName(v.Change.Object), v.Change.Field, values.Format(v.Live), values.Format(v.Change.To))
 	return Effect{Kind: Reverted, Branch: st.Marker.Branch, Pull: st, Reason: detail,
-		Evidence: &Evidence{Reverted: &v, Tag: TagReverted, Label: LabelReverted, Text: text}}
+		Evidence: &Evidence{Reverted: &v, Tag: tagReverted, Label: LabelReverted, Text: text}}
 }
 
 // Proven is what a Proven effect publishes, given the receipts as the default

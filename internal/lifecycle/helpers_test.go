@@ -77,7 +77,7 @@ func input(t *testing.T, mutate func(map[string]string), obs ...observe.Observat
 			now = o.ObservedAt
 		}
 	}
-	return &Input{DefaultBranch: "main", Head: head, Snapshot: snap, PolicySum: HashBytes([]byte(files[cfg.Policy])),
+	return &Input{DefaultBranch: "main", Head: head, Snapshot: snap, PolicySum: hashBytes([]byte(files[cfg.Policy])),
 		Result: plan.Plan(obs, nil, snap, now), GitOpsManagers: managers, CommitKey: commitKey,
 		Repo: testRepo}
 }
@@ -104,9 +104,9 @@ func proposed(t *testing.T, in *Input, n int, sha string) forge.PullRequest {
 	if len(in.Result.WriteBacks) != 1 {
 		t.Fatalf("the plan has %d write-backs, want 1: %v", len(in.Result.WriteBacks), in.Result.Errors)
 	}
-	p := in.Propose(&in.Result.WriteBacks[0])
+	p := in.propose(&in.Result.WriteBacks[0])
 	m := in.Marker(p, []string{sha}, nil)
-	return forge.PullRequest{Number: n, Title: p.Title(), Body: p.Body(Seal(m, commitKey, testRepo, n)), HeadRef: branchEast, HeadSHA: sha, BaseRef: "main",
+	return forge.PullRequest{Number: n, Title: p.Title(), Body: p.Body(seal(m, commitKey, testRepo, n)), HeadRef: branchEast, HeadSHA: sha, BaseRef: "main",
 		State: forge.StateOpen, Mine: true, Labels: wantedLabels(in.Snapshot.Config, usEast, p.AutoMerge), AutoMergeEnabled: p.AutoMerge}
 }
 
@@ -118,7 +118,7 @@ func edit(t *testing.T, pr forge.PullRequest, f func(*Marker)) forge.PullRequest
 		t.Fatal("no marker")
 	}
 	f(m)
-	pr.Body = ReplaceMarker(pr.Body, Seal(m, commitKey, testRepo, pr.Number))
+	pr.Body = replaceMarker(pr.Body, seal(m, commitKey, testRepo, pr.Number))
 	return pr
 }
 

@@ -16,9 +16,9 @@ import (
 	"github.com/backflow-dev/backflow/internal/plan"
 )
 
-// MarkerVersion is the version of the hidden marker a pull request body
+// markerVersion is the version of the hidden marker a pull request body
 // carries.
-const MarkerVersion = 1
+const markerVersion = 1
 
 // Closed reasons the bot records in the marker before it closes a pull
 // request itself. A pull request closed without merge and without one of
@@ -44,7 +44,7 @@ const (
 // which commits the bot wrote. The follow-up after a merge adds its state
 // here too.
 type Marker struct {
-	// Version is MarkerVersion.
+	// Version is markerVersion.
 	Version int `json:"v"`
 	// Unit and Environment name the write-back's unit.
 	Unit        string `json:"unit"`
@@ -103,7 +103,7 @@ type MarkerChange struct {
 }
 
 // ProofTrust is the trust an observation needs to prove c.
-func (c MarkerChange) ProofTrust() observe.Attribution {
+func (c MarkerChange) proofTrust() observe.Attribution {
 	if c.Trust == "" || !c.Trust.Valid() {
 		return observe.DefaultCeiling
 	}
@@ -140,15 +140,15 @@ func decodeMarker(data string) (*Marker, bool) {
 	dec := json.NewDecoder(strings.NewReader(data))
 	dec.UseNumber()
 	var m Marker
-	if err := dec.Decode(&m); err != nil || m.Version != MarkerVersion || m.Fingerprint == "" || m.Branch == "" {
+	if err := dec.Decode(&m); err != nil || m.Version != markerVersion || m.Fingerprint == "" || m.Branch == "" {
 		return nil, false
 	}
 	return &m, true
 }
 
-// ReplaceMarker swaps the marker ending body (the last one) for m's.
-// Into is body with m as its marker (ReplaceMarker).
-func (m *Marker) Into(body string) string { return ReplaceMarker(body, m) }
+// replaceMarker swaps the marker ending body (the last one) for m's.
+// Into is body with m as its marker (replaceMarker).
+func (m *Marker) Into(body string) string { return replaceMarker(body, m) }
 
 // Written is a copy of m, the marker an Open or Update decided, once the
 // write made head on base: head recorded as the bot's latest commit.
@@ -163,7 +163,7 @@ func (m *Marker) Written(head, base string) *Marker {
 	return &c
 }
 
-func ReplaceMarker(body string, m *Marker) string {
+func replaceMarker(body string, m *Marker) string {
 	enc := m.Encode()
 	if all := markerRE.FindAllStringIndex(body, -1); len(all) > 0 {
 		last := all[len(all)-1]
@@ -192,7 +192,7 @@ func (m *Marker) OwnsHead(sha string) bool {
 // every accepted field with its live value. The values files' bytes and the
 // base are left out so that the same proposal on a moved default branch
 // keeps its identity (and a closed one is not reopened).
-func Fingerprint(wb plan.WriteBack, decisions []plan.Decision) string {
+func fingerprint(wb plan.WriteBack, decisions []plan.Decision) string {
 	return fingerprintOf(wb.Environment, wb.Unit, markerChanges(wb, decisions))
 }
 
@@ -237,8 +237,8 @@ func decisionsOf(wb plan.WriteBack, decisions []plan.Decision) []plan.Decision {
 	return out
 }
 
-// HashBytes is the hex sha256 of b, as markers record files and policies.
-func HashBytes(b []byte) string {
+// hashBytes is the hex sha256 of b, as markers record files and policies.
+func hashBytes(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
 }

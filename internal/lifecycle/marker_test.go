@@ -11,7 +11,7 @@ import (
 )
 
 func TestMarkerRoundTrip(t *testing.T) {
-	m := &Marker{Version: MarkerVersion, Unit: "redis", Environment: usEast, Branch: branchEast, Fingerprint: "sha256:ab",
+	m := &Marker{Version: markerVersion, Unit: "redis", Environment: usEast, Branch: branchEast, Fingerprint: "sha256:ab",
 		Changes: []MarkerChange{{Object: replicasKey, Field: "spec.replicas", ValuePath: "replica.replicaCount", ValuesFile: valuesEast, From: 3, To: "a --> <b> & c"}},
 		Commits: []string{"c1"}}
 	body := "text before\n\n" + m.Encode() + "\ntext after"
@@ -23,8 +23,8 @@ func TestMarkerRoundTrip(t *testing.T) {
 		t.Errorf("a value closed the HTML comment early: %s", body)
 	}
 	got.Closed = ClosedConverged
-	again, ok := ParseMarker(ReplaceMarker(body, got))
-	if !ok || again.Closed != ClosedConverged || strings.Count(ReplaceMarker(body, got), "backflow:marker") != 1 {
+	again, ok := ParseMarker(replaceMarker(body, got))
+	if !ok || again.Closed != ClosedConverged || strings.Count(replaceMarker(body, got), "backflow:marker") != 1 {
 		t.Errorf("replace: %+v", again)
 	}
 	for _, bad := range []string{"", "<!-- backflow:marker {} -->", "<!-- backflow:marker {\"v\":2,\"fingerprint\":\"x\",\"branch\":\"b\"} -->", "<!-- backflow:marker not json -->"} {
@@ -72,7 +72,7 @@ func TestTitle(t *testing.T) {
 func TestLongBody(t *testing.T) {
 	big := plan.File{Path: ".backflow/receipts/big.yaml", Data: []byte(strings.Repeat("x: y\n", 20_000))}
 	d := &writeBackDoc{wb: plan.WriteBack{Environment: usEast, Unit: "redis", Branch: branchEast, Receipts: []plan.File{big}}, cfg: &repoconfig.Config{}}
-	m := &Marker{Version: MarkerVersion, Branch: branchEast, Fingerprint: "sha256:ab"}
+	m := &Marker{Version: markerVersion, Branch: branchEast, Fingerprint: "sha256:ab"}
 	body := d.body(m)
 	if len(body) > 65_536 || !strings.Contains(body, "<code>.backflow/receipts/big.yaml</code>") {
 		t.Errorf("body of %d bytes", len(body))

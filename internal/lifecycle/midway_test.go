@@ -12,13 +12,13 @@ import (
 // The decisions the executor asks for after reading the forge mid-way.
 func TestRecover(t *testing.T) {
 	in := input(t, nil, replicas(4, "kubectl", 0))
-	p := in.Propose(&in.Result.WriteBacks[0])
-	mine := in.CommitRequest(forge.Repo{}, p, forge.Author{}, forge.CommitGit, "", false).Message
+	p := in.propose(&in.Result.WriteBacks[0])
+	mine := p.CommitOn(in.Head, forge.Repo{}, forge.Author{}, forge.CommitGit, "", false).Message
 	other := input(t, nil, replicas(5, "kubectl", 0))
-	theirs := other.CommitRequest(forge.Repo{}, other.Propose(&other.Result.WriteBacks[0]), forge.Author{}, forge.CommitGit, "", false).Message
+	theirs := other.propose(&other.Result.WriteBacks[0]).CommitOn(other.Head, forge.Repo{}, forge.Author{}, forge.CommitGit, "", false).Message
 	older := *in
 	older.Head = "0000000000000000000000000000000000000000"
-	stale := older.CommitRequest(forge.Repo{}, p, forge.Author{}, forge.CommitGit, "", false).Message
+	stale := p.CommitOn(older.Head, forge.Repo{}, forge.Author{}, forge.CommitGit, "", false).Message
 	for _, tc := range []struct {
 		why     string
 		commits []forge.Commit
@@ -39,25 +39,25 @@ func TestRecover(t *testing.T) {
 		{"a merge commit is never the bot's",
 			[]forge.Commit{{SHA: "p1", Parents: []string{head, "x"}, Message: mine}}, LeaveAlone},
 	} {
-		if got := in.Recover(p, head, tc.commits); got != tc.want {
+		if got := p.Recover(head, tc.commits); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.why, got, tc.want)
 		}
 	}
 	// On this cycle's own merge of another unit, the bot's commit of this
 	// proposal on that merge is reused, and one on the cycle's head is not.
 	const merged = "2222222222222222222222222222222222222222"
-	onMerge := in.CommitRequestOn(merged, forge.Repo{}, p, forge.Author{}, forge.CommitGit, "", false).Message
-	if got := in.Recover(p, merged, []forge.Commit{{SHA: "c2", Parents: []string{merged}, Message: onMerge}}); got != Reuse {
+	onMerge := p.CommitOn(merged, forge.Repo{}, forge.Author{}, forge.CommitGit, "", false).Message
+	if got := p.Recover(merged, []forge.Commit{{SHA: "c2", Parents: []string{merged}, Message: onMerge}}); got != Reuse {
 		t.Errorf("the bot's commit on the cycle's own merge: %v, want reuse", got)
 	}
-	if got := in.Recover(p, merged, []forge.Commit{{SHA: "c1", Parents: []string{head}, Message: mine}}); got != Rewrite {
+	if got := p.Recover(merged, []forge.Commit{{SHA: "c1", Parents: []string{head}, Message: mine}}); got != Rewrite {
 		t.Errorf("the bot's commit on the cycle's head, writing on its own merge: %v, want rewrite", got)
 	}
 }
 
 func TestProposedElsewhere(t *testing.T) {
 	in := input(t, nil, replicas(4, "kubectl", 0))
-	p := in.Propose(&in.Result.WriteBacks[0])
+	p := in.propose(&in.Result.WriteBacks[0])
 	pr := proposed(t, in, 7, "c1")
 	for _, tc := range []struct {
 		why  string
@@ -79,7 +79,7 @@ func TestProposedElsewhere(t *testing.T) {
 		{"someone else's pull request from the branch does not count", func() forge.PullRequest { x := pr; x.Mine = false; return x }, "c1", head, false},
 		{"a pull request against another base does not count", func() forge.PullRequest { x := pr; x.BaseRef = "release"; return x }, "c1", head, false},
 	} {
-		if _, got := in.ProposedElsewhere([]forge.PullRequest{tc.pr()}, p, tc.sha, tc.base); got != tc.want {
+		if _, got := p.ProposedElsewhere([]forge.PullRequest{tc.pr()}, tc.sha, tc.base); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.why, got, tc.want)
 		}
 	}
@@ -96,7 +96,7 @@ func TestMergeNow(t *testing.T) {
 		{"checks still running", forge.PullRequest{HeadSHA: "c1", MergeableState: "blocked"}, false},
 		{"GitHub has not computed it yet", forge.PullRequest{HeadSHA: "c1"}, false},
 	} {
-		if got, _ := MergeNow(tc.cur, "c1"); got != tc.want {
+		if got, _ := mergeNow(tc.cur, "c1"); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.why, got, tc.want)
 		}
 	}
@@ -184,7 +184,7 @@ func TestPersonClosedAndTheLedger(t *testing.T) {
 	if got := other.PersonClosed(units[0]); len(got) != 0 {
 		t.Errorf("a close of another proposal decides nothing: %v", got)
 	}
-	run := ClosedRun(&Pull{PR: pr}, ClosedConverged)
+	run := closedRun(&Pull{PR: pr}, ClosedConverged)
 	if run.Name == CheckName {
 		t.Fatal("the ledger must never be the required check: a neutral conclusion passes")
 	}

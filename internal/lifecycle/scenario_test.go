@@ -175,7 +175,7 @@ func (s scenario) commits(t *testing.T, in *Input, cs []scenarioCommit) []forge.
 	for _, c := range cs {
 		msg := c.By + "\n"
 		if c.By == "bot" {
-			msg = in.CommitRequestOn(c.Parents[0], forge.Repo{}, in.Propose(&in.Result.WriteBacks[0]), forge.Author{}, forge.CommitGit, "", false).Message
+			msg = in.propose(&in.Result.WriteBacks[0]).CommitOn(c.Parents[0], forge.Repo{}, forge.Author{}, forge.CommitGit, "", false).Message
 		}
 		out = append(out, forge.Commit{SHA: c.SHA, Parents: c.Parents, Message: msg})
 	}

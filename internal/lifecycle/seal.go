@@ -54,9 +54,9 @@ func markerMAC(commitKey []byte, repo string, number int, m *Marker) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// Seal sets m's MAC for pull request number of repo ("owner/name"), 0
+// seal sets m's MAC for pull request number of repo ("owner/name"), 0
 // before it is opened, under the commit key, and returns m.
-func Seal(m *Marker, commitKey []byte, repo string, number int) *Marker {
+func seal(m *Marker, commitKey []byte, repo string, number int) *Marker {
 	m.MAC = markerMAC(commitKey, repo, number, m)
 	return m
 }
@@ -65,10 +65,10 @@ func authentic(key []byte, repo string, m *Marker, number int) bool {
 	return len(key) > 0 && m.MAC != "" && hmac.Equal([]byte(m.MAC), []byte(markerMAC(key, repo, number, m)))
 }
 
-// Sealed is Seal of a copy of m.
+// Sealed is seal of a copy of m.
 func (m *Marker) Sealed(commitKey []byte, repo string, number int) *Marker {
 	c := *m
-	return Seal(&c, commitKey, repo, number)
+	return seal(&c, commitKey, repo, number)
 }
 
 // PullMarker returns the marker of pr: the one ending its body, when it is
@@ -115,8 +115,8 @@ func authenticMarker(key []byte, repo string, pr forge.PullRequest) (*Marker, bo
 // token (commit is that head commit). Editing a marker then cannot make the
 // bot forget that a person closed the proposal.
 func FromHeadCommit(commitKey []byte, pr forge.PullRequest, commit forge.Commit) (*Marker, bool) {
-	if pr.State == forge.StateOpen || pr.Merged || commit.SHA != pr.HeadSHA || !Ours(commitKey, commit, pr.HeadRef) {
+	if pr.State == forge.StateOpen || pr.Merged || commit.SHA != pr.HeadSHA || !ours(commitKey, commit, pr.HeadRef) {
 		return nil, false
 	}
-	return &Marker{Version: MarkerVersion, Branch: pr.HeadRef, Fingerprint: trailer(commit.Message, trailerFingerprint), Commits: []string{commit.SHA}}, true
+	return &Marker{Version: markerVersion, Branch: pr.HeadRef, Fingerprint: trailer(commit.Message, trailerFingerprint), Commits: []string{commit.SHA}}, true
 }

@@ -11,13 +11,13 @@ import (
 func TestPullMarker(t *testing.T) {
 	in := &Input{CommitKey: commitKey, Repo: testRepo}
 	marker := func() *Marker {
-		return &Marker{Version: MarkerVersion, Branch: branchEast, Fingerprint: "sha256:ab", Commits: []string{"c1"}}
+		return &Marker{Version: markerVersion, Branch: branchEast, Fingerprint: "sha256:ab", Commits: []string{"c1"}}
 	}
 	pull := func(body string) forge.PullRequest {
 		return forge.PullRequest{Number: 7, Body: body, Mine: true, State: forge.StateOpen, HeadRef: branchEast, HeadSHA: "c1"}
 	}
 	sealed := func(number int, repo string, edit func(*Marker)) string {
-		m := Seal(marker(), commitKey, repo, number)
+		m := seal(marker(), commitKey, repo, number)
 		if edit != nil {
 			edit(m)
 		}
@@ -56,7 +56,7 @@ func TestPullMarker(t *testing.T) {
 // message, so logs and metrics can tell it from any other problem.
 func TestIndexKeepsTheForgedSentinel(t *testing.T) {
 	in := &Input{CommitKey: commitKey, Repo: testRepo, DefaultBranch: "main"}
-	m := Seal(&Marker{Version: MarkerVersion, Branch: branchEast, Fingerprint: "sha256:ab", Commits: []string{"c1"}}, commitKey, testRepo, 8)
+	m := seal(&Marker{Version: markerVersion, Branch: branchEast, Fingerprint: "sha256:ab", Commits: []string{"c1"}}, commitKey, testRepo, 8)
 	pr := forge.PullRequest{Number: 7, Body: "text\n\n" + m.Encode() + "\n", Mine: true, State: forge.StateOpen,
 		HeadRef: branchEast, HeadSHA: "c1", BaseRef: "main"}
 	units, problems := in.Index([]forge.PullRequest{pr})

@@ -10,5 +10,5 @@ import "github.com/backflow-dev/backflow/internal/observe"
 // may say what it likes, but a pull request opened on the audit log's word
 // is not withdrawn or rewritten on an asserted one.
 func trustedToDecide(c MarkerChange, trust observe.Attribution) bool {
-	return trust.Rank() >= c.ProofTrust().Rank()
+	return trust.Rank() >= c.proofTrust().Rank()
 }

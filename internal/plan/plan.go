@@ -197,7 +197,7 @@ func PlanWith(observations []observe.Observation, triggers []observe.Trigger, sn
 	p := newPlanner(snap, now, opts)
 	if snap.Config != nil {
 		var refused []string
-		observations, refused = InBounds(observations, snap.Config, now)
+		observations, refused = inBounds(observations, snap.Config, now)
 		p.res.Errors = append(p.res.Errors, refused...)
 		_, _, p.freshness = snap.Config.Bounds()
 	}

@@ -10,7 +10,7 @@ import (
 // when every call has returned. Calls must not depend on each other's
 // order: they run concurrently. A panic in a call is raised again on the
 // caller's goroutine, as it would be had the calls been made there; on
-// more than one worker its value is a WorkerPanic, which carries the stack
+// more than one worker its value is a workerPanic, which carries the stack
 // of the call that raised it (the caller's own stack would only show each).
 func each(n, workers int, f func(i int)) {
 	if workers > n {
@@ -43,7 +43,7 @@ func each(n, workers int, f func(i int)) {
 				if r := recover(); r != nil {
 					mu.Lock()
 					if panicky == nil {
-						panicky = WorkerPanic{Value: r, Stack: debug.Stack()}
+						panicky = workerPanic{Value: r, Stack: debug.Stack()}
 					}
 					mu.Unlock()
 				}
@@ -63,13 +63,13 @@ func each(n, workers int, f func(i int)) {
 	}
 }
 
-// WorkerPanic is a panic raised in one of each's calls on another
+// workerPanic is a panic raised in one of each's calls on another
 // goroutine: its value and the stack of the goroutine that raised it.
-type WorkerPanic struct {
+type workerPanic struct {
 	Value any
 	Stack []byte
 }
 
-func (p WorkerPanic) String() string {
+func (p workerPanic) String() string {
 	return fmt.Sprintf("%v\n\npanicked on a planner goroutine:\n%s", p.Value, p.Stack)
 }

@@ -28,7 +28,7 @@ func TestEachRaisesAPanicOnTheCaller(t *testing.T) {
 		func() {
 			defer func() {
 				r := recover()
-				if wp, ok := r.(WorkerPanic); ok {
+				if wp, ok := r.(workerPanic); ok {
 					if !strings.Contains(string(wp.Stack), "TestEachRaisesAPanicOnTheCaller") {
 						t.Errorf("%d workers: the stack does not show the call that panicked:\n%s", workers, wp.Stack)
 					}

@@ -59,7 +59,7 @@ func TestCase14TokenExpiryAndClockSkew(t *testing.T) {
 			e.clock.Advance(61 * time.Minute)
 		}
 	}}
-	b, err := bot.New(bot.Options{Forge: fx, Sources: []bot.Source{src}, Now: e.clock.Now, Logger: e.log, CommitMethod: forge.CommitGit,
+	b, err := bot.New(bot.Options{Forge: forge.Steps{Forge: fx}, Sources: []bot.Source{src}, Now: e.clock.Now, Logger: e.log, CommitMethod: forge.CommitGit,
 		CommitKey: []byte("reliability commit key"), Renderer: app.Renderer})
 	if err != nil {
 		t.Fatal(err)

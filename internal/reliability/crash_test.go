@@ -19,8 +19,10 @@ var errKilled = errors.New("process killed")
 // effects wraps a forge and sees every side effect before it is made: it
 // records them, can run a hook before one (a person pushing), and can kill
 // the process before the (allowed+1)-th one, after which no effect is made.
+// It sees each fine-grained call, those the bot's port makes as one
+// included: the bot is given forge.Steps over it.
 type effects struct {
-	bot.Forge
+	forge.Forge
 	mu      sync.Mutex
 	allowed int // effects made before the kill; negative: never killed
 	done    []string
@@ -155,7 +157,7 @@ func (f *effects) Merge(ctx context.Context, repo forge.Repo, number int, headSH
 func (e *hubEnv) process(repo forge.Repo, src bot.Source, method forge.CommitMethod, fx *effects) *bot.Bot {
 	e.t.Helper()
 	fx.Forge = e.adapter(nil)
-	b, err := bot.New(bot.Options{Forge: fx, Sources: []bot.Source{src}, Now: e.clock.Now, Logger: e.log, BotUserID: 4242,
+	b, err := bot.New(bot.Options{Forge: forge.Steps{Forge: fx}, Sources: []bot.Source{src}, Now: e.clock.Now, Logger: e.log, BotUserID: 4242,
 		CommitMethod: method, CommitKey: []byte("reliability commit key"), Repositories: []string{repo.FullName()}, Renderer: app.Renderer})
 	if err != nil {
 		e.t.Fatal(err)

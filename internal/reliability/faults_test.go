@@ -151,7 +151,7 @@ func TestCase09ForgeFaults(t *testing.T) {
 			}
 		})
 		fx := &effects{Forge: a, allowed: -1}
-		b, err := bot.New(bot.Options{Forge: fx, Sources: []bot.Source{src}, Now: e.clock.Now, Logger: e.log, CommitMethod: forge.CommitAPI,
+		b, err := bot.New(bot.Options{Forge: forge.Steps{Forge: fx}, Sources: []bot.Source{src}, Now: e.clock.Now, Logger: e.log, CommitMethod: forge.CommitAPI,
 			CommitKey: []byte("reliability commit key"), Repositories: []string{repo.FullName()}, Renderer: app.Renderer})
 		if err != nil {
 			t.Fatal(err)

@@ -126,7 +126,7 @@ func TestCase12ClosedStaysClosed(t *testing.T) {
 	a := e.adapter(nil)
 	fx := &effects{Forge: a, allowed: -1}
 	src := &staticSource{}
-	b, err := bot.New(bot.Options{Forge: fx, Sources: []bot.Source{src}, Now: clock.Now, Logger: e.log, CommitKey: []byte("reliability commit key"), Renderer: app.Renderer})
+	b, err := bot.New(bot.Options{Forge: forge.Steps{Forge: fx}, Sources: []bot.Source{src}, Now: clock.Now, Logger: e.log, CommitKey: []byte("reliability commit key"), Renderer: app.Renderer})
 	if err != nil {
 		t.Fatal(err)
 	}

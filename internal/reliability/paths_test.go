@@ -136,7 +136,7 @@ func TestCase07Paths(t *testing.T) {
 	src := &staticSource{}
 	src.set(replicas(usEastNode, 4, e.clock.Now()))
 	fx := &effects{Forge: a, allowed: -1}
-	b := e.newBot(fx, src, forge.CommitGit)
+	b := e.newBot(forge.Steps{Forge: fx}, src, forge.CommitGit)
 	e.hub.Requests().Reset()
 	rep := e.cycle(b)
 	// Writes are counted twice: as the bot's effects (git pushes included)

@@ -69,7 +69,7 @@ func NewMetrics() *Metrics {
 		}, []string{"outcome"}),
 		pullRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "backflow_pull_requests_total",
-			Help: "Write-back pull requests, by action (opened, updated, closed, merged).",
+			Help: "Write-back pull requests, by action (open, update, close, merge, auto-merge).",
 		}, []string{"action"}),
 		fixes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "backflow_fixes_total",
@@ -151,7 +151,8 @@ func (m *Metrics) Cycle(wait, d time.Duration, err error) {
 // Decision counts a decision with its outcome (allow, deny, ...).
 func (m *Metrics) Decision(outcome string) { m.decisions.WithLabelValues(outcome).Inc() }
 
-// PullRequest counts a pull request action: opened, updated, closed, merged.
+// PullRequest counts a pull request action, named as the effect that made
+// it: open, update, close, merge, auto-merge.
 func (m *Metrics) PullRequest(action string) { m.pullRequests.WithLabelValues(action).Inc() }
 
 // Fix counts a followed-up fix by result: proven or reverted.

@@ -13,7 +13,6 @@ import (
 // that increment, and an absent series cannot be told from a zero one).
 var (
 	knownCycleResults   = []string{"ok", "error"}
-	knownPRActions      = []string{"opened", "updated", "closed", "merged", "auto-merge-enabled"}
 	knownFixResults     = []string{"proven", "reverted"}
 	knownWebhookResults = []string{resultQueued, resultIgnored, resultDuplicate, resultUnauthorized, resultTooLarge, resultBadRequest, resultUnavailable, resultError}
 	// knownGitHubStatuses are the statuses a dashboard watches for: ok,
@@ -31,9 +30,6 @@ var (
 func (m *Metrics) preset() {
 	for _, r := range knownCycleResults {
 		m.cycles.WithLabelValues(r)
-	}
-	for _, a := range knownPRActions {
-		m.pullRequests.WithLabelValues(a)
 	}
 	for _, r := range knownFixResults {
 		m.fixes.WithLabelValues(r)
@@ -63,6 +59,14 @@ func (m *Metrics) preset() {
 func (m *Metrics) KnownDecisions(outcomes ...string) {
 	for _, o := range outcomes {
 		m.decisions.WithLabelValues(o)
+	}
+}
+
+// KnownPullRequests sets the pull request counter of each action to zero:
+// the wiring names them, as the effects they count are named.
+func (m *Metrics) KnownPullRequests(actions ...string) {
+	for _, a := range actions {
+		m.pullRequests.WithLabelValues(a)
 	}
 }
 

@@ -601,7 +601,7 @@ func TestMetricsShowCounters(t *testing.T) {
 	settle(t, s)
 	m := s.Metrics()
 	m.Decision("allow")
-	m.PullRequest("opened")
+	m.PullRequest("open")
 	m.Fix("proven")
 	m.GitHubRequest(200)
 	m.RateLimitRemaining(4321)
@@ -616,7 +616,7 @@ func TestMetricsShowCounters(t *testing.T) {
 		{"backflow_webhook_deliveries_total", `event="other",result="unauthorized"`, 1}, // unknown event names do not become labels
 		{"backflow_cycles_total", `result="ok"`, 1},
 		{"backflow_decisions_total", `outcome="allow"`, 1},
-		{"backflow_pull_requests_total", `action="opened"`, 1},
+		{"backflow_pull_requests_total", `action="open"`, 1},
 		{"backflow_fixes_total", `result="proven"`, 1},
 		{"backflow_github_requests_total", `status="200"`, 1},
 		{"backflow_errors_total", `kind="forge"`, 1},

@@ -18,6 +18,9 @@ import (
 // what a call answers is the other forge's.
 type Recorder struct {
 	forge.Forge
+	// StepsOn offers forge.Steps' operations over the recorder's own
+	// calls, so each fine call is recorded and can be failed with Fail.
+	forge.StepsOn
 
 	mu      sync.Mutex
 	effects []string
@@ -30,7 +33,9 @@ var _ forge.Forge = (*Recorder)(nil)
 
 // NewRecorder records the writes made through f.
 func NewRecorder(f forge.Forge) *Recorder {
-	return &Recorder{Forge: f, fails: map[string][]error{}}
+	r := &Recorder{Forge: f, fails: map[string][]error{}}
+	r.Self = r
+	return r
 }
 
 // Fail makes the next call of op (a method name, "Commit") fail with err,

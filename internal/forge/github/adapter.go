@@ -19,6 +19,9 @@ import (
 
 // Adapter implements forge.Forge for a GitHub App.
 type Adapter struct {
+	// StepsOn offers forge.Steps' operations over the adapter's own calls.
+	forge.StepsOn
+
 	cfg     Config
 	appsTr  *ghinstallation.AppsTransport
 	app     appAPI
@@ -70,6 +73,7 @@ func New(cfg Config) (*Adapter, error) {
 	appsTr.BaseURL = strings.TrimSuffix(cfg.BaseURL, "/")
 	base, _ := url.Parse(cfg.BaseURL)
 	a := &Adapter{cfg: cfg, appsTr: appsTr, baseURL: base, installs: map[int64]*installation{}, repoInst: map[string]int64{}}
+	a.Self = a
 	a.appGate = a.newGate()
 	// A refused JWT is signed again after the refusal's Date header.
 	a.app = client{a.newClient(appsTr, a.appGate, newETagCache(), func() {})}
