@@ -191,11 +191,17 @@ func startFlux(t *testing.T, c *cluster) {
 			"--watch-all-namespaces=true", "--enable-leader-election=false", "--log-level=debug"}
 	}
 	storage := loopback()
+	// source-controller refuses a storage path that does not exist.
+	if err := os.Mkdir(filepath.Join(dir, "storage"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	src := exec.Command(sourceController, append(common(), "--storage-path", filepath.Join(dir, "storage"),
 		"--storage-addr", storage, "--storage-adv-addr", storage)...)
 	src.Env = env
 	startProcess(t, dir, "source-controller", src)
-	kc := exec.Command(kustomizeController, common()...)
+	// A Kustomization whose source has no artifact yet retries after
+	// --requeue-dependency (30s by default): one interval here.
+	kc := exec.Command(kustomizeController, append(common(), "--requeue-dependency", fluxInterval.String())...)
 	kc.Env = env
 	startProcess(t, dir, "kustomize-controller", kc)
 }
