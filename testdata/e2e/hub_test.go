@@ -47,8 +47,14 @@ type endpoints struct {
 // webhooks to webhookURL, and returns its endpoints.
 func startHub(t *testing.T, bin, webhookURL string) endpoints {
 	t.Helper()
+	return startHubWith(t, bin, webhookURL, "repo")
+}
+
+// startHubWith is startHub serving the folder repoDir as the repository.
+func startHubWith(t *testing.T, bin, webhookURL, repoDir string) endpoints {
+	t.Helper()
 	dir := t.TempDir()
-	repo, err := filepath.Abs("repo")
+	repo, err := filepath.Abs(repoDir)
 	if err != nil {
 		t.Fatal(err)
 	}
