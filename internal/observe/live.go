@@ -84,7 +84,8 @@ func LiveChanges(obj map[string]any, gitops, ignore []string) (LiveResult, error
 		}
 	}
 	for _, p := range order {
-		if contains(ignoredPaths, p) || p == "status" || strings.HasPrefix(p, "status.") || strings.HasPrefix(p, "metadata.managedFields") {
+		if contains(ignoredPaths, p) || p == "status" || strings.HasPrefix(p, "status.") ||
+			strings.HasPrefix(p, "metadata.managedFields") {
 			continue
 		}
 		segs, err := fieldSegs(p)
@@ -107,7 +108,10 @@ func LiveChanges(obj map[string]any, gitops, ignore []string) (LiveResult, error
 		}
 		switch {
 		case person != nil && git == nil:
-			res.Fields = append(res.Fields, Field{Path: p, Live: live, Manager: person.manager, ManagedAt: person.at, Subresource: person.subresource})
+			res.Fields = append(
+				res.Fields,
+				Field{Path: p, Live: live, Manager: person.manager, ManagedAt: person.at, Subresource: person.subresource},
+			)
 			res.byPath[p] = true
 		case git != nil:
 			res.GitOps[p] = Field{Path: p, Live: live, Manager: git.manager, ManagedAt: git.at, Subresource: git.subresource}

@@ -101,7 +101,13 @@ func (s *HTTPSource) Poll(ctx context.Context) (res observe.Result, changed bool
 		max = observe.DefaultMaxBytes
 	}
 	if resp.ContentLength > max {
-		return observe.Result{}, false, fmt.Errorf("polling %s: %w: %d bytes, more than %d", shown, observe.ErrTooLarge, resp.ContentLength, max)
+		return observe.Result{}, false, fmt.Errorf(
+			"polling %s: %w: %d bytes, more than %d",
+			shown,
+			observe.ErrTooLarge,
+			resp.ContentLength,
+			max,
+		)
 	}
 	data, err := observe.ReadCapped(resp.Body, max)
 	if err != nil {
