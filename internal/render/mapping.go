@@ -60,7 +60,13 @@ type leaf struct {
 // found, not the leaves: this assumes perturbations in one group do not
 // cancel each other out. maxRenders bounds the renderings (DefaultMaxRenders
 // when zero).
-func (c *Chart) Map(ctx context.Context, opts Options, files []map[string]any, object, field string, maxRenders int) (*MapResult, error) {
+func (c *Chart) Map(
+	ctx context.Context,
+	opts Options,
+	files []map[string]any,
+	object, field string,
+	maxRenders int,
+) (*MapResult, error) {
 	if maxRenders <= 0 {
 		maxRenders = DefaultMaxRenders
 	}
@@ -74,7 +80,11 @@ func (c *Chart) Map(ctx context.Context, opts Options, files []map[string]any, o
 	}
 	res := &MapResult{Renders: 1}
 	if _, ok := base.Objects[object]; !ok {
-		return nil, fmt.Errorf("the chart does not render %s with these values (it renders %d objects)", object, len(base.Objects))
+		return nil, fmt.Errorf(
+			"the chart does not render %s with these values (it renders %d objects)",
+			object,
+			len(base.Objects),
+		)
 	}
 	before, hasBefore := yamlnode.Lookup(base.Objects[object], segs)
 	again, err := c.Render(ctx, opts, files)
@@ -111,7 +121,10 @@ func (c *Chart) Map(ctx context.Context, opts Options, files []map[string]any, o
 				return
 			}
 			if len(group) == 1 {
-				res.Drivers = append(res.Drivers, driver(group[0], base, r, unstable, object, field, before, after, hasBefore, hasAfter))
+				res.Drivers = append(
+					res.Drivers,
+					driver(group[0], base, r, unstable, object, field, before, after, hasBefore, hasAfter),
+				)
 				return
 			}
 		} else if len(group) == 1 {
@@ -137,7 +150,14 @@ func (c *Chart) Map(ctx context.Context, opts Options, files []map[string]any, o
 	return res, nil
 }
 
-func driver(l leaf, base, r *witness.Rendering, unstable map[string]bool, object, field string, before, after any, hasBefore, hasAfter bool) Driver {
+func driver(
+	l leaf,
+	base, r *witness.Rendering,
+	unstable map[string]bool,
+	object, field string,
+	before, after any,
+	hasBefore, hasAfter bool,
+) Driver {
 	d := Driver{
 		ValuePath: yamlnode.FormatPath(l.path), Value: l.value, Perturbed: l.to,
 		Before: before, After: after, HasBefore: hasBefore, HasAfter: hasAfter,
