@@ -161,7 +161,12 @@ func (m Mismatch) String() string {
 // fields that differ between two renderings of the same values (random
 // passwords, timestamps): they are neither changes nor witnesses. redact
 // hides values of objects whose values must not be shown.
-func Check(changes []Change, accepted []Accepted, unstable map[string]bool, redact func(object string) bool) []Mismatch {
+func Check(
+	changes []Change,
+	accepted []Accepted,
+	unstable map[string]bool,
+	redact func(object string) bool,
+) []Mismatch {
 	show := func(object string, v any, has bool) string {
 		switch {
 		case !has:
@@ -183,11 +188,35 @@ func Check(changes []Change, accepted []Accepted, unstable map[string]bool, reda
 		c, ok := byKey[k]
 		switch {
 		case !ok && unstable[k]:
-			out = append(out, Mismatch{a.Object, a.Field, "the rendering of this field differs between two renderings of the same values, so it witnesses nothing"})
+			out = append(
+				out,
+				Mismatch{
+					a.Object,
+					a.Field,
+					"the rendering of this field differs between two renderings of the same values, so it witnesses nothing",
+				},
+			)
 		case !ok:
-			out = append(out, Mismatch{a.Object, a.Field, fmt.Sprintf("the edit does not change the rendered field (observed %s): the value path does not drive it", show(a.Object, a.Live, true))})
+			out = append(
+				out,
+				Mismatch{
+					a.Object,
+					a.Field,
+					fmt.Sprintf(
+						"the edit does not change the rendered field (observed %s): the value path does not drive it",
+						show(a.Object, a.Live, true),
+					),
+				},
+			)
 		case !c.HasAfter || !values.Equal(c.After, a.Live):
-			out = append(out, Mismatch{a.Object, a.Field, fmt.Sprintf("the edit renders %s, observed %s", show(c.Object, c.After, c.HasAfter), show(a.Object, a.Live, true))})
+			out = append(
+				out,
+				Mismatch{
+					a.Object,
+					a.Field,
+					fmt.Sprintf("the edit renders %s, observed %s", show(c.Object, c.After, c.HasAfter), show(a.Object, a.Live, true)),
+				},
+			)
 		}
 	}
 	for _, c := range changes {
@@ -201,8 +230,11 @@ func Check(changes []Change, accepted []Accepted, unstable map[string]bool, reda
 		case c.Field == "":
 			out = append(out, Mismatch{c.Object, "", "the edit also stops rendering this object"})
 		default:
-			out = append(out, Mismatch{c.Object, c.Field, fmt.Sprintf("the edit also changes this field: %s -> %s, which is not accepted",
-				show(c.Object, c.Before, c.HasBefore), show(c.Object, c.After, c.HasAfter))})
+			out = append(
+				out,
+				Mismatch{c.Object, c.Field, fmt.Sprintf("the edit also changes this field: %s -> %s, which is not accepted",
+					show(c.Object, c.Before, c.HasBefore), show(c.Object, c.After, c.HasAfter))},
+			)
 		}
 	}
 	return out
