@@ -203,17 +203,17 @@ func (l *AdmissionLog) add(r AdmissionRecord, refusals *[]AdmissionRefusal) *Adm
 		}
 	}
 	size := r.HeldBytes()
-	max := l.budget()
-	for l.pendingBytes+l.confirmedBytes+size > max && l.confirmedBytes > max/2 && len(l.order) > 0 {
+	limit := l.budget()
+	for l.pendingBytes+l.confirmedBytes+size > limit && l.confirmedBytes > limit/2 && len(l.order) > 0 {
 		l.dropOldestLocked()
 	}
-	if l.pendingBytes+l.confirmedBytes+size > max {
+	if l.pendingBytes+l.confirmedBytes+size > limit {
 		return refuse(
 			RefusedBudget,
 			"holds %d bytes; %d of the %d allowed are held (admission.maxHeldBytes)",
 			size,
 			l.pendingBytes+l.confirmedBytes,
-			max,
+			limit,
 		)
 	}
 	if l.pending == nil {

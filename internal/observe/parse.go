@@ -175,14 +175,14 @@ func (p *parser) result() Result {
 	return p.res
 }
 
-// ReadCapped reads r up to max bytes; more is ErrTooLarge.
-func ReadCapped(r io.Reader, max int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
+// ReadCapped reads r up to limit bytes; more is ErrTooLarge.
+func ReadCapped(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
 	}
 	return data, nil
 }
