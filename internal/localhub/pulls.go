@@ -23,8 +23,8 @@ func (h *Hub) payload(rs *repoState, sender string) obj {
 // pushes alike: it sends the push event, keeps pull request heads in step
 // (synchronize, or closed when the head branch is deleted) and lets
 // auto-merge act. Callers hold h.mu.
-func (h *Hub) refChanged(rs *repoState, g *gitRepo, ref, old, new, actor string) {
-	before, after := old, new
+func (h *Hub) refChanged(rs *repoState, g *gitRepo, ref, old, next, actor string) {
+	before, after := old, next
 	if before == "" {
 		before = zeroSHA
 	}
@@ -33,10 +33,10 @@ func (h *Hub) refChanged(rs *repoState, g *gitRepo, ref, old, new, actor string)
 	}
 	p := h.payload(rs, actor)
 	p["ref"], p["before"], p["after"] = ref, before, after
-	p["created"], p["deleted"] = old == "", new == ""
+	p["created"], p["deleted"] = old == "", next == ""
 	forced := false
-	if old != "" && new != "" {
-		ff, _ := g.isAncestor(old, new)
+	if old != "" && next != "" {
+		ff, _ := g.isAncestor(old, next)
 		forced = !ff
 	}
 	p["forced"], p["base_ref"] = forced, nil
@@ -44,15 +44,15 @@ func (h *Hub) refChanged(rs *repoState, g *gitRepo, ref, old, new, actor string)
 	p["pusher"] = obj{"name": actor, "email": h.botEmail()}
 	commits := []obj{}
 	p["head_commit"] = nil
-	if new != "" {
+	if next != "" {
 		from := old
 		if forced || old == "" {
 			from = ""
-			if mb, _ := g.mergeBase(rs.DefaultBranch, new); mb != "" && old == "" {
+			if mb, _ := g.mergeBase(rs.DefaultBranch, next); mb != "" && old == "" {
 				from = mb
 			}
 		}
-		list, _ := g.revList(from, new)
+		list, _ := g.revList(from, next)
 		if len(list) > 20 {
 			list = list[len(list)-20:]
 		}
@@ -61,7 +61,7 @@ func (h *Hub) refChanged(rs *repoState, g *gitRepo, ref, old, new, actor string)
 				commits = append(commits, h.pushCommit(rs, co))
 			}
 		}
-		if co, err := g.readCommit(new); err == nil {
+		if co, err := g.readCommit(next); err == nil {
 			p["head_commit"] = h.pushCommit(rs, co)
 		}
 	}
@@ -81,17 +81,17 @@ func (h *Hub) refChanged(rs *repoState, g *gitRepo, ref, old, new, actor string)
 		if is.Pull == nil || is.State != "open" || is.Pull.HeadRef != branch {
 			continue
 		}
-		if new == "" {
+		if next == "" {
 			// GitHub closes a pull request whose head branch is deleted.
 			h.closeIssue(is)
 			h.pullEvent(rs, g, is, "closed", actor, nil)
 			continue
 		}
-		if is.Pull.HeadSHA == new {
+		if is.Pull.HeadSHA == next {
 			continue
 		}
 		prev := is.Pull.HeadSHA
-		is.Pull.HeadSHA = new
+		is.Pull.HeadSHA = next
 		is.Pull.Computing = true
 		is.Updated = h.now()
 		// As on GitHub, a push by someone without write access cancels
@@ -99,7 +99,7 @@ func (h *Hub) refChanged(rs *repoState, g *gitRepo, ref, old, new, actor string)
 		if !h.canWrite(rs, actor) {
 			is.Pull.AutoMerge = nil
 		}
-		h.pullEvent(rs, g, is, "synchronize", actor, obj{"before": prev, "after": new})
+		h.pullEvent(rs, g, is, "synchronize", actor, obj{"before": prev, "after": next})
 	}
 	h.tryAutoMerge(rs, g)
 }

@@ -385,18 +385,18 @@ func (f *Fetcher) dependencies(ctx context.Context, lock []byte, names []string)
 	return out, nil
 }
 
-func readCapped(p string, max int64) ([]byte, error) {
+func readCapped(p string, limit int64) ([]byte, error) {
 	fh, err := os.Open(p)
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
-	data, err := io.ReadAll(io.LimitReader(fh, max+1))
+	data, err := io.ReadAll(io.LimitReader(fh, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s: %w (%d bytes)", p, ErrFetchTooLarge, max)
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: %w (%d bytes)", p, ErrFetchTooLarge, limit)
 	}
 	return data, nil
 }
@@ -485,7 +485,7 @@ func (f *Fetcher) client(ctx context.Context) (*http.Transport, *budget, context
 }
 
 // explain names what bounded a failed fetch, when a bound did.
-func (f *Fetcher) explain(err error, b *budget, ctx context.Context) error {
+func (f *Fetcher) explain(ctx context.Context, err error, b *budget) error {
 	switch {
 	case b.over.Load():
 		return fmt.Errorf("%w (%d bytes): %w", ErrFetchTooLarge, f.max, err)
@@ -581,7 +581,7 @@ func (f *Fetcher) get(ctx context.Context, u *url.URL) ([]byte, error) {
 	req.Header.Set("User-Agent", "backflow")
 	resp, err := (&http.Client{Transport: t, CheckRedirect: f.checkRedirect}).Do(req)
 	if err != nil {
-		return nil, f.explain(err, b, fctx)
+		return nil, f.explain(fctx, err, b)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -598,7 +598,7 @@ func (f *Fetcher) get(ctx context.Context, u *url.URL) ([]byte, error) {
 	}
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, f.explain(fmt.Errorf("GET %s: %w", u.Redacted(), err), b, fctx)
+		return nil, f.explain(fctx, fmt.Errorf("GET %s: %w", u.Redacted(), err), b)
 	}
 	return data, nil
 }
@@ -618,7 +618,7 @@ func (f *Fetcher) pull(ctx context.Context, c *repoconfig.Chart) ([]byte, string
 	ref := strings.TrimPrefix(c.OCI, "oci://") + ":" + c.Version
 	res, err := rc.Pull(ref, registry.PullOptWithChart(true))
 	if err != nil {
-		return nil, "", f.explain(err, b, fctx)
+		return nil, "", f.explain(fctx, err, b)
 	}
 	return res.Chart.Data, res.Chart.Digest, nil
 }

@@ -80,10 +80,10 @@ type decoder struct {
 
 func (d *decoder) fail(n *yaml.Node, path, format string, a ...any) {
 	d.failed++
-	switch max := d.opts.MaxErrors; {
-	case max == 0 || len(d.errs) < max:
+	switch limit := d.opts.MaxErrors; {
+	case limit == 0 || len(d.errs) < limit:
 		d.errs = append(d.errs, FieldError{Path: path, Line: n.Line, Message: fmt.Sprintf(format, a...)})
-	case len(d.errs) == max:
+	case len(d.errs) == limit:
 		d.errs = append(d.errs, FieldError{Message: "more errors follow; fix these first"})
 	}
 }
