@@ -51,13 +51,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("backflow-image", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	binaries, cores, tarballs := pairs{}, pairs{}, pairs{}
-	fs.Var(binaries, "binary", "PLATFORM=FILE: the static backflow binary of a platform, the entrypoint (repeat per platform)")
-	fs.Var(cores, "core", "PLATFORM=FILE: the static backflow-core binary of a platform, beside the entrypoint (repeat per platform)")
+	fs.Var(
+		binaries,
+		"binary",
+		"PLATFORM=FILE: the static backflow binary of a platform, the entrypoint (repeat per platform)",
+	)
+	fs.Var(
+		cores,
+		"core",
+		"PLATFORM=FILE: the static backflow-core binary of a platform, beside the entrypoint (repeat per platform)",
+	)
 	fs.Var(tarballs, "tarball", "PLATFORM=FILE: also write that platform's image as a docker load tarball (repeatable)")
 	ca := fs.String("ca-certs", "/etc/ssl/certs/ca-certificates.crt", "the PEM CA bundle copied into the image")
-	version := fs.String("version", "", "the version the binaries were built as (label org.opencontainers.image.version; the layout's tag)")
+	version := fs.String(
+		"version",
+		"",
+		"the version the binaries were built as (label org.opencontainers.image.version; the layout's tag)",
+	)
 	revision := fs.String("revision", "", "the commit (label org.opencontainers.image.revision)")
-	source := fs.String("source", "https://github.com/backflow-dev/backflow", "the repository URL (label org.opencontainers.image.source)")
+	source := fs.String(
+		"source",
+		"https://github.com/backflow-dev/backflow",
+		"the repository URL (label org.opencontainers.image.source)",
+	)
 	created := fs.String("created", "", "creation time, Unix seconds or RFC 3339 (default $SOURCE_DATE_EPOCH, else now)")
 	layoutDir := fs.String("layout", "", "write the OCI image layout here (a new or empty folder)")
 	tag := fs.String("tag", "ghcr.io/backflow-dev/backflow", "repository the tarballs are tagged in (with :VERSION)")

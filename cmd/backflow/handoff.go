@@ -38,8 +38,16 @@ const coreEnv = "BACKFLOW_CORE"
 func handOff(argv, env []string, stderr io.Writer) int {
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, cliroot.HandedOffEnv+"="); ok {
-			fmt.Fprintf(stderr, "backflow: this command line was handed to %s once already (by backflow %s) and came back to backflow: the %s found runs backflow, not the core; point $%s at the real %s\n",
-				coreName, v, coreName, coreEnv, coreName)
+			fmt.Fprintf(
+				stderr,
+				"backflow: this command line was handed to %s once already (by backflow %s) and came back to backflow: the %s "+
+					"found runs backflow, not the core; point $%s at the real %s\n",
+				coreName,
+				v,
+				coreName,
+				coreEnv,
+				coreName,
+			)
 			return 2
 		}
 	}
@@ -112,8 +120,10 @@ func findCore(fromEnv string, own func() (string, error)) (string, error) {
   $%[2]s is not set;
   %[3]v;
   on PATH: %[4]v.
-backflow runs the values commands and version itself and hands every other command to %[1]s. Install both binaries of a release side by side, or both with go install:
-  go install github.com/backflow-dev/backflow/cmd/backflow@%[5]s github.com/backflow-dev/backflow/cmd/backflow-core@%[5]s`,
+backflow runs the values commands and version itself and hands every other command to %[1]s. `+
+		`Install both binaries of a release side by side, or both with go install:
+  go install github.com/backflow-dev/backflow/cmd/backflow@%[5]s `+
+		`github.com/backflow-dev/backflow/cmd/backflow-core@%[5]s`,
 		coreName, coreEnv, besideErr, err, v)
 }
 

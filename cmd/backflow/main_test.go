@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -129,7 +130,7 @@ func process(t *testing.T, bin, argv0 string, env []string, args ...string) (cod
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 		return ee.ExitCode(), out.String(), errb.String()
 	}
 	if err != nil {
@@ -295,8 +296,8 @@ func TestHandOffReplacesTheProcess(t *testing.T) {
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	err := cmd.Run()
-	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != 7 {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 7 {
 		t.Fatalf("exit %v, want the core's 7; stdout %q", err, out.String())
 	}
 	var got started
@@ -325,7 +326,7 @@ func TestHandOffReplacesTheProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = wait.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 42 {
+	if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != 42 {
 		t.Errorf("after SIGTERM: %v, want the core's exit 42", err)
 	}
 }
@@ -477,8 +478,8 @@ func TestHandOffDoesNotLoop(t *testing.T) {
 		_ = cmd.Process.Kill()
 		t.Fatal("the front and its wrapper handed the command line on for a minute")
 	}
-	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != 2 || out.Len() != 0 || !strings.Contains(errb.String(), "was handed to backflow-core once already") {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || out.Len() != 0 || !strings.Contains(errb.String(), "was handed to backflow-core once already") {
 		t.Errorf("exit %v, stdout %q, stderr %q; want 2 and the loop named", err, out.String(), errb.String())
 	}
 }

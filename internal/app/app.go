@@ -119,7 +119,12 @@ func RunOnce(ctx context.Context, configPath string, dryRun bool, logger *slog.L
 }
 
 // Serve is backflow serve with one replica: ServeWith and no options.
-func Serve(ctx context.Context, configPath string, logger *slog.Logger, listening func(net.Addr, *server.Server)) error {
+func Serve(
+	ctx context.Context,
+	configPath string,
+	logger *slog.Logger,
+	listening func(net.Addr, *server.Server),
+) error {
 	return ServeWith(ctx, configPath, ServeOptions{}, logger, listening)
 }
 
@@ -128,7 +133,13 @@ func Serve(ctx context.Context, configPath string, logger *slog.Logger, listenin
 // sources' triggers, the metrics, the leader election of opts) and serves
 // until ctx ends. listening, when set, is told the bound address and the
 // server (for in-process callers). A *SetupError means it could not start.
-func ServeWith(ctx context.Context, configPath string, opts ServeOptions, logger *slog.Logger, listening func(net.Addr, *server.Server)) error {
+func ServeWith(
+	ctx context.Context,
+	configPath string,
+	opts ServeOptions,
+	logger *slog.Logger,
+	listening func(net.Addr, *server.Server),
+) error {
 	cfg, err := botconfig.LoadServeConfig(configPath)
 	if err != nil {
 		return setup(err)
@@ -185,12 +196,16 @@ func ServeWith(ctx context.Context, configPath string, opts ServeOptions, logger
 				state.Invalidate(r, bot.PartAll)
 			}
 		}
-		if gate, startElection, err = elect(opts.LeaderElection, metrics, logger, func() *server.Server { return srv }, forget); err != nil {
+		current := func() *server.Server { return srv }
+		if gate, startElection, err = elect(opts.LeaderElection, metrics, logger, current, forget); err != nil {
 			return setup(err)
 		}
 	}
-	srv, err = server.New(cfg.Server, server.Deps{Cycler: cycler, Sink: sink, Metrics: metrics, Logger: logger, Handlers: routes, Gate: gate,
-		Changed: func(repo, event, _ string) { invalidate(state, repo, event) }})
+	srv, err = server.New(
+		cfg.Server,
+		server.Deps{Cycler: cycler, Sink: sink, Metrics: metrics, Logger: logger, Handlers: routes, Gate: gate,
+			Changed: func(repo, event, _ string) { invalidate(state, repo, event) }},
+	)
 	if err != nil {
 		return setup(err)
 	}

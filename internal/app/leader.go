@@ -51,7 +51,8 @@ func DefaultLeaderElection() LeaderElection {
 		name = "backflow"
 	}
 	return LeaderElection{Name: leader.DefaultName, Identity: leader.Identity(name),
-		LeaseDuration: leader.DefaultLeaseDuration, RenewDeadline: leader.DefaultRenewDeadline, RetryPeriod: leader.DefaultRetryPeriod}
+		LeaseDuration: leader.DefaultLeaseDuration, RenewDeadline: leader.DefaultRenewDeadline,
+		RetryPeriod: leader.DefaultRetryPeriod}
 }
 
 // newElector builds the elector of le. onChange is told each change of
@@ -94,7 +95,13 @@ func newElector(le *LeaderElection, logger *slog.Logger, onChange func(bool)) (*
 // for the server and start, which runs the election until the returned
 // stop is called (after the server has finished its cycles, so that the
 // lease is released only then).
-func elect(le *LeaderElection, metrics *server.Metrics, logger *slog.Logger, srv func() *server.Server, forget func()) (server.Gate, func() (stop func()), error) {
+func elect(
+	le *LeaderElection,
+	metrics *server.Metrics,
+	logger *slog.Logger,
+	srv func() *server.Server,
+	forget func(),
+) (server.Gate, func() (stop func()), error) {
 	e, err := newElector(le, logger, func(on bool) {
 		metrics.Leading(on)
 		if on {

@@ -56,7 +56,11 @@ type pushed[T any] struct {
 // ceiling; cluster, when set, is the cluster of documents that name none
 // (and the only one accepted); concerned lists the repositories to cycle
 // after an accepted push of observations of objects.
-func NewPushStore(ceiling observe.Attribution, cluster string, concerned func(objects []observe.ObjectKey) []string) *PushStore {
+func NewPushStore(
+	ceiling observe.Attribution,
+	cluster string,
+	concerned func(objects []observe.ObjectKey) []string,
+) *PushStore {
 	return &PushStore{ceiling: ceiling, urlCeiling: observe.AttributionAsserted, cluster: cluster, concerned: concerned,
 		obs: map[string]pushed[observe.Observation]{}, triggers: map[string]pushed[observe.Trigger]{}}
 }
@@ -197,7 +201,10 @@ func pushKey(o observe.Observation) string {
 func (p *PushStore) claim(cluster *string) error {
 	switch {
 	case p.cluster == "" && *cluster == "":
-		return errors.New("names no cluster (cub-scout watch says \"default\" when CLUSTER_NAME is unset), and server.observations.cluster is not set")
+		return errors.New(
+			"names no cluster (cub-scout watch says \"default\" when CLUSTER_NAME is unset), and server.observations.cluster " +
+				"is not set",
+		)
 	case p.cluster == "" || *cluster == p.cluster:
 		return nil
 	case *cluster == "":

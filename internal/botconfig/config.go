@@ -302,7 +302,11 @@ func (c *Config) validate() []string {
 	if c.GitHub.PrivateKeyFile != "" && c.GitHub.PrivateKeyEnv != "" {
 		fail("github", "privateKeyFile and privateKeyEnv are exclusive")
 	}
-	for _, k := range []struct{ path, v string }{{"github.baseURL", c.GitHub.BaseURL}, {"github.graphqlURL", c.GitHub.GraphQLURL}, {"github.gitURL", c.GitHub.GitURL}} {
+	for _, k := range []struct{ path, v string }{
+		{"github.baseURL", c.GitHub.BaseURL},
+		{"github.graphqlURL", c.GitHub.GraphQLURL},
+		{"github.gitURL", c.GitHub.GitURL},
+	} {
 		if k.v == "" {
 			continue
 		}
@@ -424,7 +428,11 @@ func (c *Config) validate() []string {
 	for _, k := range []struct {
 		path string
 		d    Duration
-	}{{"pacing.maxWait", c.Pacing.MaxWait}, {"pacing.requestTimeout", c.Pacing.RequestTimeout}, {"pacing.backoff", c.Pacing.Backoff}} {
+	}{
+		{"pacing.maxWait", c.Pacing.MaxWait},
+		{"pacing.requestTimeout", c.Pacing.RequestTimeout},
+		{"pacing.backoff", c.Pacing.Backoff},
+	} {
 		if k.d.Duration < 0 {
 			fail(k.path, "must be positive")
 		}

@@ -16,7 +16,11 @@ const (
 
 func addLogFlags(root *cobra.Command) {
 	pf := root.PersistentFlags()
-	pf.String(FlagLogLevel, "", "log level: debug, info, warn or error (default: the command's, info for serve and localhub, warn for run)")
+	pf.String(
+		FlagLogLevel,
+		"",
+		"log level: debug, info, warn or error (default: the command's, info for serve and localhub, warn for run)",
+	)
 	pf.String(FlagLogFormat, "", "log format on stderr: json or text (default: json for serve, text otherwise)")
 }
 

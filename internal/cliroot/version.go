@@ -69,5 +69,9 @@ func CheckHandedOff() string {
 	if front == core || front == "dev" || core == "dev" {
 		return ""
 	}
-	return fmt.Sprintf("backflow: warning: backflow is %s but backflow-core is %s; install both from one release", front, core)
+	return fmt.Sprintf(
+		"backflow: warning: backflow is %s but backflow-core is %s; install both from one release",
+		front,
+		core,
+	)
 }

@@ -259,7 +259,10 @@ func (c *Cluster) Observe() []observe.Observation {
 			if values.Equal(f.live, f.desired) {
 				continue
 			}
-			obs.Fields = append(obs.Fields, observe.Field{Path: f.path, Live: f.live, Desired: f.desired, HasDesired: true, Manager: f.manager})
+			obs.Fields = append(
+				obs.Fields,
+				observe.Field{Path: f.path, Live: f.live, Desired: f.desired, HasDesired: true, Manager: f.manager},
+			)
 		}
 		if len(obs.Fields) > 0 && o.change != nil {
 			obs.Change = *o.change
@@ -307,10 +310,22 @@ func EncodeObservations(obs []observe.Observation) ([]byte, error) {
 	}
 	docs := make([]doc, 0, len(obs))
 	for _, o := range obs {
-		s := specDoc{Source: o.Source, Cluster: o.Cluster, Environment: o.Environment, ObservedAt: o.ObservedAt.UTC().Format(time.RFC3339Nano),
-			Object: o.Object.String(), ResourceVersion: o.ResourceVersion, Fields: []fieldDoc{}}
+		s := specDoc{
+			Source:          o.Source,
+			Cluster:         o.Cluster,
+			Environment:     o.Environment,
+			ObservedAt:      o.ObservedAt.UTC().Format(time.RFC3339Nano),
+			Object:          o.Object.String(),
+			ResourceVersion: o.ResourceVersion,
+			Fields:          []fieldDoc{},
+		}
 		if o.Change.Actor != "" {
-			ch := &changeDoc{Actor: o.Change.Actor, Groups: o.Change.Groups, Attribution: string(o.Change.Claimed), Intent: o.Change.Intent}
+			ch := &changeDoc{
+				Actor:       o.Change.Actor,
+				Groups:      o.Change.Groups,
+				Attribution: string(o.Change.Claimed),
+				Intent:      o.Change.Intent,
+			}
 			if !o.Change.At.IsZero() {
 				ch.At = o.Change.At.UTC().Format(time.RFC3339Nano)
 			}

@@ -218,7 +218,10 @@ type run struct {
 // cycles, narrating each step. It needs git and loopback networking only.
 func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if _, err := exec.LookPath("git"); err != nil {
-		return nil, fmt.Errorf("the demo needs git (the local hub serves real git repositories): install it, e.g. apt-get install git: %w", err)
+		return nil, fmt.Errorf(
+			"the demo needs git (the local hub serves real git repositories): install it, e.g. apt-get install git: %w",
+			err,
+		)
 	}
 	r := &run{ctx: ctx, opts: opts, out: opts.Narration, wall: opts.Now}
 	if r.out == nil {
@@ -227,7 +230,15 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if r.wall == nil {
 		r.wall = time.Now
 	}
-	r.sum = &Summary{Repository: Repository, PullRequests: []PullRequest{}, Denied: []Denied{}, Receipts: []Receipt{}, ForwardApply: []LiveField{}, Cycles: []Cycle{}, started: r.wall()}
+	r.sum = &Summary{
+		Repository:   Repository,
+		PullRequests: []PullRequest{},
+		Denied:       []Denied{},
+		Receipts:     []Receipt{},
+		ForwardApply: []LiveField{},
+		Cycles:       []Cycle{},
+		started:      r.wall(),
+	}
 	defer func() { r.sum.Seconds = r.wall().Sub(r.sum.started).Seconds() }()
 	var err error
 	if r.work, err = os.MkdirTemp("", "backflow-demo-"); err != nil {
@@ -245,7 +256,15 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	defer r.hub.Close()
-	steps := []func() error{r.startClusters, r.liveChanges, r.startBot, r.firstCycle, r.forwardApply, r.followUpCycle, r.idleCycle}
+	steps := []func() error{
+		r.startClusters,
+		r.liveChanges,
+		r.startBot,
+		r.firstCycle,
+		r.forwardApply,
+		r.followUpCycle,
+		r.idleCycle,
+	}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return r.sum, err
@@ -272,7 +291,8 @@ func (r *run) startHub() error {
 		return fmt.Errorf("starting the local hub: %w", err)
 	}
 	h := r.hub.Hub
-	if err := h.CreateRepo(localhub.RepoOptions{Owner: Owner, Name: RepoName, Files: files, AllowAutoMerge: true}); err != nil {
+	repo := localhub.RepoOptions{Owner: Owner, Name: RepoName, Files: files, AllowAutoMerge: true}
+	if err := h.CreateRepo(repo); err != nil {
 		return fmt.Errorf("creating %s: %w", Repository, err)
 	}
 	if err := h.SetBranchProtection(Repository, "main", bot.CheckName); err != nil {
@@ -298,7 +318,11 @@ func (r *run) startHub() error {
 	r.say("backflow demo: reverse reconciliation end to end, against a local GitHub-compatible hub (loopback only)")
 	r.step(1, "The GitOps repository")
 	r.say("   local hub:  %s (REST, GraphQL and git smart HTTP), App %q installed on %s", r.hub.URL, h.AppSlug(), Owner)
-	r.say("   repository: %s, branch main protected: the check %s is required; auto-merge allowed", Repository, bot.CheckName)
+	r.say(
+		"   repository: %s, branch main protected: the check %s is required; auto-merge allowed",
+		Repository,
+		bot.CheckName,
+	)
 	paths := make([]string, 0, len(files))
 	for p := range files {
 		paths = append(paths, p)
@@ -312,8 +336,14 @@ func (r *run) startHub() error {
 		}
 		r.say("     %s", p)
 	}
-	r.say("     charts/: the bitnami/redis chart with its common dependency (%d files), rendered by the render witness", charts)
-	r.say("   policy: default deny; role platform-sre may accept replica.replicaCount (spec.replicas) on redis-replicas, autoMerge: true")
+	r.say(
+		"     charts/: the bitnami/redis chart with its common dependency (%d files), rendered by the render witness",
+		charts,
+	)
+	r.say(
+		"   policy: default deny; role platform-sre may accept replica.replicaCount (spec.replicas) on redis-replicas, " +
+			"autoMerge: true",
+	)
 	return nil
 }
 
@@ -358,7 +388,16 @@ func (r *run) startClusters() error {
 		}
 		r.clusters = append(r.clusters, c)
 		live, _ := c.Get(replicasKey, "spec.replicas")
-		r.say("   %s (%s): %s %s rendered (%d objects); redis-master, redis-replicas (spec.replicas %s) applied by %s", c.Name, env, objs.Chart, objs.Version, len(objs.Objects), values.Format(live), GitOpsManager)
+		r.say(
+			"   %s (%s): %s %s rendered (%d objects); redis-master, redis-replicas (spec.replicas %s) applied by %s",
+			c.Name,
+			env,
+			objs.Chart,
+			objs.Version,
+			len(objs.Objects),
+			values.Format(live),
+			GitOpsManager,
+		)
 	}
 	return nil
 }
@@ -415,13 +454,24 @@ func (r *run) liveChanges() error {
 	if err := east.Scale(replicasKey, 4, alice); err != nil {
 		return err
 	}
-	r.say("   %s  alice (group sre) scales redis-replicas 3 -> 4 in %s: %q", r.clock.Now().Format(time.TimeOnly), east.Name, incident)
+	r.say(
+		"   %s  alice (group sre) scales redis-replicas 3 -> 4 in %s: %q",
+		r.clock.Now().Format(time.TimeOnly),
+		east.Name,
+		incident,
+	)
 	r.clock.Advance(time.Minute)
 	bob := Person{Actor: "bob", Groups: []string{"developers"}, Intent: "debugging a slow master"}
 	if err := east.Set(masterKey, imageField, debugImage, bob); err != nil {
 		return err
 	}
-	r.say("   %s  bob (group developers) sets redis-master %s to %s in %s", r.clock.Now().Format(time.TimeOnly), imageField, debugImage, east.Name)
+	r.say(
+		"   %s  bob (group developers) sets redis-master %s to %s in %s",
+		r.clock.Now().Format(time.TimeOnly),
+		imageField,
+		debugImage,
+		east.Name,
+	)
 	r.clock.Advance(time.Minute)
 	return r.observe()
 }
@@ -442,7 +492,11 @@ func (r *run) observe() error {
 			return fmt.Errorf("writing observations: %w", err)
 		}
 	}
-	r.say("   %s  the observer reports every object of both clusters (observations/*.json, trusted at audit-log by the bot config)", r.clock.Now().Format(time.TimeOnly))
+	r.say(
+		"   %s  the observer reports every object of both clusters (observations/*.json, trusted at audit-log by the bot "+
+			"config)",
+		r.clock.Now().Format(time.TimeOnly),
+	)
 	return nil
 }
 
@@ -509,7 +563,11 @@ func (r *run) cycle(name string) (*bot.Report, Cycle, ghforge.Counts, error) {
 		return nil, Cycle{}, ghforge.Counts{}, fmt.Errorf("%s: %w", name, err)
 	}
 	after := r.adapter.Counts()
-	d := ghforge.Counts{Reads: after.Reads - before.Reads, Writes: after.Writes - before.Writes, NotModified: after.NotModified - before.NotModified}
+	d := ghforge.Counts{
+		Reads:       after.Reads - before.Reads,
+		Writes:      after.Writes - before.Writes,
+		NotModified: after.NotModified - before.NotModified,
+	}
 	c := Cycle{Name: name, Requests: len(r.hub.Requests().All()), Writes: int(d.Writes), Actions: []bot.Action{}}
 	for _, rr := range rep.Repos {
 		c.Actions = append(c.Actions, rr.Actions...)
@@ -540,7 +598,15 @@ func (r *run) firstCycle() error {
 			if d.Outcome == "allow" && d.AutoMerge {
 				note = " (pre-authorized: auto-merge)"
 			}
-			r.say("     %-5s %s/%s %s: %s%s", d.Outcome, d.Environment, d.Unit, objectName(d.Object), strings.Join(cs, ", "), note)
+			r.say(
+				"     %-5s %s/%s %s: %s%s",
+				d.Outcome,
+				d.Environment,
+				d.Unit,
+				objectName(d.Object),
+				strings.Join(cs, ", "),
+				note,
+			)
 			if d.Outcome == "deny" {
 				for _, why := range d.Reasons {
 					r.say("           - %s", why)
@@ -578,7 +644,8 @@ func (r *run) firstCycle() error {
 // carried reports whether a write-back pull request carries a change of object.
 func (r *run) carried(prs []forge.PullRequest, object string) bool {
 	for _, pr := range prs {
-		if m, ok := bot.ParseMarker(pr.Body); ok && slices.ContainsFunc(m.Changes, func(c bot.MarkerChange) bool { return c.Object == object }) {
+		if m, ok := bot.ParseMarker(pr.Body); ok &&
+			slices.ContainsFunc(m.Changes, func(c bot.MarkerChange) bool { return c.Object == object }) {
 			return true
 		}
 	}
@@ -602,8 +669,17 @@ func describe(a bot.Action) string {
 // pullRequest shows one pull request: title, URL, labels, files, the
 // values diff, the receipt and the receipt check.
 func (r *run) pullRequest(pr forge.PullRequest) (PullRequest, error) {
-	p := PullRequest{Number: pr.Number, URL: pr.URL, Title: pr.Title, Labels: pr.Labels, Merged: pr.Merged, MergeCommit: pr.MergeCommitSHA,
-		Files: []string{}, Diff: []string{}, Checks: map[string]string{}}
+	p := PullRequest{
+		Number:      pr.Number,
+		URL:         pr.URL,
+		Title:       pr.Title,
+		Labels:      pr.Labels,
+		Merged:      pr.Merged,
+		MergeCommit: pr.MergeCommitSHA,
+		Files:       []string{},
+		Diff:        []string{},
+		Checks:      map[string]string{},
+	}
 	if p.Labels == nil {
 		p.Labels = []string{}
 	}
@@ -622,7 +698,8 @@ func (r *run) pullRequest(pr forge.PullRequest) (PullRequest, error) {
 			continue
 		}
 		for _, l := range strings.Split(f.Patch, "\n") {
-			if (strings.HasPrefix(l, "-") || strings.HasPrefix(l, "+")) && !strings.HasPrefix(l, "---") && !strings.HasPrefix(l, "+++") {
+			if (strings.HasPrefix(l, "-") || strings.HasPrefix(l, "+")) && !strings.HasPrefix(l, "---") &&
+				!strings.HasPrefix(l, "+++") {
 				p.Diff = append(p.Diff, l)
 			}
 		}
@@ -673,7 +750,12 @@ func (r *run) pullFiles(number int) ([]pullFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(r.ctx, http.MethodGet, fmt.Sprintf("%srepos/%s/pulls/%d/files", r.hub.APIURL(), Repository, number), nil)
+	req, err := http.NewRequestWithContext(
+		r.ctx,
+		http.MethodGet,
+		fmt.Sprintf("%srepos/%s/pulls/%d/files", r.hub.APIURL(), Repository, number),
+		nil,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -718,7 +800,14 @@ func (r *run) forwardApply() error {
 	if err != nil {
 		return err
 	}
-	r.step(5, fmt.Sprintf("Forward apply at %s: the GitOps controller applies main @ %s with --force-conflicts", r.clock.Now().Format(time.TimeOnly), short(head)))
+	r.step(
+		5,
+		fmt.Sprintf(
+			"Forward apply at %s: the GitOps controller applies main @ %s with --force-conflicts",
+			r.clock.Now().Format(time.TimeOnly),
+			short(head),
+		),
+	)
 	for _, c := range r.clusters {
 		for _, u := range cfg.Units {
 			if u.Environment != c.Environment {
@@ -739,14 +828,24 @@ func (r *run) forwardApply() error {
 			return err
 		}
 		for _, a := range changed {
-			r.say("   %s: %s %s reverted %s -> %s (not in Git)", c.Name, objectName(a.Object), a.Field, values.Format(a.From), values.Format(a.To))
+			r.say(
+				"   %s: %s %s reverted %s -> %s (not in Git)",
+				c.Name,
+				objectName(a.Object),
+				a.Field,
+				values.Format(a.From),
+				values.Format(a.To),
+			)
 		}
 		if c.Environment != "prod-us-east" {
 			continue
 		}
 		for _, lf := range []struct{ object, field string }{{replicasKey, "spec.replicas"}, {masterKey, imageField}} {
 			live, _ := c.Get(lf.object, lf.field)
-			r.sum.ForwardApply = append(r.sum.ForwardApply, LiveField{Cluster: c.Name, Object: lf.object, Field: lf.field, Live: live, Manager: GitOpsManager})
+			r.sum.ForwardApply = append(
+				r.sum.ForwardApply,
+				LiveField{Cluster: c.Name, Object: lf.object, Field: lf.field, Live: live, Manager: GitOpsManager},
+			)
 		}
 		live, _ := c.Get(replicasKey, "spec.replicas")
 		r.say("   %s: redis-replicas spec.replicas stays %s: main now says so", c.Name, values.Format(live))
@@ -765,7 +864,10 @@ func maxTime(a, b time.Time) time.Time {
 // proves the receipt.
 func (r *run) followUpCycle() error {
 	r.clock.Advance(r.grace)
-	r.step(6, fmt.Sprintf("Follow-up: %s later (followUp.gracePeriod), the observer reports again and a cycle runs", r.grace))
+	r.step(
+		6,
+		fmt.Sprintf("Follow-up: %s later (followUp.gracePeriod), the observer reports again and a cycle runs", r.grace),
+	)
 	if err := r.observe(); err != nil {
 		return err
 	}
@@ -810,7 +912,12 @@ func (r *run) followUpCycle() error {
 	}
 	for _, is := range issues {
 		r.sum.DriftIssue = &Issue{Number: is.Number, URL: is.URL, State: string(is.State)}
-		r.say("   drift tracking issue #%d is %s: bob's change was reported, never written back, and the forward apply reverted it", is.Number, is.State)
+		r.say(
+			"   drift tracking issue #%d is %s: bob's change was reported, never written back, and the forward apply reverted "+
+				"it",
+			is.Number,
+			is.State,
+		)
 	}
 	r.say("   requests to the hub: %d", c.Requests)
 	return nil
@@ -869,7 +976,14 @@ func (r *run) provenReceipts(pr forge.PullRequest) error {
 			if !rec.Verified {
 				verdict = "FAILED verification: " + strings.Join(rec.Violations, "; ")
 			}
-			r.say("   proven receipt of #%d written to %s: status %s, writeBack.mergeCommit %s, %s", pr.Number, out, rec.Status, short(rec.MergeCommit), verdict)
+			r.say(
+				"   proven receipt of #%d written to %s: status %s, writeBack.mergeCommit %s, %s",
+				pr.Number,
+				out,
+				rec.Status,
+				short(rec.MergeCommit),
+				verdict,
+			)
 		}
 	}
 	return nil
@@ -883,7 +997,11 @@ func (r *run) idleCycle() error {
 	if err != nil {
 		return err
 	}
-	r.sum.Requests.IdleCycle, r.sum.Requests.IdleWrites, r.sum.Requests.IdleNotModified = c.Requests, int(d.Writes), int(d.NotModified)
+	r.sum.Requests.IdleCycle, r.sum.Requests.IdleWrites, r.sum.Requests.IdleNotModified = c.Requests, int(
+		d.Writes,
+	), int(
+		d.NotModified,
+	)
 	r.sum.Requests.IdleRoutes = r.hub.Requests().Counts()
 	r.say("   requests to the hub: %d (%d answered 304 Not Modified), writes: %d", c.Requests, d.NotModified, d.Writes)
 	if d.Writes != 0 {
@@ -895,16 +1013,34 @@ func (r *run) idleCycle() error {
 func (r *run) summary() {
 	r.say("\nSummary")
 	for _, p := range r.sum.PullRequests {
-		r.say("   pull request #%d merged=%t labels=[%s] files=[%s]", p.Number, p.Merged, strings.Join(p.Labels, ", "), strings.Join(p.Files, ", "))
+		r.say(
+			"   pull request #%d merged=%t labels=[%s] files=[%s]",
+			p.Number,
+			p.Merged,
+			strings.Join(p.Labels, ", "),
+			strings.Join(p.Files, ", "),
+		)
 	}
 	for _, d := range r.sum.Denied {
-		r.say("   denied %s %s [%s]: written back=%t", d.Environment, objectName(d.Object), strings.Join(d.Fields, ", "), d.WrittenBack)
+		r.say(
+			"   denied %s %s [%s]: written back=%t",
+			d.Environment,
+			objectName(d.Object),
+			strings.Join(d.Fields, ", "),
+			d.WrittenBack,
+		)
 	}
 	for _, rc := range r.sum.Receipts {
 		r.say("   receipt %s: %s, verified=%t", rc.Path, rc.Status, rc.Verified)
 	}
 	q := r.sum.Requests
-	r.say("   hub requests: first cycle %d, follow-up cycle %d, idle cycle %d (writes %d)", q.FirstCycle, q.FollowUpCycle, q.IdleCycle, q.IdleWrites)
+	r.say(
+		"   hub requests: first cycle %d, follow-up cycle %d, idle cycle %d (writes %d)",
+		q.FirstCycle,
+		q.FollowUpCycle,
+		q.IdleCycle,
+		q.IdleWrites,
+	)
 }
 
 func objectName(key string) string {

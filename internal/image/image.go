@@ -148,7 +148,12 @@ func staticBinary(file, what, p string, plat *v1.Platform) ([]byte, error) {
 	return bin, nil
 }
 
-func platformImage(bin, core, ca []byte, plat v1.Platform, labels map[string]string, created time.Time) (v1.Image, error) {
+func platformImage(
+	bin, core, ca []byte,
+	plat v1.Platform,
+	labels map[string]string,
+	created time.Time,
+) (v1.Image, error) {
 	files, err := rootfs(bin, core, ca, created)
 	if err != nil {
 		return nil, err
@@ -162,7 +167,9 @@ func platformImage(bin, core, ca []byte, plat v1.Platform, labels map[string]str
 	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
 	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
 	img, err = mutate.Append(img, mutate.Addendum{Layer: layer, History: v1.History{
-		Created: v1.Time{Time: created}, CreatedBy: "backflow image build", Comment: "the static binaries, CA certificates, the nonroot user",
+		Created: v1.Time{
+			Time: created,
+		}, CreatedBy: "backflow image build", Comment: "the static binaries, CA certificates, the nonroot user",
 	}})
 	if err != nil {
 		return nil, err
@@ -198,10 +205,23 @@ func rootfs(bin, core, ca []byte, created time.Time) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	dir := func(p string, mode int64, uid int) error {
-		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: p + "/", Mode: mode, Uid: uid, Gid: uid, ModTime: created, Format: tar.FormatPAX})
+		return tw.WriteHeader(
+			&tar.Header{
+				Typeflag: tar.TypeDir,
+				Name:     p + "/",
+				Mode:     mode,
+				Uid:      uid,
+				Gid:      uid,
+				ModTime:  created,
+				Format:   tar.FormatPAX,
+			},
+		)
 	}
 	file := func(p string, mode int64, data []byte) error {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: p, Mode: mode, Size: int64(len(data)), ModTime: created, Format: tar.FormatPAX}); err != nil {
+		hdr := &tar.Header{
+			Typeflag: tar.TypeReg, Name: p, Mode: mode, Size: int64(len(data)), ModTime: created, Format: tar.FormatPAX,
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
 			return err
 		}
 		_, err := tw.Write(data)

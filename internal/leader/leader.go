@@ -83,9 +83,18 @@ func New(cfg Config) (*Elector, error) {
 		// The Lease stores whole seconds.
 		return nil, fmt.Errorf("leader election: lease duration %s: must be at least 1s", cfg.LeaseDuration)
 	case cfg.RenewDeadline <= 0 || cfg.RenewDeadline >= cfg.LeaseDuration:
-		return nil, fmt.Errorf("leader election: renew deadline %s: must be positive and shorter than the lease duration %s", cfg.RenewDeadline, cfg.LeaseDuration)
+		return nil, fmt.Errorf(
+			"leader election: renew deadline %s: must be positive and shorter than the lease duration %s",
+			cfg.RenewDeadline,
+			cfg.LeaseDuration,
+		)
 	case cfg.RetryPeriod <= 0 || float64(cfg.RenewDeadline) <= leaderelection.JitterFactor*float64(cfg.RetryPeriod):
-		return nil, fmt.Errorf("leader election: retry period %s: must be positive and below the renew deadline %s / %.1f", cfg.RetryPeriod, cfg.RenewDeadline, leaderelection.JitterFactor)
+		return nil, fmt.Errorf(
+			"leader election: retry period %s: must be positive and below the renew deadline %s / %.1f",
+			cfg.RetryPeriod,
+			cfg.RenewDeadline,
+			leaderelection.JitterFactor,
+		)
 	}
 	e := &Elector{cfg: cfg, log: cfg.Logger}
 	if e.log == nil {
@@ -203,5 +212,8 @@ func Namespace(getenv func(string) string, nsFile string) (string, error) {
 	if err == nil && strings.TrimSpace(string(data)) != "" {
 		return strings.TrimSpace(string(data)), nil
 	}
-	return "", fmt.Errorf("no namespace for the Lease: set --leader-elect-namespace or POD_NAMESPACE (outside a pod, %s is not readable)", nsFile)
+	return "", fmt.Errorf(
+		"no namespace for the Lease: set --leader-elect-namespace or POD_NAMESPACE (outside a pod, %s is not readable)",
+		nsFile,
+	)
 }

@@ -44,7 +44,10 @@ func (h *Hub) authenticate(c *call, rt *route) bool {
 	}
 	if tok.User != "" {
 		if rt.template == "/installation/repositories" {
-			c.fail(http.StatusForbidden, "You must authenticate with an installation access token in order to list repositories for an installation.")
+			c.fail(
+				http.StatusForbidden,
+				"You must authenticate with an installation access token in order to list repositories for an installation.",
+			)
 			return false
 		}
 		c.tok = tok
@@ -72,7 +75,8 @@ func (h *Hub) verifyJWT(raw string) string {
 	}
 	parser := jwt.NewParser(jwt.WithValidMethods([]string{"RS256"}), jwt.WithoutClaimsValidation())
 	claims := jwt.MapClaims{}
-	if _, err := parser.ParseWithClaims(raw, claims, func(*jwt.Token) (any, error) { return &h.key.PublicKey, nil }); err != nil {
+	key := func(*jwt.Token) (any, error) { return &h.key.PublicKey, nil }
+	if _, err := parser.ParseWithClaims(raw, claims, key); err != nil {
 		return "A JSON web token could not be decoded"
 	}
 	now := h.clock.Now()
@@ -86,7 +90,8 @@ func (h *Hub) verifyJWT(raw string) string {
 	}
 	exp, ok := num("exp")
 	if !ok || !exp.After(now) {
-		return "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires"
+		return "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the " +
+			"assertion expires"
 	}
 	if exp.Sub(iat) > jwtMaxTTL || exp.Sub(now) > jwtMaxTTL+jwtSkew {
 		return "'Expiration time' claim ('exp') is too far in the future"
@@ -190,5 +195,11 @@ func (c *call) rateLimited(w *rateWindow) {
 	if c.inst != nil {
 		msg = fmt.Sprintf("API rate limit exceeded for installation ID %d.", c.inst.ID)
 	}
-	c.json(http.StatusForbidden, obj{"message": msg, "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-primary-rate-limits"})
+	c.json(
+		http.StatusForbidden,
+		obj{
+			"message":           msg,
+			"documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-primary-rate-limits",
+		},
+	)
 }

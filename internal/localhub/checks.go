@@ -7,9 +7,25 @@ import (
 )
 
 var (
-	checkStatuses    = map[string]bool{"queued": true, "in_progress": true, "completed": true, "waiting": true, "requested": true, "pending": true}
-	checkConclusions = map[string]bool{"action_required": true, "cancelled": true, "failure": true, "neutral": true, "success": true, "skipped": true, "stale": true, "timed_out": true}
-	statusStates     = map[string]bool{"error": true, "failure": true, "pending": true, "success": true}
+	checkStatuses = map[string]bool{
+		"queued":      true,
+		"in_progress": true,
+		"completed":   true,
+		"waiting":     true,
+		"requested":   true,
+		"pending":     true,
+	}
+	checkConclusions = map[string]bool{
+		"action_required": true,
+		"cancelled":       true,
+		"failure":         true,
+		"neutral":         true,
+		"success":         true,
+		"skipped":         true,
+		"stale":           true,
+		"timed_out":       true,
+	}
+	statusStates = map[string]bool{"error": true, "failure": true, "pending": true, "success": true}
 )
 
 type checkRunBody struct {
@@ -224,7 +240,10 @@ func (h *Hub) createStatus(c *call) {
 		return
 	}
 	if !statusStates[b.State] {
-		c.invalid("Validation Failed", obj{"resource": "Status", "field": "state", "code": "custom", "message": "state is not included in the list"})
+		c.invalid(
+			"Validation Failed",
+			obj{"resource": "Status", "field": "state", "code": "custom", "message": "state is not included in the list"},
+		)
 		return
 	}
 	if b.Context == "" {
@@ -235,7 +254,8 @@ func (h *Hub) createStatus(c *call) {
 		TargetURL: b.TargetURL, Creator: c.actor(), Created: now, Updated: now}
 	c.repo.Statuses = append(c.repo.Statuses, cs)
 	p := h.payload(c.repo, c.actor())
-	p["sha"], p["state"], p["context"], p["description"], p["target_url"] = sha, cs.State, cs.Context, cs.Description, cs.TargetURL
+	p["sha"], p["state"], p["context"] = sha, cs.State, cs.Context
+	p["description"], p["target_url"] = cs.Description, cs.TargetURL
 	h.hooks.enqueue("status", "", p)
 	h.tryAutoMerge(c.repo, c.git)
 	c.json(http.StatusCreated, h.renderStatus(cs))

@@ -95,7 +95,8 @@ func (f *Faults) pick(method, template string) []Fault {
 	var fired []Fault
 	for _, id := range f.order {
 		r, ok := f.rules[id]
-		if !ok || (r.Method != "" && r.Method != method) || (r.Route != "" && r.Route != "/"+trimSlash(template) && r.Route != template) {
+		if !ok || (r.Method != "" && r.Method != method) ||
+			(r.Route != "" && r.Route != "/"+trimSlash(template) && r.Route != template) {
 			continue
 		}
 		if r.Share > 0 && r.Share < 1 && f.rnd.Float64() >= r.Share {
@@ -153,10 +154,20 @@ func (f *Faults) apply(w http.ResponseWriter, r *http.Request, template string, 
 			hdr.Set("X-RateLimit-Used", "5000")
 			hdr.Set("X-RateLimit-Reset", strconv.FormatInt(now.Add(retry).Unix(), 10))
 			hdr.Set("X-RateLimit-Resource", "core")
-			writeError(w, http.StatusForbidden, "API rate limit exceeded for installation.", "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-primary-rate-limits")
+			writeError(
+				w,
+				http.StatusForbidden,
+				"API rate limit exceeded for installation.",
+				"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-primary-rate-limits",
+			)
 		case FaultSecondaryRateLimit:
 			hdr.Set("Retry-After", strconv.Itoa(int(retry.Seconds())))
-			writeError(w, http.StatusForbidden, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.", "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits")
+			writeError(
+				w,
+				http.StatusForbidden,
+				"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+				"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
+			)
 		case FaultGraphQLError:
 			hdr.Set("Content-Type", "application/json; charset=utf-8")
 			w.WriteHeader(http.StatusOK)

@@ -24,7 +24,13 @@ type gitRepo struct {
 
 // gitEnv isolates git from the user's and the system's configuration.
 func gitEnv(extra ...string) []string {
-	env := append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	env := append(
+		os.Environ(),
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL="+os.DevNull,
+		"GIT_TERMINAL_PROMPT=0",
+		"LC_ALL=C",
+	)
 	return append(env, extra...)
 }
 
@@ -41,7 +47,11 @@ func (g *gitRepo) run(stdin []byte, env []string, args ...string) ([]byte, int, 
 	err := cmd.Run()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		return out.Bytes(), exit.ExitCode(), fmt.Errorf("git %s: %s", strings.Join(args, " "), strings.TrimSpace(errb.String()))
+		return out.Bytes(), exit.ExitCode(), fmt.Errorf(
+			"git %s: %s",
+			strings.Join(args, " "),
+			strings.TrimSpace(errb.String()),
+		)
 	}
 	if err != nil {
 		return nil, -1, fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
@@ -196,7 +206,17 @@ func (g *gitRepo) mkTree(entries []treeEntry) (string, error) {
 // mergeTrees computes the tree of merging b into a, as GitHub's merge check
 // does; clean is false when the merge has conflicts.
 func (g *gitRepo) mergeTrees(a, b string) (tree string, clean bool, err error) {
-	out, code, err := g.run(nil, nil, "merge-tree", "--write-tree", "--no-messages", "--name-only", "--allow-unrelated-histories", a, b)
+	out, code, err := g.run(
+		nil,
+		nil,
+		"merge-tree",
+		"--write-tree",
+		"--no-messages",
+		"--name-only",
+		"--allow-unrelated-histories",
+		a,
+		b,
+	)
 	switch code {
 	case 0:
 		return strings.Fields(string(out))[0], true, nil
@@ -354,7 +374,11 @@ func (g *gitRepo) rebase(onto, from, head string, committer person) (tip string,
 		return "", false, err
 	}
 	defer g.run(nil, nil, "worktree", "remove", "--force", wtPath) //nolint:errcheck // best effort cleanup of a temp dir
-	env := []string{"GIT_COMMITTER_NAME=" + committer.Name, "GIT_COMMITTER_EMAIL=" + committer.Email, "GIT_COMMITTER_DATE=" + committer.When.Format(time.RFC3339)}
+	env := []string{
+		"GIT_COMMITTER_NAME=" + committer.Name,
+		"GIT_COMMITTER_EMAIL=" + committer.Email,
+		"GIT_COMMITTER_DATE=" + committer.When.Format(time.RFC3339),
+	}
 	for _, c := range commits {
 		cmd := exec.Command("git", "-C", wtPath, "cherry-pick", "--allow-empty", "--keep-redundant-commits", c)
 		cmd.Env = gitEnv(env...)

@@ -235,7 +235,9 @@ func (h *Hub) getBlob(c *call) {
 		return
 	}
 	c.json(http.StatusOK, obj{"sha": c.p["sha"], "node_id": nodeID("B", userID(c.p["sha"])), "size": len(data),
-		"url": h.repoURL(c.repo) + "/git/blobs/" + c.p["sha"], "content": wrap60(base64.StdEncoding.EncodeToString(data)), "encoding": "base64"})
+		"url": h.repoURL(
+			c.repo,
+		) + "/git/blobs/" + c.p["sha"], "content": wrap60(base64.StdEncoding.EncodeToString(data)), "encoding": "base64"})
 }
 
 func (h *Hub) getTree(c *call) {
@@ -260,7 +262,13 @@ func (h *Hub) getTree(c *call) {
 	}
 	out := []obj{}
 	for _, e := range entries {
-		o := obj{"path": e.Path, "mode": e.Mode, "type": e.Type, "sha": e.SHA, "url": h.repoURL(c.repo) + "/git/" + e.Type + "s/" + e.SHA}
+		o := obj{
+			"path": e.Path,
+			"mode": e.Mode,
+			"type": e.Type,
+			"sha":  e.SHA,
+			"url":  h.repoURL(c.repo) + "/git/" + e.Type + "s/" + e.SHA,
+		}
 		if e.Type == "blob" {
 			o["size"] = e.Size
 		}
@@ -304,13 +312,19 @@ func (h *Hub) createTree(c *call) {
 	for i, e := range body.Tree {
 		p := strings.Trim(e.Path, "/")
 		if p == "" || strings.Contains(p, "//") || path.Clean(p) != p || strings.HasPrefix(p, "../") {
-			c.invalid("tree.path contains a malformed path component", obj{"resource": "Tree", "field": "tree", "code": "invalid", "index": i})
+			c.invalid(
+				"tree.path contains a malformed path component",
+				obj{"resource": "Tree", "field": "tree", "code": "invalid", "index": i},
+			)
 			return
 		}
 		switch e.Mode {
 		case "100644", "100755", "040000", "160000", "120000":
 		default:
-			c.invalid("tree.mode contains an invalid value", obj{"resource": "Tree", "field": "tree", "code": "invalid", "index": i})
+			c.invalid(
+				"tree.mode contains an invalid value",
+				obj{"resource": "Tree", "field": "tree", "code": "invalid", "index": i},
+			)
 			return
 		}
 		if e.Type == "" {
@@ -434,7 +448,14 @@ func (h *Hub) createGitCommit(c *call) {
 			committer.When = *body.Committer.Date
 		}
 	}
-	co := &commitObject{Tree: body.Tree, Parents: body.Parents, Author: author, Committer: committer, Message: *body.Message, Signature: body.Signature}
+	co := &commitObject{
+		Tree:      body.Tree,
+		Parents:   body.Parents,
+		Author:    author,
+		Committer: committer,
+		Message:   *body.Message,
+		Signature: body.Signature,
+	}
 	sha, err := c.git.writeCommit(co)
 	if err != nil {
 		c.internal(err)

@@ -27,7 +27,10 @@ func (h *Hub) graphql(c *call) {
 		return
 	}
 	if strings.TrimSpace(req.Query) == "" {
-		c.json(http.StatusOK, obj{"errors": []gqlError{{Message: "A query attribute must be specified and must be a string."}}})
+		c.json(
+			http.StatusOK,
+			obj{"errors": []gqlError{{Message: "A query attribute must be specified and must be a string."}}},
+		)
 		return
 	}
 	var field string
@@ -37,7 +40,17 @@ func (h *Hub) graphql(c *call) {
 		}
 	}
 	if field == "" || !strings.HasPrefix(strings.TrimSpace(req.Query), "mutation") {
-		c.json(http.StatusOK, obj{"errors": []gqlError{{Type: "undefinedField", Message: "This server serves only the enablePullRequestAutoMerge and disablePullRequestAutoMerge mutations"}}})
+		c.json(
+			http.StatusOK,
+			obj{
+				"errors": []gqlError{
+					{
+						Type:    "undefinedField",
+						Message: "This server serves only the enablePullRequestAutoMerge and disablePullRequestAutoMerge mutations",
+					},
+				},
+			},
+		)
 		return
 	}
 	input, err := gqlInput(req.Query, field, req.Variables)
@@ -73,7 +86,10 @@ func (h *Hub) autoMergeMutation(c *call, field string, in map[string]any) (obj, 
 	id := str("pullRequestId")
 	rs, is := h.findPullByNode(c, id)
 	if is == nil {
-		return nil, &gqlError{Type: "NOT_FOUND", Message: fmt.Sprintf("Could not resolve to a node with the global id of '%s'", id)}
+		return nil, &gqlError{
+			Type:    "NOT_FOUND",
+			Message: fmt.Sprintf("Could not resolve to a node with the global id of '%s'", id),
+		}
 	}
 	c.repo, c.git = rs, h.gitFor(rs)
 	unprocessable := func(msg string) *gqlError { return &gqlError{Type: "UNPROCESSABLE", Message: "Pull request " + msg} }
@@ -111,7 +127,13 @@ func (h *Hub) autoMergeMutation(c *call, field string, in map[string]any) (obj, 
 		// GitHub refuses auto-merge on a pull request that could merge now.
 		return nil, unprocessable("Pull request is in " + ms.state + " status")
 	}
-	is.Pull.AutoMerge = &autoMerge{EnabledBy: c.actor(), Method: method, EnabledAt: h.now(), Title: str("commitHeadline"), Message: str("commitBody")}
+	is.Pull.AutoMerge = &autoMerge{
+		EnabledBy: c.actor(),
+		Method:    method,
+		EnabledAt: h.now(),
+		Title:     str("commitHeadline"),
+		Message:   str("commitBody"),
+	}
 	h.pullEvent(rs, c.git, is, "auto_merge_enabled", c.actor(), nil)
 	if err := h.persist(); err != nil {
 		h.logger.Error("saving hub state", "err", err)
@@ -122,8 +144,13 @@ func (h *Hub) autoMergeMutation(c *call, field string, in map[string]any) (obj, 
 func (h *Hub) gqlPull(c *call, is *issue, in map[string]any) obj {
 	var amr any
 	if am := is.Pull.AutoMerge; am != nil {
-		amr = obj{"enabledAt": ts(am.EnabledAt), "mergeMethod": strings.ToUpper(am.Method), "enabledBy": obj{"login": am.EnabledBy},
-			"commitHeadline": am.Title, "commitBody": am.Message}
+		amr = obj{
+			"enabledAt":      ts(am.EnabledAt),
+			"mergeMethod":    strings.ToUpper(am.Method),
+			"enabledBy":      obj{"login": am.EnabledBy},
+			"commitHeadline": am.Title,
+			"commitBody":     am.Message,
+		}
 	}
 	return obj{"clientMutationId": in["clientMutationId"], "actor": obj{"login": c.actor()},
 		"pullRequest": obj{"id": nodeID("PR", is.ID), "number": is.Number, "state": strings.ToUpper(is.State),

@@ -100,7 +100,15 @@ func New(opts Options) (*Hub, error) {
 		}
 		opts.Dir = abs
 	}
-	h := &Hub{perms: clonePermissions(opts.Permissions), opts: opts, clock: opts.Clock, dir: opts.Dir, backend: opts.GitHTTPBackend, logger: opts.Logger, rate: map[string]*rateWindow{}}
+	h := &Hub{
+		perms:   clonePermissions(opts.Permissions),
+		opts:    opts,
+		clock:   opts.Clock,
+		dir:     opts.Dir,
+		backend: opts.GitHTTPBackend,
+		logger:  opts.Logger,
+		rate:    map[string]*rateWindow{},
+	}
 	if h.clock == nil {
 		h.clock = SystemClock{}
 	}
@@ -171,7 +179,9 @@ func (h *Hub) initApp() error {
 		}
 		h.key = key
 	}
-	st.App.KeyPEM = string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(h.key)}))
+	st.App.KeyPEM = string(
+		pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(h.key)}),
+	)
 	switch {
 	case h.opts.WebhookSecret != "":
 		st.WebhookSecret = h.opts.WebhookSecret

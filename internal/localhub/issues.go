@@ -241,7 +241,12 @@ func (h *Hub) createRepoLabel(c *call) {
 	if body.Color == "" {
 		body.Color = "ededed"
 	}
-	l := &label{ID: h.st.newID(), Name: body.Name, Color: strings.TrimPrefix(body.Color, "#"), Description: body.Description}
+	l := &label{
+		ID:          h.st.newID(),
+		Name:        body.Name,
+		Color:       strings.TrimPrefix(body.Color, "#"),
+		Description: body.Description,
+	}
 	c.repo.Labels = append(c.repo.Labels, l)
 	c.json(http.StatusCreated, h.renderLabel(c.repo, l))
 }

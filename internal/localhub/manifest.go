@@ -115,7 +115,12 @@ func (h *Hub) createFromManifest(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Location", redirect.String())
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(http.StatusFound)
-	fmt.Fprintf(w, "<a href=\"%s\">App %s created: continue</a>\n", html.EscapeString(redirect.String()), html.EscapeString(m.Name))
+	fmt.Fprintf(
+		w,
+		"<a href=\"%s\">App %s created: continue</a>\n",
+		html.EscapeString(redirect.String()),
+		html.EscapeString(m.Name),
+	)
 }
 
 // convertManifest exchanges a code, once, for the App and its credentials

@@ -46,7 +46,8 @@ func routePermission(method, template string) permission {
 		return permission{"pull_requests", "read"}
 	case strings.HasSuffix(rest, "/check-runs") && method == http.MethodGet, strings.HasPrefix(rest, "/check-runs"):
 		return permission{"checks", level}
-	case strings.HasSuffix(rest, "/statuses") || strings.HasSuffix(rest, "/status") || strings.HasPrefix(rest, "/statuses/"):
+	case strings.HasSuffix(rest, "/statuses") || strings.HasSuffix(rest, "/status") ||
+		strings.HasPrefix(rest, "/statuses/"):
 		return permission{"statuses", level}
 	case strings.HasPrefix(rest, "/pulls"):
 		return permission{"pull_requests", level}

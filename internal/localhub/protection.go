@@ -9,9 +9,9 @@ import (
 )
 
 // protectionRefusal returns GitHub's reason for refusing to move a protected
-// branch from old to new ("" deletes), or "" when the update is allowed.
+// branch from old to next ("" deletes), or "" when the update is allowed.
 // Merges of pull requests do not come through here: they are the way in.
-func (h *Hub) protectionRefusal(rs *repoState, g *gitRepo, ref, old, new string) string {
+func (h *Hub) protectionRefusal(rs *repoState, g *gitRepo, ref, old, next string) string {
 	branch, ok := strings.CutPrefix(ref, "refs/heads/")
 	if !ok {
 		return ""
@@ -20,16 +20,16 @@ func (h *Hub) protectionRefusal(rs *repoState, g *gitRepo, ref, old, new string)
 	if prot == nil {
 		return ""
 	}
-	if new == "" {
+	if next == "" {
 		return "Cannot delete this protected branch"
 	}
 	if old != "" {
-		if ff, _ := g.isAncestor(old, new); !ff {
+		if ff, _ := g.isAncestor(old, next); !ff {
 			return "Cannot force-push to this branch"
 		}
 	}
 	for _, name := range prot.RequiredChecks {
-		if h.checkState(rs, new, name) != "success" {
+		if h.checkState(rs, next, name) != "success" {
 			return fmt.Sprintf("Required status check %q is expected.", name)
 		}
 	}

@@ -23,8 +23,8 @@ func (h *Hub) payload(rs *repoState, sender string) obj {
 // pushes alike: it sends the push event, keeps pull request heads in step
 // (synchronize, or closed when the head branch is deleted) and lets
 // auto-merge act. Callers hold h.mu.
-func (h *Hub) refChanged(rs *repoState, g *gitRepo, ref, old, new, actor string) {
-	before, after := old, new
+func (h *Hub) refChanged(rs *repoState, g *gitRepo, ref, old, next, actor string) {
+	before, after := old, next
 	if before == "" {
 		before = zeroSHA
 	}
@@ -33,10 +33,10 @@ func (h *Hub) refChanged(rs *repoState, g *gitRepo, ref, old, new, actor string)
 	}
 	p := h.payload(rs, actor)
 	p["ref"], p["before"], p["after"] = ref, before, after
-	p["created"], p["deleted"] = old == "", new == ""
+	p["created"], p["deleted"] = old == "", next == ""
 	forced := false
-	if old != "" && new != "" {
-		ff, _ := g.isAncestor(old, new)
+	if old != "" && next != "" {
+		ff, _ := g.isAncestor(old, next)
 		forced = !ff
 	}
 	p["forced"], p["base_ref"] = forced, nil
@@ -44,15 +44,15 @@ func (h *Hub) refChanged(rs *repoState, g *gitRepo, ref, old, new, actor string)
 	p["pusher"] = obj{"name": actor, "email": h.botEmail()}
 	commits := []obj{}
 	p["head_commit"] = nil
-	if new != "" {
+	if next != "" {
 		from := old
 		if forced || old == "" {
 			from = ""
-			if mb, _ := g.mergeBase(rs.DefaultBranch, new); mb != "" && old == "" {
+			if mb, _ := g.mergeBase(rs.DefaultBranch, next); mb != "" && old == "" {
 				from = mb
 			}
 		}
-		list, _ := g.revList(from, new)
+		list, _ := g.revList(from, next)
 		if len(list) > 20 {
 			list = list[len(list)-20:]
 		}
@@ -61,7 +61,7 @@ func (h *Hub) refChanged(rs *repoState, g *gitRepo, ref, old, new, actor string)
 				commits = append(commits, h.pushCommit(rs, co))
 			}
 		}
-		if co, err := g.readCommit(new); err == nil {
+		if co, err := g.readCommit(next); err == nil {
 			p["head_commit"] = h.pushCommit(rs, co)
 		}
 	}
@@ -81,17 +81,17 @@ func (h *Hub) refChanged(rs *repoState, g *gitRepo, ref, old, new, actor string)
 		if is.Pull == nil || is.State != "open" || is.Pull.HeadRef != branch {
 			continue
 		}
-		if new == "" {
+		if next == "" {
 			// GitHub closes a pull request whose head branch is deleted.
 			h.closeIssue(is)
 			h.pullEvent(rs, g, is, "closed", actor, nil)
 			continue
 		}
-		if is.Pull.HeadSHA == new {
+		if is.Pull.HeadSHA == next {
 			continue
 		}
 		prev := is.Pull.HeadSHA
-		is.Pull.HeadSHA = new
+		is.Pull.HeadSHA = next
 		is.Pull.Computing = true
 		is.Updated = h.now()
 		// As on GitHub, a push by someone without write access cancels
@@ -99,7 +99,7 @@ func (h *Hub) refChanged(rs *repoState, g *gitRepo, ref, old, new, actor string)
 		if !h.canWrite(rs, actor) {
 			is.Pull.AutoMerge = nil
 		}
-		h.pullEvent(rs, g, is, "synchronize", actor, obj{"before": prev, "after": new})
+		h.pullEvent(rs, g, is, "synchronize", actor, obj{"before": prev, "after": next})
 	}
 	h.tryAutoMerge(rs, g)
 }
@@ -251,7 +251,9 @@ func (h *Hub) renderPull(rs *repoState, g *gitRepo, is *issue, detailed bool) ob
 	o["statuses_url"] = h.repoURL(rs) + "/statuses/" + pr.HeadSHA
 	o["_links"] = obj{"self": obj{"href": pu}, "html": obj{"href": o["html_url"]}, "issue": obj{"href": o["issue_url"]},
 		"comments": obj{"href": o["comments_url"]}, "review_comments": obj{"href": o["review_comments_url"]},
-		"review_comment": obj{"href": o["review_comment_url"]}, "commits": obj{"href": o["commits_url"]}, "statuses": obj{"href": o["statuses_url"]}}
+		"review_comment": obj{
+			"href": o["review_comment_url"],
+		}, "commits": obj{"href": o["commits_url"]}, "statuses": obj{"href": o["statuses_url"]}}
 	o["head"], o["base"] = branch(pr.HeadRef, pr.HeadSHA), branch(pr.BaseRef, baseSHA)
 	o["draft"], o["merged"], o["merged_at"] = pr.Draft, pr.Merged, tsPtr(pr.MergedAt)
 	o["merged_by"] = h.user(pr.MergedBy)
@@ -263,7 +265,12 @@ func (h *Hub) renderPull(rs *repoState, g *gitRepo, is *issue, detailed bool) ob
 	o["maintainer_can_modify"], o["author_association"] = false, "NONE"
 	o["auto_merge"] = nil
 	if am := pr.AutoMerge; am != nil {
-		o["auto_merge"] = obj{"enabled_by": h.user(am.EnabledBy), "merge_method": am.Method, "commit_title": am.Title, "commit_message": am.Message}
+		o["auto_merge"] = obj{
+			"enabled_by":     h.user(am.EnabledBy),
+			"merge_method":   am.Method,
+			"commit_title":   am.Title,
+			"commit_message": am.Message,
+		}
 	}
 	o["mergeable"], o["mergeable_state"], o["rebaseable"] = nil, "unknown", nil
 	if !detailed {
@@ -427,16 +434,42 @@ func (h *Hub) createPull(c *call) {
 		return
 	}
 	if h.openPullFor(c.repo, headRef, body.Base) != nil {
-		c.invalid("Validation Failed", obj{"resource": "PullRequest", "code": "custom", "message": "A pull request already exists for " + c.repo.Owner + ":" + headRef + "."})
+		c.invalid(
+			"Validation Failed",
+			obj{
+				"resource": "PullRequest",
+				"code":     "custom",
+				"message":  "A pull request already exists for " + c.repo.Owner + ":" + headRef + ".",
+			},
+		)
 		return
 	}
 	if in, _ := c.git.isAncestor(headSHA, baseSHA); in {
-		c.invalid("Validation Failed", obj{"resource": "PullRequest", "code": "custom", "message": "No commits between " + body.Base + " and " + headRef})
+		c.invalid(
+			"Validation Failed",
+			obj{"resource": "PullRequest", "code": "custom", "message": "No commits between " + body.Base + " and " + headRef},
+		)
 		return
 	}
 	now := h.now()
-	is := &issue{ID: h.st.newID(), Number: c.repo.NextNumber, Title: *body.Title, Body: body.Body, State: "open", User: c.actor(),
-		Created: now, Updated: now, Pull: &pull{HeadRef: headRef, HeadSHA: headSHA, BaseRef: body.Base, BaseSHA: baseSHA, Draft: body.Draft, Computing: true}}
+	is := &issue{
+		ID:      h.st.newID(),
+		Number:  c.repo.NextNumber,
+		Title:   *body.Title,
+		Body:    body.Body,
+		State:   "open",
+		User:    c.actor(),
+		Created: now,
+		Updated: now,
+		Pull: &pull{
+			HeadRef:   headRef,
+			HeadSHA:   headSHA,
+			BaseRef:   body.Base,
+			BaseSHA:   baseSHA,
+			Draft:     body.Draft,
+			Computing: true,
+		},
+	}
 	c.repo.NextNumber++
 	c.repo.Issues = append(c.repo.Issues, is)
 	h.pullEvent(c.repo, c.git, is, "opened", c.actor(), nil)
@@ -467,7 +500,14 @@ func (h *Hub) updatePull(c *call) {
 	}
 	if body.Base != nil && *body.Base != is.Pull.BaseRef {
 		if is.State != "open" {
-			c.invalid("Validation Failed", obj{"resource": "PullRequest", "code": "custom", "message": "Cannot change the base branch of a closed pull request."})
+			c.invalid(
+				"Validation Failed",
+				obj{
+					"resource": "PullRequest",
+					"code":     "custom",
+					"message":  "Cannot change the base branch of a closed pull request.",
+				},
+			)
 			return
 		}
 		if _, err := c.git.branchSHA(*body.Base); err != nil {
@@ -475,7 +515,15 @@ func (h *Hub) updatePull(c *call) {
 			return
 		}
 		if h.openPullFor(c.repo, is.Pull.HeadRef, *body.Base) != nil {
-			c.invalid("Validation Failed", obj{"resource": "PullRequest", "code": "custom", "message": "A pull request already exists for base branch '" + *body.Base + "' and head branch '" + is.Pull.HeadRef + "'"})
+			c.invalid(
+				"Validation Failed",
+				obj{
+					"resource": "PullRequest",
+					"code":     "custom",
+					"message": "A pull request already exists for base branch '" + *body.Base +
+						"' and head branch '" + is.Pull.HeadRef + "'",
+				},
+			)
 			return
 		}
 		is.Pull.BaseRef = *body.Base
@@ -497,16 +545,37 @@ func (h *Hub) updatePull(c *call) {
 			h.closeIssue(is)
 			actions = append(actions, "closed")
 		case is.Pull.Merged:
-			c.invalid("Validation Failed", obj{"resource": "PullRequest", "code": "custom", "message": "state cannot be changed. The pull request has been merged."})
+			c.invalid(
+				"Validation Failed",
+				obj{
+					"resource": "PullRequest",
+					"code":     "custom",
+					"message":  "state cannot be changed. The pull request has been merged.",
+				},
+			)
 			return
 		default:
 			sha, err := c.git.branchSHA(is.Pull.HeadRef)
 			if err != nil {
-				c.invalid("Validation Failed", obj{"resource": "PullRequest", "code": "custom", "message": "state cannot be changed. The " + is.Pull.HeadRef + " branch has been deleted."})
+				c.invalid(
+					"Validation Failed",
+					obj{
+						"resource": "PullRequest",
+						"code":     "custom",
+						"message":  "state cannot be changed. The " + is.Pull.HeadRef + " branch has been deleted.",
+					},
+				)
 				return
 			}
 			if h.openPullFor(c.repo, is.Pull.HeadRef, is.Pull.BaseRef) != nil {
-				c.invalid("Validation Failed", obj{"resource": "PullRequest", "code": "custom", "message": "A pull request already exists for " + c.repo.Owner + ":" + is.Pull.HeadRef + "."})
+				c.invalid(
+					"Validation Failed",
+					obj{
+						"resource": "PullRequest",
+						"code":     "custom",
+						"message":  "A pull request already exists for " + c.repo.Owner + ":" + is.Pull.HeadRef + ".",
+					},
+				)
 				return
 			}
 			is.State, is.Closed, is.Pull.HeadSHA = "open", nil, sha
@@ -533,7 +602,12 @@ type mergeRefusal struct {
 }
 
 // merge merges an open pull request with method; callers hold h.mu.
-func (h *Hub) merge(rs *repoState, g *gitRepo, is *issue, method, title, message, actor string) (string, *mergeRefusal, error) {
+func (h *Hub) merge(
+	rs *repoState,
+	g *gitRepo,
+	is *issue,
+	method, title, message, actor string,
+) (string, *mergeRefusal, error) {
 	if is.State != "open" {
 		return "", &mergeRefusal{http.StatusMethodNotAllowed, "Pull Request is not mergeable"}, nil
 	}
@@ -541,7 +615,8 @@ func (h *Hub) merge(rs *repoState, g *gitRepo, is *issue, method, title, message
 	if ok, known := allowed[method]; !known {
 		return "", &mergeRefusal{http.StatusUnprocessableEntity, "Invalid merge_method"}, nil
 	} else if !ok {
-		return "", &mergeRefusal{http.StatusMethodNotAllowed, map[string]string{"merge": "Merge commits", "squash": "Squash merges", "rebase": "Rebase merges"}[method] + " are not allowed on this repository."}, nil
+		what := map[string]string{"merge": "Merge commits", "squash": "Squash merges", "rebase": "Rebase merges"}[method]
+		return "", &mergeRefusal{http.StatusMethodNotAllowed, what + " are not allowed on this repository."}, nil
 	}
 	ms, err := h.mergeability(rs, g, is)
 	if err != nil {
@@ -553,9 +628,15 @@ func (h *Hub) merge(rs *repoState, g *gitRepo, is *issue, method, title, message
 	case ms.state == "draft":
 		return "", &mergeRefusal{http.StatusMethodNotAllowed, "Pull Request is still a draft"}, nil
 	case ms.missing != "" && ms.failing:
-		return "", &mergeRefusal{http.StatusMethodNotAllowed, fmt.Sprintf("Required status check %q is failing.", ms.missing)}, nil
+		return "", &mergeRefusal{
+			http.StatusMethodNotAllowed,
+			fmt.Sprintf("Required status check %q is failing.", ms.missing),
+		}, nil
 	case ms.missing != "":
-		return "", &mergeRefusal{http.StatusMethodNotAllowed, fmt.Sprintf("Required status check %q is expected.", ms.missing)}, nil
+		return "", &mergeRefusal{
+			http.StatusMethodNotAllowed,
+			fmt.Sprintf("Required status check %q is expected.", ms.missing),
+		}, nil
 	}
 	baseSHA, err := g.branchSHA(is.Pull.BaseRef)
 	if err != nil {
@@ -573,7 +654,15 @@ func (h *Hub) merge(rs *repoState, g *gitRepo, is *issue, method, title, message
 		if message == "" {
 			message = is.Title
 		}
-		sha, err = g.writeCommit(&commitObject{Tree: ms.tree, Parents: []string{baseSHA, is.Pull.HeadSHA}, Author: who, Committer: gh, Message: title + "\n\n" + message + "\n"})
+		sha, err = g.writeCommit(
+			&commitObject{
+				Tree:      ms.tree,
+				Parents:   []string{baseSHA, is.Pull.HeadSHA},
+				Author:    who,
+				Committer: gh,
+				Message:   title + "\n\n" + message + "\n",
+			},
+		)
 	case "squash":
 		if title == "" {
 			title = fmt.Sprintf("%s (#%d)", is.Title, is.Number)
@@ -589,7 +678,15 @@ func (h *Hub) merge(rs *repoState, g *gitRepo, is *issue, method, title, message
 			}
 			message = strings.Join(lines, "\n\n")
 		}
-		sha, err = g.writeCommit(&commitObject{Tree: ms.tree, Parents: []string{baseSHA}, Author: who, Committer: gh, Message: title + "\n\n" + message + "\n"})
+		sha, err = g.writeCommit(
+			&commitObject{
+				Tree:      ms.tree,
+				Parents:   []string{baseSHA},
+				Author:    who,
+				Committer: gh,
+				Message:   title + "\n\n" + message + "\n",
+			},
+		)
 	case "rebase":
 		mb, _ := g.mergeBase(baseSHA, is.Pull.HeadSHA)
 		var ok bool
@@ -609,7 +706,8 @@ func (h *Hub) merge(rs *repoState, g *gitRepo, is *issue, method, title, message
 	}
 	rs.Verified[sha] = true
 	now := h.now()
-	is.Pull.Merged, is.Pull.MergedAt, is.Pull.MergedBy, is.Pull.MergeCommitSHA, is.Pull.BaseSHA = true, &now, actor, sha, baseSHA
+	is.Pull.Merged, is.Pull.MergedAt, is.Pull.MergedBy = true, &now, actor
+	is.Pull.MergeCommitSHA, is.Pull.BaseSHA = sha, baseSHA
 	is.Pull.AutoMerge = nil
 	h.closeIssue(is)
 	h.pullEvent(rs, g, is, "closed", actor, nil)
@@ -666,7 +764,8 @@ func (h *Hub) tryAutoMerge(rs *repoState, g *gitRepo) {
 			continue
 		}
 		am := is.Pull.AutoMerge
-		if _, refusal, err := h.merge(rs, g, is, am.Method, am.Title, am.Message, am.EnabledBy); err != nil || refusal != nil {
+		if _, refusal, err := h.merge(rs, g, is, am.Method, am.Title, am.Message, am.EnabledBy); err != nil ||
+			refusal != nil {
 			h.logger.Warn("auto-merge failed", "repo", rs.fullName(), "pr", is.Number, "err", err)
 		}
 	}
@@ -754,7 +853,10 @@ func (h *Hub) requestReviewers(c *call) {
 			return
 		}
 		if !validLogin(r) {
-			c.invalid("Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the " + c.repo.fullName() + " repository.")
+			c.invalid(
+				"Reviews may only be requested from collaborators. One or more of the users or teams you specified " +
+					"is not a collaborator of the " + c.repo.fullName() + " repository.",
+			)
 			return
 		}
 	}

@@ -43,9 +43,10 @@ func (h *Hub) user(login string) obj {
 	u := h.baseURL + "/users/" + login
 	return obj{"login": login, "id": id, "node_id": nodeID("U", id), "type": typ, "site_admin": false,
 		"url": u, "html_url": h.baseURL + "/" + login, "avatar_url": h.baseURL + "/avatars/" + login, "gravatar_id": "",
-		"events_url": u + "/events{/privacy}", "followers_url": u + "/followers", "following_url": u + "/following{/other_user}",
-		"gists_url": u + "/gists{/gist_id}", "organizations_url": u + "/orgs", "received_events_url": u + "/received_events",
-		"repos_url": u + "/repos", "starred_url": u + "/starred{/owner}{/repo}", "subscriptions_url": u + "/subscriptions"}
+		"events_url": u + "/events{/privacy}", "followers_url": u + "/followers",
+		"following_url": u + "/following{/other_user}", "gists_url": u + "/gists{/gist_id}", "organizations_url": u + "/orgs",
+		"received_events_url": u + "/received_events", "repos_url": u + "/repos",
+		"starred_url": u + "/starred{/owner}{/repo}", "subscriptions_url": u + "/subscriptions"}
 }
 
 func (h *Hub) repoURL(rs *repoState) string { return h.baseURL + "/repos/" + rs.fullName() }
@@ -71,22 +72,30 @@ func (h *Hub) renderRepo(rs *repoState) obj {
 	u := h.repoURL(rs)
 	for k, v := range map[string]string{
 		"archive_url": "/{archive_format}{/ref}", "assignees_url": "/assignees{/user}", "blobs_url": "/git/blobs{/sha}",
-		"branches_url": "/branches{/branch}", "collaborators_url": "/collaborators{/collaborator}", "comments_url": "/comments{/number}",
-		"commits_url": "/commits{/sha}", "compare_url": "/compare/{base}...{head}", "contents_url": "/contents/{+path}",
-		"contributors_url": "/contributors", "deployments_url": "/deployments", "downloads_url": "/downloads", "events_url": "/events",
-		"forks_url": "/forks", "git_commits_url": "/git/commits{/sha}", "git_refs_url": "/git/refs{/sha}", "git_tags_url": "/git/tags{/sha}",
-		"hooks_url": "/hooks", "issue_comment_url": "/issues/comments{/number}", "issue_events_url": "/issues/events{/number}",
-		"issues_url": "/issues{/number}", "keys_url": "/keys{/key_id}", "labels_url": "/labels{/name}", "languages_url": "/languages",
-		"merges_url": "/merges", "milestones_url": "/milestones{/number}", "notifications_url": "/notifications{?since,all,participating}",
-		"pulls_url": "/pulls{/number}", "releases_url": "/releases{/id}", "stargazers_url": "/stargazers", "statuses_url": "/statuses/{sha}",
-		"subscribers_url": "/subscribers", "subscription_url": "/subscription", "tags_url": "/tags", "teams_url": "/teams", "trees_url": "/git/trees{/sha}",
+		"branches_url": "/branches{/branch}", "collaborators_url": "/collaborators{/collaborator}",
+		"comments_url": "/comments{/number}", "commits_url": "/commits{/sha}", "compare_url": "/compare/{base}...{head}",
+		"contents_url": "/contents/{+path}", "contributors_url": "/contributors", "deployments_url": "/deployments",
+		"downloads_url": "/downloads", "events_url": "/events", "forks_url": "/forks",
+		"git_commits_url": "/git/commits{/sha}", "git_refs_url": "/git/refs{/sha}", "git_tags_url": "/git/tags{/sha}",
+		"hooks_url": "/hooks", "issue_comment_url": "/issues/comments{/number}",
+		"issue_events_url": "/issues/events{/number}", "issues_url": "/issues{/number}", "keys_url": "/keys{/key_id}",
+		"labels_url": "/labels{/name}", "languages_url": "/languages", "merges_url": "/merges",
+		"milestones_url": "/milestones{/number}", "notifications_url": "/notifications{?since,all,participating}",
+		"pulls_url": "/pulls{/number}", "releases_url": "/releases{/id}", "stargazers_url": "/stargazers",
+		"statuses_url": "/statuses/{sha}", "subscribers_url": "/subscribers", "subscription_url": "/subscription",
+		"tags_url": "/tags", "teams_url": "/teams", "trees_url": "/git/trees{/sha}",
 	} {
 		out[k] = u + v
 	}
-	for _, k := range []string{"forks", "forks_count", "open_issues", "open_issues_count", "size", "stargazers_count", "watchers", "watchers_count", "network_count", "subscribers_count"} {
+	for _, k := range []string{
+		"forks", "forks_count", "open_issues", "open_issues_count", "size",
+		"stargazers_count", "watchers", "watchers_count", "network_count", "subscribers_count",
+	} {
 		out[k] = 0
 	}
-	for k, v := range map[string]bool{"has_issues": true, "has_projects": false, "has_wiki": false, "has_pages": false, "has_discussions": false} {
+	for k, v := range map[string]bool{
+		"has_issues": true, "has_projects": false, "has_wiki": false, "has_pages": false, "has_discussions": false,
+	} {
 		out[k] = v
 	}
 	out["description"], out["homepage"], out["language"], out["mirror_url"], out["license"] = nil, nil, nil, nil, nil
@@ -136,7 +145,14 @@ func (h *Hub) renderApp() obj {
 func (h *Hub) renderGitCommit(rs *repoState, c *commitObject) obj {
 	parents := []obj{}
 	for _, p := range c.Parents {
-		parents = append(parents, obj{"sha": p, "url": h.repoURL(rs) + "/git/commits/" + p, "html_url": h.baseURL + "/" + rs.fullName() + "/commit/" + p})
+		parents = append(
+			parents,
+			obj{
+				"sha":      p,
+				"url":      h.repoURL(rs) + "/git/commits/" + p,
+				"html_url": h.baseURL + "/" + rs.fullName() + "/commit/" + p,
+			},
+		)
 	}
 	return obj{
 		"sha": c.SHA, "node_id": nodeID("C", int64(userID(c.SHA))), "url": h.repoURL(rs) + "/git/commits/" + c.SHA,

@@ -257,7 +257,12 @@ func (h *Hub) createAccessToken(c *call) {
 		names = append(names, rs.fullName())
 	}
 	token, at := h.issueToken(inst, names)
-	resp := obj{"token": token, "expires_at": ts(at.ExpiresAt), "permissions": h.permissionsObj(), "repository_selection": "all"}
+	resp := obj{
+		"token":                token,
+		"expires_at":           ts(at.ExpiresAt),
+		"permissions":          h.permissionsObj(),
+		"repository_selection": "all",
+	}
 	if len(scoped) > 0 {
 		repos := []obj{}
 		for _, rs := range scoped {
@@ -351,7 +356,10 @@ func (h *Hub) getRaw(c *call) {
 	sha, err := c.git.resolveCommit(c.p["sha"]) // refuses option-like input before it reaches git
 	var data []byte
 	if err == nil {
-		data, err = c.git.catFile("blob", orEmpty(c.git.out(nil, nil, "rev-parse", "--verify", "--quiet", sha+":"+c.p["path"])))
+		data, err = c.git.catFile(
+			"blob",
+			orEmpty(c.git.out(nil, nil, "rev-parse", "--verify", "--quiet", sha+":"+c.p["path"])),
+		)
 	}
 	if err != nil {
 		c.fail(http.StatusNotFound, "Not Found")
@@ -562,14 +570,23 @@ func (h *Hub) getBranch(c *call) {
 	prot := c.repo.Protection[b]
 	o := obj{"name": b, "commit": h.renderRepoCommit(c.repo, co), "protected": prot != nil,
 		"protection_url": h.repoURL(c.repo) + "/branches/" + b + "/protection",
-		"_links":         obj{"self": h.repoURL(c.repo) + "/branches/" + b, "html": h.baseURL + "/" + c.repo.fullName() + "/tree/" + b}}
-	o["protection"] = obj{"enabled": false, "required_status_checks": obj{"enforcement_level": "off", "contexts": []string{}, "checks": []obj{}}}
+		"_links": obj{
+			"self": h.repoURL(c.repo) + "/branches/" + b,
+			"html": h.baseURL + "/" + c.repo.fullName() + "/tree/" + b,
+		}}
+	o["protection"] = obj{
+		"enabled":                false,
+		"required_status_checks": obj{"enforcement_level": "off", "contexts": []string{}, "checks": []obj{}},
+	}
 	if prot != nil {
 		checks := []obj{}
 		for _, n := range prot.RequiredChecks {
 			checks = append(checks, obj{"context": n, "app_id": nil})
 		}
-		o["protection"] = obj{"enabled": true, "required_status_checks": obj{"enforcement_level": "non_admins", "contexts": prot.RequiredChecks, "checks": checks}}
+		o["protection"] = obj{
+			"enabled":                true,
+			"required_status_checks": obj{"enforcement_level": "non_admins", "contexts": prot.RequiredChecks, "checks": checks},
+		}
 	}
 	c.json(http.StatusOK, o)
 }
@@ -589,9 +606,14 @@ func (h *Hub) getProtection(c *call) {
 	}
 	u := h.repoURL(c.repo) + "/branches/" + c.p["branch"] + "/protection"
 	c.json(http.StatusOK, obj{"url": u,
-		"required_status_checks": obj{"url": u + "/required_status_checks", "strict": prot.Strict, "contexts": prot.RequiredChecks, "checks": checks},
-		"enforce_admins":         obj{"enabled": false, "url": u + "/enforce_admins"},
-		"allow_force_pushes":     obj{"enabled": false}, "allow_deletions": obj{"enabled": false}})
+		"required_status_checks": obj{
+			"url":      u + "/required_status_checks",
+			"strict":   prot.Strict,
+			"contexts": prot.RequiredChecks,
+			"checks":   checks,
+		},
+		"enforce_admins":     obj{"enabled": false, "url": u + "/enforce_admins"},
+		"allow_force_pushes": obj{"enabled": false}, "allow_deletions": obj{"enabled": false}})
 }
 
 // --- commits ---
@@ -700,7 +722,12 @@ func (h *Hub) compare(c *call) {
 	mbc, _ := c.git.readCommit(mb)
 	h.fileURLs(c.repo, headSHA, files)
 	cu := h.baseURL + "/" + c.repo.fullName() + "/compare/" + c.p["basehead"]
-	c.json(http.StatusOK, obj{"url": h.repoURL(c.repo) + "/compare/" + c.p["basehead"], "html_url": cu, "permalink_url": cu,
-		"diff_url": cu + ".diff", "patch_url": cu + ".patch", "status": status, "ahead_by": len(ahead), "behind_by": len(behind), "total_commits": len(ahead),
-		"commits": commits, "files": files, "base_commit": h.renderRepoCommit(c.repo, bc), "merge_base_commit": h.renderRepoCommit(c.repo, mbc)})
+	c.json(
+		http.StatusOK,
+		obj{"url": h.repoURL(c.repo) + "/compare/" + c.p["basehead"], "html_url": cu, "permalink_url": cu,
+			"diff_url": cu + ".diff", "patch_url": cu + ".patch", "status": status,
+			"ahead_by": len(ahead), "behind_by": len(behind), "total_commits": len(ahead),
+			"commits": commits, "files": files, "base_commit": h.renderRepoCommit(c.repo, bc),
+			"merge_base_commit": h.renderRepoCommit(c.repo, mbc)},
+	)
 }

@@ -30,7 +30,14 @@ func newRoute(method, template string, auth authKind, h func(*call)) *route {
 	if strings.HasSuffix(template, "/graphql") {
 		res = "graphql"
 	}
-	return &route{method: method, template: template, segs: strings.Split(strings.Trim(template, "/"), "/"), auth: auth, resource: res, handle: h}
+	return &route{
+		method:   method,
+		template: template,
+		segs:     strings.Split(strings.Trim(template, "/"), "/"),
+		auth:     auth,
+		resource: res,
+		handle:   h,
+	}
 }
 
 // match reports whether the escaped path segments fit the route, and the

@@ -29,7 +29,12 @@ func Listen(addr string, opts Options) (*Server, error) {
 		h.Close()
 		return nil, fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	s := &Server{Hub: h, URL: "http://" + ln.Addr().String(), srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, done: make(chan error, 1)}
+	s := &Server{
+		Hub:  h,
+		URL:  "http://" + ln.Addr().String(),
+		srv:  &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second},
+		done: make(chan error, 1),
+	}
 	h.SetBaseURL(s.URL)
 	go func() { s.done <- s.srv.Serve(ln) }()
 	return s, nil

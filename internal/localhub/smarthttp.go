@@ -52,7 +52,11 @@ func (h *Hub) serveGit(w http.ResponseWriter, r *http.Request, owner, name, rest
 	h.mu.Unlock()
 	if !hasAuth || !valid || (inst == nil && !person) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="GitHub"`)
-		http.Error(w, "Invalid username or token. Password authentication is not supported for Git operations.", http.StatusUnauthorized)
+		http.Error(
+			w,
+			"Invalid username or token. Password authentication is not supported for Git operations.",
+			http.StatusUnauthorized,
+		)
 		entry.setStatus(http.StatusUnauthorized)
 		return
 	}

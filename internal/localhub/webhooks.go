@@ -101,7 +101,16 @@ type webhooks struct {
 
 func newWebhooks(h *Hub, url, secret string) *webhooks {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &webhooks{hub: h, url: url, secret: secret, queue: make(chan webhookJob, webhookQueueSize), done: make(chan struct{}), ctx: ctx, stop: cancel, client: &http.Client{Timeout: webhookTimeout}}
+	w := &webhooks{
+		hub:    h,
+		url:    url,
+		secret: secret,
+		queue:  make(chan webhookJob, webhookQueueSize),
+		done:   make(chan struct{}),
+		ctx:    ctx,
+		stop:   cancel,
+		client: &http.Client{Timeout: webhookTimeout},
+	}
 	w.log.changed = make(chan struct{})
 	go w.run()
 	return w

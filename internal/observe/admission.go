@@ -235,7 +235,11 @@ func ParseAdmissionReview(body []byte, opts AdmissionOptions) (AdmissionReview, 
 	d := &differ{}
 	if rq.SubResource == "scale" {
 		// A Scale's spec.replicas is the scaled object's.
-		d.diff([]yamlnode.Segment{{Key: "spec"}, {Key: "replicas"}}, dig(old, "spec", "replicas"), dig(obj, "spec", "replicas"))
+		d.diff(
+			[]yamlnode.Segment{{Key: "spec"}, {Key: "replicas"}},
+			dig(old, "spec", "replicas"),
+			dig(obj, "spec", "replicas"),
+		)
 	} else {
 		d.object(old, obj)
 		rec.Intent, rec.HasIntent = intentOf(old, obj)
@@ -297,7 +301,8 @@ func normalizeNumbers(v any) any {
 // intentOf is the backflow.dev/intent annotation the write from old to obj
 // set, when it set one.
 func intentOf(old, obj map[string]any) (string, bool) {
-	if v, ok := dig(obj, "metadata", "annotations", IntentAnnotation).(string); ok && !values.Equal(v, dig(old, "metadata", "annotations", IntentAnnotation)) {
+	if v, ok := dig(obj, "metadata", "annotations", IntentAnnotation).(string); ok &&
+		!values.Equal(v, dig(old, "metadata", "annotations", IntentAnnotation)) {
 		return v, true
 	}
 	return "", false
@@ -467,6 +472,14 @@ func admissionEvidence(r *AdmissionRecord) string {
 	if len(r.Groups) > 0 {
 		who += " (groups " + strings.Join(r.Groups, ", ") + ")"
 	}
-	return fmt.Sprintf("admission review %s: %s %s by %s received at %s, confirmed by the watch of cluster %s at resourceVersion %s",
-		r.ReviewUID, r.Operation, r.Object, who, r.Received.UTC().Format(time.RFC3339), r.Cluster, r.ConfirmedVersion)
+	return fmt.Sprintf(
+		"admission review %s: %s %s by %s received at %s, confirmed by the watch of cluster %s at resourceVersion %s",
+		r.ReviewUID,
+		r.Operation,
+		r.Object,
+		who,
+		r.Received.UTC().Format(time.RFC3339),
+		r.Cluster,
+		r.ConfirmedVersion,
+	)
 }

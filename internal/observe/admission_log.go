@@ -61,7 +61,15 @@ type AdmissionRefusal struct {
 
 // Error implements error, so Add can return a refusal.
 func (r *AdmissionRefusal) Error() string {
-	return fmt.Sprintf("admission review %s (%s by %s, uid %s) refused: %s: %s", r.ReviewUID, r.Object, r.User, r.UID, r.Reason, r.Detail)
+	return fmt.Sprintf(
+		"admission review %s (%s by %s, uid %s) refused: %s: %s",
+		r.ReviewUID,
+		r.Object,
+		r.User,
+		r.UID,
+		r.Reason,
+		r.Detail,
+	)
 }
 
 // AdmissionLog keeps admission records until the watch confirms them, and
@@ -174,24 +182,39 @@ func (l *AdmissionLog) add(r AdmissionRecord, refusals *[]AdmissionRefusal) *Adm
 	}
 	r.Fields = fields
 	if !apiVersionNumber(r.OldResourceVersion) {
-		return refuse(RefusedVersion, "reviewed at resourceVersion %q, which the API server never gives an object", r.OldResourceVersion)
+		return refuse(
+			RefusedVersion,
+			"reviewed at resourceVersion %q, which the API server never gives an object",
+			r.OldResourceVersion,
+		)
 	}
 	if w, ok := l.seen[r.UID]; ok {
 		if !w.is(r.Object) {
 			return refuse(RefusedObject, "uid %s is %s of cluster %s to the watch, not %s", r.UID, w.key(), w.cluster, r.Object)
 		}
 		if newerVersion(w.version, r.OldResourceVersion) {
-			return refuse(RefusedVersion, "reviewed at resourceVersion %s, but the watch last saw %s: the transition it claims was already seen, or never happened",
-				r.OldResourceVersion, w.version)
+			return refuse(
+				RefusedVersion,
+				"reviewed at resourceVersion %s, but the watch last saw %s: the transition it claims was already seen, or never "+
+					"happened",
+				r.OldResourceVersion,
+				w.version,
+			)
 		}
 	}
 	size := r.HeldBytes()
-	max := l.budget()
-	for l.pendingBytes+l.confirmedBytes+size > max && l.confirmedBytes > max/2 && len(l.order) > 0 {
+	limit := l.budget()
+	for l.pendingBytes+l.confirmedBytes+size > limit && l.confirmedBytes > limit/2 && len(l.order) > 0 {
 		l.dropOldestLocked()
 	}
-	if l.pendingBytes+l.confirmedBytes+size > max {
-		return refuse(RefusedBudget, "holds %d bytes; %d of the %d allowed are held (admission.maxHeldBytes)", size, l.pendingBytes+l.confirmedBytes, max)
+	if l.pendingBytes+l.confirmedBytes+size > limit {
+		return refuse(
+			RefusedBudget,
+			"holds %d bytes; %d of the %d allowed are held (admission.maxHeldBytes)",
+			size,
+			l.pendingBytes+l.confirmedBytes,
+			limit,
+		)
 	}
 	if l.pending == nil {
 		l.pending = map[string][]*AdmissionRecord{}
@@ -218,7 +241,14 @@ func (l *AdmissionLog) report(confirmed []AdmissionRecord, refused []AdmissionRe
 }
 
 func refusalOf(r *AdmissionRecord, reason, detail string) AdmissionRefusal {
-	return AdmissionRefusal{Reason: reason, Detail: detail, ReviewUID: r.ReviewUID, User: r.User, Object: r.Object, UID: r.UID}
+	return AdmissionRefusal{
+		Reason:    reason,
+		Detail:    detail,
+		ReviewUID: r.ReviewUID,
+		User:      r.User,
+		Object:    r.Object,
+		UID:       r.UID,
+	}
 }
 
 func (l *AdmissionLog) countLocked(reason string) {
@@ -246,7 +276,14 @@ func (l *AdmissionLog) expireLocked(now time.Time, refusals *[]AdmissionRefusal)
 			if now.Sub(r.Received) > ttl {
 				l.expired++
 				l.countLocked(RefusedExpired)
-				*refusals = append(*refusals, refusalOf(r, RefusedExpired, fmt.Sprintf("the watch saw no write after resourceVersion %s within %s", r.OldResourceVersion, ttl)))
+				*refusals = append(
+					*refusals,
+					refusalOf(
+						r,
+						RefusedExpired,
+						fmt.Sprintf("the watch saw no write after resourceVersion %s within %s", r.OldResourceVersion, ttl),
+					),
+				)
 				l.unpendLocked(r)
 				continue
 			}
@@ -323,10 +360,23 @@ func (l *AdmissionLog) confirm(cluster string, old, obj map[string]any) ([]Admis
 			// later one the watch has yet to deliver: waits.
 			kept = append(kept, r)
 		case known:
-			refuse(r, RefusedVersion, "reviewed at resourceVersion %s, but the watch saw %s and then %s: the transition it claims was already seen, or never happened",
-				r.OldResourceVersion, prev.version, rv)
+			refuse(
+				r,
+				RefusedVersion,
+				"reviewed at resourceVersion %s, but the watch saw %s and then %s: the transition it claims was already seen, or "+
+					"never happened",
+				r.OldResourceVersion,
+				prev.version,
+				rv,
+			)
 		default:
-			refuse(r, RefusedVersion, "reviewed at resourceVersion %s, but the watch first saw the object at %s: a version it never saw", r.OldResourceVersion, rv)
+			refuse(
+				r,
+				RefusedVersion,
+				"reviewed at resourceVersion %s, but the watch first saw the object at %s: a version it never saw",
+				r.OldResourceVersion,
+				rv,
+			)
 		}
 	}
 	if len(kept) == 0 {
@@ -363,7 +413,8 @@ func dispute(rs []*AdmissionRecord) string {
 	agree := true
 	for _, r := range rs {
 		claims = append(claims, fmt.Sprintf("admission review %s says %s", r.ReviewUID, r.User))
-		if r.User != first.User || !slices.Equal(r.Groups, first.Groups) || r.HasIntent != first.HasIntent || r.Intent != first.Intent ||
+		if r.User != first.User || !slices.Equal(r.Groups, first.Groups) || r.HasIntent != first.HasIntent ||
+			r.Intent != first.Intent ||
 			!sameFields(r.Fields, first.Fields) {
 			agree = false
 		}
@@ -371,7 +422,12 @@ func dispute(rs []*AdmissionRecord) string {
 	if agree {
 		return ""
 	}
-	return fmt.Sprintf("the admission reviews of one write of %s at resourceVersion %s disagree: %s", first.Object, first.OldResourceVersion, strings.Join(claims, "; "))
+	return fmt.Sprintf(
+		"the admission reviews of one write of %s at resourceVersion %s disagree: %s",
+		first.Object,
+		first.OldResourceVersion,
+		strings.Join(claims, "; "),
+	)
 }
 
 // transitionChange is what one watch event changed of an object.
@@ -440,7 +496,11 @@ func (l *AdmissionLog) supersedeLocked(uid string, c transitionChange) {
 			if !f.Confirmed {
 				continue
 			}
-			if c.over || slices.ContainsFunc(c.fields, func(g AdmissionField) bool { return covers(f.segs, g.segs) || covers(g.segs, f.segs) }) {
+			if c.over ||
+				slices.ContainsFunc(
+					c.fields,
+					func(g AdmissionField) bool { return covers(f.segs, g.segs) || covers(g.segs, f.segs) },
+				) {
 				f.Confirmed = false
 			}
 		}

@@ -552,26 +552,17 @@ func TestAdmissionForger(t *testing.T) {
 	})
 }
 
-func mustAtoi(t *testing.T, s string) int {
-	t.Helper()
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 func TestHeldBytesErrsHigh(t *testing.T) {
 	// why: the log's budget is in bytes of heap; the estimate must not be
 	// below what Go really keeps for a record's values, mappings of many
 	// small entries and lists of small mappings above all.
 	build := func(kind string) string {
 		var b strings.Builder
-		open, close := "{", "}"
+		opening, closing := "{", "}"
 		if kind == "list" {
-			open, close = "[", "]"
+			opening, closing = "[", "]"
 		}
-		b.WriteString(open)
+		b.WriteString(opening)
 		for n := range 100000 {
 			if n > 0 {
 				b.WriteByte(',')
@@ -582,7 +573,7 @@ func TestHeldBytesErrsHigh(t *testing.T) {
 				b.WriteString(`"k` + strconv.Itoa(n) + `":"v"`)
 			}
 		}
-		b.WriteString(close)
+		b.WriteString(closing)
 		return b.String()
 	}
 	for _, kind := range []string{"map", "list"} {

@@ -178,7 +178,10 @@ func ParseAuditEvents(data []byte, name string) AuditResult {
 			return res
 		}
 		if list.APIVersion != auditAPIVersion {
-			res.Errors = append(res.Errors, fmt.Errorf("%s: EventList apiVersion %q: want %s", name, list.APIVersion, auditAPIVersion))
+			res.Errors = append(
+				res.Errors,
+				fmt.Errorf("%s: EventList apiVersion %q: want %s", name, list.APIVersion, auditAPIVersion),
+			)
 			return res
 		}
 		for i, item := range list.Items {
@@ -233,7 +236,12 @@ func decodeAuditEvent(data []byte, origin string, listItem bool) (AuditEvent, bo
 		raw.Kind, raw.APIVersion = "Event", auditAPIVersion
 	}
 	if raw.Kind != "Event" || raw.APIVersion != auditAPIVersion {
-		return AuditEvent{}, false, fmt.Errorf("audit event: kind %q apiVersion %q: want Event %s", raw.Kind, raw.APIVersion, auditAPIVersion)
+		return AuditEvent{}, false, fmt.Errorf(
+			"audit event: kind %q apiVersion %q: want Event %s",
+			raw.Kind,
+			raw.APIVersion,
+			auditAPIVersion,
+		)
 	}
 	// Only the ResponseComplete stage says the write succeeded; the other
 	// stages of the same request carry no response status.
@@ -566,7 +574,8 @@ func (d *deriver) jsonPatch(ops []any) error {
 				return fmt.Errorf("JSON patch operation %d: %w", i, err)
 			}
 			d.add(p)
-			if name != "remove" && len(p) == 3 && p[0].Key == "metadata" && p[1].Key == "annotations" && p[2].Key == IntentAnnotation {
+			if name != "remove" && len(p) == 3 && p[0].Key == "metadata" && p[1].Key == "annotations" &&
+				p[2].Key == IntentAnnotation {
 				if s, ok := m["value"].(string); ok {
 					d.intent, d.hasIntent = s, true
 				}

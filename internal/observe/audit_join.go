@@ -55,7 +55,8 @@ func AttributeLive(o Observation, events []AuditEvent, records []AdmissionRecord
 	var mine []*AuditEvent
 	for i := range events {
 		e := &events[i]
-		if e.Object.Group == group && e.Object.Resource == resource && e.Object.Namespace == o.Object.Namespace && e.Object.Name == o.Object.Name {
+		if e.Object.Group == group && e.Object.Resource == resource && e.Object.Namespace == o.Object.Namespace &&
+			e.Object.Name == o.Object.Name {
 			mine = append(mine, e)
 		}
 	}
@@ -90,7 +91,11 @@ func AttributeLive(o Observation, events []AuditEvent, records []AdmissionRecord
 	if len(mismatches) > 0 {
 		// The recorded writes contradict the observed values: whatever the
 		// source claimed, nobody is known to have set them.
-		o.Change = Change{Attribution: AttributionUnknown, Claimed: o.Change.Claimed, Evidence: strings.Join(mismatches, "; ")}
+		o.Change = Change{
+			Attribution: AttributionUnknown,
+			Claimed:     o.Change.Claimed,
+			Evidence:    strings.Join(mismatches, "; "),
+		}
 		return o
 	}
 	if len(people) == 0 {
@@ -110,7 +115,13 @@ func AttributeLive(o Observation, events []AuditEvent, records []AdmissionRecord
 // apply wrote back to desired after a live change.
 const CauseForwardApply = "forward-apply"
 
-func attributeField(f Field, observedAt time.Time, events []*AuditEvent, reviews []*AdmissionRecord, live map[string]any) (c Change, mismatch bool) {
+func attributeField(
+	f Field,
+	observedAt time.Time,
+	events []*AuditEvent,
+	reviews []*AdmissionRecord,
+	live map[string]any,
+) (c Change, mismatch bool) {
 	segs, err := fieldSegs(f.Path)
 	var best *AuditEvent
 	var admitted []*AdmissionRecord
@@ -141,7 +152,11 @@ func attributeField(f Field, observedAt time.Time, events []*AuditEvent, reviews
 		// observed live; a value nobody recorded writing is nobody's.
 		w, known := best.writtenAt(segs, live)
 		if !known || !f.Holds(w) {
-			return Change{Attribution: AttributionUnknown, Claimed: AttributionUnknown, Evidence: valueMismatch(f, best, w, known)}, true
+			return Change{
+				Attribution: AttributionUnknown,
+				Claimed:     AttributionUnknown,
+				Evidence:    valueMismatch(f, best, w, known),
+			}, true
 		}
 		c = Change{Actor: best.User, Groups: append([]string(nil), best.Groups...), Attribution: AttributionAuditLog,
 			Claimed: AttributionAuditLog, At: best.Time, Evidence: auditEvidence(best)}
@@ -151,8 +166,18 @@ func attributeField(f Field, observedAt time.Time, events []*AuditEvent, reviews
 		return c, false
 	}
 	if f.Manager != "" && !f.ManagedAt.IsZero() {
-		return Change{Actor: f.Manager, Attribution: AttributionManagedFields, Claimed: AttributionManagedFields, At: f.ManagedAt,
-			Evidence: fmt.Sprintf("managedFields: %s last written by manager %s at %s (no audit event of the write)", f.Path, f.Manager, f.ManagedAt.UTC().Format(time.RFC3339))}, false
+		return Change{
+			Actor:       f.Manager,
+			Attribution: AttributionManagedFields,
+			Claimed:     AttributionManagedFields,
+			At:          f.ManagedAt,
+			Evidence: fmt.Sprintf(
+				"managedFields: %s last written by manager %s at %s (no audit event of the write)",
+				f.Path,
+				f.Manager,
+				f.ManagedAt.UTC().Format(time.RFC3339),
+			),
+		}, false
 	}
 	return Change{Attribution: AttributionUnknown, Claimed: AttributionUnknown}, false
 }
@@ -176,8 +201,14 @@ func valueMismatch(f Field, e *AuditEvent, w Written, known bool) string {
 		live = "(removed)"
 	}
 	if !known {
-		return fmt.Sprintf("value not attributed: %s is %s live, and audit event %s (%s by %s) does not record what it set there",
-			f.Path, live, e.AuditID, e.Verb, e.User)
+		return fmt.Sprintf(
+			"value not attributed: %s is %s live, and audit event %s (%s by %s) does not record what it set there",
+			f.Path,
+			live,
+			e.AuditID,
+			e.Verb,
+			e.User,
+		)
 	}
 	return fmt.Sprintf("value mismatch: %s is %s live, but the latest audited write, event %s (%s by %s), set %s",
 		f.Path, live, e.AuditID, e.Verb, e.User, w)

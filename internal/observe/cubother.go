@@ -14,7 +14,8 @@ import (
 // v0.4.0's (cmd/cub-scout/snapshot.go, map.go, import.go, tree.go, trace.go).
 
 // cubReads names the cub-scout outputs backflow reads, for messages.
-const cubReads = "backflow reads cub-scout's trace --diff --format json, watch events (--output-file or --webhook) and in-toto receipts"
+const cubReads = "backflow reads cub-scout's trace --diff --format json, watch events (--output-file or --webhook) " +
+	"and in-toto receipts"
 
 // cubOtherOutput names the cub-scout command whose output m looks like,
 // or "" when it looks like none of them.

@@ -177,7 +177,11 @@ func cubStructure(path, desired, live string, under scalarMap) string {
 		}
 	}
 	if isCount(desired) && isCount(live) && listFields[lastKey(path)] {
-		return fmt.Sprintf("a list whose length differs: cub-scout reports the lengths, %s desired and %s live, not a value", desired, live)
+		return fmt.Sprintf(
+			"a list whose length differs: cub-scout reports the lengths, %s desired and %s live, not a value",
+			desired,
+			live,
+		)
 	}
 	return ""
 }

@@ -42,7 +42,13 @@ func decodeCubReceipt(m *mapping) ([]Observation, []Trigger, error) {
 		return nil, nil, err
 	}
 	if pt != cubReceiptPredicate {
-		return nil, nil, errAt(m.vals["predicateType"], "predicateType", "%q: backflow reads only cub-scout receipts (%s)", pt, cubReceiptPredicate)
+		return nil, nil, errAt(
+			m.vals["predicateType"],
+			"predicateType",
+			"%q: backflow reads only cub-scout receipts (%s)",
+			pt,
+			cubReceiptPredicate,
+		)
 	}
 	p, err := m.sub("predicate", true)
 	if err != nil {
@@ -249,7 +255,12 @@ func receiptSubject(m *mapping, scope *mapping) (ObjectKey, error) {
 			}
 		}
 		if ki < 1 || len(parts)-ki < 2 || len(parts)-ki > 3 {
-			return k, errAt(s, yamlnode.Index("subject", i)+".name", "%q: want k8s-live://apiVersion/Kind/[namespace/]name", name)
+			return k, errAt(
+				s,
+				yamlnode.Index("subject", i)+".name",
+				"%q: want k8s-live://apiVersion/Kind/[namespace/]name",
+				name,
+			)
 		}
 		k = ObjectKey{APIVersion: strings.Join(parts[:ki], "/"), Kind: kind, Name: parts[len(parts)-1]}
 		if len(parts)-ki == 3 {

@@ -70,14 +70,35 @@ func decodeTraceDiff(m *mapping) (Observation, error) {
 	switch status {
 	case cubMatched, cubChanged:
 	case cubMissing:
-		return o, errAt(m.vals["status"], "status", "missing: %s was not found live; an object absent live is not written back%s", o.Object, omissionNote(omissions))
+		return o, errAt(
+			m.vals["status"],
+			"status",
+			"missing: %s was not found live; an object absent live is not written back%s",
+			o.Object,
+			omissionNote(omissions),
+		)
 	case cubInconclusive:
 		if len(omissions) == 0 {
 			omissions = []string{"cub-scout gave no reason"}
 		}
-		return o, errAt(m.vals["status"], "status", "inconclusive: %s was not compared: %s", o.Object, strings.Join(omissions, "; "))
+		return o, errAt(
+			m.vals["status"],
+			"status",
+			"inconclusive: %s was not compared: %s",
+			o.Object,
+			strings.Join(omissions, "; "),
+		)
 	default:
-		return o, errAt(m.vals["status"], "status", "%q: want %s, %s, %s or %s", status, cubMatched, cubChanged, cubMissing, cubInconclusive)
+		return o, errAt(
+			m.vals["status"],
+			"status",
+			"%q: want %s, %s, %s or %s",
+			status,
+			cubMatched,
+			cubChanged,
+			cubMissing,
+			cubInconclusive,
+		)
 	}
 	if read == nil {
 		return o, errAt(m.node, "read", "required for status %s: without the read, nothing says when live was seen", status)
@@ -93,7 +114,11 @@ func decodeTraceDiff(m *mapping) (Observation, error) {
 		for _, f := range []struct {
 			key string
 			to  *string
-		}{{"kind", &o.Evidence.RenderKind}, {"reference", &o.Evidence.RenderReference}, {"digest", &o.Evidence.RenderDigest}} {
+		}{
+			{"kind", &o.Evidence.RenderKind},
+			{"reference", &o.Evidence.RenderReference},
+			{"digest", &o.Evidence.RenderDigest},
+		} {
 			if *f.to, err = src.str(f.key, false); err != nil {
 				return o, err
 			}
@@ -351,7 +376,12 @@ func decodeWatchEvent(m *mapping) (watchEvent, error) {
 			before = "its controller"
 		}
 		ev.notice = &Notice{Object: object, Cluster: cluster, At: at,
-			Message: fmt.Sprintf("ownership changed from %s to %s: no GitOps controller applies the object any more, so its live state will not be reconciled to desired", before, after)}
+			Message: fmt.Sprintf(
+				"ownership changed from %s to %s: no GitOps controller applies the object any more, so its live state will not "+
+					"be reconciled to desired",
+				before,
+				after,
+			)}
 	default:
 		msg, err := detail("message")
 		if err != nil {

@@ -24,7 +24,8 @@ const cubPlaceholder = "-"
 func cubNothing(s string) bool { return s == cubPlaceholder || s == "" }
 
 // cubAmbiguousLive is why a live "-" is neither a removal nor a value.
-const cubAmbiguousLive = `cub-scout prints "-" live for a field that is absent, null, "" or the string "-", so its output cannot say which this field holds`
+const cubAmbiguousLive = `cub-scout prints "-" live for a field that is absent, null, "" or the string "-", ` +
+	`so its output cannot say which this field holds`
 
 // rendersAsNothing reports whether cub-scout prints v as its placeholder:
 // null, "" and the string "-" all print as "-".

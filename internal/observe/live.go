@@ -84,7 +84,8 @@ func LiveChanges(obj map[string]any, gitops, ignore []string) (LiveResult, error
 		}
 	}
 	for _, p := range order {
-		if contains(ignoredPaths, p) || p == "status" || strings.HasPrefix(p, "status.") || strings.HasPrefix(p, "metadata.managedFields") {
+		if contains(ignoredPaths, p) || p == "status" || strings.HasPrefix(p, "status.") ||
+			strings.HasPrefix(p, "metadata.managedFields") {
 			continue
 		}
 		segs, err := fieldSegs(p)
@@ -107,7 +108,10 @@ func LiveChanges(obj map[string]any, gitops, ignore []string) (LiveResult, error
 		}
 		switch {
 		case person != nil && git == nil:
-			res.Fields = append(res.Fields, Field{Path: p, Live: live, Manager: person.manager, ManagedAt: person.at, Subresource: person.subresource})
+			res.Fields = append(
+				res.Fields,
+				Field{Path: p, Live: live, Manager: person.manager, ManagedAt: person.at, Subresource: person.subresource},
+			)
 			res.byPath[p] = true
 		case git != nil:
 			res.GitOps[p] = Field{Path: p, Live: live, Manager: git.manager, ManagedAt: git.at, Subresource: git.subresource}
@@ -123,7 +127,7 @@ func (r LiveResult) Changed(path string) bool { return r.byPath[path] }
 // managedFields is the object's metadata.managedFields list; absent is
 // none, anything but a list is an error.
 func managedFields(obj map[string]any) ([]any, error) {
-	var md any = obj["metadata"]
+	md := obj["metadata"]
 	if md == nil {
 		return nil, nil
 	}
@@ -171,7 +175,7 @@ func walkFieldsV1(set map[string]any, live any, prefix []yamlnode.Segment, out *
 		subSet, _ := sub.(map[string]any)
 		kind, rest, ok := strings.Cut(key, ":")
 		if !ok {
-			return fmt.Errorf("fieldsV1 key %q: want f:, k:, v: or i:", key)
+			return fmt.Errorf("fieldsV1 key %q: want f:, k:, v: or i:", key) //nolint:revive // ends in the prefix i:
 		}
 		var seg yamlnode.Segment
 		var next any
@@ -200,7 +204,7 @@ func walkFieldsV1(set map[string]any, live any, prefix []yamlnode.Segment, out *
 			}
 			seg, next = yamlnode.Segment{Index: n, IsIndex: true}, list[n]
 		default:
-			return fmt.Errorf("fieldsV1 key %q: want f:, k:, v: or i:", key)
+			return fmt.Errorf("fieldsV1 key %q: want f:, k:, v: or i:", key) //nolint:revive // ends in the prefix i:
 		}
 		p := append(append([]yamlnode.Segment(nil), prefix...), seg)
 		if len(subSet) == 0 || (len(subSet) == 1 && subSet["."] != nil) {

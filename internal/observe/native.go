@@ -40,7 +40,8 @@ func decodeNative(m *mapping, ceiling Attribution) (Observation, error) {
 	if err != nil {
 		return o, err
 	}
-	if err := spec.strict("source", "cluster", "environment", "observedAt", "object", "resourceVersion", "change", "fields"); err != nil {
+	err = spec.strict("source", "cluster", "environment", "observedAt", "object", "resourceVersion", "change", "fields")
+	if err != nil {
 		return o, err
 	}
 	if o.Source, err = spec.str("source", false); err != nil {
@@ -107,7 +108,11 @@ func decodeChange(spec *mapping, ceiling Attribution) (Change, error) {
 	}
 	if level != "" {
 		if c.Claimed, err = ParseAttribution(level); err != nil {
-			return c, errAt(cm.vals["attribution"], "spec.change.attribution", "want unknown, asserted, managed-fields, admission or audit-log")
+			return c, errAt(
+				cm.vals["attribution"],
+				"spec.change.attribution",
+				"want unknown, asserted, managed-fields, admission or audit-log",
+			)
 		}
 	}
 	if c.Actor == "" && c.Claimed != AttributionUnknown {

@@ -154,7 +154,11 @@ func (m *mapping) time(key string, required bool) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, errAt(m.vals[key], yamlnode.Join(m.path, key), "want an RFC 3339 time such as 2026-06-18T12:00:00Z")
+		return time.Time{}, errAt(
+			m.vals[key],
+			yamlnode.Join(m.path, key),
+			"want an RFC 3339 time such as 2026-06-18T12:00:00Z",
+		)
 	}
 	return t, nil
 }

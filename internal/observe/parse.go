@@ -119,7 +119,9 @@ func Parse(r io.Reader, opts Options) Result {
 // ParseBytes is Parse on an input already in memory.
 func ParseBytes(data []byte, opts Options) Result {
 	if int64(len(data)) > opts.maxBytes() {
-		return Result{Errors: []error{Unreadable(fmt.Errorf("%s: %w: more than %d bytes", opts.name(), ErrTooLarge, opts.maxBytes()))}}
+		return Result{
+			Errors: []error{Unreadable(fmt.Errorf("%s: %w: more than %d bytes", opts.name(), ErrTooLarge, opts.maxBytes()))},
+		}
 	}
 	return parseAll(data, opts, formatUnknown)
 }
@@ -129,7 +131,18 @@ func ParseBytes(data []byte, opts Options) Result {
 // observer that wrote it said nothing, not that nothing changed.
 func parseAll(data []byte, opts Options, only format) Result {
 	if len(bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))) == 0 {
-		return Result{Errors: []error{Unreadable(fmt.Errorf("%s: %w: nothing but whitespace, not even an empty list (cub-scout writes nothing when it fails; its error went to its stderr)", opts.name(), ErrEmpty))}}
+		return Result{
+			Errors: []error{
+				Unreadable(
+					fmt.Errorf(
+						"%s: %w: nothing but whitespace, not even an empty list (cub-scout writes nothing when it fails; its error "+
+							"went to its stderr)",
+						opts.name(),
+						ErrEmpty,
+					),
+				),
+			},
+		}
 	}
 	p := &parser{opts: opts, seen: map[string]bool{}, other: map[string]*otherOutputError{}, only: only}
 	for _, d := range splitDocuments(data) {
@@ -162,14 +175,14 @@ func (p *parser) result() Result {
 	return p.res
 }
 
-// ReadCapped reads r up to max bytes; more is ErrTooLarge.
-func ReadCapped(r io.Reader, max int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
+// ReadCapped reads r up to limit bytes; more is ErrTooLarge.
+func ReadCapped(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
 	}
 	return data, nil
 }
@@ -278,7 +291,13 @@ func (p *parser) document(d document) {
 		p.res.Observations = append(p.res.Observations, obs...)
 		p.res.Triggers = append(p.res.Triggers, triggers...)
 	default:
-		p.fail(d, errors.New("not a recognised document: want kind ObjectStateObserved, a cub-scout trace-diff (differences, resource, read), a cub-scout watch event (type, timestamp) or a cub-scout receipt (predicateType, predicate)"))
+		p.fail(
+			d,
+			errors.New(
+				"not a recognised document: want kind ObjectStateObserved, a cub-scout trace-diff (differences, resource, read), "+
+					"a cub-scout watch event (type, timestamp) or a cub-scout receipt (predicateType, predicate)",
+			),
+		)
 	}
 }
 
@@ -312,8 +331,10 @@ func detect(m *mapping) format {
 // same cluster, kind, namespace and name (and apiVersion when f says one),
 // observed no later than the deletion.
 func (f Forget) Covers(cluster string, k ObjectKey, at time.Time) bool {
-	return cluster == f.Cluster && k.Kind == f.Object.Kind && k.Namespace == f.Object.Namespace && k.Name == f.Object.Name &&
-		(f.Object.APIVersion == "" || k.APIVersion == f.Object.APIVersion) && !at.After(f.At)
+	return cluster == f.Cluster && k.Kind == f.Object.Kind && k.Namespace == f.Object.Namespace &&
+		k.Name == f.Object.Name &&
+		(f.Object.APIVersion == "" || k.APIVersion == f.Object.APIVersion) &&
+		!at.After(f.At)
 }
 
 // ApplyForgets drops the observations and triggers of r that a forget of r
@@ -331,6 +352,9 @@ func (r *Result) ApplyForgets() {
 		}
 		return false
 	}
-	r.Observations = slices.DeleteFunc(r.Observations, func(o Observation) bool { return covered(o.Cluster, o.Object, o.ObservedAt) })
+	r.Observations = slices.DeleteFunc(
+		r.Observations,
+		func(o Observation) bool { return covered(o.Cluster, o.Object, o.ObservedAt) },
+	)
 	r.Triggers = slices.DeleteFunc(r.Triggers, func(t Trigger) bool { return covered(t.Cluster, t.Object, t.At) })
 }

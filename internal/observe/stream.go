@@ -74,7 +74,10 @@ func parseYAMLChunk(chunk []byte, startLine, index int) document {
 	doc := document{line: startLine, index: index}
 	in, bad := forKio(chunk)
 	if bad >= 0 {
-		doc.err = &placeError{line: startLine + bad, msg: "a line that starts with --- inside a document: kio reads it as a document separator"}
+		doc.err = &placeError{
+			line: startLine + bad,
+			msg:  "a line that starts with --- inside a document: kio reads it as a document separator",
+		}
 		return doc
 	}
 	r := &kio.ByteReader{Reader: bytes.NewReader(in), OmitReaderAnnotations: true, DisableUnwrapping: true}
@@ -324,7 +327,9 @@ func (b *jsonBuilder) value(depth int) (*yaml.Node, error) {
 		}
 		return nil, fmt.Errorf("line %d: unexpected %q", line, t)
 	case string:
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: t, Style: yaml.DoubleQuotedStyle, Line: line, Column: 1}, nil
+		return &yaml.Node{
+			Kind: yaml.ScalarNode, Tag: "!!str", Value: t, Style: yaml.DoubleQuotedStyle, Line: line, Column: 1,
+		}, nil
 	case json.Number:
 		tag := "!!float"
 		if _, err := strconv.ParseInt(t.String(), 10, 64); err == nil {

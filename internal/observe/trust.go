@@ -28,7 +28,13 @@ const (
 const DefaultCeiling = AttributionAsserted
 
 // Attributions lists the levels, weakest first.
-var Attributions = []Attribution{AttributionUnknown, AttributionAsserted, AttributionManagedFields, AttributionAdmission, AttributionAuditLog}
+var Attributions = []Attribution{
+	AttributionUnknown,
+	AttributionAsserted,
+	AttributionManagedFields,
+	AttributionAdmission,
+	AttributionAuditLog,
+}
 
 // Rank orders the levels (unknown is 0); it is -1 for anything else.
 func (a Attribution) Rank() int {

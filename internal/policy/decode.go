@@ -222,7 +222,12 @@ func (c *checker) accept(af *acceptFile, path string) (Accept, bool) {
 		c.fail(yamlnode.Join(path, "oneOf"), "must list at least one value")
 	}
 	if a.Minimum != nil && a.Maximum != nil && *a.Minimum > *a.Maximum {
-		c.fail(yamlnode.Join(path, "minimum"), "is greater than maximum (%s > %s)", values.Format(*a.Minimum), values.Format(*a.Maximum))
+		c.fail(
+			yamlnode.Join(path, "minimum"),
+			"is greater than maximum (%s > %s)",
+			values.Format(*a.Minimum),
+			values.Format(*a.Maximum),
+		)
 	}
 	if a.Pattern != "" && (a.Minimum != nil || a.Maximum != nil) {
 		// pattern applies to strings and minimum/maximum to numbers: no value

@@ -154,7 +154,12 @@ func (p *Policy) Evaluate(req Request) Decision {
 				Message: fmt.Sprintf("no rule for role %q", role)})
 		case !fieldFound[role]:
 			reasons = append(reasons, Reason{Kind: FieldNotAccepted, Role: role, Rule: -1, Accept: -1,
-				Message: fmt.Sprintf("role %q may not accept field %s at value path %s: no mayAccept entry has both", role, req.Field, req.ValuePath)})
+				Message: fmt.Sprintf(
+					"role %q may not accept field %s at value path %s: no mayAccept entry has both",
+					role,
+					req.Field,
+					req.ValuePath,
+				)})
 		default:
 			for _, r := range entryDeny {
 				if r.Role == role {
@@ -177,7 +182,12 @@ func (a *Accept) check(req Request, role string, ri, ai int) []Reason {
 		deny(ObjectNotListed, "object %q is not listed in objects [%s]", req.Object, strings.Join(a.Objects, ", "))
 	}
 	if !slices.ContainsFunc(a.Environments, func(p string) bool { return MatchKey(p, req.Environment) }) {
-		deny(EnvironmentNotListed, "environment %q is not listed in environments [%s]", req.Environment, strings.Join(a.Environments, ", "))
+		deny(
+			EnvironmentNotListed,
+			"environment %q is not listed in environments [%s]",
+			req.Environment,
+			strings.Join(a.Environments, ", "),
+		)
 	}
 	if !a.hasBounds() {
 		return out

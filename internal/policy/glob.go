@@ -58,7 +58,12 @@ func MatchKey(pattern, name string) bool {
 // characters (possibly none) and every other character itself (GlobSeq
 // over bytes).
 func Glob(pattern, name string) bool {
-	return GlobSeq(len(pattern), len(name), func(p int) bool { return pattern[p] == '*' }, func(p, n int) bool { return pattern[p] == name[n] })
+	return GlobSeq(
+		len(pattern),
+		len(name),
+		func(p int) bool { return pattern[p] == '*' },
+		func(p, n int) bool { return pattern[p] == name[n] },
+	)
 }
 
 // GlobSeq is the project's one wildcard matcher, over any sequences: a

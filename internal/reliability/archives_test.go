@@ -74,7 +74,6 @@ func TestCase29ArchivesBoundedUncompressed(t *testing.T) {
 	nested := map[string]string{"charts/outer-1.0.0.tgz": tgz(t, "outer", sub("outer", map[string]string{
 		"charts/inner-1.0.0.tgz": tgz(t, "inner", sub("inner", map[string]string{"files/zeros": strings.Repeat("\x00", max(each, 80<<20))})),
 	}))}
-	zeros = ""
 	refused, named := 0, 0
 	var peak uint64
 	for _, tc := range []struct {

@@ -35,11 +35,11 @@ func aliasBomb(levels int) string {
 
 // deepFlow nests depth flow sequences (or mappings) under key.
 func deepFlow(key string, depth int, mapping bool) string {
-	open, close := "[", "]"
+	opening, closing := "[", "]"
 	if mapping {
-		open, close = "{a: ", "}"
+		opening, closing = "{a: ", "}"
 	}
-	return key + ": " + strings.Repeat(open, depth) + "1" + strings.Repeat(close, depth) + "\n"
+	return key + ": " + strings.Repeat(opening, depth) + "1" + strings.Repeat(closing, depth) + "\n"
 }
 
 // huge is a valid-looking document of at least size bytes: many keys.

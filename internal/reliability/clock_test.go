@@ -32,14 +32,14 @@ func TestCase14TokenExpiryAndClockSkew(t *testing.T) {
 	reviewOnly(files)
 	e := newHubEnv(t, files)
 	failed, cycles := 0, 0
-	real := time.Now().UTC()
+	wall := time.Now().UTC()
 	skews := []time.Duration{4 * time.Minute, -4 * time.Minute}
 	if *fullRun {
 		skews = append(skews, 9*time.Minute, -9*time.Minute, 55*time.Minute)
 	}
 	for i, skew := range skews {
 		// backflow reads the wall clock; the forge's runs skew apart.
-		e.clock.Set(real.Add(skew))
+		e.clock.Set(wall.Add(skew))
 		a := e.adapter(func(c *ghforge.Config) { c.Clock = ghforge.SystemClock{} })
 		src := &staticSource{}
 		src.set(replicas(usEastNode, 10+i, e.clock.Now()))
@@ -50,7 +50,7 @@ func TestCase14TokenExpiryAndClockSkew(t *testing.T) {
 		}
 	}
 	// The token expires between the commit and the pull request.
-	e.clock.Set(real)
+	e.clock.Set(wall)
 	a := e.adapter(nil)
 	src := &staticSource{}
 	src.set(replicas(euWestNode, 7, e.clock.Now()))

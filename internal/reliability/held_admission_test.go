@@ -76,7 +76,6 @@ func TestCase27AdmissionRecordsBoundedByBytes(t *testing.T) {
 			t.Fatalf("review %d is %d bytes, over the body cap", i, len(body))
 		}
 		l.post(t, body)
-		body = nil
 		peak = max(peak, liveHeap())
 		st := log.Stats()
 		peakHeld = max(peakHeld, st.PendingBytes+st.ConfirmedBytes)

@@ -81,7 +81,13 @@ func loadFiles(ctx context.Context, where string, files map[string][]byte, fetch
 
 // loadWithin loads the chart of files, which b already counts, unpacking
 // its dependency archives within what b has left.
-func loadWithin(ctx context.Context, where string, files map[string][]byte, fetch *Fetcher, b *chartBudget) (*Chart, error) {
+func loadWithin(
+	ctx context.Context,
+	where string,
+	files map[string][]byte,
+	fetch *Fetcher,
+	b *chartBudget,
+) (*Chart, error) {
 	names := slices.Sorted(maps.Keys(files))
 	h := sha256.New()
 	for _, n := range names {
@@ -115,7 +121,12 @@ func loadWithin(ctx context.Context, where string, files map[string][]byte, fetc
 	}
 	if missing := missingDependencies(ch); len(missing) > 0 {
 		if fetch == nil {
-			return nil, fmt.Errorf("%w: %s: dependencies %s are named in Chart.yaml but missing in charts/", ErrChart, where, strings.Join(missing, ", "))
+			return nil, fmt.Errorf(
+				"%w: %s: dependencies %s are named in Chart.yaml but missing in charts/",
+				ErrChart,
+				where,
+				strings.Join(missing, ", "),
+			)
 		}
 		more, err := fetch.dependencies(ctx, files["Chart.lock"], missing)
 		if err != nil {
@@ -142,7 +153,14 @@ func (b *chartBudget) take(where, what string, files, bytes int64) error {
 		return fmt.Errorf("%w: %s: %s: %w: more than %d files", ErrChart, where, what, ErrChartTooLarge, MaxChartFiles)
 	}
 	if b.bytes -= bytes; b.bytes < 0 {
-		return fmt.Errorf("%w: %s: %s: %w: more than %d bytes (archives counted unpacked)", ErrChart, where, what, ErrChartTooLarge, MaxChartBytes)
+		return fmt.Errorf(
+			"%w: %s: %s: %w: more than %d bytes (archives counted unpacked)",
+			ErrChart,
+			where,
+			what,
+			ErrChartTooLarge,
+			MaxChartBytes,
+		)
 	}
 	return nil
 }

@@ -20,7 +20,14 @@ import (
 // renderings of the same values differ fails to render). It returns one
 // problem per entry that fails, naming the entry, and an error when the
 // chart cannot be rendered with the unit's values.
-func CheckPolicy(ctx context.Context, c *Chart, u *repoconfig.Unit, files []map[string]any, pol *policy.Policy, opts Options) ([]string, error) {
+func CheckPolicy(
+	ctx context.Context,
+	c *Chart,
+	u *repoconfig.Unit,
+	files []map[string]any,
+	pol *policy.Policy,
+	opts Options,
+) ([]string, error) {
 	base, err := c.Render(ctx, opts, files)
 	if err != nil {
 		return nil, err
@@ -32,7 +39,11 @@ func CheckPolicy(ctx context.Context, c *Chart, u *repoconfig.Unit, files []map[
 	var problems []string
 	for ri, rule := range pol.Rules {
 		for ai, a := range rule.MayAccept {
-			where := "spec.rules[" + strconv.Itoa(ri) + "].mayAccept[" + strconv.Itoa(ai) + "] (" + a.ValuePath + " -> " + a.Field + ")"
+			where := "spec.rules[" + strconv.Itoa(
+				ri,
+			) + "].mayAccept[" + strconv.Itoa(
+				ai,
+			) + "] (" + a.ValuePath + " -> " + a.Field + ")"
 			if !slices.ContainsFunc(a.Environments, func(p string) bool { return policy.MatchKey(p, u.Environment) }) {
 				continue
 			}
@@ -75,7 +86,9 @@ func checkEntry(ctx context.Context, c *Chart, opts Options, files []map[string]
 	}
 	cur, ok := yamlnode.Lookup(merged, segs)
 	if !ok {
-		return nil, fmt.Errorf("the value path is not in the chart's values or the unit's values files, so rendering cannot check it")
+		return nil, fmt.Errorf(
+			"the value path is not in the chart's values or the unit's values files, so rendering cannot check it",
+		)
 	}
 	var l []leaf
 	collectLeaves(map[string]any{"v": cur}, nil, &l)

@@ -107,7 +107,14 @@ type Fetcher struct {
 
 // NewFetcher returns a fetcher with opts' bounds and cache.
 func NewFetcher(opts FetchOptions) *Fetcher {
-	f := &Fetcher{dir: opts.CacheDir, max: opts.MaxBytes, timeout: opts.Timeout, tls: opts.TLS, hosts: opts.AllowedHosts, locks: map[string]*sync.Mutex{}}
+	f := &Fetcher{
+		dir:     opts.CacheDir,
+		max:     opts.MaxBytes,
+		timeout: opts.Timeout,
+		tls:     opts.TLS,
+		hosts:   opts.AllowedHosts,
+		locks:   map[string]*sync.Mutex{},
+	}
 	if f.dir == "" {
 		f.dir = DefaultCacheDir()
 	}
@@ -220,9 +227,21 @@ func (f *Fetcher) checkRedirect(req *http.Request, via []*http.Request) error {
 	case len(via) >= 10:
 		return fmt.Errorf("%w: %s: more than 10 redirects", ErrFetchRedirect, first.Redacted())
 	case req.URL.Scheme != first.Scheme:
-		return fmt.Errorf("%w: %s redirects to %s, from %s to %s", ErrFetchRedirect, first.Redacted(), req.URL.Redacted(), first.Scheme, req.URL.Scheme)
+		return fmt.Errorf(
+			"%w: %s redirects to %s, from %s to %s",
+			ErrFetchRedirect,
+			first.Redacted(),
+			req.URL.Redacted(),
+			first.Scheme,
+			req.URL.Scheme,
+		)
 	case !strings.EqualFold(req.URL.Host, first.Host) && !f.allowed(req.URL.Host):
-		return fmt.Errorf("%w: %s redirects to %s, a host the allowed hosts (charts.allowedHosts, --allow-host) do not list", ErrFetchRedirect, first.Redacted(), req.URL.Redacted())
+		return fmt.Errorf(
+			"%w: %s redirects to %s, a host the allowed hosts (charts.allowedHosts, --allow-host) do not list",
+			ErrFetchRedirect,
+			first.Redacted(),
+			req.URL.Redacted(),
+		)
 	}
 	return nil
 }
@@ -281,7 +300,14 @@ func (f *Fetcher) cached(ctx context.Context, ref string, deps *Fetcher) (*Chart
 	if sum := sha256.Sum256(data); "sha256:"+hex.EncodeToString(sum[:]) != digest {
 		os.Remove(bp)
 		os.Remove(rp)
-		return nil, fmt.Errorf("%w %s: %s: %w %s (removed; the next fetch downloads it again)", ErrFetch, ref, bp, ErrCacheTampered, digest)
+		return nil, fmt.Errorf(
+			"%w %s: %s: %w %s (removed; the next fetch downloads it again)",
+			ErrFetch,
+			ref,
+			bp,
+			ErrCacheTampered,
+			digest,
+		)
 	}
 	return loadArchive(ctx, "chart "+ref, data, deps)
 }
@@ -302,7 +328,10 @@ type lockedDependency struct {
 // as they would lie in the chart's charts/ folder.
 func (f *Fetcher) dependencies(ctx context.Context, lock []byte, names []string) (map[string][]byte, error) {
 	if lock == nil {
-		return nil, fmt.Errorf("dependencies %s are named in Chart.yaml but missing in charts/, and there is no Chart.lock to fetch them by", strings.Join(names, ", "))
+		return nil, fmt.Errorf(
+			"dependencies %s are named in Chart.yaml but missing in charts/, and there is no Chart.lock to fetch them by",
+			strings.Join(names, ", "),
+		)
 	}
 	var l chartLock
 	if err := yaml.Unmarshal(lock, &l); err != nil {
@@ -322,7 +351,12 @@ func (f *Fetcher) dependencies(ctx context.Context, lock []byte, names []string)
 		case strings.HasPrefix(d.Repository, "https://"), strings.HasPrefix(d.Repository, "http://"):
 			spec.Repository = d.Repository
 		default:
-			return nil, fmt.Errorf("dependency %s is missing in charts/ and Chart.lock pins it to %q, which is not a chart repository URL or an OCI reference", name, d.Repository)
+			return nil, fmt.Errorf(
+				"dependency %s is missing in charts/ and Chart.lock pins it to %q, which is not a chart repository URL or an OCI "+
+					"reference",
+				name,
+				d.Repository,
+			)
 		}
 		parent, _ := ctx.Value(fetching{}).(*repoconfig.Chart)
 		if parent != nil && parent.Source() == spec.Source() {
@@ -332,7 +366,13 @@ func (f *Fetcher) dependencies(ctx context.Context, lock []byte, names []string)
 		// config allows: a Chart.lock is the chart author's, and must not
 		// send backflow to any server it names.
 		if host := chartHost(spec); host == "" || (!strings.EqualFold(host, chartHost(parent)) && !f.allowed(host)) {
-			return nil, fmt.Errorf("dependency %s: %w: Chart.lock pins it to %s, a host the unit's chart does not name and the allowed hosts (charts.allowedHosts, --allow-host) do not list", name, ErrFetchHost, host)
+			return nil, fmt.Errorf(
+				"dependency %s: %w: Chart.lock pins it to %s, a host the unit's chart does not name and the allowed hosts "+
+					"(charts.allowedHosts, --allow-host) do not list",
+				name,
+				ErrFetchHost,
+				host,
+			)
 		}
 		dep, err := f.fetch(ctx, spec, nil)
 		if err != nil {
@@ -345,18 +385,18 @@ func (f *Fetcher) dependencies(ctx context.Context, lock []byte, names []string)
 	return out, nil
 }
 
-func readCapped(p string, max int64) ([]byte, error) {
+func readCapped(p string, limit int64) ([]byte, error) {
 	fh, err := os.Open(p)
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
-	data, err := io.ReadAll(io.LimitReader(fh, max+1))
+	data, err := io.ReadAll(io.LimitReader(fh, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s: %w (%d bytes)", p, ErrFetchTooLarge, max)
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: %w (%d bytes)", p, ErrFetchTooLarge, limit)
 	}
 	return data, nil
 }
@@ -445,7 +485,7 @@ func (f *Fetcher) client(ctx context.Context) (*http.Transport, *budget, context
 }
 
 // explain names what bounded a failed fetch, when a bound did.
-func (f *Fetcher) explain(err error, b *budget, ctx context.Context) error {
+func (f *Fetcher) explain(ctx context.Context, err error, b *budget) error {
 	switch {
 	case b.over.Load():
 		return fmt.Errorf("%w (%d bytes): %w", ErrFetchTooLarge, f.max, err)
@@ -501,11 +541,22 @@ func (f *Fetcher) download(ctx context.Context, c *repoconfig.Chart) ([]byte, st
 		return nil, "", fmt.Errorf("the index of %s has no chart %s version %s", c.Repository, c.RepoChart(), c.Version)
 	}
 	if len(cv.URLs) == 0 {
-		return nil, "", fmt.Errorf("the index of %s gives no URL for chart %s version %s", c.Repository, c.RepoChart(), c.Version)
+		return nil, "", fmt.Errorf(
+			"the index of %s gives no URL for chart %s version %s",
+			c.Repository,
+			c.RepoChart(),
+			c.Version,
+		)
 	}
 	u, err := base.Parse(cv.URLs[0])
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, "", fmt.Errorf("the index of %s gives %q for chart %s version %s, not an http(s) URL", c.Repository, cv.URLs[0], c.RepoChart(), c.Version)
+		return nil, "", fmt.Errorf(
+			"the index of %s gives %q for chart %s version %s, not an http(s) URL",
+			c.Repository,
+			cv.URLs[0],
+			c.RepoChart(),
+			c.Version,
+		)
 	}
 	data, err := f.get(ctx, u)
 	if err != nil {
@@ -530,18 +581,24 @@ func (f *Fetcher) get(ctx context.Context, u *url.URL) ([]byte, error) {
 	req.Header.Set("User-Agent", "backflow")
 	resp, err := (&http.Client{Transport: t, CheckRedirect: f.checkRedirect}).Do(req)
 	if err != nil {
-		return nil, f.explain(err, b, fctx)
+		return nil, f.explain(fctx, err, b)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: %s", u.Redacted(), resp.Status)
 	}
 	if resp.ContentLength > f.max {
-		return nil, fmt.Errorf("GET %s: %w (%d bytes): it is %d bytes", u.Redacted(), ErrFetchTooLarge, f.max, resp.ContentLength)
+		return nil, fmt.Errorf(
+			"GET %s: %w (%d bytes): it is %d bytes",
+			u.Redacted(),
+			ErrFetchTooLarge,
+			f.max,
+			resp.ContentLength,
+		)
 	}
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, f.explain(fmt.Errorf("GET %s: %w", u.Redacted(), err), b, fctx)
+		return nil, f.explain(fctx, fmt.Errorf("GET %s: %w", u.Redacted(), err), b)
 	}
 	return data, nil
 }
@@ -552,14 +609,16 @@ func (f *Fetcher) pull(ctx context.Context, c *repoconfig.Chart) ([]byte, string
 	t, b, fctx, cancel := f.client(ctx)
 	defer cancel()
 	defer t.CloseIdleConnections()
-	rc, err := registry.NewClient(registry.ClientOptHTTPClient(&http.Client{Transport: t, Timeout: f.timeout, CheckRedirect: f.checkRedirect}))
+	rc, err := registry.NewClient(
+		registry.ClientOptHTTPClient(&http.Client{Transport: t, Timeout: f.timeout, CheckRedirect: f.checkRedirect}),
+	)
 	if err != nil {
 		return nil, "", err
 	}
 	ref := strings.TrimPrefix(c.OCI, "oci://") + ":" + c.Version
 	res, err := rc.Pull(ref, registry.PullOptWithChart(true))
 	if err != nil {
-		return nil, "", f.explain(err, b, fctx)
+		return nil, "", f.explain(fctx, err, b)
 	}
 	return res.Chart.Data, res.Chart.Digest, nil
 }

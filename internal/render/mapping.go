@@ -60,7 +60,13 @@ type leaf struct {
 // found, not the leaves: this assumes perturbations in one group do not
 // cancel each other out. maxRenders bounds the renderings (DefaultMaxRenders
 // when zero).
-func (c *Chart) Map(ctx context.Context, opts Options, files []map[string]any, object, field string, maxRenders int) (*MapResult, error) {
+func (c *Chart) Map(
+	ctx context.Context,
+	opts Options,
+	files []map[string]any,
+	object, field string,
+	maxRenders int,
+) (*MapResult, error) {
 	if maxRenders <= 0 {
 		maxRenders = DefaultMaxRenders
 	}
@@ -74,7 +80,11 @@ func (c *Chart) Map(ctx context.Context, opts Options, files []map[string]any, o
 	}
 	res := &MapResult{Renders: 1}
 	if _, ok := base.Objects[object]; !ok {
-		return nil, fmt.Errorf("the chart does not render %s with these values (it renders %d objects)", object, len(base.Objects))
+		return nil, fmt.Errorf(
+			"the chart does not render %s with these values (it renders %d objects)",
+			object,
+			len(base.Objects),
+		)
 	}
 	before, hasBefore := yamlnode.Lookup(base.Objects[object], segs)
 	merged, err := c.mergedValues(files)

@@ -53,7 +53,8 @@ var clusterScoped = map[string]bool{
 	"Namespace": true, "ClusterRole": true, "ClusterRoleBinding": true, "CustomResourceDefinition": true,
 	"PersistentVolume": true, "StorageClass": true, "PriorityClass": true, "IngressClass": true, "RuntimeClass": true,
 	"ValidatingWebhookConfiguration": true, "MutatingWebhookConfiguration": true, "APIService": true,
-	"CSIDriver": true, "VolumeSnapshotClass": true, "ValidatingAdmissionPolicy": true, "ValidatingAdmissionPolicyBinding": true,
+	"CSIDriver": true, "VolumeSnapshotClass": true,
+	"ValidatingAdmissionPolicy": true, "ValidatingAdmissionPolicyBinding": true,
 }
 
 // Render renders the chart with the values of files, merged in order as
@@ -163,7 +164,12 @@ func (c *Chart) renderRun(ctx context.Context, opts Options, values []byte, r ru
 	if err := chartutil.ProcessDependencies(ch, vals); err != nil {
 		return nil, fmt.Errorf("dependencies: %w", err)
 	}
-	rv, err := util.ToRenderValues(ch, vals, common.ReleaseOptions{Name: opts.Release, Namespace: opts.Namespace, IsInstall: true}, caps)
+	rv, err := util.ToRenderValues(
+		ch,
+		vals,
+		common.ReleaseOptions{Name: opts.Release, Namespace: opts.Namespace, IsInstall: true},
+		caps,
+	)
 	if err != nil {
 		return nil, fmt.Errorf("values: %w", err)
 	}

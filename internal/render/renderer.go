@@ -39,7 +39,12 @@ func NewUnits(ctx context.Context, src Source, fetch *Fetcher, bounds Bounds) *U
 // Chart returns the unit's loaded chart.
 func (r *Units) Chart(u *repoconfig.Unit) (*Chart, error) {
 	if !u.Rendered() {
-		return nil, fmt.Errorf("%w: unit %s (%s) names no chart path, repository or OCI reference", witness.ErrRender, u.Name, u.Environment)
+		return nil, fmt.Errorf(
+			"%w: unit %s (%s) names no chart path, repository or OCI reference",
+			witness.ErrRender,
+			u.Name,
+			u.Environment,
+		)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -64,7 +69,13 @@ func (r *Units) Render(u *repoconfig.Unit, files []map[string]any) (*witness.Ren
 	out, err := c.Render(r.ctx, OptionsFor(u, r.bounds), files)
 	if err != nil {
 		// Helm's errors span lines; a reason is one line.
-		return nil, fmt.Errorf("%w: unit %s (%s): %s", witness.ErrRender, u.Name, u.Environment, strings.Join(strings.Fields(err.Error()), " "))
+		return nil, fmt.Errorf(
+			"%w: unit %s (%s): %s",
+			witness.ErrRender,
+			u.Name,
+			u.Environment,
+			strings.Join(strings.Fields(err.Error()), " "),
+		)
 	}
 	return out, nil
 }

@@ -129,7 +129,13 @@ func ServeAdmission(ctx context.Context, ln net.Listener, h http.Handler, cfg *t
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(tls.NewListener(ln, cfg)) }()
-	logger.Info("serving admission reviews", "addr", ln.Addr().String(), "clientCertificates", cfg.ClientAuth == tls.RequireAndVerifyClientCert)
+	logger.Info(
+		"serving admission reviews",
+		"addr",
+		ln.Addr().String(),
+		"clientCertificates",
+		cfg.ClientAuth == tls.RequireAndVerifyClientCert,
+	)
 	select {
 	case err := <-served:
 		return err

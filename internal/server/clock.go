@@ -22,10 +22,10 @@ func (SystemClock) Now() time.Time { return time.Now() }
 // After implements Clock.
 func (SystemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
-// JitterFunc returns a delay in [0, max); max is positive.
-type JitterFunc func(max time.Duration) time.Duration
+// JitterFunc returns a delay in [0, limit); limit is positive.
+type JitterFunc func(limit time.Duration) time.Duration
 
 // RandomJitter draws the delay uniformly from the process's random source.
-func RandomJitter(max time.Duration) time.Duration {
-	return time.Duration(rand.Int64N(int64(max)))
+func RandomJitter(limit time.Duration) time.Duration {
+	return time.Duration(rand.Int64N(int64(limit)))
 }

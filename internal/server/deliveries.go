@@ -22,8 +22,8 @@ type delivery struct {
 	seen time.Time
 }
 
-func newDeliveries(max int, ttl time.Duration) *deliveries {
-	return &deliveries{max: max, ttl: ttl, order: list.New(), byID: map[string]*list.Element{}}
+func newDeliveries(limit int, ttl time.Duration) *deliveries {
+	return &deliveries{max: limit, ttl: ttl, order: list.New(), byID: map[string]*list.Element{}}
 }
 
 // claim records id at now and reports whether it was new. Checking and

@@ -79,7 +79,10 @@ type PushConfig struct {
 // Resolve turns the file config into a Config, reading each secret with
 // readFile or lookupEnv (os.ReadFile and os.LookupEnv in the command).
 // Errors name the key and the file or variable, never a secret's value.
-func (f FileConfig) Resolve(readFile func(string) ([]byte, error), lookupEnv func(string) (string, bool)) (Config, error) {
+func (f FileConfig) Resolve(
+	readFile func(string) ([]byte, error),
+	lookupEnv func(string) (string, bool),
+) (Config, error) {
 	c := DefaultConfig()
 	if f.Listen != "" {
 		c.Listen = f.Listen
@@ -155,7 +158,10 @@ func (f FileConfig) Resolve(readFile func(string) ([]byte, error), lookupEnv fun
 			return c, err
 		}
 		if c.ObservationSecret.Empty() && c.ObservationToken.Empty() && len(c.ObservationURLTokens) == 0 {
-			return c, errors.New("server.observations: a secret (secretFile or secretEnv), a bearer token (tokenFile or tokenEnv) or secret-URL tokens (urlTokensFile or urlTokensEnv) are required")
+			return c, errors.New(
+				"server.observations: a secret (secretFile or secretEnv), a bearer token (tokenFile or tokenEnv) or secret-URL " +
+					"tokens (urlTokensFile or urlTokensEnv) are required",
+			)
 		}
 	}
 	if _, err := c.check(f.Observations != nil); err != nil {
@@ -171,7 +177,11 @@ const MinURLTokenLength = 32
 // loadURLTokens reads the secret-URL tokens: one per line of the file (blank
 // lines and lines starting with # are skipped), or comma-separated in the
 // variable. Errors name the file or variable and the line, never a token.
-func loadURLTokens(p *PushConfig, readFile func(string) ([]byte, error), lookupEnv func(string) (string, bool)) ([]Secret, error) {
+func loadURLTokens(
+	p *PushConfig,
+	readFile func(string) ([]byte, error),
+	lookupEnv func(string) (string, bool),
+) ([]Secret, error) {
 	var raw []string
 	var from string
 	switch {
@@ -205,7 +215,13 @@ func loadURLTokens(p *PushConfig, readFile func(string) ([]byte, error), lookupE
 			continue
 		}
 		if len(t) < MinURLTokenLength || strings.ContainsAny(t, "/?#% ") {
-			return nil, fmt.Errorf("server.observations: %s: token %d is shorter than %d characters or holds a character a URL path cannot carry as it is (/ ? # %% or a space)", from, i+1, MinURLTokenLength)
+			return nil, fmt.Errorf(
+				"server.observations: %s: token %d is shorter than %d characters or holds a character a URL path cannot carry as "+
+					"it is (/ ? # %% or a space)",
+				from,
+				i+1,
+				MinURLTokenLength,
+			)
 		}
 		out = append(out, NewSecret([]byte(t)))
 	}

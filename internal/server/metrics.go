@@ -59,8 +59,9 @@ func NewMetrics() *Metrics {
 			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300},
 		}),
 		cycleLockWait: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "backflow_cycle_lock_wait_seconds",
-			Help:    "Time a requested cycle waited for its turn (cycles that share the bot wait for one another) before it started.",
+			Name: "backflow_cycle_lock_wait_seconds",
+			Help: "Time a requested cycle waited for its turn (cycles that share the bot wait for one another) before it " +
+				"started.",
 			Buckets: []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300},
 		}),
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -84,8 +85,9 @@ func NewMetrics() *Metrics {
 			Help: "X-RateLimit-Remaining of the latest GitHub response that carried it.",
 		}),
 		githubWaits: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "backflow_github_wait_seconds",
-			Help:    "Waits before requests to GitHub, by reason (embargo-primary, embargo-secondary, embargo-429, writes-per-minute, writes-per-hour, retry, create-retry).",
+			Name: "backflow_github_wait_seconds",
+			Help: "Waits before requests to GitHub, by reason (embargo-primary, embargo-secondary, embargo-429, " +
+				"writes-per-minute, writes-per-hour, retry, create-retry).",
 			Buckets: []float64{0.1, 0.5, 1, 5, 10, 30, 60, 120, 300, 900, 3600},
 		}, []string{"reason"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -111,7 +113,8 @@ func NewMetrics() *Metrics {
 	}
 	m.attributions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "backflow_decision_attributions_total",
-		Help: "Decisions about observed live changes, by how far the actor is believed (unknown, asserted, managed-fields, admission, audit-log).",
+		Help: "Decisions about observed live changes, by how far the actor is believed (unknown, asserted, managed-fields, " +
+			"admission, audit-log).",
 	}, []string{"attribution"})
 	m.receiptsRefused = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "backflow_receipts_refused_total",

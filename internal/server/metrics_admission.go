@@ -19,8 +19,9 @@ func (m *Metrics) WatchAdmission(held func() (waiting, confirmed int64), reasons
 		{"confirmed", func() float64 { _, c := held(); return float64(c) }},
 	} {
 		m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name:        "backflow_admission_held_bytes",
-			Help:        "Bytes the admission records hold (estimated as Go keeps them), by state (waiting for the watch, confirmed); bounded by admission.maxHeldBytes.",
+			Name: "backflow_admission_held_bytes",
+			Help: "Bytes the admission records hold (estimated as Go keeps them), by state (waiting for the watch, " +
+				"confirmed); bounded by admission.maxHeldBytes.",
 			ConstLabels: prometheus.Labels{"state": st.state},
 		}, st.read))
 	}
@@ -36,6 +37,7 @@ func (m *Metrics) AdmissionRefused(reason string) { m.admissionRefused.WithLabel
 func newAdmissionRefused() *prometheus.CounterVec {
 	return prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "backflow_admission_records_refused_total",
-		Help: "Admission records refused or never confirmed by the watch, by reason (budget, version, object, change, expired).",
+		Help: "Admission records refused or never confirmed by the watch, by reason (budget, version, object, change, " +
+			"expired).",
 	}, []string{"reason"})
 }

@@ -14,11 +14,27 @@ import (
 var (
 	knownCycleResults   = []string{"ok", "error"}
 	knownFixResults     = []string{"proven", "reverted"}
-	knownWebhookResults = []string{resultQueued, resultIgnored, resultDuplicate, resultUnauthorized, resultTooLarge, resultBadRequest, resultUnavailable, resultError}
+	knownWebhookResults = []string{
+		resultQueued,
+		resultIgnored,
+		resultDuplicate,
+		resultUnauthorized,
+		resultTooLarge,
+		resultBadRequest,
+		resultUnavailable,
+		resultError,
+	}
 	// knownGitHubStatuses are the statuses a dashboard watches for: ok,
 	// not modified (a conditional read), rate limited, and no response.
 	knownGitHubStatuses = []string{"200", "304", "403", "429", "0"}
-	knownPushResults    = []string{resultQueued, resultUnauthorized, resultTooLarge, resultBadRequest, resultUnavailable, resultError}
+	knownPushResults    = []string{
+		resultQueued,
+		resultUnauthorized,
+		resultTooLarge,
+		resultBadRequest,
+		resultUnavailable,
+		resultError,
+	}
 	// knownServerErrors are the kinds the server counts itself; the wiring
 	// adds its own with KnownErrors.
 	knownServerErrors = []string{"repositories", "cycle", "observations"}

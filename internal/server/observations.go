@@ -38,7 +38,13 @@ func (s *Server) handleObservations(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleSecretURL(w http.ResponseWriter, r *http.Request) {
 	if !s.urlTokenAccepted(r.PathValue("token")) {
 		s.metrics.observation(resultUnauthorized)
-		s.log.Warn("observation push refused", "result", resultUnauthorized, "reason", "the secret URL's token is not accepted")
+		s.log.Warn(
+			"observation push refused",
+			"result",
+			resultUnauthorized,
+			"reason",
+			"the secret URL's token is not accepted",
+		)
 		refuse(w, http.StatusUnauthorized, "unauthorized")
 		return
 	}
@@ -108,7 +114,17 @@ func (s *Server) acceptPush(w http.ResponseWriter, r *http.Request, body []byte)
 		s.log.Warn("observer notice", "notice", n)
 	}
 	s.metrics.observation(resultQueued)
-	s.log.Info("observation push", "via", PushVia(r.Context()), "accepted", res.Accepted, "rejected", len(res.Rejected), "repos", res.Repositories)
+	s.log.Info(
+		"observation push",
+		"via",
+		PushVia(r.Context()),
+		"accepted",
+		res.Accepted,
+		"rejected",
+		len(res.Rejected),
+		"repos",
+		res.Repositories,
+	)
 	writeJSON(w, http.StatusAccepted, res)
 }
 

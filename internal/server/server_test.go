@@ -499,11 +499,11 @@ func TestScheduleUnderFakeClock(t *testing.T) {
 	cfg := testConfig()
 	cfg.Jitter = 30 * time.Second
 	var jitters []time.Duration
-	jitter := func(max time.Duration) time.Duration {
+	jitter := func(limit time.Duration) time.Duration {
 		j := time.Duration(len(jitters)+1) * 7 * time.Second
 		jitters = append(jitters, j)
-		if j >= max {
-			t.Errorf("jitter %s not below %s", j, max)
+		if j >= limit {
+			t.Errorf("jitter %s not below %s", j, limit)
 		}
 		return j
 	}

@@ -153,7 +153,10 @@ func (s *Server) route(event, id string, p hookPayload) (string, string) {
 		if n == 0 {
 			n = p.Number
 		}
-		return s.enqueueFor(repo, Trigger{Kind: TriggerPullRequestClosed, PullRequest: n, Merged: p.PullRequest.Merged, Delivery: id})
+		return s.enqueueFor(
+			repo,
+			Trigger{Kind: TriggerPullRequestClosed, PullRequest: n, Merged: p.PullRequest.Merged, Delivery: id},
+		)
 	case "check_run":
 		if p.Action != "rerequested" {
 			return resultIgnored, "check_run " + p.Action

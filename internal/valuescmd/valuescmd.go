@@ -60,8 +60,11 @@ type valuesFlags struct {
 
 func (f *valuesFlags) add(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&f.document, "document", -1, "the document's index (from 0) in a file of several")
-	cmd.Flags().StringVar(&f.root, "root", "", "the path of a values mapping inside the document (spec.values); paths are read below it")
-	cmd.Flags().BoolVar(&f.inline, "inline", false, "read the inline values of a Flux HelmRelease (spec.values) or Argo CD Application (spec.source.helm.valuesObject)")
+	cmd.Flags().StringVar(&f.root, "root", "",
+		"the path of a values mapping inside the document (spec.values); paths are read below it")
+	cmd.Flags().BoolVar(&f.inline, "inline", false,
+		"read the inline values of a Flux HelmRelease (spec.values) or Argo CD Application "+
+			"(spec.source.helm.valuesObject)")
 }
 
 // options checks the flags and turns them into editor options; --document
@@ -72,7 +75,10 @@ func (f *valuesFlags) options(cmd *cobra.Command) (values.Options, error) {
 		return values.Options{}, cliroot.UsageError("values %s: --document must be 0 or more", name)
 	}
 	if f.inline && f.root != "" {
-		return values.Options{}, cliroot.UsageError("values %s: --inline finds the root itself: give --inline or --root, not both", name)
+		return values.Options{}, cliroot.UsageError(
+			"values %s: --inline finds the root itself: give --inline or --root, not both",
+			name,
+		)
 	}
 	opts := values.Options{Root: f.root, Inline: f.inline}
 	if f.document >= 0 {
@@ -166,7 +172,11 @@ made safely is refused: exit 1 and no output.
 				return err
 			}
 			if len(paths) != len(vals) {
-				return cliroot.UsageError("values set: %d --path but %d --value: give one --value after each --path", len(paths), len(vals))
+				return cliroot.UsageError(
+					"values set: %d --path but %d --value: give one --value after each --path",
+					len(paths),
+					len(vals),
+				)
 			}
 			edits := make([]values.Edit, len(paths))
 			for i := range paths {

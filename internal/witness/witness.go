@@ -181,9 +181,26 @@ func Check(changes []Change, accepted []Accepted, redact func(object string) boo
 		c, ok := byKey[k]
 		switch {
 		case !ok:
-			out = append(out, Mismatch{a.Object, a.Field, fmt.Sprintf("the edit does not change the rendered field (observed %s): the value path does not drive it", show(a.Object, a.Live, true))})
+			out = append(
+				out,
+				Mismatch{
+					a.Object,
+					a.Field,
+					fmt.Sprintf(
+						"the edit does not change the rendered field (observed %s): the value path does not drive it",
+						show(a.Object, a.Live, true),
+					),
+				},
+			)
 		case !c.HasAfter || !values.Equal(c.After, a.Live):
-			out = append(out, Mismatch{a.Object, a.Field, fmt.Sprintf("the edit renders %s, observed %s", show(c.Object, c.After, c.HasAfter), show(a.Object, a.Live, true))})
+			out = append(
+				out,
+				Mismatch{
+					a.Object,
+					a.Field,
+					fmt.Sprintf("the edit renders %s, observed %s", show(c.Object, c.After, c.HasAfter), show(a.Object, a.Live, true)),
+				},
+			)
 		}
 	}
 	for _, c := range changes {
@@ -197,8 +214,11 @@ func Check(changes []Change, accepted []Accepted, redact func(object string) boo
 		case c.Field == "":
 			out = append(out, Mismatch{c.Object, "", "the edit also stops rendering this object"})
 		default:
-			out = append(out, Mismatch{c.Object, c.Field, fmt.Sprintf("the edit also changes this field: %s -> %s, which is not accepted",
-				show(c.Object, c.Before, c.HasBefore), show(c.Object, c.After, c.HasAfter))})
+			out = append(
+				out,
+				Mismatch{c.Object, c.Field, fmt.Sprintf("the edit also changes this field: %s -> %s, which is not accepted",
+					show(c.Object, c.Before, c.HasBefore), show(c.Object, c.After, c.HasAfter))},
+			)
 		}
 	}
 	return out

@@ -23,8 +23,10 @@ type SyntaxError struct {
 	Err  error
 }
 
-func (e *SyntaxError) Error() string        { return e.Err.Error() }
-func (e *SyntaxError) Unwrap() error        { return e.Err }
+func (e *SyntaxError) Error() string { return e.Err.Error() }
+func (e *SyntaxError) Unwrap() error { return e.Err }
+
+// Is makes every SyntaxError match ErrUnparseable under errors.Is.
 func (e *SyntaxError) Is(target error) bool { return target == ErrUnparseable }
 
 // DecodeFile is the strict decoder of every config file: data must be

@@ -80,10 +80,10 @@ type decoder struct {
 
 func (d *decoder) fail(n *yaml.Node, path, format string, a ...any) {
 	d.failed++
-	switch max := d.opts.MaxErrors; {
-	case max == 0 || len(d.errs) < max:
+	switch limit := d.opts.MaxErrors; {
+	case limit == 0 || len(d.errs) < limit:
 		d.errs = append(d.errs, FieldError{Path: path, Line: n.Line, Message: fmt.Sprintf(format, a...)})
-	case len(d.errs) == max:
+	case len(d.errs) == limit:
 		d.errs = append(d.errs, FieldError{Message: "more errors follow; fix these first"})
 	}
 }
@@ -97,7 +97,15 @@ func (d *decoder) charge(n *yaml.Node, path string) bool {
 	if d.budget--; d.budget < 0 {
 		d.exhausted = true
 		// Listed past MaxErrors too: it explains why decoding stopped.
-		d.errs = append(d.errs, FieldError{Path: path, Line: n.Line, Message: fmt.Sprintf("too many nodes (alias expansion?): more than %d", d.opts.MaxNodes), err: ErrTooManyNodes})
+		d.errs = append(
+			d.errs,
+			FieldError{
+				Path:    path,
+				Line:    n.Line,
+				Message: fmt.Sprintf("too many nodes (alias expansion?): more than %d", d.opts.MaxNodes),
+				err:     ErrTooManyNodes,
+			},
+		)
 		return false
 	}
 	return true
@@ -243,7 +251,8 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		// yaml reads the integers and floats it tags as such (0x10, 1e3, .inf);
 		// a quoted "4" is a string, and NaN bounds nothing.
 		var f float64
-		if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!int" && n.ShortTag() != "!!float") || n.Decode(&f) != nil || math.IsNaN(f) {
+		if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!int" && n.ShortTag() != "!!float") || n.Decode(&f) != nil ||
+			math.IsNaN(f) {
 			d.fail(n, path, "want a number")
 			return
 		}

@@ -51,9 +51,9 @@ func (h *AdmissionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	max := h.MaxBytes
-	if max <= 0 {
-		max = DefaultAdmissionMaxBytes
+	limit := h.MaxBytes
+	if limit <= 0 {
+		limit = DefaultAdmissionMaxBytes
 	}
 	answer := func(uid string) {
 		w.Header().Set("Content-Type", "application/json")
@@ -65,14 +65,14 @@ func (h *AdmissionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answer("")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		reason := "unreadable body"
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			reason = "body too large"
 		}
-		log.Warn("admission review refused", "reason", reason, "max", max)
+		log.Warn("admission review refused", "reason", reason, "max", limit)
 		answer("")
 		return
 	}

@@ -66,16 +66,16 @@ func (h *AuditHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	max := h.MaxBytes
-	if max <= 0 {
-		max = DefaultAuditMaxBytes
+	limit := h.MaxBytes
+	if limit <= 0 {
+		limit = DefaultAuditMaxBytes
 	}
 	// The body is capped before anything reads it, the signature included.
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			log.Warn("audit batch refused", "reason", "body too large", "max", max)
+			log.Warn("audit batch refused", "reason", "body too large", "max", limit)
 			http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
 			return
 		}

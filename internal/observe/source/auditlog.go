@@ -52,9 +52,9 @@ func (l *AuditLog) addLocked(events []observe.AuditEvent) int {
 	if l.byObj == nil {
 		l.byObj, l.ids = map[string][]observe.AuditEvent{}, map[string]bool{}
 	}
-	max := l.Max
-	if max <= 0 {
-		max = DefaultMaxAuditEvents
+	limit := l.Max
+	if limit <= 0 {
+		limit = DefaultMaxAuditEvents
 	}
 	added := 0
 	for _, e := range events {
@@ -69,7 +69,7 @@ func (l *AuditLog) addLocked(events []observe.AuditEvent) int {
 		}
 		added++
 	}
-	for len(l.order) > max {
+	for len(l.order) > limit {
 		old := l.order[0]
 		l.order = l.order[1:]
 		l.byObj[old.obj] = l.byObj[old.obj][1:]

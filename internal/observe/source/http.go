@@ -96,18 +96,24 @@ func (s *HTTPSource) Poll(ctx context.Context) (res observe.Result, changed bool
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		return observe.Result{}, false, fmt.Errorf("polling %s: %s", shown, resp.Status)
 	}
-	max := s.MaxBytes
-	if max <= 0 {
-		max = observe.DefaultMaxBytes
+	limit := s.MaxBytes
+	if limit <= 0 {
+		limit = observe.DefaultMaxBytes
 	}
-	if resp.ContentLength > max {
-		return observe.Result{}, false, fmt.Errorf("polling %s: %w: %d bytes, more than %d", shown, observe.ErrTooLarge, resp.ContentLength, max)
+	if resp.ContentLength > limit {
+		return observe.Result{}, false, fmt.Errorf(
+			"polling %s: %w: %d bytes, more than %d",
+			shown,
+			observe.ErrTooLarge,
+			resp.ContentLength,
+			limit,
+		)
 	}
-	data, err := observe.ReadCapped(resp.Body, max)
+	data, err := observe.ReadCapped(resp.Body, limit)
 	if err != nil {
 		return observe.Result{}, false, fmt.Errorf("polling %s: %w", shown, err)
 	}
-	res = observe.ParseBytes(data, observe.Options{Name: shown, Ceiling: s.Ceiling, MaxBytes: max})
+	res = observe.ParseBytes(data, observe.Options{Name: shown, Ceiling: s.Ceiling, MaxBytes: limit})
 	s.mu.Lock()
 	s.etag, s.last = resp.Header.Get("ETag"), res
 	s.mu.Unlock()

@@ -376,7 +376,12 @@ func (s *KubeSource) Read(ctx context.Context) observe.Result {
 	for _, w := range s.watches {
 		items := w.informer.GetStore().List()
 		sort.Slice(items, func(i, j int) bool {
-			return unstructuredKey(items[i].(*unstructured.Unstructured)).String() < unstructuredKey(items[j].(*unstructured.Unstructured)).String()
+			return unstructuredKey(
+				items[i].(*unstructured.Unstructured),
+			).String() <
+				unstructuredKey(
+					items[j].(*unstructured.Unstructured),
+				).String()
 		})
 		for _, it := range items {
 			u := it.(*unstructured.Unstructured)
@@ -391,7 +396,9 @@ func (s *KubeSource) Read(ctx context.Context) observe.Result {
 				res.Errors = append(res.Errors, fmt.Errorf("cluster %s: %s: %w", s.Cluster, k, err))
 				continue
 			}
-			if wait := s.unsettled(string(u.GetUID()), t); wait > 0 && s.Audit != nil && o.Change.Attribution.Rank() < observe.AttributionAdmission.Rank() && personChanged(o) {
+			if wait := s.unsettled(string(u.GetUID()), t); wait > 0 && s.Audit != nil &&
+				o.Change.Attribution.Rank() < observe.AttributionAdmission.Rank() &&
+				personChanged(o) {
 				// Reported now, the change would be judged without its
 				// author (and denied); the next cycle will have the event.
 				res.Ignored++
@@ -493,7 +500,12 @@ func (s *KubeSource) observeObject(u *unstructured.Unstructured, now time.Time) 
 }
 
 func unstructuredKey(u *unstructured.Unstructured) observe.ObjectKey {
-	return observe.ObjectKey{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+	return observe.ObjectKey{
+		APIVersion: u.GetAPIVersion(),
+		Kind:       u.GetKind(),
+		Namespace:  u.GetNamespace(),
+		Name:       u.GetName(),
+	}
 }
 
 // objectGlob is an object key pattern: four segments, * within one.

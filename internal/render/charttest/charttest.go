@@ -26,7 +26,8 @@ func Package(tb testing.TB, top string, files map[string][]byte) []byte {
 	}
 	tw := tar.NewWriter(gz)
 	for _, n := range slices.Sorted(maps.Keys(files)) {
-		if err := tw.WriteHeader(&tar.Header{Name: top + "/" + n, Mode: 0o644, Size: int64(len(files[n])), Typeflag: tar.TypeReg}); err != nil {
+		hdr := &tar.Header{Name: top + "/" + n, Mode: 0o644, Size: int64(len(files[n])), Typeflag: tar.TypeReg}
+		if err := tw.WriteHeader(hdr); err != nil {
 			tb.Fatal(err)
 		}
 		if _, err := tw.Write(files[n]); err != nil {
