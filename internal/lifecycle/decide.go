@@ -357,16 +357,8 @@ func (in *Input) humanCommit(st *Pull) []Effect {
 		)
 	}
 	if slices.Contains(st.PR.Labels, LabelPreAuthorized) {
-		out = append(
-			out,
-			Effect{
-				Kind:   Unlabel,
-				Branch: branch,
-				Pull:   st,
-				Labels: []string{LabelPreAuthorized},
-				Reason: "no longer pre-authorized: a person's commit is on the branch",
-			},
-		)
+		out = append(out, Effect{Kind: Unlabel, Branch: branch, Pull: st, Labels: []string{LabelPreAuthorized},
+			Reason: "no longer pre-authorized: a person's commit is on the branch"})
 	}
 	text := fmt.Sprintf(
 		"This branch has commits that backflow did not make (head %s). Auto-merge is disarmed, and the %s check for this "+
@@ -539,16 +531,8 @@ func (in *Input) finish(st *Pull, p *Proposal, head string, have []string, fresh
 		)
 	}
 	if !p.AutoMerge && slices.Contains(have, LabelPreAuthorized) {
-		out = append(
-			out,
-			Effect{
-				Kind:   Unlabel,
-				Branch: branch,
-				Pull:   st,
-				Labels: []string{LabelPreAuthorized},
-				Reason: "no longer pre-authorized",
-			},
-		)
+		out = append(out, Effect{Kind: Unlabel, Branch: branch, Pull: st, Labels: []string{LabelPreAuthorized},
+			Reason: "no longer pre-authorized"})
 	}
 	if !p.AutoMerge && st.PR.AutoMergeEnabled {
 		out = append(

@@ -110,17 +110,8 @@ func driftBody(drift []plan.Decision, branch string) string {
 			actor = "unknown"
 		}
 		for _, c := range d.Changes {
-			fmt.Fprintf(
-				&b,
-				"| %s | %s | %s | %s | %s | %s | %s |\n",
-				cell(d.Environment),
-				cell(d.Unit),
-				code(d.Object),
-				code(c.Field),
-				code(values.Format(c.From)),
-				code(values.Format(c.To)),
-				cell(actor),
-			)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", cell(d.Environment), cell(d.Unit), code(d.Object),
+				code(c.Field), code(values.Format(c.From)), code(values.Format(c.To)), cell(actor))
 		}
 	}
 	b.WriteString("\n### Why each is denied\n\n")

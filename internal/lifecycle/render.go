@@ -186,16 +186,8 @@ func (d *writeBackDoc) body(m *Marker) string {
 	b.WriteString("### Accepted changes\n\n")
 	b.WriteString("| object | field | value path | values file | from | to |\n| --- | --- | --- | --- | --- | --- |\n")
 	for _, c := range d.changes {
-		fmt.Fprintf(
-			&b,
-			"| %s | %s | %s | %s | %s | %s |\n",
-			code(c.Object),
-			code(c.Field),
-			code(c.ValuePath),
-			code(c.ValuesFile),
-			code(values.Format(c.From)),
-			code(values.Format(c.To)),
-		)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", code(c.Object), code(c.Field), code(c.ValuePath),
+			code(c.ValuesFile), code(values.Format(c.From)), code(values.Format(c.To)))
 	}
 	b.WriteString("\n### Why it is accepted\n\n")
 	for _, dec := range decisionsOf(d.wb, d.decisions) {

@@ -264,26 +264,15 @@ func (r Result) Markdown() ([]byte, error) {
 	if len(r.Triggers) > 0 {
 		b.WriteString("\n### Objects to look at again\n\n")
 		for _, t := range r.Triggers {
-			fmt.Fprintf(
-				&b,
-				"- %s on %s at %s\n",
-				codeSpan(t.Object.String()),
-				orDash(t.Cluster),
-				t.At.UTC().Format(time.RFC3339),
-			)
+			fmt.Fprintf(&b, "- %s on %s at %s\n", codeSpan(t.Object.String()), orDash(t.Cluster),
+				t.At.UTC().Format(time.RFC3339))
 		}
 	}
 	if len(r.Notices) > 0 {
 		b.WriteString("\n### Notices\n\n")
 		for _, n := range r.Notices {
-			fmt.Fprintf(
-				&b,
-				"- %s on %s at %s: %s\n",
-				codeSpan(n.Object.String()),
-				orDash(n.Cluster),
-				n.At.UTC().Format(time.RFC3339),
-				n.Message,
-			)
+			fmt.Fprintf(&b, "- %s on %s at %s: %s\n", codeSpan(n.Object.String()), orDash(n.Cluster),
+				n.At.UTC().Format(time.RFC3339), n.Message)
 		}
 	}
 	if len(r.Errors) > 0 {
