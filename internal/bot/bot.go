@@ -26,6 +26,9 @@ import (
 type Forge interface {
 	Writer
 	App(ctx context.Context) (forge.App, error)
+	BranchHead(ctx context.Context, repo forge.Repo, branch string) (string, error)
+	CommitsSince(ctx context.Context, repo forge.Repo, base, head string) ([]forge.Commit, error)
+	ListPullRequests(ctx context.Context, repo forge.Repo, filter forge.PullRequestFilter) ([]forge.PullRequest, error)
 	Repositories(ctx context.Context) ([]forge.Repo, error)
 	ListFiles(ctx context.Context, repo forge.Repo, sha, dir string) ([]string, error)
 	ListCheckRuns(ctx context.Context, repo forge.Repo, sha, name string) ([]forge.CheckRun, error)
