@@ -95,11 +95,11 @@ func (c *claims) forget(repo string) {
 
 // globKind is the bucket of a glob: its kind when the kind is fixed.
 func globKind(pattern string) string {
-	parts := strings.SplitN(pattern, "|", 4)
-	if len(parts) < 2 || strings.Contains(parts[1], "*") {
+	k, err := observe.ParseObjectPattern(pattern)
+	if err != nil || strings.Contains(k.Kind, "*") {
 		return ""
 	}
-	return parts[1]
+	return k.Kind
 }
 
 // concerned returns the repositories of known that objects concern: those
