@@ -33,7 +33,12 @@ type claimGlob struct {
 }
 
 func newClaims() *claims {
-	return &claims{repos: map[string]*repoClaims{}, exact: map[string]map[string]bool{}, globs: map[string][]claimGlob{}, names: map[string]string{}}
+	return &claims{
+		repos: map[string]*repoClaims{},
+		exact: map[string]map[string]bool{},
+		globs: map[string][]claimGlob{},
+		names: map[string]string{},
+	}
 }
 
 // set records the objects repo's units claim at head (none when cfg is

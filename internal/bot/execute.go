@@ -37,7 +37,8 @@ type Writer interface {
 	CloseProposal(ctx context.Context, repo forge.Repo, number int, c forge.Closing) error
 	DeleteBranch(ctx context.Context, repo forge.Repo, branch, expectedSHA string) error
 	SetMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest, m forge.MergeMode) (forge.Merging, error)
-	TrackIssue(ctx context.Context, repo forge.Repo, number int, issue forge.NewIssue, state *forge.PRState) (forge.Issue, error)
+	TrackIssue(ctx context.Context, repo forge.Repo, number int, issue forge.NewIssue,
+		state *forge.PRState) (forge.Issue, error)
 }
 
 // executor carries out one repository's chains of effects, as the
@@ -140,6 +141,17 @@ func (x *executor) report(a Action) {
 	x.log.Info(verb, "unit", a.Branch, "pr", a.PR, "detail", a.Detail)
 }
 
+// say reports what became of a unit's chain where no effect says it.
+func (x *executor) say(kind lifecycle.Kind, branch, detail string) {
+	x.report(Action{Kind: string(kind), Branch: branch, Detail: detail})
+}
+
+// baseMoved reports a unit left for the next cycle because the default
+// branch moved off the commit its plan was made on.
+func (x *executor) baseMoved(branch string) {
+	x.say(lifecycle.Keep, branch, x.repo.DefaultBranch+" moved during the cycle; planned again next cycle")
+}
+
 func (x *executor) keep(branch string, pr forge.PullRequest, why string) {
 	x.report(Action{Kind: string(lifecycle.Keep), Branch: branch, PR: pr.Number, URL: pr.URL, Detail: why})
 }
@@ -190,7 +202,8 @@ func (x *executor) do(e lifecycle.Effect) bool {
 		if err := x.f.Annotate(x.ctx, x.repo, e.Pull.PR.Number, set); err != nil {
 			// Reviewers are a courtesy: a refused request (say, the
 			// author cannot review) does not stop the write-back.
-			x.rep.Errors = append(x.rep.Errors, unitError(e.Branch, fmt.Errorf("requesting reviewers on #%d: %w", e.Pull.PR.Number, err)))
+			err = fmt.Errorf("requesting reviewers on #%d: %w", e.Pull.PR.Number, err)
+			x.rep.Errors = append(x.rep.Errors, unitError(e.Branch, err))
 		}
 		return true
 	case lifecycle.Label:
@@ -211,7 +224,8 @@ func (x *executor) do(e lifecycle.Effect) bool {
 
 // postCheck posts run, unless once finds it posted already (a reused
 // commit is not checked twice), and reports whether it was posted.
-func (x *executor) postCheck(e lifecycle.Effect, run forge.CheckRun, once forge.Once, complete func(forge.CheckRun) forge.CheckRun) (forge.CheckRun, bool, bool) {
+func (x *executor) postCheck(e lifecycle.Effect, run forge.CheckRun, once forge.Once,
+	complete func(forge.CheckRun) forge.CheckRun) (forge.CheckRun, bool, bool) {
 	run, posted, err := x.f.PostCheck(x.ctx, x.repo, run, once, complete)
 	if err != nil {
 		return run, false, x.fail(e.Branch, fmt.Errorf("error checking %s: %w", short(run.HeadSHA), err))
@@ -323,7 +337,7 @@ func (x *executor) writeBase(e lifecycle.Effect) (string, bool) {
 	case head == e.Base:
 		return head, true
 	case e.BaseMoved(head, x.merges):
-		x.report(Action{Kind: string(lifecycle.Keep), Branch: e.Branch, Detail: x.repo.DefaultBranch + " moved during the cycle; planned again next cycle"})
+		x.baseMoved(e.Branch)
 		return "", false
 	}
 	same, err := x.sameFiles(e.Base, head, e.Proposal.Files)
@@ -331,7 +345,8 @@ func (x *executor) writeBase(e lifecycle.Effect) (string, bool) {
 		return "", x.fail(e.Branch, err)
 	}
 	if !same {
-		x.report(Action{Kind: string(lifecycle.Keep), Branch: e.Branch, Detail: "this cycle's merge of another unit changed this write-back's files; planned again next cycle"})
+		x.say(lifecycle.Keep, e.Branch,
+			"this cycle's merge of another unit changed this write-back's files; planned again next cycle")
 		return "", false
 	}
 	return head, true
@@ -401,7 +416,8 @@ func (x *executor) bound(e lifecycle.Effect) forge.CheckRun {
 				side.into[p] = data
 			case errors.Is(err, forge.ErrNotFound):
 			case errors.Is(err, forge.ErrNotRegularFile):
-				problems = append(problems, fmt.Sprintf("%s: changed, and not a regular file at %s: never a receipt or a values file", p, short(side.sha)))
+				why := "changed, and not a regular file at %s: never a receipt or a values file"
+				problems = append(problems, p+": "+fmt.Sprintf(why, short(side.sha)))
 			default:
 				problems = append(problems, fmt.Sprintf("%s: could not be read at %s: %v", p, short(side.sha), err))
 			}
@@ -421,7 +437,7 @@ func (x *executor) recoverBranch(e lifecycle.Effect, req forge.Proposal) (forge.
 	if errors.Is(err, forge.ErrNotFound) {
 		// No branch: the conflict was the default branch moving off base
 		// (the git method clones its head), by another process or a person.
-		x.report(Action{Kind: string(lifecycle.Keep), Branch: e.Branch, Detail: x.repo.DefaultBranch + " moved during the cycle; planned again next cycle"})
+		x.baseMoved(e.Branch)
 		return req, false
 	}
 	if err != nil {
@@ -430,7 +446,7 @@ func (x *executor) recoverBranch(e lifecycle.Effect, req forge.Proposal) (forge.
 	req.Recovered = true
 	switch e.Proposal.Recover(base, cur.Commits) {
 	case lifecycle.LeaveAlone:
-		x.report(Action{Kind: string(lifecycle.Skip), Branch: e.Branch, Detail: "the branch exists with commits backflow did not make; it is left alone"})
+		x.say(lifecycle.Skip, e.Branch, "the branch exists with commits backflow did not make; it is left alone")
 		return req, false
 	case lifecycle.Reuse:
 		req.Reuse = cur.Head
@@ -455,7 +471,7 @@ func (x *executor) update(e lifecycle.Effect) bool {
 	case err != nil:
 		return x.fail(e.Branch, fmt.Errorf("error updating #%d: %w", st.PR.Number, err))
 	case got.Moved != nil:
-		x.act(lifecycle.Effect{Kind: lifecycle.Keep, Branch: e.Branch, Pull: st}, "the branch moved while updating; looked at again next cycle")
+		x.keep(e.Branch, st.PR, "the branch moved while updating; looked at again next cycle")
 		return false
 	}
 	x.act(e, e.Reason)
@@ -634,7 +650,8 @@ func (x *executor) labelDone(e lifecycle.Effect, comment string) bool {
 // drift opens or edits the drift tracking issue.
 func (x *executor) drift(e lifecycle.Effect) bool {
 	is := e.Issue
-	got, err := x.f.TrackIssue(x.ctx, x.repo, is.Number, forge.NewIssue{Title: is.Title, Body: is.Body, Labels: is.Labels}, is.State)
+	want := forge.NewIssue{Title: is.Title, Body: is.Body, Labels: is.Labels}
+	got, err := x.f.TrackIssue(x.ctx, x.repo, is.Number, want, is.State)
 	switch {
 	case err != nil && is.Number == 0:
 		return x.fail("", fmt.Errorf("error opening the drift tracking issue: %w", err))

@@ -123,7 +123,8 @@ func decisionReport(d plan.Decision) DecisionReport {
 		AutoMerge: d.AutoMerge, Reasons: append([]string{}, d.Reasons...), Changes: []ChangeReport{},
 		Attribution: string(d.Attribution)}
 	for _, c := range d.Changes {
-		out.Changes = append(out.Changes, ChangeReport{Field: c.Field, ValuePath: c.ValuePath, From: c.From, To: c.To, Authorized: c.Authorized})
+		ch := ChangeReport{Field: c.Field, ValuePath: c.ValuePath, From: c.From, To: c.To, Authorized: c.Authorized}
+		out.Changes = append(out.Changes, ch)
 	}
 	return out
 }
@@ -207,7 +208,8 @@ func (r *Report) Text() string {
 	if r.DryRun {
 		mode = " (dry run: nothing written)"
 	}
-	fmt.Fprintf(&b, "cycle at %s%s: %d observation(s), %d repositor%s\n", r.Started.Format(time.RFC3339), mode, r.Observations, len(r.Repos), plural(len(r.Repos), "y", "ies"))
+	fmt.Fprintf(&b, "cycle at %s%s: %d observation(s), %d repositor%s\n", r.Started.Format(time.RFC3339), mode,
+		r.Observations, len(r.Repos), plural(len(r.Repos), "y", "ies"))
 	for _, e := range r.SourceErrors {
 		fmt.Fprintf(&b, "  source error: %s\n", e)
 	}

@@ -45,7 +45,8 @@ type StateCache struct {
 // a check. latestEvent returns a value that changes whenever anything happens
 // in the repository (the GitHub adapter's LatestEvent); nil drops the
 // state at each revalidation instead, so it is read again.
-func NewStateCache(revalidate time.Duration, latestEvent func(ctx context.Context, repo forge.Repo) (string, error)) *StateCache {
+func NewStateCache(revalidate time.Duration,
+	latestEvent func(ctx context.Context, repo forge.Repo) (string, error)) *StateCache {
 	return &StateCache{revalidate: revalidate, latestEvent: latestEvent, repos: map[string]*repoState{}}
 }
 
@@ -229,12 +230,14 @@ func (f invalidating) CloseProposal(ctx context.Context, repo forge.Repo, number
 	return f.Forge.CloseProposal(ctx, repo, number, c)
 }
 
-func (f invalidating) SetMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest, m forge.MergeMode) (forge.Merging, error) {
+func (f invalidating) SetMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest,
+	m forge.MergeMode) (forge.Merging, error) {
 	defer f.drop(repo)
 	return f.Forge.SetMerge(ctx, repo, pr, m)
 }
 
-func (f invalidating) TrackIssue(ctx context.Context, repo forge.Repo, number int, issue forge.NewIssue, state *forge.PRState) (forge.Issue, error) {
+func (f invalidating) TrackIssue(ctx context.Context, repo forge.Repo, number int, issue forge.NewIssue,
+	state *forge.PRState) (forge.Issue, error) {
 	defer f.drop(repo)
 	return f.Forge.TrackIssue(ctx, repo, number, issue, state)
 }

@@ -73,7 +73,8 @@ type Setup struct {
 // number, which is known only once it is open. When a pull request from the
 // same head into the same base is already open (another process opened it
 // first) it returns that one with opened false, and seals nothing.
-func (s Steps) OpenPullRequest(ctx context.Context, repo Repo, pr NewPullRequest, seal func(number int) string) (PullRequest, bool, error) {
+func (s Steps) OpenPullRequest(ctx context.Context, repo Repo, pr NewPullRequest,
+	seal func(number int) string) (PullRequest, bool, error) {
 	got, err := s.CreatePullRequest(ctx, repo, pr)
 	if errors.Is(err, ErrConflict) {
 		open, ferr := s.FindOpenPullRequest(ctx, repo, pr.Head)
@@ -163,7 +164,8 @@ const (
 // (posted false). complete, when not nil, makes the run posted from run
 // only once it is to be posted: a verdict that costs reads is not computed
 // for a head that has it.
-func (s Steps) PostCheck(ctx context.Context, repo Repo, run CheckRun, once Once, complete func(CheckRun) CheckRun) (CheckRun, bool, error) {
+func (s Steps) PostCheck(ctx context.Context, repo Repo, run CheckRun, once Once,
+	complete func(CheckRun) CheckRun) (CheckRun, bool, error) {
 	if once != Always {
 		runs, err := s.ListCheckRuns(ctx, repo, run.HeadSHA, run.Name)
 		if err != nil {
