@@ -129,16 +129,18 @@ func (x *executor) action(e lifecycle.Effect, detail string) Action {
 	return a
 }
 
-// act reports one effect done.
-func (x *executor) act(e lifecycle.Effect, detail string) { x.report(x.action(e, detail)) }
+// act reports one effect done, logged with attrs besides the report's.
+func (x *executor) act(e lifecycle.Effect, detail string, attrs ...any) { x.report(x.action(e, detail), attrs...) }
 
-func (x *executor) report(a Action) {
+// report adds a to the report and logs it under its kind, the effect's
+// name, with attrs besides its own.
+func (x *executor) report(a Action, attrs ...any) {
 	x.rep.Actions = append(x.rep.Actions, a)
 	verb := a.Kind
 	if a.DryRun {
 		verb = "would " + a.Kind
 	}
-	x.log.Info(verb, "unit", a.Branch, "pr", a.PR, "detail", a.Detail)
+	x.log.Info(verb, append([]any{"unit", a.Branch, "pr", a.PR, "detail", a.Detail}, attrs...)...)
 }
 
 // say reports what became of a unit's chain where no effect says it.
@@ -303,7 +305,6 @@ func (x *executor) open(e lifecycle.Effect) bool {
 		x.keep(e.Branch, got.PR, "already opened by another process")
 		return false
 	}
-	x.log.Info("opened", "unit", p.WriteBack.Unit, "pr", got.PR.Number)
 	e.Pull.PR, e.Pull.Marker = got.PR, e.Marker.Written(got.SHA, base)
 	x.act(e, got.PR.Title+p.MergeNote())
 	return true
@@ -622,8 +623,7 @@ func (x *executor) proven(e lifecycle.Effect) bool {
 	if !x.labelDone(e, comment) {
 		return false
 	}
-	x.log.Info("proven", "unit", m.Unit, "environment", m.Environment, "pr", pr.Number, "merge", pr.MergeCommitSHA)
-	x.act(e, e.Reason)
+	x.act(e, e.Reason, "environment", m.Environment, "merge", pr.MergeCommitSHA)
 	return true
 }
 
@@ -634,9 +634,7 @@ func (x *executor) reverted(e lifecycle.Effect) bool {
 		return false
 	}
 	m, v := e.Pull.Marker, e.Evidence.Reverted
-	x.log.Warn("reverted after merge", "unit", m.Unit, "environment", m.Environment, "pr", e.Pull.PR.Number,
-		"object", v.Change.Object, "field", v.Change.Field)
-	x.act(e, e.Reason)
+	x.act(e, e.Reason, "environment", m.Environment, "object", v.Change.Object, "field", v.Change.Field)
 	return true
 }
 
