@@ -13,11 +13,10 @@ import (
 // request annotated (a comment made once, reviewers and labels, its body)
 // or closed (body, comment, ledger check, close), its merge set (auto-merge
 // armed or disarmed, or merged now), a check posted unless it is there, a
-// tracking issue opened or edited. An adapter offers
-// them as its own methods through Steps over itself, and so does a wrapper
-// that records or fails calls: every fine call still passes through the
-// Forge that Steps wraps, so a failure scripted at one of them is seen
-// where it was.
+// tracking issue opened or edited. An adapter offers them as its own
+// methods through Steps over itself, and so does a wrapper that records or
+// fails calls: every fine call still passes through the Forge that Steps
+// wraps, so a failure scripted at one of them is seen where it was.
 type Steps struct{ Forge }
 
 // StepsOn gives the Forge embedding it Steps' operations over its own
