@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
+	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
 )
@@ -111,5 +111,5 @@ func ObjectKey(m map[string]any) string {
 	if kind == "" || name == "" {
 		return ""
 	}
-	return strings.Join([]string{str(m["apiVersion"]), kind, str(md["namespace"]), name}, "|")
+	return observe.ObjectKey{APIVersion: str(m["apiVersion"]), Kind: kind, Namespace: str(md["namespace"]), Name: name}.String()
 }
