@@ -111,5 +111,6 @@ func ObjectKey(m map[string]any) string {
 	if kind == "" || name == "" {
 		return ""
 	}
-	return observe.ObjectKey{APIVersion: str(m["apiVersion"]), Kind: kind, Namespace: str(md["namespace"]), Name: name}.String()
+	key := observe.ObjectKey{APIVersion: str(m["apiVersion"]), Kind: kind, Namespace: str(md["namespace"]), Name: name}
+	return key.String()
 }
