@@ -130,7 +130,9 @@ func (x *executor) action(e lifecycle.Effect, detail string) Action {
 }
 
 // act reports one effect done, logged with attrs besides the report's.
-func (x *executor) act(e lifecycle.Effect, detail string, attrs ...any) { x.report(x.action(e, detail), attrs...) }
+func (x *executor) act(e lifecycle.Effect, detail string, attrs ...any) {
+	x.report(x.action(e, detail), attrs...)
+}
 
 // report adds a to the report and logs it under its kind, the effect's
 // name, with attrs besides its own.
