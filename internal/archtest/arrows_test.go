@@ -151,6 +151,18 @@ var rules = []rule{
 		allowed:   project("internal/localhub/...", "internal/yamlnode"),
 	},
 	{
+		why:       "the ConfigHub stand-in simulates ConfigHub without knowing the product, its client included",
+		pkgs:      project("internal/confighub/confighubtest/..."),
+		forbidden: project("..."),
+		allowed:   project("internal/confighub/confighubtest/...", "internal/yamlnode"),
+	},
+	{
+		why:       "the ConfigHub client speaks ConfigHub's API in its own types: it knows no decision, GitHub, git or cluster",
+		pkgs:      project("internal/confighub"),
+		forbidden: append(withSubpackages([]string{"github.com/google/go-github", "github.com/go-git/go-git", "github.com/bradleyfalzon/ghinstallation", "k8s.io/client-go"}), project("...")...),
+		allowed:   project("internal/confighub", "internal/yamlnode"),
+	},
+	{
 		why:       "the observation sources fetch from clusters and files, never GitHub or git",
 		pkgs:      project("internal/observe/source/..."),
 		forbidden: append(withSubpackages([]string{"github.com/google/go-github", "github.com/go-git/go-git", "github.com/bradleyfalzon/ghinstallation"}), project("internal/forge/...", "internal/localhub/...")...),

@@ -71,8 +71,11 @@ type Client struct {
 // New checks cfg and returns a client.
 func New(cfg Config) (*Client, error) {
 	u, err := url.Parse(strings.TrimRight(cfg.URL, "/"))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("confighub URL %q is not an http(s) URL", cfg.URL)
+	if err != nil {
+		return nil, errors.New("confighub URL does not parse")
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("confighub URL %q is not an http(s) URL", u.Redacted())
 	}
 	if u.User != nil {
 		return nil, errors.New("confighub URL must not carry credentials: give the token separately")
@@ -396,7 +399,8 @@ func (c *Client) FindSpace(ctx context.Context, slug string) (Ref, error) {
 // FindUnit finds a Unit by slug in a Space found by FindSpace (ListUnits
 // with a where on Slug).
 func (c *Client) FindUnit(ctx context.Context, space Ref, slug string) (Ref, error) {
-	k := call{op: "finding", space: space.SpaceSlug, unit: slug, method: http.MethodGet, path: "/space/" + url.PathEscape(space.SpaceID) + "/unit", query: url.Values{}}
+	k := call{op: "finding", space: space.SpaceSlug, unit: slug,
+		method: http.MethodGet, path: "/space/" + url.PathEscape(space.SpaceID) + "/unit", query: url.Values{}}
 	if !ValidSlug(slug) {
 		return Ref{}, c.fail(k, 0, ErrNotFound, "not a valid slug", nil)
 	}
@@ -449,7 +453,8 @@ func (w *wireUnit) unit(r Ref) Unit {
 
 // GetUnit reads a Unit with its head revision (include=HeadRevisionNum).
 func (c *Client) GetUnit(ctx context.Context, r Ref) (Unit, error) {
-	k := call{op: "reading", space: r.SpaceSlug, unit: r.UnitSlug, method: http.MethodGet, path: unitPath(r), query: url.Values{"include": {"HeadRevisionNum"}}}
+	k := call{op: "reading", space: r.SpaceSlug, unit: r.UnitSlug,
+		method: http.MethodGet, path: unitPath(r), query: url.Values{"include": {"HeadRevisionNum"}}}
 	resp, err := c.do(ctx, k)
 	if err != nil {
 		return Unit{}, err
@@ -467,7 +472,8 @@ func (c *Client) GetUnit(ctx context.Context, r Ref) (Unit, error) {
 // Download reads a Unit's data (DownloadUnitData), bounded by MaxDataSize,
 // with its hash from the ETag, checked against the bytes.
 func (c *Client) Download(ctx context.Context, r Ref) (Data, error) {
-	k := call{op: "downloading the data of", space: r.SpaceSlug, unit: r.UnitSlug, method: http.MethodGet, path: unitPath(r) + "/data",
+	k := call{op: "downloading the data of", space: r.SpaceSlug, unit: r.UnitSlug,
+		method: http.MethodGet, path: unitPath(r) + "/data",
 		query: url.Values{}, header: http.Header{"Accept": {"application/octet-stream"}}}
 	resp, err := c.do(ctx, k)
 	if err != nil {
@@ -475,21 +481,24 @@ func (c *Client) Download(ctx context.Context, r Ref) (Data, error) {
 	}
 	defer resp.Body.Close()
 	if resp.ContentLength > c.maxData {
-		return Data{}, c.fail(k, resp.StatusCode, ErrTooLarge, fmt.Sprintf("%d bytes, over the %d bytes backflow reads", resp.ContentLength, c.maxData), nil)
+		msg := fmt.Sprintf("%d bytes, over the %d bytes backflow reads", resp.ContentLength, c.maxData)
+		return Data{}, c.fail(k, resp.StatusCode, ErrTooLarge, msg, nil)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, c.maxData+1))
 	if err != nil {
 		return Data{}, c.fail(k, resp.StatusCode, ErrUnreachable, "reading the data", err)
 	}
 	if int64(len(data)) > c.maxData {
-		return Data{}, c.fail(k, resp.StatusCode, ErrTooLarge, fmt.Sprintf("over the %d bytes backflow reads", c.maxData), nil)
+		msg := fmt.Sprintf("over the %d bytes backflow reads", c.maxData)
+		return Data{}, c.fail(k, resp.StatusCode, ErrTooLarge, msg, nil)
 	}
 	hash := strings.Trim(strings.TrimPrefix(resp.Header.Get("ETag"), "W/"), `"`)
 	if hash == "" {
 		return Data{}, c.fail(k, resp.StatusCode, ErrBadResponse, "the data came without an ETag (its DataHash)", nil)
 	}
 	if got := Hash(data); got != hash {
-		return Data{}, c.fail(k, resp.StatusCode, ErrBadResponse, fmt.Sprintf("the data's SHA-256 is %s, its ETag says %s", got, hash), nil)
+		msg := fmt.Sprintf("the data's SHA-256 is %s, its ETag says %s", got, hash)
+		return Data{}, c.fail(k, resp.StatusCode, ErrBadResponse, msg, nil)
 	}
 	return Data{Bytes: data, Hash: hash}, nil
 }
@@ -512,9 +521,11 @@ func (c *Client) Upload(ctx context.Context, r Ref, data []byte, w Write) (Writt
 	if w.IfMatch != "" {
 		h.Set("If-Match", `"`+w.IfMatch+`"`)
 	}
-	k := call{op: op, space: r.SpaceSlug, unit: r.UnitSlug, method: http.MethodPut, path: unitPath(r) + "/data", query: q, header: h, body: data}
+	k := call{op: op, space: r.SpaceSlug, unit: r.UnitSlug,
+		method: http.MethodPut, path: unitPath(r) + "/data", query: q, header: h, body: data}
 	if int64(len(data)) > c.maxData {
-		return Written{}, c.fail(k, 0, ErrTooLarge, fmt.Sprintf("%d bytes, over the %d bytes backflow writes", len(data), c.maxData), nil)
+		msg := fmt.Sprintf("%d bytes, over the %d bytes backflow writes", len(data), c.maxData)
+		return Written{}, c.fail(k, 0, ErrTooLarge, msg, nil)
 	}
 	if w.IfMatch == "" {
 		// Fail closed: an unconditional write could overwrite a change
@@ -537,11 +548,13 @@ func (c *Client) Upload(ctx context.Context, r Ref, data []byte, w Write) (Writt
 	}
 	wr := Written{Unit: out.Unit.unit(r)}
 	if out.Diff == nil {
-		return Written{}, c.fail(k, resp.StatusCode, ErrBadResponse, "the answer has no Diff although include=Diff asked for it", nil)
+		return Written{}, c.fail(k, resp.StatusCode, ErrBadResponse,
+			"the answer has no Diff although include=Diff asked for it", nil)
 	}
 	for _, rd := range out.Diff.Resources {
 		for _, pc := range rd.Changes {
-			wr.Changes = append(wr.Changes, Change{ResourceType: rd.Resource.ResourceType, ResourceName: rd.Resource.ResourceName,
+			wr.Changes = append(wr.Changes, Change{
+				ResourceType: rd.Resource.ResourceType, ResourceName: rd.Resource.ResourceName,
 				Path: pc.Path, Type: pc.ChangeType, From: pc.FromValue, To: pc.ToValue})
 		}
 	}
@@ -555,7 +568,8 @@ func (w *wireRevision) revision() Revision {
 
 // Revisions lists a Unit's revisions (ListExtendedRevisions), every page.
 func (c *Client) Revisions(ctx context.Context, r Ref) ([]Revision, error) {
-	k := call{op: "listing the revisions of", space: r.SpaceSlug, unit: r.UnitSlug, method: http.MethodGet, path: unitPath(r) + "/revision", query: url.Values{}}
+	k := call{op: "listing the revisions of", space: r.SpaceSlug, unit: r.UnitSlug,
+		method: http.MethodGet, path: unitPath(r) + "/revision", query: url.Values{}}
 	var out []Revision
 	err := c.list(ctx, k, func(raw json.RawMessage) error {
 		var er wireExtendedRevision
@@ -574,7 +588,8 @@ func (c *Client) Revisions(ctx context.Context, r Ref) ([]Revision, error) {
 // Revision reads one revision by its number: the list with a where on
 // RevisionNum, then GetExtendedRevision by its ID.
 func (c *Client) Revision(ctx context.Context, r Ref, num int64) (Revision, error) {
-	k := call{op: fmt.Sprintf("reading revision %d of", num), space: r.SpaceSlug, unit: r.UnitSlug, method: http.MethodGet, path: unitPath(r) + "/revision",
+	k := call{op: fmt.Sprintf("reading revision %d of", num), space: r.SpaceSlug, unit: r.UnitSlug,
+		method: http.MethodGet, path: unitPath(r) + "/revision",
 		query: url.Values{"where": {"RevisionNum = " + strconv.FormatInt(num, 10)}}}
 	var id string
 	err := c.list(ctx, k, func(raw json.RawMessage) error {

@@ -37,14 +37,16 @@ func (c *Client) Read(ctx context.Context, r Ref) (Desired, error) {
 		return Desired{}, c.fail(k, 0, ErrToolchain, fmt.Sprintf("its toolchain is %q", u.Toolchain), nil)
 	}
 	if u.DataSize > c.maxData {
-		return Desired{}, c.fail(k, 0, ErrTooLarge, fmt.Sprintf("%d bytes, over the %d bytes backflow reads", u.DataSize, c.maxData), nil)
+		msg := fmt.Sprintf("%d bytes, over the %d bytes backflow reads", u.DataSize, c.maxData)
+		return Desired{}, c.fail(k, 0, ErrTooLarge, msg, nil)
 	}
 	d, err := c.Download(ctx, r)
 	if err != nil {
 		return Desired{}, err
 	}
 	if d.Hash != u.DataHash {
-		return Desired{}, c.fail(k, 0, ErrConflict, fmt.Sprintf("the data changed between reading the unit (%s) and its data (%s)", u.DataHash, d.Hash), nil)
+		msg := fmt.Sprintf("the data changed between reading the unit (%s) and its data (%s)", u.DataHash, d.Hash)
+		return Desired{}, c.fail(k, 0, ErrConflict, msg, nil)
 	}
 	if err := CheckManifests(d.Bytes); err != nil {
 		return Desired{}, c.fail(k, 0, ErrUnparseable, err.Error(), nil)

@@ -67,7 +67,8 @@ func readResources(data []byte) ([]resource, error) {
 		if apiVersion == "" || kind == "" || name == "" {
 			return nil, fmt.Errorf("document %d has no apiVersion, kind or metadata.name", i)
 		}
-		info := resourceInfo{ResourceCategory: "Resource", ResourceType: apiVersion + "/" + kind, ResourceName: ns + "/" + name, ResourceNameWithoutScope: name}
+		info := resourceInfo{ResourceCategory: "Resource", ResourceType: apiVersion + "/" + kind,
+			ResourceName: ns + "/" + name, ResourceNameWithoutScope: name}
 		key := info.ResourceType + " " + info.ResourceName
 		if seen[key] {
 			return nil, fmt.Errorf("document %d repeats %s %s", i, info.ResourceType, info.ResourceName)
@@ -160,9 +161,15 @@ func diffTree(path []string, a, b any, out *[]pathChange) {
 			bv, inb := bm[k]
 			switch {
 			case !ina:
-				*out = append(*out, pathChange{ChangeType: "Add", Path: joinPath(p), DisplayPath: joinPath(p), ToValue: valueText(bv)})
+				*out = append(*out, pathChange{
+					ChangeType: "Add", Path: joinPath(p),
+					DisplayPath: joinPath(p), ToValue: valueText(bv),
+				})
 			case !inb:
-				*out = append(*out, pathChange{ChangeType: "Delete", Path: joinPath(p), DisplayPath: joinPath(p), FromValue: valueText(av)})
+				*out = append(*out, pathChange{
+					ChangeType: "Delete", Path: joinPath(p),
+					DisplayPath: joinPath(p), FromValue: valueText(av),
+				})
 			default:
 				diffTree(p, av, bv, out)
 			}
@@ -176,9 +183,15 @@ func diffTree(path []string, a, b any, out *[]pathChange) {
 			p := append(slices.Clone(path), strconv.Itoa(i))
 			switch {
 			case i >= len(al):
-				*out = append(*out, pathChange{ChangeType: "Add", Path: joinPath(p), DisplayPath: joinPath(p), ToValue: valueText(bl[i])})
+				*out = append(*out, pathChange{
+					ChangeType: "Add", Path: joinPath(p),
+					DisplayPath: joinPath(p), ToValue: valueText(bl[i]),
+				})
 			case i >= len(bl):
-				*out = append(*out, pathChange{ChangeType: "Delete", Path: joinPath(p), DisplayPath: joinPath(p), FromValue: valueText(al[i])})
+				*out = append(*out, pathChange{
+					ChangeType: "Delete", Path: joinPath(p),
+					DisplayPath: joinPath(p), FromValue: valueText(al[i]),
+				})
 			default:
 				diffTree(p, al[i], bl[i], out)
 			}
@@ -186,6 +199,9 @@ func diffTree(path []string, a, b any, out *[]pathChange) {
 		return
 	}
 	if fmt.Sprintf("%T|%v", a, a) != fmt.Sprintf("%T|%v", b, b) {
-		*out = append(*out, pathChange{ChangeType: "Update", Path: joinPath(path), DisplayPath: joinPath(path), FromValue: valueText(a), ToValue: valueText(b)})
+		*out = append(*out, pathChange{
+			ChangeType: "Update", Path: joinPath(path),
+			DisplayPath: joinPath(path), FromValue: valueText(a), ToValue: valueText(b),
+		})
 	}
 }

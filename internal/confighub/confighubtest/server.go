@@ -578,7 +578,8 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 	if u.toolchain == ToolchainKubernetesYAML {
 		diff, err = diffManifests(u.data, body)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "the configuration data does not parse as "+ToolchainKubernetesYAML+": "+err.Error())
+			writeError(w, http.StatusBadRequest,
+				"the configuration data does not parse as "+ToolchainKubernetesYAML+": "+err.Error())
 			return
 		}
 	}
@@ -654,7 +655,8 @@ const timeFormat = time.RFC3339Nano
 func (s *Server) spaceJSON(sp *space) map[string]any {
 	return map[string]any{
 		"SpaceID": sp.id, "OrganizationID": s.org, "Slug": sp.slug, "DisplayName": sp.slug,
-		"EntityType": "Space", "CreatedAt": sp.created.Format(timeFormat), "UpdatedAt": sp.created.Format(timeFormat), "Version": 1,
+		"EntityType": "Space", "CreatedAt": sp.created.Format(timeFormat),
+		"UpdatedAt": sp.created.Format(timeFormat), "Version": 1,
 	}
 }
 
