@@ -38,7 +38,7 @@ func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending,
 	if at.IsZero() {
 		at = o.ObservedAt
 	}
-	store := p.snap.StoreOf()
+	store := p.storeOf(u)
 	newRevision := store.NewRevision(branch)
 	if !p.cfg.WritesBack() {
 		newRevision = "(report only: nothing is written back while the repository is " + p.modeWord() + ")"
@@ -187,6 +187,8 @@ func (p *planner) notClaimed(u *repoconfig.Unit, o *observe.Observation, branch 
 		store = "the manifests"
 	case repoconfig.SourceKustomize:
 		store = "kustomize's build of " + u.Kustomization
+	case repoconfig.SourceConfigHub:
+		store = "the ConfigHub Unit's data"
 	}
 	if p.cfg.WritesBack() {
 		out = append(out, fmt.Sprintf("Proposed, not proven: the round trip is closed at the level of desired state ("+store+" on %s read back as the observed values); that the change stuck in the live system after the merge and the next forward apply is not claimed until a follow-up re-observes it and the receipt is proven.", branch))
@@ -215,6 +217,10 @@ func (p *planner) notClaimed(u *repoconfig.Unit, o *observe.Observation, branch 
 	if rendered != nil {
 		out = append(out, fmt.Sprintf("Desired state is the values files at %s, rendered with chart %s %s (%s) by %s for Kubernetes %s as release %s in namespace %s; what the GitOps controller renders with its own Helm version, post-renderers or lookups of live objects is not claimed.",
 			where, rendered.Chart, rendered.Version, rendered.Digest, rendered.Renderer, rendered.KubeVersion, rendered.ReleaseName, rendered.Namespace))
+		return out
+	}
+	if u.Source() == repoconfig.SourceConfigHub {
+		out = append(out, p.configHubNotClaimed(u))
 		return out
 	}
 	if u.Source() == repoconfig.SourceManifests {

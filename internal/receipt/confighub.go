@@ -9,7 +9,10 @@ import (
 // configHubRevision is writeBack.newRevision of a confighub-revision
 // receipt: confighub:<space>/<unit>@<revision number>, the slugs in
 // ConfigHub's own pattern.
-var configHubRevision = regexp.MustCompile(`^confighub:([A-Za-z0-9](?:[\-_.A-Za-z0-9]*[A-Za-z0-9])?)/([A-Za-z0-9](?:[\-_.A-Za-z0-9]*[A-Za-z0-9])?)@([1-9][0-9]{0,18})$`)
+var configHubRevision = regexp.MustCompile(`^confighub:(` + slug + `)/(` + slug + `)@([1-9][0-9]{0,18})$`)
+
+// slug is ConfigHub's pattern of a Slug, without anchors.
+const slug = `[A-Za-z0-9](?:[\-_.A-Za-z0-9]*[A-Za-z0-9])?`
 
 // ConfigHubRevision is the newRevision naming revision num of the Unit
 // unit in space.
@@ -34,16 +37,27 @@ func ParseConfigHubRevision(s string) (space, unit string, num int64, ok bool) {
 // names: confighub://<space>/<unit>.
 func ConfigHubFile(space, unit string) string { return "confighub://" + space + "/" + unit }
 
+// fileOf is where a changed field is written: its writtenFile (a field
+// written as itself) or its valuesFile.
+func fileOf(cf ChangedField) (key, file string) {
+	if cf.WrittenFile != "" {
+		return "writtenFile", cf.WrittenFile
+	}
+	return "valuesFile", cf.ValuesFile
+}
+
 // confighub checks the ConfigHub rules: a confighub-revision receipt names
 // the revision it writes (confighub:<space>/<unit>@<n>), and every changed
-// field it claims is in that Unit (valuesFile confighub://<space>/<unit>);
-// a changed field in a ConfigHub Unit is written only by that method.
+// field it claims is in that Unit (its writtenFile, or valuesFile,
+// confighub://<space>/<unit>); a changed field in a ConfigHub Unit is
+// written only by that method.
 func (v *verifier) confighub(s *Spec) {
 	wb := s.WriteBack
 	if wb.Method != MethodConfigHubRevision {
 		for i, cf := range s.Bounds.ChangedFields {
-			if strings.HasPrefix(cf.ValuesFile, "confighub://") {
-				v.fail(fieldPath(i, "valuesFile"), "is in a ConfigHub Unit, which only method %s writes, not %q", MethodConfigHubRevision, wb.Method)
+			if key, file := fileOf(cf); strings.HasPrefix(file, "confighub://") {
+				v.fail(fieldPath(i, key), "is in a ConfigHub Unit, which only method %s writes, not %q",
+					MethodConfigHubRevision, wb.Method)
 			}
 		}
 		return
@@ -56,8 +70,8 @@ func (v *verifier) confighub(s *Spec) {
 	}
 	want := ConfigHubFile(space, unit)
 	for i, cf := range s.Bounds.ChangedFields {
-		if cf.ValuesFile != want {
-			v.fail(fieldPath(i, "valuesFile"), "must be %s, the Unit writeBack.newRevision names, got %q", want, cf.ValuesFile)
+		if key, file := fileOf(cf); file != want {
+			v.fail(fieldPath(i, key), "must be %s, the Unit writeBack.newRevision names, got %q", want, file)
 		}
 	}
 }

@@ -14,8 +14,8 @@ func (c *Config) validateConfigHub(k *checker, p string, u *Unit) {
 	for i := range c.Units {
 		o := &c.Units[i]
 		if o.ConfigHub != nil && *o.ConfigHub == *ch && (o.Name != u.Name || o.Environment != u.Environment) {
-			k.addf(p, "ConfigHub unit %s/%s is also the desired state of units[%d] (%s in %s): a Unit belongs to one unit of one environment",
-				ch.Space, ch.Unit, i, o.Name, o.Environment)
+			k.addf(p, "ConfigHub unit %s/%s is also the desired state of units[%d] (%s in %s): "+
+				"a Unit belongs to one unit of one environment", ch.Space, ch.Unit, i, o.Name, o.Environment)
 		}
 	}
 	for _, f := range []struct{ key, v string }{{"space", ch.Space}, {"unit", ch.Unit}} {
