@@ -47,6 +47,9 @@ type Options struct {
 	PageSize int
 	// MaxDataSize refuses an upload over it (400); 0 for no limit.
 	MaxDataSize int64
+	// Mutate, when set, changes uploaded data before it is stored (and
+	// before a dry run's diff), as a ConfigHub mutating trigger does.
+	Mutate func(data []byte) []byte
 }
 
 // Revision is one stored revision, as the Go API shows it.
@@ -557,6 +560,9 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 	if int64(len(body)) > limit {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("the configuration data is over %d bytes", limit))
 		return
+	}
+	if s.opts.Mutate != nil {
+		body = s.opts.Mutate(body)
 	}
 	q := r.URL.Query()
 	dryRun := q.Get("dry_run") == "true"

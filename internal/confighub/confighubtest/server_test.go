@@ -242,3 +242,15 @@ func TestAuthAndFaults(t *testing.T) {
 		t.Fatalf("counts: GetUnit %d, ListSpaces %d", f.s.Requests(OpGetUnit), f.s.Requests(OpListSpaces))
 	}
 }
+
+// TestMutate: a mutating trigger's change shows in the dry run's diff and
+// is stored with the write, as ConfigHub's would be.
+func TestMutate(t *testing.T) {
+	f := newFixture(t, Options{Mutate: func(b []byte) []byte { return bytes.ReplaceAll(b, []byte("redis:7"), []byte("redis:7-hardened")) }})
+	edited := strings.Replace(manifests, "replicas: 3", "replicas: 4", 1)
+	got := f.do("PUT", f.dataPath(), url.Values{"dry_run": {"true"}, "include": {"Diff"}}, nil, []byte(edited))
+	if got.status != 200 || !strings.Contains(string(got.body), `"Path":"spec.template.spec.containers.0.image"`) ||
+		!strings.Contains(string(got.body), `"Path":"spec.replicas"`) {
+		t.Fatalf("the dry run does not show the trigger's change: %d %s", got.status, got.body)
+	}
+}
