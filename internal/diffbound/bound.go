@@ -227,6 +227,8 @@ func writesItself(u *repoconfig.Unit, cf receipt.ChangedField) string {
 			return fmt.Sprintf("names %s, which is outside unit %s's overlay %s: a base other environments may build is written only as an override in the unit's own overlay", cf.WrittenFile, u.Name, u.Kustomization)
 		}
 		return ""
+	case u.Source() == repoconfig.SourceConfigHub:
+		return writesConfigHub(u, cf)
 	case u.Source() != repoconfig.SourceManifests:
 		return fmt.Sprintf("names writtenFile %s, but unit %s in %s is not plain manifests: a receipt of its unit writes at a values path", cf.WrittenFile, u.Name, u.Environment)
 	case cf.WrittenFile == "":
