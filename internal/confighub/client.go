@@ -365,35 +365,54 @@ func cloneValues(v url.Values) url.Values {
 	return out
 }
 
-// FindSpace finds a Space by slug (ListSpaces with a where on Slug).
-func (c *Client) FindSpace(ctx context.Context, slug string) (Ref, error) {
-	k := call{op: "finding", space: slug, method: http.MethodGet, path: "/space", query: url.Values{}}
+// findBySlug lists k's entities with a where on Slug and returns the ID of
+// the one that has slug; idOf reads an entry's slug and ID (ok false when
+// the entry holds no entity). what names the entity in errors.
+func (c *Client) findBySlug(ctx context.Context, k call, slug, what string,
+	idOf func(json.RawMessage) (gotSlug, id string, ok bool, err error),
+) (string, error) {
 	if !ValidSlug(slug) {
-		return Ref{}, c.fail(k, 0, ErrNotFound, "not a valid slug", nil)
+		return "", c.fail(k, 0, ErrNotFound, "not a valid slug", nil)
 	}
 	k.query.Set("where", "Slug = '"+slug+"'")
-	var found []wireSpace
+	var found []string
 	err := c.list(ctx, k, func(raw json.RawMessage) error {
-		var es wireExtendedSpace
-		if err := json.Unmarshal(raw, &es); err != nil {
+		got, id, ok, err := idOf(raw)
+		if err != nil {
 			return err
 		}
-		if es.Space != nil && es.Space.Slug == slug {
-			found = append(found, *es.Space)
+		if ok && got == slug {
+			found = append(found, id)
 		}
 		return nil
 	})
 	if err != nil {
-		return Ref{}, err
+		return "", err
 	}
 	switch len(found) {
 	case 0:
-		return Ref{}, c.fail(k, 0, ErrNotFound, "no space has this slug", nil)
+		return "", c.fail(k, 0, ErrNotFound, "no "+what+" has this slug", nil)
 	case 1:
-		return Ref{SpaceSlug: slug, SpaceID: found[0].SpaceID}, nil
+		return found[0], nil
 	default:
-		return Ref{}, c.fail(k, 0, ErrBadResponse, fmt.Sprintf("%d spaces have this slug", len(found)), nil)
+		return "", c.fail(k, 0, ErrBadResponse, fmt.Sprintf("%d entities have this slug", len(found)), nil)
 	}
+}
+
+// FindSpace finds a Space by slug (ListSpaces with a where on Slug).
+func (c *Client) FindSpace(ctx context.Context, slug string) (Ref, error) {
+	k := call{op: "finding", space: slug, method: http.MethodGet, path: "/space", query: url.Values{}}
+	id, err := c.findBySlug(ctx, k, slug, "space", func(raw json.RawMessage) (string, string, bool, error) {
+		var es wireExtendedSpace
+		if err := json.Unmarshal(raw, &es); err != nil || es.Space == nil {
+			return "", "", false, err
+		}
+		return es.Space.Slug, es.Space.SpaceID, true, nil
+	})
+	if err != nil {
+		return Ref{}, err
+	}
+	return Ref{SpaceSlug: slug, SpaceID: id}, nil
 }
 
 // FindUnit finds a Unit by slug in a Space found by FindSpace (ListUnits
@@ -401,32 +420,17 @@ func (c *Client) FindSpace(ctx context.Context, slug string) (Ref, error) {
 func (c *Client) FindUnit(ctx context.Context, space Ref, slug string) (Ref, error) {
 	k := call{op: "finding", space: space.SpaceSlug, unit: slug,
 		method: http.MethodGet, path: "/space/" + url.PathEscape(space.SpaceID) + "/unit", query: url.Values{}}
-	if !ValidSlug(slug) {
-		return Ref{}, c.fail(k, 0, ErrNotFound, "not a valid slug", nil)
-	}
-	k.query.Set("where", "Slug = '"+slug+"'")
-	var found []wireUnit
-	err := c.list(ctx, k, func(raw json.RawMessage) error {
+	id, err := c.findBySlug(ctx, k, slug, "unit of the space", func(raw json.RawMessage) (string, string, bool, error) {
 		var eu wireExtendedUnit
-		if err := json.Unmarshal(raw, &eu); err != nil {
-			return err
+		if err := json.Unmarshal(raw, &eu); err != nil || eu.Unit == nil {
+			return "", "", false, err
 		}
-		if eu.Unit != nil && eu.Unit.Slug == slug {
-			found = append(found, *eu.Unit)
-		}
-		return nil
+		return eu.Unit.Slug, eu.Unit.UnitID, true, nil
 	})
 	if err != nil {
 		return Ref{}, err
 	}
-	switch len(found) {
-	case 0:
-		return Ref{}, c.fail(k, 0, ErrNotFound, "no unit of the space has this slug", nil)
-	case 1:
-		return Ref{SpaceSlug: space.SpaceSlug, UnitSlug: slug, SpaceID: space.SpaceID, UnitID: found[0].UnitID}, nil
-	default:
-		return Ref{}, c.fail(k, 0, ErrBadResponse, fmt.Sprintf("%d units have this slug", len(found)), nil)
-	}
+	return Ref{SpaceSlug: space.SpaceSlug, UnitSlug: slug, SpaceID: space.SpaceID, UnitID: id}, nil
 }
 
 // Resolve finds a Unit by its Space's slug and its own.

@@ -18,7 +18,8 @@ func writesConfigHub(u *repoconfig.Unit, cf receipt.ChangedField) string {
 		return fmt.Sprintf("names %q, but unit %s in %s is ConfigHub unit %s/%s: a receipt of it writes %s",
 			cf.WrittenFile, u.Name, u.Environment, u.ConfigHub.Space, u.ConfigHub.Unit, want)
 	case cf.WrittenPath != cf.Field:
-		return fmt.Sprintf("writes %s at %s, but a ConfigHub unit's field is written at its own path", cf.Field, cf.WrittenPath)
+		return fmt.Sprintf("writes %s at %s, but a ConfigHub unit's field is written at its own path",
+			cf.Field, cf.WrittenPath)
 	}
 	return ""
 }

@@ -426,32 +426,84 @@ func page[T any](s *Server, w http.ResponseWriter, r *http.Request, items []T, i
 	return items, true
 }
 
-func (s *Server) listSpaces(w http.ResponseWriter, r *http.Request) {
+// serveList answers a list operation: of the entities all returns (under
+// s.mu; false when it already answered, as a 404), those the where
+// expression matches, paged, each wrapped as its Extended entity.
+func serveList[T any](s *Server, w http.ResponseWriter, r *http.Request, all func() ([]T, bool),
+	id func(T) string, match func(T, map[string]string) bool, wrap func(T) any,
+) {
 	cond, err := parseWhere(r.URL.Query().Get("where"))
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	s.mu.Lock()
-	var hit []*space
-	for _, sp := range s.spaces {
-		if v, ok := cond["Slug"]; ok && v != sp.slug {
-			continue
-		}
-		if v, ok := cond["SpaceID"]; ok && v != sp.id {
-			continue
-		}
-		hit = append(hit, sp)
+	defer s.mu.Unlock()
+	items, ok := all()
+	if !ok {
+		return
 	}
-	got, ok := page(s, w, r, hit, func(sp *space) string { return sp.id })
+	var hit []T
+	for _, it := range items {
+		if match(it, cond) {
+			hit = append(hit, it)
+		}
+	}
+	got, ok := page(s, w, r, hit, id)
+	if !ok {
+		return
+	}
 	out := make([]any, len(got))
-	for i, sp := range got {
-		out[i] = map[string]any{"Space": s.spaceJSON(sp)}
+	for i, it := range got {
+		out[i] = wrap(it)
 	}
-	s.mu.Unlock()
-	if ok {
-		writeJSON(w, http.StatusOK, out)
-	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// is reports whether cond, if it names attr, names v.
+func is(cond map[string]string, attr, v string) bool {
+	want, ok := cond[attr]
+	return !ok || want == v
+}
+
+func (s *Server) listSpaces(w http.ResponseWriter, r *http.Request) {
+	serveList(s, w, r, func() ([]*space, bool) { return slices.Clone(s.spaces), true },
+		func(sp *space) string { return sp.id },
+		func(sp *space, cond map[string]string) bool {
+			return is(cond, "Slug", sp.slug) && is(cond, "SpaceID", sp.id)
+		},
+		func(sp *space) any { return map[string]any{"Space": s.spaceJSON(sp)} })
+}
+
+func (s *Server) listUnits(w http.ResponseWriter, r *http.Request) {
+	serveList(s, w, r, func() ([]*unit, bool) {
+		sp, _ := s.lookup(w, r)
+		if sp == nil {
+			return nil, false
+		}
+		return slices.Clone(sp.units), true
+	},
+		func(u *unit) string { return u.id },
+		func(u *unit, cond map[string]string) bool {
+			return is(cond, "Slug", u.slug) && is(cond, "UnitID", u.id)
+		},
+		func(u *unit) any { return map[string]any{"Unit": s.unitJSON(u, u.data, u.head())} })
+}
+
+func (s *Server) listRevisions(w http.ResponseWriter, r *http.Request) {
+	var u *unit
+	serveList(s, w, r, func() ([]*Revision, bool) {
+		_, u = s.lookup(w, r)
+		if u == nil {
+			return nil, false
+		}
+		return slices.Clone(u.revisions), true
+	},
+		func(rev *Revision) string { return rev.ID },
+		func(rev *Revision, cond map[string]string) bool {
+			return is(cond, "RevisionNum", strconv.FormatInt(rev.Num, 10))
+		},
+		func(rev *Revision) any { return map[string]any{"Revision": s.revisionJSON(u, rev)} })
 }
 
 // lookup finds the path's Space and Unit, answering 404 when either is
@@ -473,39 +525,6 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) (*space, *unit) 
 	}
 	writeError(w, http.StatusNotFound, "Unit not found.")
 	return nil, nil
-}
-
-func (s *Server) listUnits(w http.ResponseWriter, r *http.Request) {
-	cond, err := parseWhere(r.URL.Query().Get("where"))
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sp, _ := s.lookup(w, r)
-	if sp == nil {
-		return
-	}
-	var hit []*unit
-	for _, u := range sp.units {
-		if v, ok := cond["Slug"]; ok && v != u.slug {
-			continue
-		}
-		if v, ok := cond["UnitID"]; ok && v != u.id {
-			continue
-		}
-		hit = append(hit, u)
-	}
-	got, ok := page(s, w, r, hit, func(u *unit) string { return u.id })
-	if !ok {
-		return
-	}
-	out := make([]any, len(got))
-	for i, u := range got {
-		out[i] = map[string]any{"Unit": s.unitJSON(u, u.data, u.head())}
-	}
-	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) getUnit(w http.ResponseWriter, r *http.Request) {
@@ -606,36 +625,6 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 	}
 	if slices.Contains(include, "ConfigData") {
 		out["ConfigData"] = string(data)
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
-func (s *Server) listRevisions(w http.ResponseWriter, r *http.Request) {
-	cond, err := parseWhere(r.URL.Query().Get("where"))
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, u := s.lookup(w, r)
-	if u == nil {
-		return
-	}
-	var hit []*Revision
-	for _, rev := range u.revisions {
-		if v, ok := cond["RevisionNum"]; ok && v != strconv.FormatInt(rev.Num, 10) {
-			continue
-		}
-		hit = append(hit, rev)
-	}
-	got, ok := page(s, w, r, hit, func(rev *Revision) string { return rev.ID })
-	if !ok {
-		return
-	}
-	out := make([]any, len(got))
-	for i, rev := range got {
-		out[i] = map[string]any{"Revision": s.revisionJSON(u, rev)}
 	}
 	writeJSON(w, http.StatusOK, out)
 }
