@@ -154,7 +154,8 @@ type Revision struct {
 type Change struct {
 	// ResourceType is <apiVersion>/<kind>; ResourceName <namespace>/<name>.
 	ResourceType, ResourceName string
-	// Path is the changed path, dot-separated.
+	// Path is the changed path, dot-separated; "" for a whole resource
+	// added or removed.
 	Path string
 	// Type is Add, Delete, Update, Replace, Reorder or Rename.
 	Type string
@@ -227,7 +228,9 @@ type (
 			ResourceType string
 			ResourceName string
 		}
-		Changes []wirePathChange
+		Changes   []wirePathChange
+		FromValue string
+		ToValue   string
 	}
 	wireUnitWrite struct {
 		Unit *wireUnit
@@ -556,6 +559,17 @@ func (c *Client) Upload(ctx context.Context, r Ref, data []byte, w Write) (Writt
 			"the answer has no Diff although include=Diff asked for it", nil)
 	}
 	for _, rd := range out.Diff.Resources {
+		if len(rd.Changes) == 0 && (rd.FromValue != "" || rd.ToValue != "") {
+			// A whole resource added (ToValue) or removed (FromValue): a
+			// change at the resource itself, path "".
+			typ := "Add"
+			if rd.ToValue == "" {
+				typ = "Delete"
+			}
+			wr.Changes = append(wr.Changes, Change{ResourceType: rd.Resource.ResourceType,
+				ResourceName: rd.Resource.ResourceName,
+				Type:         typ, From: rd.FromValue, To: rd.ToValue})
+		}
 		for _, pc := range rd.Changes {
 			wr.Changes = append(wr.Changes, Change{
 				ResourceType: rd.Resource.ResourceType, ResourceName: rd.Resource.ResourceName,

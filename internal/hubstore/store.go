@@ -112,7 +112,7 @@ func witness(want []Expected, got []confighub.Change) []string {
 	var bad []string
 	for _, c := range got {
 		key := Expected{ResourceType: c.ResourceType, ResourceName: c.ResourceName, Path: c.Path, To: c.To}.String()
-		if c.Type != "Update" && c.Type != "Add" {
+		if c.Path == "" || (c.Type != "Update" && c.Type != "Add") {
 			bad = append(bad, fmt.Sprintf("%s %s %s %s", c.Type, c.ResourceType, c.ResourceName, c.Path))
 			continue
 		}

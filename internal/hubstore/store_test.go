@@ -256,6 +256,18 @@ func TestWitnessRefusesMoreThanTheAcceptedPaths(t *testing.T) {
 	if n := len(e2.hub.Revisions("prod-us-east", "redis")); n != 1 {
 		t.Fatalf("the refused revision was written: %d revisions", n)
 	}
+	// A trigger that adds a resource is caught too.
+	e3 := newEnv(t, confighubtest.Options{Mutate: func(b []byte) []byte {
+		return append(bytes.Clone(b), []byte("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra, namespace: redis}\n")...)
+	}}, 5*time.Second)
+	_, wb3, rcpt3 := e3.plan(alice(4))
+	if _, err := e3.store.Write(ctx, wb3.Revision, rcpt3, wb3.Receipts[0].Data); !errors.Is(err, hubstore.ErrWitness) ||
+		!strings.Contains(err.Error(), "Add v1/ConfigMap redis/extra") {
+		t.Fatalf("an added resource: %v", err)
+	}
+	if n := len(e3.hub.Revisions("prod-us-east", "redis")); n != 1 {
+		t.Fatalf("the revision adding a resource was written: %d revisions", n)
+	}
 	// A revision of other data than the accepted value is refused too: the
 	// planned data with the value the receipt does not claim.
 	wrong := *wbE.Revision
