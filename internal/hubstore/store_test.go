@@ -152,7 +152,9 @@ func TestWriteAndProveARevision(t *testing.T) {
 		t.Fatalf("the preview wrote: %d revisions", n)
 	}
 	rdata := wb.Receipts[0].Data
+	before := e.hub.Requests("")
 	w, err := e.store.Write(ctx, wb.Revision, rcpt, rdata)
+	t.Logf("a write took %d requests (%d uploads: the dry run and the write)", e.hub.Requests("")-before, e.hub.Requests(confighubtest.OpUploadUnitData)-1)
 	if err != nil {
 		t.Fatal(err)
 	}

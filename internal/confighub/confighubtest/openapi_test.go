@@ -215,6 +215,12 @@ func TestAnswersConformToTheDescription(t *testing.T) {
 	if _, err := c.Upload(ctx, ref, edited, confighub.Write{IfMatch: d.Data.Hash, Description: "dry", DryRun: true}); err != nil {
 		t.Fatal(err)
 	}
+	// A dry run that adds a resource and removes another: whole resources
+	// in the diff.
+	added := strings.Replace(string(edited), "kind: Service\n", "kind: ConfigMap\n", 1)
+	if _, err := c.Upload(ctx, ref, []byte(added), confighub.Write{IfMatch: d.Data.Hash, DryRun: true}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := c.Upload(ctx, ref, edited, confighub.Write{IfMatch: d.Data.Hash, Description: "scale"}); err != nil {
 		t.Fatal(err)
 	}
@@ -263,6 +269,7 @@ func TestAnswersConformToTheDescription(t *testing.T) {
 	for _, r := range rec.got {
 		statuses[r.status] = true
 	}
+	t.Logf("validated %d answers of %d operations (statuses %v)", len(rec.got), len(sch.ops), statuses)
 	for _, want := range []int{200, 400, 401, 404, 409, 500} {
 		if !statuses[want] {
 			t.Errorf("no answer with status %d was checked", want)
