@@ -37,6 +37,9 @@ type Snapshot struct {
 	// Kustomizer builds kustomize units; when it is nil, such a unit
 	// writes nothing back.
 	Kustomizer Kustomizer
+	// ConfigHub holds what was read of each ConfigHub Unit with its data
+	// (in Files under repoconfig.ConfigHubPath), by that path.
+	ConfigHub map[string]ConfigHubHead
 }
 
 // Outcome is what the planner decided for one observed object.
@@ -134,6 +137,10 @@ type WriteBack struct {
 	Files []File
 	// Receipts are the receipt files with their YAML bytes, sorted by path.
 	Receipts []File
+	// Revision is the edited data of the unit's ConfigHub Unit, nil for a
+	// unit of the repository: the pull request carries the receipts, and
+	// the Unit is written once it merges.
+	Revision *Revision
 }
 
 // File is a repository path and the bytes to commit there.
