@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/backflow-dev/backflow/internal/confighub"
+	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
@@ -65,9 +66,9 @@ func (e Expected) String() string {
 func Expect(rv *plan.Revision) ([]Expected, error) {
 	out := make([]Expected, 0, len(rv.Changes))
 	for _, c := range rv.Changes {
-		parts := strings.Split(c.Object, "|")
-		if len(parts) != 4 {
-			return nil, fmt.Errorf("object %q is not apiVersion|Kind|namespace|name", c.Object)
+		key, err := observe.ParseObjectKey(c.Object)
+		if err != nil {
+			return nil, fmt.Errorf("object %q: %w", c.Object, err)
 		}
 		segs, err := yamlnode.ParsePath(c.Field)
 		if err != nil {
@@ -87,7 +88,7 @@ func Expect(rv *plan.Revision) ([]Expected, error) {
 				path[i] = sg.Key
 			}
 		}
-		out = append(out, Expected{ResourceType: parts[0] + "/" + parts[1], ResourceName: parts[2] + "/" + parts[3],
+		out = append(out, Expected{ResourceType: key.APIVersion + "/" + key.Kind, ResourceName: key.Namespace + "/" + key.Name,
 			Path: strings.Join(path, "."), To: scalarText(c.To)})
 	}
 	slices.SortFunc(out, func(a, b Expected) int { return strings.Compare(a.String(), b.String()) })
