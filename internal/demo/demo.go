@@ -599,10 +599,7 @@ func (r *run) firstCycle() error {
 	}
 	r.sum.Requests.FirstCycle = c.Requests
 	r.decisions(rep)
-	r.say("   actions:")
-	for _, a := range c.Actions {
-		r.say("     %s", describe(a))
-	}
+	r.actions(c)
 	prs, err := r.adapter.ListPullRequests(r.ctx, r.repo, forge.PullRequestFilter{State: forge.StateAll})
 	if err != nil {
 		return err
@@ -667,6 +664,14 @@ func (r *run) carried(prs []forge.PullRequest, object string) bool {
 		}
 	}
 	return false
+}
+
+// actions shows what a cycle did.
+func (r *run) actions(c Cycle) {
+	r.say("   actions:")
+	for _, a := range c.Actions {
+		r.say("     %s", describe(a))
+	}
 }
 
 func describe(a bot.Action) string {
@@ -932,10 +937,7 @@ func (r *run) followUpCycle() error {
 		return err
 	}
 	r.sum.Requests.FollowUpCycle = c.Requests
-	r.say("   actions:")
-	for _, a := range c.Actions {
-		r.say("     %s", describe(a))
-	}
+	r.actions(c)
 	prs, err := r.adapter.ListPullRequests(r.ctx, r.repo, forge.PullRequestFilter{State: forge.StateAll})
 	if err != nil {
 		return err

@@ -85,10 +85,7 @@ func (r *run) kustomizeCycle() error {
 		return err
 	}
 	r.decisions(rep)
-	r.say("   actions:")
-	for _, a := range c.Actions {
-		r.say("     %s", describe(a))
-	}
+	r.actions(c)
 	pr, err := r.shopPull()
 	if err != nil {
 		return err
@@ -153,10 +150,7 @@ func (r *run) kustomizeFollowUp() error {
 	if err != nil {
 		return err
 	}
-	r.say("   actions:")
-	for _, a := range c.Actions {
-		r.say("     %s", describe(a))
-	}
+	r.actions(c)
 	pr, err := r.shopPull()
 	if err != nil {
 		return err
