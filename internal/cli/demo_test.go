@@ -109,6 +109,43 @@ func TestDemoJSON(t *testing.T) {
 		t.Errorf("drift issue %+v: want opened for bob's change, closed once it was reverted", sum.DriftIssue)
 	}
 
+	// The kustomize unit beside the Helm one: alice's scale of the shop's
+	// cache written into the overlay's replicas: entry, merged, kept by the
+	// forward apply of the build, and proven.
+	k := sum.Kustomize
+	if k == nil {
+		t.Fatal("the summary has no kustomize unit")
+	}
+	kp := k.PullRequest
+	if kp.Number != 3 || !kp.Merged || kp.Title != "reverse-reconcile(prod-us-east): spec.replicas 3 -> 4 on web-cache" {
+		t.Errorf("kustomize pull request #%d merged=%t %q", kp.Number, kp.Merged, kp.Title)
+	}
+	wantFiles = []string{".backflow/receipts/prod-us-east/shop/shop_StatefulSet.apps.v1_web-cache.yaml", "apps/shop/overlays/prod-us-east/kustomization.yaml"}
+	if !slices.Equal(kp.Files, wantFiles) {
+		t.Errorf("kustomize files %v, want %v", kp.Files, wantFiles)
+	}
+	if want := []string{"-    count: 3", "+    count: 4"}; !slices.Equal(kp.Diff, want) {
+		t.Errorf("kustomize diff %q, want %q", kp.Diff, want)
+	}
+	if kp.Checks["backflow/receipt"] != "success" || kp.Checks["backflow/proven"] != "success" {
+		t.Errorf("kustomize checks %v", kp.Checks)
+	}
+	if len(k.Receipts) != 1 || k.Receipts[0].Status != "proven" || !k.Receipts[0].Verified || k.Receipts[0].MergeCommit != kp.MergeCommit {
+		t.Errorf("kustomize receipts %+v", k.Receipts)
+	} else if data, err := os.ReadFile(k.Receipts[0].Path); err != nil {
+		t.Error(err)
+	} else {
+		for _, want := range []string{"writtenFile: apps/shop/overlays/prod-us-east/kustomization.yaml", "writtenPath: replicas[1].count",
+			"renderer: sigs.k8s.io/kustomize/api v0.21.2 (krusty)"} {
+			if !strings.Contains(string(data), want) {
+				t.Errorf("the kustomize unit's proven receipt lacks %q:\n%s", want, data)
+			}
+		}
+	}
+	if f := k.ForwardApply; f.Object != "apps/v1|StatefulSet|shop|web-cache" || f.Live != float64(4) {
+		t.Errorf("kustomize forward apply %+v: want web-cache at 4", f)
+	}
+
 	q := sum.Requests
 	if q.FirstCycle < 10 || q.FollowUpCycle == 0 {
 		t.Errorf("requests %+v: the writing cycles cannot be this cheap", q)
@@ -142,6 +179,14 @@ func TestDemoNarration(t *testing.T) {
 		"proven backflow/prod-us-east/redis #1",
 		"status proven",
 		"writes: 0",
+		"8. A kustomize unit beside the Helm one",
+		"alice (group sre) scales web-cache 3 -> 4",
+		"allow prod-us-east/shop web-cache: spec.replicas 3 -> 4 (pre-authorized: auto-merge)",
+		"diff of the overlay:",
+		"+    count: 4",
+		"writtenPath: replicas[1].count",
+		"web-cache spec.replicas stays 4",
+		"proven backflow/prod-us-east/shop #3",
 	}
 	rest := stdout
 	for _, s := range steps {

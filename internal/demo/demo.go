@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -55,6 +56,12 @@ const (
 	// debugImage is bob's unauthorized change.
 	debugImage = "docker.io/bitnami/redis:7.4.2-debian-12-r0-debug"
 	incident   = "incident-fix: scale replicas to absorb a load spike"
+
+	// The kustomize unit beside the Helm one: the shop's overlay, which
+	// Flux's kustomize-controller applies, and its cache StatefulSet.
+	shopOverlay  = "apps/shop/overlays/prod-us-east"
+	shopCacheKey = "apps/v1|StatefulSet|shop|web-cache"
+	shopIncident = "incident-fix: scale the shop's cache for a sale"
 )
 
 // sampleFS is the embedded GitOps repository, rooted at its top.
@@ -110,11 +117,13 @@ type Summary struct {
 	// the merged values.
 	ForwardApply []LiveField `json:"forwardApply"`
 	// DriftIssue is the tracking issue of unauthorized drift, as it ends.
-	DriftIssue *Issue   `json:"driftIssue,omitempty"`
-	Requests   Requests `json:"requests"`
-	Cycles     []Cycle  `json:"cycles"`
-	Seconds    float64  `json:"seconds"`
-	started    time.Time
+	DriftIssue *Issue `json:"driftIssue,omitempty"`
+	// Kustomize is the kustomize unit's round trip, after the Helm one's.
+	Kustomize *KustomizeRun `json:"kustomize,omitempty"`
+	Requests  Requests      `json:"requests"`
+	Cycles    []Cycle       `json:"cycles"`
+	Seconds   float64       `json:"seconds"`
+	started   time.Time
 }
 
 // PullRequest is a write-back pull request as the hub holds it at the end.
@@ -264,6 +273,8 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		r.forwardApply,
 		r.followUpCycle,
 		r.idleCycle,
+		r.kustomizeCycle,
+		r.kustomizeFollowUp,
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -587,6 +598,29 @@ func (r *run) firstCycle() error {
 		return err
 	}
 	r.sum.Requests.FirstCycle = c.Requests
+	r.decisions(rep)
+	r.actions(c)
+	prs, err := r.adapter.ListPullRequests(r.ctx, r.repo, forge.PullRequestFilter{State: forge.StateAll})
+	if err != nil {
+		return err
+	}
+	for _, pr := range prs {
+		p, err := r.pullRequest(pr)
+		if err != nil {
+			return err
+		}
+		r.sum.PullRequests = append(r.sum.PullRequests, p)
+	}
+	for i := range r.sum.Denied {
+		r.sum.Denied[i].WrittenBack = r.carried(prs, r.sum.Denied[i].Object)
+	}
+	r.say("   requests to the hub: %d", c.Requests)
+	return nil
+}
+
+// decisions shows a cycle's decisions, each deny with its reasons, and
+// records the denied changes.
+func (r *run) decisions(rep *bot.Report) {
 	r.say("   decisions:")
 	for _, rr := range rep.Repos {
 		for _, d := range rr.Decisions {
@@ -619,26 +653,6 @@ func (r *run) firstCycle() error {
 			}
 		}
 	}
-	r.say("   actions:")
-	for _, a := range c.Actions {
-		r.say("     %s", describe(a))
-	}
-	prs, err := r.adapter.ListPullRequests(r.ctx, r.repo, forge.PullRequestFilter{State: forge.StateAll})
-	if err != nil {
-		return err
-	}
-	for _, pr := range prs {
-		p, err := r.pullRequest(pr)
-		if err != nil {
-			return err
-		}
-		r.sum.PullRequests = append(r.sum.PullRequests, p)
-	}
-	for i := range r.sum.Denied {
-		r.sum.Denied[i].WrittenBack = r.carried(prs, r.sum.Denied[i].Object)
-	}
-	r.say("   requests to the hub: %d", c.Requests)
-	return nil
 }
 
 // carried reports whether a write-back pull request carries a change of object.
@@ -650,6 +664,14 @@ func (r *run) carried(prs []forge.PullRequest, object string) bool {
 		}
 	}
 	return false
+}
+
+// actions shows what a cycle did.
+func (r *run) actions(c Cycle) {
+	r.say("   actions:")
+	for _, a := range c.Actions {
+		r.say("     %s", describe(a))
+	}
 }
 
 func describe(a bot.Action) string {
@@ -704,7 +726,11 @@ func (r *run) pullRequest(pr forge.PullRequest) (PullRequest, error) {
 			}
 		}
 	}
-	r.say("     diff of the values file:")
+	what := "the values file"
+	if slices.ContainsFunc(p.Files, func(f string) bool { return path.Base(f) == "kustomization.yaml" }) {
+		what = "the overlay"
+	}
+	r.say("     diff of %s:", what)
 	for _, l := range p.Diff {
 		r.say("       %s", l)
 	}
@@ -780,26 +806,11 @@ func (r *run) pullFiles(number int) ([]pullFile, error) {
 // the accepted value stays, the unauthorized one is reverted.
 func (r *run) forwardApply() error {
 	r.clock.Set(maxTime(r.clock.Now(), r.wall().UTC().Truncate(time.Second)).Add(time.Minute))
-	head, err := r.adapter.BranchHead(r.ctx, r.repo, "main")
+	m, err := r.readMain()
 	if err != nil {
 		return err
 	}
-	files := map[string]string{}
-	read := func(p string) error {
-		data, err := r.adapter.ReadFile(r.ctx, r.repo, head, p)
-		if err != nil {
-			return err
-		}
-		files[p] = string(data)
-		return nil
-	}
-	if err := read(repoconfig.Path); err != nil {
-		return err
-	}
-	cfg, err := repoconfig.Parse(repoconfig.Path, []byte(files[repoconfig.Path]))
-	if err != nil {
-		return err
-	}
+	head := m.head
 	r.step(
 		5,
 		fmt.Sprintf(
@@ -809,21 +820,7 @@ func (r *run) forwardApply() error {
 		),
 	)
 	for _, c := range r.clusters {
-		for _, u := range cfg.Units {
-			if u.Environment != c.Environment {
-				continue
-			}
-			for _, f := range u.ValuesFiles {
-				if err := read(f); err != nil {
-					return err
-				}
-			}
-		}
-		objs, err := r.render(cfg, c.Environment, files)
-		if err != nil {
-			return err
-		}
-		changed, err := c.ForwardApply(objs.Objects)
+		changed, err := r.applyMain(c, m)
 		if err != nil {
 			return err
 		}
@@ -853,6 +850,70 @@ func (r *run) forwardApply() error {
 	return nil
 }
 
+// mainFiles is main as the GitOps controllers read it: its head, the repo
+// config there and the files read so far.
+type mainFiles struct {
+	head  string
+	cfg   *repoconfig.Config
+	files map[string]string
+}
+
+// readMain reads main's head and the repo config there.
+func (r *run) readMain() (*mainFiles, error) {
+	head, err := r.adapter.BranchHead(r.ctx, r.repo, "main")
+	if err != nil {
+		return nil, err
+	}
+	m := &mainFiles{head: head, files: map[string]string{}}
+	if err := r.readInto(m, repoconfig.Path); err != nil {
+		return nil, err
+	}
+	if m.cfg, err = repoconfig.Parse(repoconfig.Path, []byte(m.files[repoconfig.Path])); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// readInto reads p at m's head into m.files.
+func (r *run) readInto(m *mainFiles, p string) error {
+	data, err := r.adapter.ReadFile(r.ctx, r.repo, m.head, p)
+	if err != nil {
+		return err
+	}
+	m.files[p] = string(data)
+	return nil
+}
+
+// applyMain is the GitOps controllers' forward apply of main at head to
+// c: the chart rendered with the environment's values files, and each
+// kustomize unit's overlay built, as kustomize-controller builds it.
+func (r *run) applyMain(c *Cluster, m *mainFiles) ([]Applied, error) {
+	desired := map[string]map[string]any{}
+	for _, u := range m.cfg.Units {
+		if u.Environment != c.Environment {
+			continue
+		}
+		for _, f := range u.ValuesFiles {
+			if err := r.readInto(m, f); err != nil {
+				return nil, err
+			}
+		}
+		if u.Kustomization != "" {
+			b, err := r.build(m.head, u.Kustomization)
+			if err != nil {
+				return nil, err
+			}
+			maps.Copy(desired, b.Rendering.Objects)
+		}
+	}
+	objs, err := r.render(m.cfg, c.Environment, m.files)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(desired, objs.Objects)
+	return c.ForwardApply(desired)
+}
+
 func maxTime(a, b time.Time) time.Time {
 	if a.After(b) {
 		return a
@@ -876,10 +937,7 @@ func (r *run) followUpCycle() error {
 		return err
 	}
 	r.sum.Requests.FollowUpCycle = c.Requests
-	r.say("   actions:")
-	for _, a := range c.Actions {
-		r.say("     %s", describe(a))
-	}
+	r.actions(c)
 	prs, err := r.adapter.ListPullRequests(r.ctx, r.repo, forge.PullRequestFilter{State: forge.StateAll})
 	if err != nil {
 		return err
@@ -888,9 +946,11 @@ func (r *run) followUpCycle() error {
 		if !pr.Merged {
 			continue
 		}
-		if err := r.provenReceipts(pr); err != nil {
+		rcs, err := r.provenReceipts(pr)
+		if err != nil {
 			return err
 		}
+		r.sum.Receipts = append(r.sum.Receipts, rcs...)
 		for i := range r.sum.PullRequests {
 			if p := &r.sum.PullRequests[i]; p.Number == pr.Number {
 				p.Labels = pr.Labels
@@ -926,27 +986,28 @@ func (r *run) followUpCycle() error {
 // provenReceipts takes the proven receipts the follow-up published on the
 // pull request, writes them to the output folder and verifies them against
 // the default branch's policy, as `backflow verify` would.
-func (r *run) provenReceipts(pr forge.PullRequest) error {
+func (r *run) provenReceipts(pr forge.PullRequest) ([]Receipt, error) {
 	comments, err := r.adapter.ListComments(r.ctx, r.repo, pr.Number)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	head, err := r.adapter.BranchHead(r.ctx, r.repo, "main")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pdata, err := r.adapter.ReadFile(r.ctx, r.repo, head, r.polPath)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pol, err := policy.Parse(r.polPath, pdata)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	m, ok := bot.ParseMarker(pr.Body)
 	if !ok {
-		return fmt.Errorf("#%d carries no marker", pr.Number)
+		return nil, fmt.Errorf("#%d carries no marker", pr.Number)
 	}
+	var got []Receipt
 	for _, c := range comments {
 		if !c.Mine {
 			continue
@@ -959,19 +1020,19 @@ func (r *run) provenReceipts(pr forge.PullRequest) error {
 			}
 			out := filepath.Join(r.opts.Out, name)
 			if err := os.WriteFile(out, []byte(doc), 0o644); err != nil {
-				return fmt.Errorf("writing the proven receipt: %w", err)
+				return nil, fmt.Errorf("writing the proven receipt: %w", err)
 			}
 			rec := Receipt{Path: out}
 			c := receipt.Check(out, []byte(doc), pol, r.polPath)
 			if c.Err != nil {
-				return c.Err
+				return nil, c.Err
 			}
 			vs := c.Strict()
 			rec.Status, rec.MergeCommit, rec.Verified = c.Receipt.Spec.Status, c.Receipt.Spec.WriteBack.MergeCommit, len(vs) == 0
 			for _, v := range vs {
 				rec.Violations = append(rec.Violations, v.String())
 			}
-			r.sum.Receipts = append(r.sum.Receipts, rec)
+			got = append(got, rec)
 			verdict := "verified against " + r.polPath + " on main"
 			if !rec.Verified {
 				verdict = "FAILED verification: " + strings.Join(rec.Violations, "; ")
@@ -986,7 +1047,7 @@ func (r *run) provenReceipts(pr forge.PullRequest) error {
 			)
 		}
 	}
-	return nil
+	return got, nil
 }
 
 // idleCycle is a cycle with nothing new: it must write nothing.
@@ -1032,6 +1093,14 @@ func (r *run) summary() {
 	}
 	for _, rc := range r.sum.Receipts {
 		r.say("   receipt %s: %s, verified=%t", rc.Path, rc.Status, rc.Verified)
+	}
+	if k := r.sum.Kustomize; k != nil {
+		p := k.PullRequest
+		r.say("   kustomize unit %s: pull request #%d merged=%t labels=[%s] files=[%s]", k.Overlay, p.Number, p.Merged,
+			strings.Join(p.Labels, ", "), strings.Join(p.Files, ", "))
+		for _, rc := range k.Receipts {
+			r.say("   receipt %s: %s, verified=%t", rc.Path, rc.Status, rc.Verified)
+		}
 	}
 	q := r.sum.Requests
 	r.say(

@@ -81,8 +81,8 @@ func Locate(files map[string][]byte, b *Build, object, field string) (Source, er
 	live, _ := yamlnode.Lookup(obj, segs)
 	if v := substitution.FindString(str(live)); v != "" {
 		return Source{}, fmt.Errorf(
-			"%s %s is %q, which holds the Flux postBuild variable %s: its value is substituted by the Flux Kustomization that "+
-				"applies %s, not written in the overlay: %w",
+			"%s %s is %q, which holds the Flux postBuild variable %s: its value is substituted by the Flux "+
+				"Kustomization that applies %s, not written in the overlay: %w",
 			object,
 			field,
 			str(live),

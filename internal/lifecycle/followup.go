@@ -228,7 +228,11 @@ func (in *Input) reobserve(m *Marker, c MarkerChange, merged time.Time) (v Verdi
 	}
 	switch {
 	case i < 0:
-		if u := in.unit(m.Environment, m.Unit); u != nil {
+		if u := in.unit(m.Environment, m.Unit); u != nil && c.ValuePath == "" {
+			// A field of manifests or a kustomization is written as
+			// itself: its desired value is the object's own.
+			v.Live, _ = in.Result.DesiredFieldOf(u.Environment, u.Name, c.Object, c.Field)
+		} else if u != nil {
 			v.Live, _ = in.Result.DesiredOf(u.Environment, u.Name, c.ValuePath)
 		}
 		v.Equal = values.Equal(v.Live, c.To)

@@ -60,6 +60,9 @@ func TestTitle(t *testing.T) {
 	for _, tc := range []struct{ why, got, want string }{
 		{"one object is named", Title(usEast, one), "reverse-reconcile(prod-us-east): replica.replicaCount 3 -> 4 on redis-replicas"},
 		{"several objects are counted; a repeated change is listed once", Title(usEast, two), `reverse-reconcile(prod-us-east): replica.replicaCount 3 -> 4, master.image.tag "7.2" -> 7.2.5 on 2 objects`},
+		{"a field written as itself (manifests, a kustomization) is named by the field",
+			Title(usEast, []MarkerChange{{Object: "apps/v1|StatefulSet|shop|web-cache", Field: "spec.replicas", From: 3, To: 4}}),
+			"reverse-reconcile(prod-us-east): spec.replicas 3 -> 4 on web-cache"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.why, tc.got, tc.want)

@@ -28,14 +28,20 @@ const (
 )
 
 // Title is the pull request's title:
-// reverse-reconcile(<env>): <valuePath> <from> -> <to>[, ...] on <object name> | on N objects.
+// reverse-reconcile(<env>): <valuePath> <from> -> <to>[, ...] on <object name> | on N objects,
+// with the field in place of the value path for manifests and kustomizations.
 func Title(env string, changes []MarkerChange) string {
 	var parts []string
 	seen := map[string]bool{}
 	objects := map[string]bool{}
 	for _, c := range changes {
 		objects[c.Object] = true
-		p := fmt.Sprintf("%s %s -> %s", c.ValuePath, values.Format(c.From), values.Format(c.To))
+		name := c.ValuePath
+		if name == "" {
+			// Manifests and kustomizations write the field as itself.
+			name = c.Field
+		}
+		p := fmt.Sprintf("%s %s -> %s", name, values.Format(c.From), values.Format(c.To))
 		if !seen[p] {
 			seen[p] = true
 			parts = append(parts, p)

@@ -28,6 +28,10 @@ type Desired struct {
 	Environment, Unit string
 	// Values is the merged tree; read only.
 	Values map[string]any
+	// Objects are the desired objects of a unit of manifests (each
+	// object's document) or of a kustomization (kustomize's build), by
+	// object key, whose fields are written as themselves; read only.
+	Objects map[string]map[string]any
 }
 
 // ObservedOf is what the plan knew of object in env, or nil.
@@ -46,6 +50,18 @@ func (r *Result) DesiredOf(env, unit, valuePath string) (any, bool) {
 	for _, d := range r.Desired {
 		if d.Environment == env && d.Unit == unit {
 			return repoconfig.Lookup(d.Values, valuePath)
+		}
+	}
+	return nil, false
+}
+
+// DesiredFieldOf is the desired value of field on object in a unit of
+// manifests or a kustomization, whose fields are written as themselves.
+func (r *Result) DesiredFieldOf(env, unit, object, field string) (any, bool) {
+	for _, d := range r.Desired {
+		if d.Environment == env && d.Unit == unit {
+			v, ok := repoconfig.Lookup(d.Objects[object], field)
+			return plain(v), ok
 		}
 	}
 	return nil, false
@@ -89,7 +105,8 @@ func (p *planner) desired() {
 	for i := range p.cfg.Units {
 		u := &p.cfg.Units[i]
 		if uv, ok := p.values[u]; ok && uv.err == nil {
-			p.res.Desired = append(p.res.Desired, Desired{Environment: u.Environment, Unit: u.Name, Values: uv.merged})
+			p.res.Desired = append(p.res.Desired, Desired{Environment: u.Environment, Unit: u.Name, Values: uv.merged,
+				Objects: uv.objects()})
 			continue
 		}
 		var trees []map[string]any
@@ -104,4 +121,20 @@ func (p *planner) desired() {
 		}
 		p.res.Desired = append(p.res.Desired, Desired{Environment: u.Environment, Unit: u.Name, Values: MergeValues(trees)})
 	}
+}
+
+// objects are the desired objects of a unit whose fields are written as
+// themselves, by object key; nil for a unit of values files.
+func (uv *unitValues) objects() map[string]map[string]any {
+	switch {
+	case uv.kust != nil:
+		return uv.kust.built.Objects
+	case uv.docs != nil:
+		out := make(map[string]map[string]any, len(uv.docs.index))
+		for key, i := range uv.docs.index {
+			out[key] = uv.files[i].tree
+		}
+		return out
+	}
+	return nil
 }

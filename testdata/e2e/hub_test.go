@@ -90,6 +90,18 @@ func startHubWith(t *testing.T, bin, webhookURL, repoDir string) endpoints {
 // that only the watch and the webhooks start timely cycles.
 func serveConfig(t *testing.T, ep endpoints, c *cluster, listen, attribution string, files map[string][]byte) string {
 	t.Helper()
+	w := serveWatch{pattern: "apps/v1|StatefulSet|" + namespace + "|redis-*", manager: gitopsManager, schedule: "@every 30s"}
+	return serveConfigFor(t, ep, c, listen, w, attribution, files)
+}
+
+// serveWatch is what backflow serve watches and how often it cycles
+// unprompted: the objects matching pattern, manager the GitOps
+// controller's field manager, schedule the cycles' cron schedule.
+type serveWatch struct{ pattern, manager, schedule string }
+
+// serveConfigFor is serveConfig with the watch w.
+func serveConfigFor(t *testing.T, ep endpoints, c *cluster, listen string, w serveWatch, attribution string, files map[string][]byte) string {
+	t.Helper()
 	base := ep.APIURL
 	if !strings.HasSuffix(base, "/") {
 		base += "/"
@@ -109,16 +121,16 @@ observations:
     - kube:
         kubeconfig: %s
         context: %s
-        objects: ["apps/v1|StatefulSet|%s|redis-*"]
+        objects: [%q]
 %s
 server:
   listen: %s
-  schedule: "@every 30s"
+  schedule: %q
   jitter: 0s
   webhook:
     secretFile: %s
-`, ep.AppID, ep.PrivateKeyPath, base, ep.GraphQLURL, ep.GitURL, repoName, gitopsManager,
-		c.kubeconfig, userBackflow, namespace, strings.TrimSpace(attribution), listen, ep.WebhookSecretPath)
+`, ep.AppID, ep.PrivateKeyPath, base, ep.GraphQLURL, ep.GitURL, repoName, w.manager,
+		c.kubeconfig, userBackflow, w.pattern, strings.TrimSpace(attribution), listen, w.schedule, ep.WebhookSecretPath)
 	dir := t.TempDir()
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
@@ -240,8 +252,10 @@ type pull struct {
 	Title    string     `json:"title"`
 	Body     string     `json:"body"`
 	MergedAt *time.Time `json:"merged_at"`
-	Created  time.Time  `json:"created_at"`
-	Labels   []struct {
+	// MergeCommit is the commit the merge made on the base branch.
+	MergeCommit string    `json:"merge_commit_sha"`
+	Created     time.Time `json:"created_at"`
+	Labels      []struct {
 		Name string `json:"name"`
 	} `json:"labels"`
 	Head struct {

@@ -84,12 +84,8 @@ func (b *Builder) Write(
 			w, err = kustomize.Write(cur[src.File], src, f.Old, f.Live)
 		} else {
 			kind, name := kustomize.KindName(built, f.Object)
-			why := fmt.Sprintf(
-				"Not claimed: %s sets this field, but other environments' overlays build it too; "+
-					"the value is written as an override into %s, and the shared file is left as it is.",
-				src.Why,
-				overlay,
-			)
+			why := fmt.Sprintf("Not claimed: %s sets this field, but other environments' overlays build it too; "+
+				"the value is written as an override into %s, and the shared file is left as it is.", src.Why, overlay)
 			w, err = kustomize.Override(cur[overlay], overlay, kind, name, f.Field, f.Old, f.Live, why)
 		}
 		if err != nil {
