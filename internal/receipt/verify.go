@@ -161,6 +161,7 @@ func Verify(r *Receipt, pol *policy.Policy, policyRef string) []Violation {
 		v.fail("writeBack.mergeCommit", "must be a full lowercase hexadecimal commit SHA, got %q", mc)
 	}
 	v.render(s)
+	v.expiry(s, pol)
 	return v.out
 }
 
