@@ -37,6 +37,11 @@ type Snapshot struct {
 	// Kustomizer builds kustomize units; when it is nil, such a unit
 	// writes nothing back.
 	Kustomizer Kustomizer
+	// Receipts are the receipts merged on the default branch (under
+	// receipts.dir), by path: what is due of temporary acceptances is read
+	// from them. ReceiptsError says why they could not be listed.
+	Receipts      map[string][]byte
+	ReceiptsError string
 }
 
 // Outcome is what the planner decided for one observed object.
@@ -166,6 +171,9 @@ type Result struct {
 	// Desired are every unit's merged desired values, in the repo
 	// config's order.
 	Desired []Desired
+	// Expiries are the temporary acceptances on the default branch, by
+	// receipt path, each with its state at the plan's time.
+	Expiries []Expiry
 }
 
 // Options tune how a plan is made, never what it decides: the Result is
@@ -201,6 +209,7 @@ func PlanWith(observations []observe.Observation, triggers []observe.Trigger, sn
 		p.res.Errors = append(p.res.Errors, refused...)
 		_, _, p.freshness = snap.Config.Bounds()
 	}
+	p.readReceipts()
 	groups := p.group(observations)
 	p.observed(groups, observations)
 	p.readUnits(groups)
@@ -221,6 +230,7 @@ func PlanWith(observations []observe.Observation, triggers []observe.Trigger, sn
 		}
 	}
 	p.writeBacks()
+	p.expiries()
 	p.desired()
 	slices.SortStableFunc(p.res.Decisions, func(a, b Decision) int {
 		return cmp.Or(cmp.Compare(a.Unit, b.Unit), cmp.Compare(a.Object, b.Object), cmp.Compare(a.Environment, b.Environment))

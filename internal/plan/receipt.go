@@ -135,6 +135,10 @@ func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending,
 			NotClaimed: append(p.notClaimed(u, o, branch, rendered), placed...),
 		},
 	}
+	if x := p.expiryOf(pd, intent); x != nil {
+		r.Spec.Expiry = x
+		r.Spec.NotClaimed = append(r.Spec.NotClaimed, expiryClaim(x))
+	}
 	if rendered != nil {
 		r.Spec.Render = rendered
 		r.Spec.RoundTrip.RenderedAfterMatchesObserved = &closed
