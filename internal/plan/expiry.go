@@ -52,9 +52,9 @@ const (
 type Expiry struct {
 	// Receipt is the accepting receipt's path; Name its metadata.name.
 	Receipt, Name string
-	Environment  string
-	Unit         string
-	Object       string
+	Environment   string
+	Unit          string
+	Object        string
 	// ExpiresAt and SetBy are the receipt's expiry.
 	ExpiresAt time.Time
 	SetBy     string
@@ -160,7 +160,7 @@ func (p *planner) expiryOf(pd *pending, intent string) *receipt.Expiry {
 
 // expiryNote is what a temporary acceptance says on its receipt and on
 // the edited line of the values file.
-func expiryNote(x *receipt.Expiry, from any) string {
+func expiryNote(x *receipt.Expiry, restores string) string {
 	s := "accepted until " + x.ExpiresAt + " by " + x.SetBy
 	if x.AcceptFor != "" {
 		s += " (acceptFor " + x.AcceptFor + ")"
@@ -171,7 +171,7 @@ func expiryNote(x *receipt.Expiry, from any) string {
 			s += ", more than the entry allows"
 		}
 	}
-	return s + "; then a pull request restores " + values.Format(from)
+	return s + "; then a pull request restores " + restores
 }
 
 // expiryClaim is the receipt's honesty marker for a temporary acceptance.
@@ -199,7 +199,7 @@ func (p *planner) noteExpiry(uv *unitValues, pend []*pending, out []editedFile) 
 			if err != nil {
 				continue
 			}
-			if data, err := f.Note(vf.prefix+fs.valuePath, expiryNote(d.Receipt.Spec.Expiry, fs.from())); err == nil {
+			if data, err := f.Note(vf.prefix+fs.valuePath, expiryNote(d.Receipt.Spec.Expiry, values.Format(fs.from()))); err == nil {
 				setFileData(uv, out, fs.file, data)
 			}
 		}
@@ -278,10 +278,10 @@ func (p *planner) expiry(t temporary) Expiry {
 		desired, ok := p.lookup(uv.merged, c.ValuePath)
 		switch {
 		case !ok:
-			x.State, x.Why = Void, fmt.Sprintf("%s is no longer set in %s's values at %s: the expiry is void", c.ValuePath, u.Name, p.where())
+			x.State, x.Why = Void, fmt.Sprintf("%s is no longer set in %s's values %s: the expiry is void", c.ValuePath, u.Name, p.where())
 			return x
 		case !values.Equal(desired, c.To):
-			x.State, x.Why = Void, fmt.Sprintf("desired %s is %s at %s, no longer the accepted %s (someone changed it since): the expiry is void, nothing is restored",
+			x.State, x.Why = Void, fmt.Sprintf("desired %s is %s %s, no longer the accepted %s (someone changed it since): the expiry is void, nothing is restored",
 				c.ValuePath, values.Format(desired), p.where(), values.Format(c.To))
 			return x
 		}
@@ -464,7 +464,7 @@ func (p *planner) restoreDecision(u *repoconfig.Unit, t temporary, x *Expiry, af
 			Trigger: receipt.Trigger{Class: receipt.ClassAuthorized, Actor: s.Trigger.Actor, Role: role, Intent: intent, At: expired,
 				Expired: &receipt.Expired{Receipt: t.path, Name: x.Name, ExpiresAt: expired, SetBy: x.SetBy, Commit: p.snap.Commit}},
 			Observation: receipt.Observation{Source: "backflow", Predicate: "acceptance-expired",
-				ReceiptRef: "the expired acceptance's receipt " + t.path + " at " + p.where(),
+				ReceiptRef: "the expired acceptance's receipt " + t.path + " " + p.where(),
 				Object:     first.Object, Field: first.Field, ValuePath: first.ValuePath,
 				LiveValue: receipt.ValueOf(first.From), DesiredValueBefore: receipt.ValueOf(first.To)},
 			Authority: receipt.Authority{PolicyRef: p.snap.PolicyPath, Decision: receipt.DecisionAllow, MatchedRule: strings.Join(rules, "; ")},
@@ -474,9 +474,9 @@ func (p *planner) restoreDecision(u *repoconfig.Unit, t temporary, x *Expiry, af
 					Authority: p.snap.PolicyPath, Intent: intent}},
 			RoundTrip: receipt.RoundTrip{DesiredAfterMatchesObserved: &closed, ResidualDrift: residual, Result: result},
 			NotClaimed: []string{
-				fmt.Sprintf("Restoring, not observed: the acceptance %s (receipt %s on %s) expired at %s under %s; observation.liveValue is the value desired before that acceptance, which this write-back restores, not a live reading. That live is back at it after the merge and the next forward apply is not claimed until a follow-up re-observes it and the receipt is proven.",
+				fmt.Sprintf("Restoring, not observed: the acceptance %s (receipt %s %s) expired at %s under %s; observation.liveValue is the value desired before that acceptance, which this write-back restores, not a live reading. That live is back at it after the merge and the next forward apply is not claimed until a follow-up re-observes it and the receipt is proven.",
 					x.Name, t.path, p.where(), expired, x.SetBy),
-				fmt.Sprintf("Desired state is the values files at %s; the chart was not rendered for the restoring write-back, so the field to value path mapping is the policy's.", p.where()),
+				fmt.Sprintf("Desired state is the values files %s; the chart was not rendered for the restoring write-back, so the field to value path mapping is the policy's.", p.where()),
 			},
 		},
 	}
@@ -503,9 +503,9 @@ func (p *planner) unitNamed(env, name string) *repoconfig.Unit {
 // where names what the snapshot was read at.
 func (p *planner) where() string {
 	if p.snap.Commit == "" {
-		return "the working tree"
+		return "in the working tree"
 	}
-	return "commit " + p.snap.Commit
+	return "at commit " + p.snap.Commit
 }
 
 // readReceiptFiles reads the receipts under receipts.dir, for the expiries
@@ -538,4 +538,36 @@ func readReceiptFiles(read FileReader, list func(string) ([]string, error), cfg 
 		out[p] = data
 	}
 	return out, strings.Join(problems, "; ")
+}
+
+// jsonExpiry is an expiry in the plan's JSON contract.
+type jsonExpiry struct {
+	Receipt     string       `json:"receipt"`
+	Name        string       `json:"name"`
+	Environment string       `json:"environment"`
+	Unit        string       `json:"unit"`
+	Object      string       `json:"object"`
+	ExpiresAt   *string      `json:"expiresAt"`
+	SetBy       string       `json:"setBy"`
+	State       ExpiryState  `json:"state"`
+	WriteBack   *string      `json:"writeBack"`
+	Why         string       `json:"why"`
+	Changes     []jsonChange `json:"changes"`
+}
+
+func jsonExpiries(xs []Expiry) []jsonExpiry {
+	var out []jsonExpiry
+	for _, x := range xs {
+		j := jsonExpiry{Receipt: x.Receipt, Name: x.Name, Environment: x.Environment, Unit: x.Unit, Object: x.Object, SetBy: x.SetBy,
+			State: x.State, WriteBack: nullable(x.WriteBack), Why: x.Why, Changes: []jsonChange{}}
+		if !x.ExpiresAt.IsZero() {
+			j.ExpiresAt = new(x.ExpiresAt.UTC().Format(time.RFC3339))
+		}
+		for _, c := range x.Changes {
+			j.Changes = append(j.Changes, jsonChange{Object: c.Object, Field: c.Field, ValuePath: nullable(c.ValuePath), ValuesFile: nullable(c.ValuesFile),
+				From: jsonSafe(c.From), To: jsonSafe(c.To), Authorized: c.Authorized})
+		}
+		out = append(out, j)
+	}
+	return out
 }

@@ -24,6 +24,7 @@ type (
 		Decisions []jsonDecision `json:"decisions"`
 		Triggers  []jsonTrigger  `json:"triggers"`
 		Notices   []jsonNotice   `json:"notices,omitempty"`
+		Expiries  []jsonExpiry   `json:"expiries,omitempty"`
 		Errors    []string       `json:"errors"`
 	}
 	jsonNotice struct {
@@ -107,6 +108,7 @@ func (r Result) JSON() ([]byte, error) {
 	for _, n := range r.Notices {
 		out.Notices = append(out.Notices, jsonNotice{Object: n.Object.String(), Cluster: n.Cluster, At: n.At.UTC().Format(time.RFC3339), Message: n.Message})
 	}
+	out.Expiries = jsonExpiries(r.Expiries)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
