@@ -197,7 +197,7 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 func (in *Input) open(branch string, p *Proposal) []Effect {
 	m := in.Marker(p, nil, nil)
 	st := &Pull{PR: forge.PullRequest{HeadRef: branch, BaseRef: in.DefaultBranch, Draft: in.Snapshot.Config.PullRequests.Draft}, Marker: m}
-	return []Effect{{Kind: Open, Branch: branch, Pull: st, Proposal: p, Base: in.Head, Marker: m, Reason: p.Title() + p.MergeNote()}}
+	return []Effect{{Kind: Open, Branch: branch, Pull: st, Proposal: p, Base: in.Head, Marker: m, Reason: p.Title() + p.MergeNote() + p.termNote()}}
 }
 
 // update is the effect that rewrites st's branch with p: one commit on the
@@ -207,7 +207,7 @@ func (in *Input) open(branch string, p *Proposal) []Effect {
 func (in *Input) update(st *Pull, p *Proposal, why string) []Effect {
 	m := in.Marker(p, slices.Clone(st.Marker.Commits), st.Marker)
 	return []Effect{{Kind: Update, Branch: st.Marker.Branch, Pull: st, Proposal: p, Base: in.Head, Expected: st.PR.HeadSHA, Marker: m,
-		Reason: why + ": " + p.Title() + p.MergeNote()}}
+		Reason: why + ": " + p.Title() + p.MergeNote() + p.termNote()}}
 }
 
 // Chain is the whole chain of effects for the unit, in order, decided

@@ -43,7 +43,7 @@ func (in *Input) Drift(issues []forge.Issue) []Effect {
 			drift = append(drift, d)
 		}
 	}
-	body := driftBody(drift, in.DefaultBranch)
+	body := driftBody(drift, in.DefaultBranch, expiriesSection(in.Result.Expiries))
 	var cur *forge.Issue
 	for i := range issues {
 		if issues[i].Mine && (cur == nil || issues[i].Number < cur.Number) {
@@ -78,10 +78,10 @@ func (in *Input) Drift(issues []forge.Issue) []Effect {
 
 // driftBody lists the open drift, one section per object, in the
 // planner's order.
-func driftBody(drift []plan.Decision, branch string) string {
+func driftBody(drift []plan.Decision, branch, temporary string) string {
 	var b strings.Builder
 	if len(drift) == 0 {
-		fmt.Fprintf(&b, "No unauthorized live drift is observed now. backflow reopens this issue when some is.\n\n%s\n", tagDrift)
+		fmt.Fprintf(&b, "No unauthorized live drift is observed now. backflow reopens this issue when some is.\n\n%s%s\n", temporary, tagDrift)
 		return b.String()
 	}
 	fmt.Fprintf(&b, "backflow observed live changes that the policy on `%s` does not authorize. They are **not written back**: fix them in the cluster, or change the values and the policy by a reviewed pull request. This list is kept up to date by backflow.\n\n", branch)
@@ -104,5 +104,6 @@ func driftBody(drift []plan.Decision, branch string) string {
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString(temporary)
 	return fitBody(b.String(), maxBody-len(tagDrift)-1, "`backflow plan` lists every decision with its reasons") + tagDrift + "\n"
 }
