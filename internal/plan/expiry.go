@@ -14,6 +14,7 @@ import (
 	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
+	"github.com/backflow-dev/backflow/internal/witness"
 )
 
 // Break glass: an acceptance under a mayAccept entry with acceptFor (or
@@ -344,17 +345,24 @@ func (p *planner) restore(u *repoconfig.Unit, indexes []int) {
 		}
 		out[fi] = editedFile{edited: true, data: data, read: read}
 	}
-	after, _, err := valuesAfter(u, uv, out)
+	after, trees, err := valuesAfter(u, uv, out)
 	if err != nil {
 		refuse(err.Error())
 		return
+	}
+	var rendered *receipt.Render
+	if u.Rendered() {
+		if rendered, err = p.restoreWitness(u, uv, indexes, trees); err != nil {
+			refuse(err.Error())
+			return
+		}
 	}
 	wb := WriteBack{Unit: u.Name, Environment: u.Environment, Branch: branch, AutoMerge: true}
 	var made []Decision
 	for _, i := range indexes {
 		x := &p.res.Expiries[i]
 		t := p.temporaryAt(x.Receipt)
-		d, err := p.restoreDecision(u, t, x, after, branch)
+		d, err := p.restoreDecision(u, t, x, after, branch, rendered)
 		if err != nil {
 			x.State, x.Why = Refused, "the restoring write-back cannot be made: "+err.Error()
 			p.res.Errors = append(p.res.Errors, fmt.Sprintf("expiry of %s: %v", x.Receipt, err))
@@ -402,7 +410,7 @@ func (p *planner) temporaryAt(path string) temporary {
 // restoreDecision is the allowed decision restoring one expired receipt,
 // with its verified receipt: the same role's authority, under the
 // policy's matcher, for each field's from.
-func (p *planner) restoreDecision(u *repoconfig.Unit, t temporary, x *Expiry, after map[string]any, branch string) (Decision, error) {
+func (p *planner) restoreDecision(u *repoconfig.Unit, t temporary, x *Expiry, after map[string]any, branch string, rendered *receipt.Render) (Decision, error) {
 	s := &t.r.Spec
 	role := s.Trigger.Role
 	when := p.now.Format(time.RFC3339)
@@ -482,6 +490,19 @@ func (p *planner) restoreDecision(u *repoconfig.Unit, t temporary, x *Expiry, af
 	}
 	if !p.cfg.WritesBack() {
 		r.Spec.WriteBack.NewRevision = "(report only: nothing is written back while the repository is " + p.modeWord() + ")"
+	}
+	if rendered != nil {
+		sec := *rendered
+		sec.ChangedFields = nil
+		for _, c := range rendered.ChangedFields {
+			if c.Object == x.Object {
+				sec.ChangedFields = append(sec.ChangedFields, c)
+			}
+		}
+		r.Spec.Render = &sec
+		r.Spec.RoundTrip.RenderedAfterMatchesObserved = &closed
+		r.Spec.NotClaimed[1] = fmt.Sprintf("Desired state is the values files %s, rendered with chart %s %s (%s) by %s for Kubernetes %s as release %s in namespace %s before and after the restoring edit: the renderings differ exactly in the restored fields; what the GitOps controller renders with its own Helm version, post-renderers or lookups of live objects is not claimed.",
+			p.where(), sec.Chart, sec.Version, sec.Digest, sec.Renderer, sec.KubeVersion, sec.ReleaseName, sec.Namespace)
 	}
 	if vs := receipt.Verify(r, p.snap.Policy, p.snap.PolicyPath); len(vs) > 0 {
 		return d, fmt.Errorf("the restoring receipt fails verification: %s", receipt.JoinViolations(vs))
@@ -570,4 +591,53 @@ func jsonExpiries(xs []Expiry) []jsonExpiry {
 		out = append(out, j)
 	}
 	return out
+}
+
+// restoreWitness renders a charted unit before and after the restoring
+// edit: the renderings must differ exactly in the restored fields, each
+// rendered as the value restored, as an acceptance's must. It returns the
+// render section, with every restored field; each receipt keeps its own.
+func (p *planner) restoreWitness(u *repoconfig.Unit, uv *unitValues, indexes []int, trees []map[string]any) (*receipt.Render, error) {
+	b := p.base(&unitWork{u: u, uv: uv})
+	if b.err != nil {
+		return nil, b.err
+	}
+	after, err := p.render(u, trees)
+	if err != nil {
+		return nil, fmt.Errorf("render: with the restored values: %w", err)
+	}
+	want := map[string]any{}
+	for _, i := range indexes {
+		for _, c := range p.res.Expiries[i].Changes {
+			want[c.Object+" "+c.Field] = c.From
+		}
+	}
+	sec := &receipt.Render{Chart: after.Chart, Version: after.Version, Digest: after.Digest, Renderer: after.Renderer,
+		ReleaseName: after.Release, Namespace: after.Namespace, KubeVersion: after.KubeVersion}
+	compared := map[string]bool{}
+	for k := range b.r.Objects {
+		compared[k] = true
+	}
+	for k := range after.Objects {
+		compared[k] = true
+	}
+	sec.ObjectsCompared = slices.Sorted(maps.Keys(compared))
+	seen := map[string]bool{}
+	for _, c := range witness.Diff(b.r, after) {
+		k := c.Object + " " + c.Field
+		v, ok := want[k]
+		if !ok || !c.HasAfter || !values.Equal(c.After, v) {
+			return nil, fmt.Errorf("render-mismatch: restoring also changes %s %s (%s -> %s)", c.Object, c.Field,
+				values.Format(c.Before), values.Format(c.After))
+		}
+		seen[k] = true
+		sec.ChangedFields = append(sec.ChangedFields, receipt.RenderedField{Object: c.Object, Field: c.Field,
+			Before: renderedValue(c.Before, c.HasBefore), After: renderedValue(c.After, c.HasAfter)})
+	}
+	for k := range want {
+		if !seen[k] {
+			return nil, fmt.Errorf("render-mismatch: the rendering does not restore %s", k)
+		}
+	}
+	return sec, nil
 }
