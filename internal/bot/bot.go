@@ -367,6 +367,7 @@ func (rc *repoCycle) run() {
 		chains = append(chains, rc.in.Chain(u, commits))
 	}
 	chains = append(chains, rc.in.FollowUps(prs)...)
+	chains = append(chains, rc.in.Expiries(prs)...)
 	x := rc.x
 	x.head = rc.head
 	x.run(chains)
@@ -456,6 +457,7 @@ func (rc *repoCycle) report() {
 		}
 	}
 	rc.rep.PlanErrors = append(rc.rep.PlanErrors, rc.res.Errors...)
+	rc.rep.Expiries = expiryReports(rc.res.Expiries)
 }
 
 // recoverClosed reads, for each closed unmerged pull request of the App
