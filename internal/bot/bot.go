@@ -109,6 +109,8 @@ const PlanReadingsBudget = 64 << 20
 type fileCache struct {
 	sha   string
 	files map[string]fileEntry
+	// lists are the folders listed at sha (listFiles).
+	lists map[string]listEntry
 }
 
 type fileEntry struct {
@@ -513,7 +515,7 @@ func (rc *repoCycle) closedByBot(units []*lifecycle.Unit) map[int]bool {
 // head commit, as the controllers read a folder: every .yaml, .yml and
 // .json file, recursively, hidden entries skipped.
 func (rc *repoCycle) manifests(dir string) ([]string, error) {
-	files, err := rc.b.opts.Forge.ListFiles(rc.ctx, rc.repo, rc.head, dir)
+	files, err := rc.b.listFiles(rc.ctx, rc.repo, rc.head, dir)
 	if err != nil {
 		return nil, err
 	}

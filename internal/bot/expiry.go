@@ -1,7 +1,12 @@
 package bot
 
 import (
+	"context"
+	"errors"
+	"io/fs"
 	"time"
+
+	"github.com/backflow-dev/backflow/internal/forge"
 
 	"github.com/backflow-dev/backflow/internal/plan"
 )
@@ -34,3 +39,50 @@ func expiryReports(xs []plan.Expiry) []ExpiryReport {
 	}
 	return out
 }
+
+// listEntry is one folder's listing, or the forge's not-found for it.
+type listEntry struct {
+	files []string
+	err   error
+}
+
+// listFiles lists dir at sha once per commit, as readFile reads a file
+// once: the receipts folder is listed every cycle for the expiries due,
+// and a cycle at an unchanged head must cost no request for it. A folder
+// that is not there is a not-found error that is also fs.ErrNotExist, as
+// a checkout's listing says it, so the snapshot reader sees no receipts
+// rather than a failure.
+func (b *Bot) listFiles(ctx context.Context, repo forge.Repo, sha, dir string) ([]string, error) {
+	b.mu.Lock()
+	fc := b.files[repo.FullName()]
+	if fc == nil || fc.sha != sha {
+		fc = &fileCache{sha: sha, files: map[string]fileEntry{}}
+		b.files[repo.FullName()] = fc
+	}
+	got, ok := fc.lists[dir]
+	b.mu.Unlock()
+	if ok {
+		return got.files, got.err
+	}
+	files, err := b.opts.Forge.ListFiles(ctx, repo, sha, dir)
+	if errors.Is(err, forge.ErrNotFound) {
+		err = notThere{err}
+	}
+	if err != nil && !errors.Is(err, forge.ErrNotFound) {
+		return nil, err
+	}
+	b.mu.Lock()
+	if fc.lists == nil {
+		fc.lists = map[string]listEntry{}
+	}
+	fc.lists[dir] = listEntry{files, err}
+	b.mu.Unlock()
+	return files, err
+}
+
+// notThere is the forge's not-found for a folder, which is also
+// fs.ErrNotExist; its message is the forge's.
+type notThere struct{ err error }
+
+func (e notThere) Error() string   { return e.err.Error() }
+func (e notThere) Unwrap() []error { return []error{e.err, fs.ErrNotExist} }
