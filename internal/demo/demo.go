@@ -97,6 +97,11 @@ type Options struct {
 	// tokens are checked against it); the clusters and the bot run on a
 	// simulated clock that starts 15 minutes before it.
 	Now func() time.Time
+	// BreakGlass makes the sample's replicaCount entry accept for
+	// BreakGlassFor only, and runs on past that on the simulated clock:
+	// the restoring pull request, the forward apply that puts live back,
+	// and its proof (expiry.go).
+	BreakGlass bool
 }
 
 // Summary is what `backflow demo --json` prints.
@@ -110,11 +115,13 @@ type Summary struct {
 	// the merged values.
 	ForwardApply []LiveField `json:"forwardApply"`
 	// DriftIssue is the tracking issue of unauthorized drift, as it ends.
-	DriftIssue *Issue   `json:"driftIssue,omitempty"`
-	Requests   Requests `json:"requests"`
-	Cycles     []Cycle  `json:"cycles"`
-	Seconds    float64  `json:"seconds"`
-	started    time.Time
+	DriftIssue *Issue `json:"driftIssue,omitempty"`
+	// Expiry is the break-glass part, when Options.BreakGlass asked.
+	Expiry   *Expiry  `json:"expiry,omitempty"`
+	Requests Requests `json:"requests"`
+	Cycles   []Cycle  `json:"cycles"`
+	Seconds  float64  `json:"seconds"`
+	started  time.Time
 }
 
 // PullRequest is a write-back pull request as the hub holds it at the end.
@@ -265,6 +272,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		r.followUpCycle,
 		r.idleCycle,
 	}
+	if opts.BreakGlass {
+		steps = append(steps, r.expiryCycle, r.restoreApply, r.restoreFollowUp, r.idleAgain)
+	}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return r.sum, err
@@ -291,6 +301,9 @@ func (r *run) startHub() error {
 		return fmt.Errorf("starting the local hub: %w", err)
 	}
 	h := r.hub.Hub
+	if r.opts.BreakGlass {
+		files = breakGlassFiles(files)
+	}
 	repo := localhub.RepoOptions{Owner: Owner, Name: RepoName, Files: files, AllowAutoMerge: true}
 	if err := h.CreateRepo(repo); err != nil {
 		return fmt.Errorf("creating %s: %w", Repository, err)
@@ -779,6 +792,13 @@ func (r *run) pullFiles(number int) ([]pullFile, error) {
 // forwardApply is the GitOps controller applying main after the merge:
 // the accepted value stays, the unauthorized one is reverted.
 func (r *run) forwardApply() error {
+	return r.applyMain(5, "reverted %s -> %s (not in Git)", true)
+}
+
+// applyMain is the GitOps controller applying main at the clock's next
+// minute, narrated as step n, each changed field said with changed (its
+// from and to); record keeps prod-us-east's live fields in the summary.
+func (r *run) applyMain(n int, changed string, record bool) error {
 	r.clock.Set(maxTime(r.clock.Now(), r.wall().UTC().Truncate(time.Second)).Add(time.Minute))
 	head, err := r.adapter.BranchHead(r.ctx, r.repo, "main")
 	if err != nil {
@@ -801,7 +821,7 @@ func (r *run) forwardApply() error {
 		return err
 	}
 	r.step(
-		5,
+		n,
 		fmt.Sprintf(
 			"Forward apply at %s: the GitOps controller applies main @ %s with --force-conflicts",
 			r.clock.Now().Format(time.TimeOnly),
@@ -823,29 +843,24 @@ func (r *run) forwardApply() error {
 		if err != nil {
 			return err
 		}
-		changed, err := c.ForwardApply(objs.Objects)
+		applied, err := c.ForwardApply(objs.Objects)
 		if err != nil {
 			return err
 		}
-		for _, a := range changed {
-			r.say(
-				"   %s: %s %s reverted %s -> %s (not in Git)",
-				c.Name,
-				objectName(a.Object),
-				a.Field,
-				values.Format(a.From),
-				values.Format(a.To),
-			)
+		for _, a := range applied {
+			r.say("   %s: %s %s "+changed, c.Name, objectName(a.Object), a.Field, values.Format(a.From), values.Format(a.To))
 		}
 		if c.Environment != "prod-us-east" {
 			continue
 		}
-		for _, lf := range []struct{ object, field string }{{replicasKey, "spec.replicas"}, {masterKey, imageField}} {
-			live, _ := c.Get(lf.object, lf.field)
-			r.sum.ForwardApply = append(
-				r.sum.ForwardApply,
-				LiveField{Cluster: c.Name, Object: lf.object, Field: lf.field, Live: live, Manager: GitOpsManager},
-			)
+		if record {
+			for _, lf := range []struct{ object, field string }{{replicasKey, "spec.replicas"}, {masterKey, imageField}} {
+				live, _ := c.Get(lf.object, lf.field)
+				r.sum.ForwardApply = append(
+					r.sum.ForwardApply,
+					LiveField{Cluster: c.Name, Object: lf.object, Field: lf.field, Live: live, Manager: GitOpsManager},
+				)
+			}
 		}
 		live, _ := c.Get(replicasKey, "spec.replicas")
 		r.say("   %s: redis-replicas spec.replicas stays %s: main now says so", c.Name, values.Format(live))
@@ -956,6 +971,11 @@ func (r *run) provenReceipts(pr forge.PullRequest) error {
 			name := fmt.Sprintf("pr-%d-receipt-%d.proven.yaml", pr.Number, i)
 			if i < len(m.Receipts) {
 				name = strings.TrimSuffix(path.Base(m.Receipts[i]), ".yaml") + ".proven.yaml"
+			}
+			if slices.ContainsFunc(r.sum.Receipts, func(rc Receipt) bool { return filepath.Base(rc.Path) == name }) {
+				// A later write-back of the same object (a restoration)
+				// keeps the earlier proof beside it.
+				name = fmt.Sprintf("pr-%d-%s", pr.Number, name)
 			}
 			out := filepath.Join(r.opts.Out, name)
 			if err := os.WriteFile(out, []byte(doc), 0o644); err != nil {
