@@ -7,7 +7,13 @@ import (
 
 // temporaryStates are the states of a temporary acceptance the gauge
 // counts, each set (to zero at first) so a dashboard sees every one.
-var temporaryStates = []string{string(plan.InForce), string(plan.Due), string(plan.Waiting), string(plan.Void), string(plan.Refused)}
+var temporaryStates = []string{
+	string(plan.InForce),
+	string(plan.Due),
+	string(plan.Waiting),
+	string(plan.Void),
+	string(plan.Refused),
+}
 
 // recordTemporary keeps the repository's temporary acceptances by state
 // as its cycle found them, and sets the gauge to the sum over every

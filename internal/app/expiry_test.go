@@ -35,7 +35,9 @@ func TestTemporaryAcceptancesGauge(t *testing.T) {
 	c.record(repo("acme/a", "in-force", "due"))
 	c.record(&bot.Report{Repos: []*bot.RepoReport{{Repo: "acme/b", Skipped: "paused"}}})
 	got := scrape()
-	for _, want := range []string{`backflow_temporary_acceptances{state="in-force"} 2`, `backflow_temporary_acceptances{state="due"} 1`,
+	for _, want := range []string{
+		`backflow_temporary_acceptances{state="in-force"} 2`,
+		`backflow_temporary_acceptances{state="due"} 1`,
 		`backflow_temporary_acceptances{state="void"} 0`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("want %s in\n%s", want, got)

@@ -30,8 +30,15 @@ type ExpiryReport struct {
 func expiryReports(xs []plan.Expiry) []ExpiryReport {
 	var out []ExpiryReport
 	for _, x := range xs {
-		r := ExpiryReport{Receipt: x.Receipt, Environment: x.Environment, Unit: x.Unit, Object: x.Object, State: string(x.State),
-			WriteBack: x.WriteBack, Why: x.Why}
+		r := ExpiryReport{
+			Receipt:     x.Receipt,
+			Environment: x.Environment,
+			Unit:        x.Unit,
+			Object:      x.Object,
+			State:       string(x.State),
+			WriteBack:   x.WriteBack,
+			Why:         x.Why,
+		}
 		if !x.ExpiresAt.IsZero() {
 			r.ExpiresAt = x.ExpiresAt.UTC().Format(time.RFC3339)
 		}

@@ -58,6 +58,7 @@ Exit 0 when the round trip completed; 2 when it could not run.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON summary instead of the steps")
 	cmd.Flags().StringVar(&out, "out", "", "folder for the proven receipt (default: a new temporary folder)")
-	cmd.Flags().BoolVar(&breakGlass, "break-glass", false, "accept the fix for 2h only, then show the pull request that restores desired state")
+	cmd.Flags().BoolVar(&breakGlass, "break-glass", false,
+		"accept the fix for 2h only, then show the pull request that restores desired state")
 	return cmd
 }

@@ -31,7 +31,13 @@ type Expiry struct {
 func breakGlassFiles(files map[string]string) map[string]string {
 	const entry = "          autoMerge: true\n"
 	p := ".github/reverse-reconcile-policy.yaml"
-	files[p] = strings.Replace(files[p], entry, entry+"          # Break glass: an accepted scale lasts the incident, not for ever.\n          acceptFor: "+BreakGlassFor+"\n", 1)
+	files[p] = strings.Replace(
+		files[p],
+		entry,
+		entry+"          # Break glass: an accepted scale lasts the incident, not for ever.\n"+
+			"          acceptFor: "+BreakGlassFor+"\n",
+		1,
+	)
 	return files
 }
 
@@ -57,8 +63,15 @@ func (r *run) expiryCycle() error {
 	}
 	r.sum.Expiry = &Expiry{ExpiresAt: at.UTC().Format(time.RFC3339)}
 	r.clock.Set(maxTime(r.clock.Now(), at).Add(time.Minute))
-	r.step(8, fmt.Sprintf("Break glass: at %s alice's acceptance has expired (expiresAt %s in the merged receipt, acceptFor %s)",
-		r.clock.Now().Format(time.TimeOnly), at.Format(time.TimeOnly), BreakGlassFor))
+	r.step(
+		8,
+		fmt.Sprintf(
+			"Break glass: at %s alice's acceptance has expired (expiresAt %s in the merged receipt, acceptFor %s)",
+			r.clock.Now().Format(time.TimeOnly),
+			at.Format(time.TimeOnly),
+			BreakGlassFor,
+		),
+	)
 	if err := r.observe(); err != nil {
 		return err
 	}

@@ -21,7 +21,10 @@ func TestBreakGlassDemo(t *testing.T) {
 		t.Fatalf("%v\n%s", err, story.String())
 	}
 	if len(sum.PullRequests) != 1 || len(sum.PullRequests[0].Diff) != 2 ||
-		!strings.Contains(sum.PullRequests[0].Diff[1], "replicaCount: 4 # absorbs read load; scaled live during incidents | backflow: accepted until ") {
+		!strings.Contains(
+			sum.PullRequests[0].Diff[1],
+			"replicaCount: 4 # absorbs read load; scaled live during incidents | backflow: accepted until ",
+		) {
 		t.Fatalf("the acceptance's diff does not say its expiry: %+v", sum.PullRequests)
 	}
 	x := sum.Expiry
@@ -36,14 +39,19 @@ func TestBreakGlassDemo(t *testing.T) {
 	}
 	p := x.Restore
 	// #2 is the drift issue, which shares the numbers.
-	if p.Number != 3 || !p.Merged || p.Title != "reverse-reconcile(prod-us-east): replica.replicaCount 4 -> 3 on redis-replicas" {
+	if p.Number != 3 || !p.Merged ||
+		p.Title != "reverse-reconcile(prod-us-east): replica.replicaCount 4 -> 3 on redis-replicas" {
 		t.Errorf("restoring pull request %+v", p)
 	}
-	if want := []string{"-  replicaCount: 4 # absorbs read load; scaled live during incidents | backflow: accepted until " + x.ExpiresAt,
-		"+  replicaCount: 3 # absorbs read load; scaled live during incidents"}; len(p.Diff) != 2 || !strings.HasPrefix(p.Diff[0], want[0]) || p.Diff[1] != want[1] {
+	if want := []string{"-  replicaCount: 4 # absorbs read load; scaled live during incidents | backflow: accepted " +
+		"until " + x.ExpiresAt,
+		"+  replicaCount: 3 # absorbs read load; scaled live during incidents"}; len(p.Diff) != 2 ||
+		!strings.HasPrefix(p.Diff[0], want[0]) ||
+		p.Diff[1] != want[1] {
 		t.Errorf("restoring diff %q", p.Diff)
 	}
-	if !slices.Contains(p.Labels, "pre-authorized") || !slices.Contains(p.Labels, "reverse-reconcile:proven") || p.Checks["backflow/receipt"] != "success" {
+	if !slices.Contains(p.Labels, "pre-authorized") || !slices.Contains(p.Labels, "reverse-reconcile:proven") ||
+		p.Checks["backflow/receipt"] != "success" {
 		t.Errorf("restoring pull request labels %v checks %v", p.Labels, p.Checks)
 	}
 	if x.Live != 3 && x.Live != float64(3) && x.Live != int64(3) {
@@ -61,7 +69,9 @@ func TestBreakGlassDemo(t *testing.T) {
 	if proven != 2 {
 		t.Errorf("want the acceptance's and the restoration's receipts proven and verified, got %+v", sum.Receipts)
 	}
-	for _, s := range []string{"8. Break glass", "restored 4 -> 3", "proven backflow/prod-us-east/redis #3", "new pull requests: 0"} {
+	for _, s := range []string{
+		"8. Break glass", "restored 4 -> 3", "proven backflow/prod-us-east/redis #3", "new pull requests: 0",
+	} {
 		if !strings.Contains(story.String(), s) {
 			t.Errorf("the story does not say %q:\n%s", s, story.String())
 		}

@@ -197,7 +197,8 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 func (in *Input) open(branch string, p *Proposal) []Effect {
 	m := in.Marker(p, nil, nil)
 	st := &Pull{PR: forge.PullRequest{HeadRef: branch, BaseRef: in.DefaultBranch, Draft: in.Snapshot.Config.PullRequests.Draft}, Marker: m}
-	return []Effect{{Kind: Open, Branch: branch, Pull: st, Proposal: p, Base: in.Head, Marker: m, Reason: p.Title() + p.MergeNote() + p.termNote()}}
+	return []Effect{{Kind: Open, Branch: branch, Pull: st, Proposal: p, Base: in.Head, Marker: m,
+		Reason: p.Title() + p.MergeNote() + p.termNote()}}
 }
 
 // update is the effect that rewrites st's branch with p: one commit on the

@@ -81,7 +81,8 @@ func (in *Input) Drift(issues []forge.Issue) []Effect {
 func driftBody(drift []plan.Decision, branch, temporary string) string {
 	var b strings.Builder
 	if len(drift) == 0 {
-		fmt.Fprintf(&b, "No unauthorized live drift is observed now. backflow reopens this issue when some is.\n\n%s%s\n", temporary, tagDrift)
+		fmt.Fprintf(&b, "No unauthorized live drift is observed now. backflow reopens this issue when some is.\n\n%s%s\n",
+			temporary, tagDrift)
 		return b.String()
 	}
 	fmt.Fprintf(&b, "backflow observed live changes that the policy on `%s` does not authorize. They are **not written back**: fix them in the cluster, or change the values and the policy by a reviewed pull request. This list is kept up to date by backflow.\n\n", branch)

@@ -34,8 +34,13 @@ func (in *Input) Expiries(prs []forge.PullRequest) [][]Effect {
 			continue
 		}
 		note := noteExpiryVoid + ":" + x.ExpiresAt.UTC().Format(time.RFC3339)
-		text := fmt.Sprintf("The temporary acceptance of this pull request (%s, receipt %s) expired at %s, but it is not restored: %s.",
-			code(x.Name), code(x.Receipt), x.ExpiresAt.UTC().Format(time.RFC3339), cell(x.Why))
+		text := fmt.Sprintf(
+			"The temporary acceptance of this pull request (%s, receipt %s) expired at %s, but it is not restored: %s.",
+			code(x.Name),
+			code(x.Receipt),
+			x.ExpiresAt.UTC().Format(time.RFC3339),
+			cell(x.Why),
+		)
 		if e, ok := commentOnce(st, note, text); ok {
 			out = append(out, []Effect{e})
 		}
@@ -94,8 +99,13 @@ func expiryLine(d plan.Decision) string {
 		return line + "; then backflow opens a pull request restoring the value desired before"
 	case s.Trigger.Expired != nil:
 		x := s.Trigger.Expired
-		return fmt.Sprintf("expiry: restores the value desired before the temporary acceptance %s (receipt %s, set by %s), which expired at %s",
-			code(x.Name), code(x.Receipt), code(x.SetBy), cell(x.ExpiresAt))
+		return fmt.Sprintf(
+			"expiry: restores the value desired before the temporary acceptance %s (receipt %s, set by %s), which expired at %s",
+			code(x.Name),
+			code(x.Receipt),
+			code(x.SetBy),
+			cell(x.ExpiresAt),
+		)
 	}
 	return ""
 }
@@ -112,9 +122,18 @@ func (d *writeBackDoc) restores() bool {
 // intro is the body's first paragraph.
 func (d *writeBackDoc) intro() string {
 	if d.restores() {
-		return fmt.Sprintf("backflow restores desired state in **%s** to the values it held before a temporary acceptance that has expired, under the same policy entry's authority. After the merge and the forward apply, live back at those values proves it.\n\n", d.wb.Environment)
+		return fmt.Sprintf(
+			"backflow restores desired state in **%s** to the values it held before a temporary acceptance that has expired, "+
+				"under the same policy entry's authority. After the merge and the forward apply, live back at those values "+
+				"proves it.\n\n",
+			d.wb.Environment,
+		)
 	}
-	return fmt.Sprintf("backflow accepts an authorized live change in **%s** back into desired state, so the next forward apply keeps it instead of reverting it.\n\n", d.wb.Environment)
+	return fmt.Sprintf(
+		"backflow accepts an authorized live change in **%s** back into desired state, so the next forward apply keeps it "+
+			"instead of reverting it.\n\n",
+		d.wb.Environment,
+	)
 }
 
 // termNote is what an Open or Update effect's reason adds for temporary
@@ -147,8 +166,13 @@ func expiriesSection(xs []plan.Expiry) string {
 	}
 	var b strings.Builder
 	b.WriteString("### Temporary acceptances\n\n")
-	b.WriteString("Accepted changes that last a term (break glass); at expiry backflow proposes restoring the value desired before.\n\n")
-	b.WriteString("| environment | unit | object | accepted change | expires | state |\n| --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString(
+		"Accepted changes that last a term (break glass); at expiry backflow proposes restoring the value desired " +
+			"before.\n\n",
+	)
+	b.WriteString(
+		"| environment | unit | object | accepted change | expires | state |\n| --- | --- | --- | --- | --- | --- |\n",
+	)
 	for _, x := range xs {
 		var changes []string
 		for _, c := range x.Changes {
@@ -158,8 +182,17 @@ func expiriesSection(xs []plan.Expiry) string {
 		if !x.ExpiresAt.IsZero() {
 			at = x.ExpiresAt.UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s: %s |\n", cell(x.Environment), cell(x.Unit), code(x.Object), strings.Join(changes, "; "),
-			at, cell(string(x.State)), cell(x.Why))
+		fmt.Fprintf(
+			&b,
+			"| %s | %s | %s | %s | %s | %s: %s |\n",
+			cell(x.Environment),
+			cell(x.Unit),
+			code(x.Object),
+			strings.Join(changes, "; "),
+			at,
+			cell(string(x.State)),
+			cell(x.Why),
+		)
 	}
 	return b.String() + "\n"
 }

@@ -16,7 +16,12 @@ import (
 func (s scenario) breakGlass(t *testing.T, f map[string]string) {
 	t.Helper()
 	if s.AcceptFor != "" {
-		f[policyPath] = strings.Replace(f[policyPath], "          autoMerge: true\n", "          autoMerge: true\n          acceptFor: "+s.AcceptFor+"\n", 1)
+		f[policyPath] = strings.Replace(
+			f[policyPath],
+			"          autoMerge: true\n",
+			"          autoMerge: true\n          acceptFor: "+s.AcceptFor+"\n",
+			1,
+		)
 	}
 	if s.Accepted == "" {
 		return
@@ -38,7 +43,8 @@ func (s scenario) breakGlass(t *testing.T, f map[string]string) {
 		merge(inputAt(t, func(files map[string]string) { maps.Copy(files, accepted) }, t0.Add(5*time.Minute)))
 	}
 	if s.Values != "" {
-		f[valuesEast] = regexp.MustCompile(`replicaCount: .*`).ReplaceAllString(f[valuesEast], "replicaCount: "+s.Values+" # bob raised it for the launch")
+		f[valuesEast] = regexp.MustCompile(`replicaCount: .*`).
+			ReplaceAllString(f[valuesEast], "replicaCount: "+s.Values+" # bob raised it for the launch")
 	}
 }
 
@@ -63,14 +69,19 @@ func (s scenario) files(t *testing.T) func(map[string]string) {
 // when it ends, and the restoring one what it restores, where a reviewer
 // reads them.
 func TestBreakGlassPullRequestSaysExpiry(t *testing.T) {
-	s := scenario{AcceptFor: "8h", Intent: "incident-fix: scale replicas until 2h", Observations: []scenarioObservation{{Live: 4, Manager: "kubectl"}}}
+	s := scenario{
+		AcceptFor:    "8h",
+		Intent:       "incident-fix: scale replicas until 2h",
+		Observations: []scenarioObservation{{Live: 4, Manager: "kubectl"}},
+	}
 	in := s.input(t)
 	if len(in.Result.WriteBacks) != 1 {
 		t.Fatalf("write-backs: %+v %v", in.Result.WriteBacks, in.Result.Errors)
 	}
 	body := in.propose(&in.Result.WriteBacks[0]).Body(&Marker{})
 	for _, want := range []string{
-		"temporary: accepted until **2026-06-18T14:05:00Z** by <code>spec.rules[0].mayAccept[0]</code> (acceptFor <code>8h</code>); the intent asked <code>until 2h</code>",
+		"temporary: accepted until **2026-06-18T14:05:00Z** by <code>spec.rules[0].mayAccept[0]</code> (acceptFor " +
+			"<code>8h</code>); the intent asked <code>until 2h</code>",
 		"backflow accepts an authorized live change",
 	} {
 		if !strings.Contains(body, want) {
@@ -82,7 +93,8 @@ func TestBreakGlassPullRequestSaysExpiry(t *testing.T) {
 		t.Fatalf("restoring write-backs: %+v %v", r.Result.WriteBacks, r.Result.Errors)
 	}
 	body = r.propose(&r.Result.WriteBacks[0]).Body(&Marker{})
-	for _, want := range []string{"backflow restores desired state in **prod-us-east**", "expiry: restores the value desired before the temporary acceptance"} {
+	for _, want := range []string{"backflow restores desired state in **prod-us-east**", "expiry: restores the value " +
+		"desired before the temporary acceptance"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the restoring body does not say %q:\n%s", want, body)
 		}
@@ -93,7 +105,12 @@ func TestBreakGlassPullRequestSaysExpiry(t *testing.T) {
 // request once; the note its comment leaves in the marker keeps the next
 // cycle quiet.
 func TestVoidExpirySaidOnce(t *testing.T) {
-	s := scenario{AcceptFor: "8h", Accepted: "-8h10m", Values: "5", Observations: []scenarioObservation{{Live: 5, NoField: true, At: "4m"}}}
+	s := scenario{
+		AcceptFor:    "8h",
+		Accepted:     "-8h10m",
+		Values:       "5",
+		Observations: []scenarioObservation{{Live: 5, NoField: true, At: "4m"}},
+	}
 	in := s.input(t)
 	pr := scenarioPull{Number: 1, Proposes: 4, Head: "c1", State: "merged", MergedAt: "-8h", Proven: true}.pull(t, s)
 	got := in.Expiries([]forge.PullRequest{pr})

@@ -106,7 +106,10 @@ func (p *planner) readReceipts() {
 	for _, path := range slices.Sorted(maps.Keys(p.snap.Receipts)) {
 		r, _, err := receipt.Parse(path, p.snap.Receipts[path])
 		if err != nil {
-			p.res.Errors = append(p.res.Errors, fmt.Sprintf("receipt %s: %v: its expiry, if any, is not acted on", path, err))
+			p.res.Errors = append(
+				p.res.Errors,
+				fmt.Sprintf("receipt %s: %v: its expiry, if any, is not acted on", path, err),
+			)
 			continue
 		}
 		if x := r.Spec.Trigger.Expired; x != nil {
@@ -115,7 +118,11 @@ func (p *planner) readReceipts() {
 				continue
 			}
 			for _, cf := range r.Spec.Bounds.ChangedFields {
-				p.glass.restored[restoredKey(r.Spec.Environment, cf.Object, cf.Field)] = restoredField{at: at, accepted: cf.From.V, name: x.Name}
+				p.glass.restored[restoredKey(r.Spec.Environment, cf.Object, cf.Field)] = restoredField{
+					at:       at,
+					accepted: cf.From.V,
+					name:     x.Name,
+				}
 			}
 		}
 		if r.Spec.Expiry != nil {
@@ -137,8 +144,14 @@ func (p *planner) restoredLive(env, object string, fs *fieldState, at time.Time)
 	if !ok || !values.Equal(fs.live, rf.accepted) || at.After(rf.at) {
 		return ""
 	}
-	return fmt.Sprintf("restored: %s still holds %s, the acceptance %s that expired at %s and whose value desired state was restored from; the forward apply puts it back",
-		fs.f.Path, values.Format(fs.live), rf.name, rf.at.UTC().Format(time.RFC3339))
+	return fmt.Sprintf(
+		"restored: %s still holds %s, the acceptance %s that expired at %s and whose value desired state was restored "+
+			"from; the forward apply puts it back",
+		fs.f.Path,
+		values.Format(fs.live),
+		rf.name,
+		rf.at.UTC().Format(time.RFC3339),
+	)
 }
 
 // expiryOf is the receipt's expiry for an allowed decision: the term
@@ -155,8 +168,13 @@ func (p *planner) expiryOf(pd *pending, intent string) *receipt.Expiry {
 	if !ok {
 		return nil
 	}
-	return &receipt.Expiry{ExpiresAt: p.now.Add(term.For).Format(time.RFC3339), SetBy: term.Entry, AcceptFor: term.AcceptFor,
-		Requested: term.Asked, Bounded: term.Bounded}
+	return &receipt.Expiry{
+		ExpiresAt: p.now.Add(term.For).Format(time.RFC3339),
+		SetBy:     term.Entry,
+		AcceptFor: term.AcceptFor,
+		Requested: term.Asked,
+		Bounded:   term.Bounded,
+	}
 }
 
 // expiryNote is what a temporary acceptance says on its receipt and on
@@ -178,7 +196,8 @@ func expiryNote(x *receipt.Expiry, restores string) string {
 // expiryClaim is the receipt's honesty marker for a temporary acceptance.
 func expiryClaim(x *receipt.Expiry) string {
 	return "Temporary: " + expiryNote(x, "the value desired before (each changed field's from)") +
-		". The restoring pull request is opened from the default branch's receipts once expiresAt has passed by backflow's clock; that it merges, and that live goes back, is not claimed here."
+		". The restoring pull request is opened from the default branch's receipts once expiresAt has passed by " +
+		"backflow's clock; that it merges, and that live goes back, is not claimed here."
 }
 
 // noteExpiry writes each temporary acceptance's note on its edited lines
@@ -200,7 +219,8 @@ func (p *planner) noteExpiry(uv *unitValues, pend []*pending, out []editedFile) 
 			if err != nil {
 				continue
 			}
-			if data, err := f.Note(vf.prefix+fs.valuePath, expiryNote(d.Receipt.Spec.Expiry, values.Format(fs.from()))); err == nil {
+			note := expiryNote(d.Receipt.Spec.Expiry, values.Format(fs.from()))
+			if data, err := f.Note(vf.prefix+fs.valuePath, note); err == nil {
 				setFileData(uv, out, fs.file, data)
 			}
 		}
@@ -246,10 +266,20 @@ func (p *planner) expiries() {
 // expiry is the state of one temporary acceptance.
 func (p *planner) expiry(t temporary) Expiry {
 	s := &t.r.Spec
-	x := Expiry{Receipt: t.path, Name: t.r.Metadata.Name, Environment: s.Environment, Unit: s.Unit.Space, Object: s.Observation.Object, SetBy: s.Expiry.SetBy}
+	x := Expiry{
+		Receipt:     t.path,
+		Name:        t.r.Metadata.Name,
+		Environment: s.Environment,
+		Unit:        s.Unit.Space,
+		Object:      s.Observation.Object,
+		SetBy:       s.Expiry.SetBy,
+	}
 	for _, cf := range s.Bounds.ChangedFields {
-		x.Changes = append(x.Changes, Change{Object: cf.Object, Field: cf.Field, ValuePath: cf.ValuePath, ValuesFile: cf.ValuesFile,
-			From: cf.From.V, To: cf.To.V, Authorized: true})
+		x.Changes = append(
+			x.Changes,
+			Change{Object: cf.Object, Field: cf.Field, ValuePath: cf.ValuePath, ValuesFile: cf.ValuesFile,
+				From: cf.From.V, To: cf.To.V, Authorized: true},
+		)
 	}
 	at, ok := t.r.ExpiresAt()
 	if !ok {
@@ -263,7 +293,12 @@ func (p *planner) expiry(t temporary) Expiry {
 	}
 	u := p.unitNamed(s.Environment, s.Unit.Space)
 	if u == nil {
-		x.State, x.Why = Void, fmt.Sprintf("the unit %s of %s is no longer in %s: nothing to restore", s.Unit.Space, s.Environment, repoconfig.Path)
+		x.State, x.Why = Void, fmt.Sprintf(
+			"the unit %s of %s is no longer in %s: nothing to restore",
+			s.Unit.Space,
+			s.Environment,
+			repoconfig.Path,
+		)
 		return x
 	}
 	uv := p.unitValues(u)
@@ -273,26 +308,49 @@ func (p *planner) expiry(t temporary) Expiry {
 	}
 	for _, c := range x.Changes {
 		if c.ValuesFile == "" {
-			x.State, x.Why = Refused, fmt.Sprintf("%s is written in %s, not a values file: only a values path is restored at expiry", c.Field, s.Unit.DesiredRender)
+			x.State, x.Why = Refused, fmt.Sprintf(
+				"%s is written in %s, not a values file: only a values path is restored at expiry",
+				c.Field,
+				s.Unit.DesiredRender,
+			)
 			return x
 		}
 		desired, ok := p.lookup(uv.merged, c.ValuePath)
 		switch {
 		case !ok:
-			x.State, x.Why = Void, fmt.Sprintf("%s is no longer set in %s's values %s: the expiry is void", c.ValuePath, u.Name, p.where())
+			x.State, x.Why = Void, fmt.Sprintf(
+				"%s is no longer set in %s's values %s: the expiry is void",
+				c.ValuePath,
+				u.Name,
+				p.where(),
+			)
 			return x
 		case !values.Equal(desired, c.To):
-			x.State, x.Why = Void, fmt.Sprintf("desired %s is %s %s, no longer the accepted %s (someone changed it since): the expiry is void, nothing is restored",
-				c.ValuePath, values.Format(desired), p.where(), values.Format(c.To))
+			x.State, x.Why = Void, fmt.Sprintf(
+				"desired %s is %s %s, no longer the accepted %s (someone changed it since): the expiry is void, nothing is "+
+					"restored",
+				c.ValuePath,
+				values.Format(desired),
+				p.where(),
+				values.Format(c.To),
+			)
 			return x
 		}
 	}
 	if len(p.allowed[u]) > 0 {
-		x.State, x.Why = Waiting, fmt.Sprintf("expired at %s; unit %s has another write-back this cycle, so the restoring one waits for it", at.UTC().Format(time.RFC3339), u.Name)
+		x.State, x.Why = Waiting, fmt.Sprintf(
+			"expired at %s; unit %s has another write-back this cycle, so the restoring one waits for it",
+			at.UTC().Format(time.RFC3339),
+			u.Name,
+		)
 		return x
 	}
 	x.State = Due
-	x.Why = fmt.Sprintf("expired at %s under %s: desired still holds the accepted values, so they are restored", at.UTC().Format(time.RFC3339), x.SetBy)
+	x.Why = fmt.Sprintf(
+		"expired at %s under %s: desired still holds the accepted values, so they are restored",
+		at.UTC().Format(time.RFC3339),
+		x.SetBy,
+	)
 	if !p.cfg.WritesBack() {
 		x.Why += "; report only: the repository is " + p.modeWord()
 	}
@@ -410,13 +468,30 @@ func (p *planner) temporaryAt(path string) temporary {
 // restoreDecision is the allowed decision restoring one expired receipt,
 // with its verified receipt: the same role's authority, under the
 // policy's matcher, for each field's from.
-func (p *planner) restoreDecision(u *repoconfig.Unit, t temporary, x *Expiry, after map[string]any, branch string, rendered *receipt.Render) (Decision, error) {
+func (p *planner) restoreDecision(
+	u *repoconfig.Unit,
+	t temporary,
+	x *Expiry,
+	after map[string]any,
+	branch string,
+	rendered *receipt.Render,
+) (Decision, error) {
 	s := &t.r.Spec
 	role := s.Trigger.Role
 	when := p.now.Format(time.RFC3339)
 	expired := x.ExpiresAt.UTC().Format(time.RFC3339)
-	d := Decision{Unit: u.Name, Environment: u.Environment, Object: x.Object, Outcome: Allow, AutoMerge: true, WriteBack: branch,
-		Actor: s.Trigger.Actor, Role: role, ObservedAt: x.ExpiresAt, ReceiptPath: t.path}
+	d := Decision{
+		Unit:        u.Name,
+		Environment: u.Environment,
+		Object:      x.Object,
+		Outcome:     Allow,
+		AutoMerge:   true,
+		WriteBack:   branch,
+		Actor:       s.Trigger.Actor,
+		Role:        role,
+		ObservedAt:  x.ExpiresAt,
+		ReceiptPath: t.path,
+	}
 	if !p.cfg.WritesBack() {
 		d.WriteBack, d.Reported = "", true
 	}
@@ -427,20 +502,33 @@ func (p *planner) restoreDecision(u *repoconfig.Unit, t temporary, x *Expiry, af
 		files    []string
 	)
 	for _, c := range x.Changes {
-		dec := p.snap.Policy.Evaluate(policy.Request{Roles: []string{role}, Environment: u.Environment, Object: c.Object, Field: c.Field,
-			ValuePath: c.ValuePath, Value: c.From, HasValue: true})
+		dec := p.snap.Policy.Evaluate(
+			policy.Request{Roles: []string{role}, Environment: u.Environment, Object: c.Object, Field: c.Field,
+				ValuePath: c.ValuePath, Value: c.From, HasValue: true},
+		)
 		if !dec.Allowed {
 			msgs := make([]string, len(dec.Reasons))
 			for i, r := range dec.Reasons {
 				msgs[i] = r.String()
 			}
-			return d, fmt.Errorf("the policy no longer lets %s restore %s to %s: %s", role, c.ValuePath, values.Format(c.From), strings.Join(msgs, "; "))
+			return d, fmt.Errorf(
+				"the policy no longer lets %s restore %s to %s: %s",
+				role,
+				c.ValuePath,
+				values.Format(c.From),
+				strings.Join(msgs, "; "),
+			)
 		}
 		d.AutoMerge = d.AutoMerge && dec.Match.AutoMerge
-		d.Changes = append(d.Changes, Change{Object: c.Object, Field: c.Field, ValuePath: c.ValuePath, ValuesFile: c.ValuesFile,
-			From: c.To, To: c.From, Authorized: true})
+		d.Changes = append(
+			d.Changes,
+			Change{Object: c.Object, Field: c.Field, ValuePath: c.ValuePath, ValuesFile: c.ValuesFile,
+				From: c.To, To: c.From, Authorized: true},
+		)
 		changed = append(changed, receipt.ChangedField{Object: c.Object, Field: c.Field, ValuePath: c.ValuePath,
-			From: receipt.ValueOf(c.To), To: receipt.ValueOf(c.From), DesiredValueAfter: receipt.ValueOf(c.From), ValuesFile: c.ValuesFile})
+			From: receipt.ValueOf(
+				c.To,
+			), To: receipt.ValueOf(c.From), DesiredValueAfter: receipt.ValueOf(c.From), ValuesFile: c.ValuesFile})
 		if rule := grant(role, c.ValuePath, c.Field, dec.Match); !slices.Contains(rules, rule) {
 			rules = append(rules, rule)
 		}
@@ -449,9 +537,20 @@ func (p *planner) restoreDecision(u *repoconfig.Unit, t temporary, x *Expiry, af
 		}
 		switch got, ok := p.lookup(after, c.ValuePath); {
 		case !ok:
-			residual = append(residual, fmt.Sprintf("%s: absent from desired after the restoring write-back", c.ValuePath))
+			residual = append(
+				residual,
+				fmt.Sprintf("%s: absent from desired after the restoring write-back", c.ValuePath),
+			)
 		case !values.Equal(got, c.From):
-			residual = append(residual, fmt.Sprintf("%s: desired after the restoring write-back is %s, not %s", c.ValuePath, values.Format(got), values.Format(c.From)))
+			residual = append(
+				residual,
+				fmt.Sprintf(
+					"%s: desired after the restoring write-back is %s, not %s",
+					c.ValuePath,
+					values.Format(got),
+					values.Format(c.From),
+				),
+			)
 		}
 	}
 	slices.Sort(files)
@@ -461,30 +560,86 @@ func (p *planner) restoreDecision(u *repoconfig.Unit, t temporary, x *Expiry, af
 	if !closed {
 		result = "open"
 	}
-	intent := fmt.Sprintf("expiry: the temporary acceptance %s (%s) ended at %s; restoring the value desired before it", x.Name, s.Trigger.Intent, expired)
-	d.Reasons = []string{fmt.Sprintf("allow: expiry of %s (receipt %s) at %s under %s: role %s restores the value desired before", x.Name, t.path, expired, x.SetBy, role)}
+	intent := fmt.Sprintf(
+		"expiry: the temporary acceptance %s (%s) ended at %s; restoring the value desired before it",
+		x.Name,
+		s.Trigger.Intent,
+		expired,
+	)
+	d.Reasons = []string{
+		fmt.Sprintf(
+			"allow: expiry of %s (receipt %s) at %s under %s: role %s restores the value desired before",
+			x.Name,
+			t.path,
+			expired,
+			x.SetBy,
+			role,
+		),
+	}
 	store := p.snap.StoreOf()
 	r := &receipt.Receipt{
 		APIVersion: receipt.APIVersion, Kind: receipt.Kind, Metadata: receipt.Metadata{Name: x.Name + "-restored"},
 		Spec: receipt.Spec{
 			Status: receipt.StatusProposed, Chart: s.Chart, Version: s.Version, Environment: u.Environment,
 			Unit: receipt.Unit{Space: u.Name, DesiredRender: strings.Join(files, ", ")},
-			Trigger: receipt.Trigger{Class: receipt.ClassAuthorized, Actor: s.Trigger.Actor, Role: role, Intent: intent, At: expired,
-				Expired: &receipt.Expired{Receipt: t.path, Name: x.Name, ExpiresAt: expired, SetBy: x.SetBy, Commit: p.snap.Commit}},
+			Trigger: receipt.Trigger{
+				Class:  receipt.ClassAuthorized,
+				Actor:  s.Trigger.Actor,
+				Role:   role,
+				Intent: intent,
+				At:     expired,
+				Expired: &receipt.Expired{
+					Receipt:   t.path,
+					Name:      x.Name,
+					ExpiresAt: expired,
+					SetBy:     x.SetBy,
+					Commit:    p.snap.Commit,
+				},
+			},
 			Observation: receipt.Observation{Source: "backflow", Predicate: "acceptance-expired",
 				ReceiptRef: "the expired acceptance's receipt " + t.path + " " + p.where(),
 				Object:     first.Object, Field: first.Field, ValuePath: first.ValuePath,
 				LiveValue: receipt.ValueOf(first.From), DesiredValueBefore: receipt.ValueOf(first.To)},
-			Authority: receipt.Authority{PolicyRef: p.snap.PolicyPath, Decision: receipt.DecisionAllow, MatchedRule: strings.Join(rules, "; ")},
-			Bounds:    receipt.Bounds{ChangedFields: changed, UnauthorizedFieldsChanged: []string{}, WithinAuthorizedScope: &within},
-			WriteBack: receipt.WriteBack{Method: store.Method(), DesiredValueAfter: receipt.ValueOf(first.From), NewRevision: store.NewRevision(branch),
-				Provenance: receipt.Provenance{Who: "backflow (expiry of " + s.Trigger.Actor + "'s acceptance)", When: when, Operation: Operation,
-					Authority: p.snap.PolicyPath, Intent: intent}},
+			Authority: receipt.Authority{
+				PolicyRef:   p.snap.PolicyPath,
+				Decision:    receipt.DecisionAllow,
+				MatchedRule: strings.Join(rules, "; "),
+			},
+			Bounds: receipt.Bounds{
+				ChangedFields:             changed,
+				UnauthorizedFieldsChanged: []string{},
+				WithinAuthorizedScope:     &within,
+			},
+			WriteBack: receipt.WriteBack{
+				Method:            store.Method(),
+				DesiredValueAfter: receipt.ValueOf(first.From),
+				NewRevision:       store.NewRevision(branch),
+				Provenance: receipt.Provenance{
+					Who:       "backflow (expiry of " + s.Trigger.Actor + "'s acceptance)",
+					When:      when,
+					Operation: Operation,
+					Authority: p.snap.PolicyPath,
+					Intent:    intent,
+				},
+			},
 			RoundTrip: receipt.RoundTrip{DesiredAfterMatchesObserved: &closed, ResidualDrift: residual, Result: result},
 			NotClaimed: []string{
-				fmt.Sprintf("Restoring, not observed: the acceptance %s (receipt %s %s) expired at %s under %s; observation.liveValue is the value desired before that acceptance, which this write-back restores, not a live reading. That live is back at it after the merge and the next forward apply is not claimed until a follow-up re-observes it and the receipt is proven.",
-					x.Name, t.path, p.where(), expired, x.SetBy),
-				fmt.Sprintf("Desired state is the values files %s; the chart was not rendered for the restoring write-back, so the field to value path mapping is the policy's.", p.where()),
+				fmt.Sprintf(
+					"Restoring, not observed: the acceptance %s (receipt %s %s) expired at %s under %s; observation.liveValue is "+
+						"the value desired before that acceptance, which this write-back restores, not a live reading. That live is "+
+						"back at it after the merge and the next forward apply is not claimed until a follow-up re-observes it and the "+
+						"receipt is proven.",
+					x.Name,
+					t.path,
+					p.where(),
+					expired,
+					x.SetBy,
+				),
+				fmt.Sprintf(
+					"Desired state is the values files %s; the chart was not rendered for the restoring write-back, so the field "+
+						"to value path mapping is the policy's.",
+					p.where(),
+				),
 			},
 		},
 	}
@@ -501,8 +656,20 @@ func (p *planner) restoreDecision(u *repoconfig.Unit, t temporary, x *Expiry, af
 		}
 		r.Spec.Render = &sec
 		r.Spec.RoundTrip.RenderedAfterMatchesObserved = &closed
-		r.Spec.NotClaimed[1] = fmt.Sprintf("Desired state is the values files %s, rendered with chart %s %s (%s) by %s for Kubernetes %s as release %s in namespace %s before and after the restoring edit: the renderings differ exactly in the restored fields; what the GitOps controller renders with its own Helm version, post-renderers or lookups of live objects is not claimed.",
-			p.where(), sec.Chart, sec.Version, sec.Digest, sec.Renderer, sec.KubeVersion, sec.ReleaseName, sec.Namespace)
+		r.Spec.NotClaimed[1] = fmt.Sprintf(
+			"Desired state is the values files %s, rendered with chart %s %s (%s) by %s for Kubernetes %s as release %s in "+
+				"namespace %s before and after the restoring edit: the renderings differ exactly in the restored fields; what "+
+				"the GitOps controller renders with its own Helm version, post-renderers or lookups of live objects is not "+
+				"claimed.",
+			p.where(),
+			sec.Chart,
+			sec.Version,
+			sec.Digest,
+			sec.Renderer,
+			sec.KubeVersion,
+			sec.ReleaseName,
+			sec.Namespace,
+		)
 	}
 	if vs := receipt.Verify(r, p.snap.Policy, p.snap.PolicyPath); len(vs) > 0 {
 		return d, fmt.Errorf("the restoring receipt fails verification: %s", receipt.JoinViolations(vs))
@@ -533,7 +700,11 @@ func (p *planner) where() string {
 // of temporary acceptances. A folder that is not there holds none; one
 // that cannot be listed, or a receipt that cannot be read, is said (the
 // planner reports that expiries are unknown) and fails nothing else.
-func readReceiptFiles(read FileReader, list func(string) ([]string, error), cfg *repoconfig.Config) (map[string][]byte, string) {
+func readReceiptFiles(
+	read FileReader,
+	list func(string) ([]string, error),
+	cfg *repoconfig.Config,
+) (map[string][]byte, string) {
 	if list == nil {
 		return nil, ""
 	}
@@ -579,14 +750,34 @@ type jsonExpiry struct {
 func jsonExpiries(xs []Expiry) []jsonExpiry {
 	var out []jsonExpiry
 	for _, x := range xs {
-		j := jsonExpiry{Receipt: x.Receipt, Name: x.Name, Environment: x.Environment, Unit: x.Unit, Object: x.Object, SetBy: x.SetBy,
-			State: x.State, WriteBack: nullable(x.WriteBack), Why: x.Why, Changes: []jsonChange{}}
+		j := jsonExpiry{
+			Receipt:     x.Receipt,
+			Name:        x.Name,
+			Environment: x.Environment,
+			Unit:        x.Unit,
+			Object:      x.Object,
+			SetBy:       x.SetBy,
+			State:       x.State,
+			WriteBack:   nullable(x.WriteBack),
+			Why:         x.Why,
+			Changes:     []jsonChange{},
+		}
 		if !x.ExpiresAt.IsZero() {
 			j.ExpiresAt = new(x.ExpiresAt.UTC().Format(time.RFC3339))
 		}
 		for _, c := range x.Changes {
-			j.Changes = append(j.Changes, jsonChange{Object: c.Object, Field: c.Field, ValuePath: nullable(c.ValuePath), ValuesFile: nullable(c.ValuesFile),
-				From: jsonSafe(c.From), To: jsonSafe(c.To), Authorized: c.Authorized})
+			j.Changes = append(
+				j.Changes,
+				jsonChange{
+					Object:     c.Object,
+					Field:      c.Field,
+					ValuePath:  nullable(c.ValuePath),
+					ValuesFile: nullable(c.ValuesFile),
+					From:       jsonSafe(c.From),
+					To:         jsonSafe(c.To),
+					Authorized: c.Authorized,
+				},
+			)
 		}
 		out = append(out, j)
 	}
@@ -597,7 +788,12 @@ func jsonExpiries(xs []Expiry) []jsonExpiry {
 // edit: the renderings must differ exactly in the restored fields, each
 // rendered as the value restored, as an acceptance's must. It returns the
 // render section, with every restored field; each receipt keeps its own.
-func (p *planner) restoreWitness(u *repoconfig.Unit, uv *unitValues, indexes []int, trees []map[string]any) (*receipt.Render, error) {
+func (p *planner) restoreWitness(
+	u *repoconfig.Unit,
+	uv *unitValues,
+	indexes []int,
+	trees []map[string]any,
+) (*receipt.Render, error) {
 	b := p.base(&unitWork{u: u, uv: uv})
 	if b.err != nil {
 		return nil, b.err

@@ -39,7 +39,8 @@ func TestAcceptFor(t *testing.T) {
 		t.Run(tc.why, func(t *testing.T) {
 			p, err := Parse("pol.yaml", []byte(strings.Replace(breakGlass, "ACCEPT", tc.in, 1)))
 			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.HasPrefix(err.Error(), "pol.yaml: ") {
+				if err == nil || !strings.Contains(err.Error(), tc.err) ||
+					!strings.HasPrefix(err.Error(), "pol.yaml: ") {
 					t.Fatalf("err = %v, want one naming pol.yaml and %q", err, tc.err)
 				}
 				if p.Valid() {
@@ -93,8 +94,10 @@ func TestTermOf(t *testing.T) {
 		want        Term
 	}{
 		{"the entry's bound", "scale", Term{For: 8 * time.Hour, Entry: "spec.rules[0].mayAccept[0]", AcceptFor: "8h"}},
-		{"an intent asking less", "scale until 2h", Term{For: 2 * time.Hour, Entry: "spec.rules[0].mayAccept[0]", AcceptFor: "8h", Asked: "until 2h"}},
-		{"an intent asking more is bounded to the entry", "scale for 3d", Term{For: 8 * time.Hour, Entry: "spec.rules[0].mayAccept[0]", AcceptFor: "8h", Asked: "for 3d", Bounded: true}},
+		{"an intent asking less", "scale until 2h",
+			Term{For: 2 * time.Hour, Entry: "spec.rules[0].mayAccept[0]", AcceptFor: "8h", Asked: "until 2h"}},
+		{"an intent asking more is bounded to the entry", "scale for 3d",
+			Term{For: 8 * time.Hour, Entry: "spec.rules[0].mayAccept[0]", AcceptFor: "8h", Asked: "for 3d", Bounded: true}},
 	} {
 		t.Run(tc.why, func(t *testing.T) {
 			got, ok := p.TermOf(m, tc.intent)

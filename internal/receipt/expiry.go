@@ -70,7 +70,12 @@ func (v *verifier) expiry(s *Spec, pol *policy.Policy) {
 		}
 		v.rfc3339("trigger.expired.expiresAt", x.ExpiresAt)
 		if at, err := time.Parse(time.RFC3339, x.ExpiresAt); err == nil && at.After(when) {
-			v.fail("trigger.expired.expiresAt", "is %s, after writeBack.provenance.when %s: the acceptance had not expired", x.ExpiresAt, s.WriteBack.Provenance.When)
+			v.fail(
+				"trigger.expired.expiresAt",
+				"is %s, after writeBack.provenance.when %s: the acceptance had not expired",
+				x.ExpiresAt,
+				s.WriteBack.Provenance.When,
+			)
 		}
 		return
 	}
@@ -86,7 +91,12 @@ func (v *verifier) expiry(s *Spec, pol *policy.Policy) {
 	x := s.Expiry
 	if x == nil {
 		if bounded {
-			v.fail("expiry", "required: %s bounds the acceptance to %s, so it must expire", term.Entry, policy.FormatDuration(term.For))
+			v.fail(
+				"expiry",
+				"required: %s bounds the acceptance to %s, so it must expire",
+				term.Entry,
+				policy.FormatDuration(term.For),
+			)
 		}
 		return
 	}
@@ -109,7 +119,12 @@ func (v *verifier) expiry(s *Spec, pol *policy.Policy) {
 	switch {
 	case err != nil:
 	case !at.After(when):
-		v.fail("expiry.expiresAt", "is %s, not after writeBack.provenance.when %s", x.ExpiresAt, s.WriteBack.Provenance.When)
+		v.fail(
+			"expiry.expiresAt",
+			"is %s, not after writeBack.provenance.when %s",
+			x.ExpiresAt,
+			s.WriteBack.Provenance.When,
+		)
 	case at.Sub(when) > term.For:
 		v.fail("expiry.expiresAt", "is %s after writeBack.provenance.when, beyond the term of %s (%s)",
 			policy.FormatDuration(at.Sub(when)), policy.FormatDuration(term.For), term.Entry)
@@ -123,7 +138,11 @@ func expiryNote(r *Receipt) string {
 	case r.Spec.Expiry != nil:
 		return " (until " + cell(r.Spec.Expiry.ExpiresAt) + ")"
 	case r.Spec.Trigger.Expired != nil:
-		return " (restores: " + code(r.Spec.Trigger.Expired.Name) + " expired " + cell(r.Spec.Trigger.Expired.ExpiresAt) + ")"
+		return " (restores: " + code(
+			r.Spec.Trigger.Expired.Name,
+		) + " expired " + cell(
+			r.Spec.Trigger.Expired.ExpiresAt,
+		) + ")"
 	}
 	return ""
 }

@@ -46,7 +46,11 @@ func (f *File) Note(path, note string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
 	}
 	if loc.node.Kind != yaml.ScalarNode || loc.flow {
-		return nil, fmt.Errorf("line %d: a note needs a one-line scalar in block context: %w", d.line(loc.node), ErrUnsupported)
+		return nil, fmt.Errorf(
+			"line %d: a note needs a one-line scalar in block context: %w",
+			d.line(loc.node),
+			ErrUnsupported,
+		)
 	}
 	e, err := d.scanScalar(loc.node, loc.indent, false)
 	if err != nil {

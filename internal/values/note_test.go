@@ -10,7 +10,8 @@ func TestNote(t *testing.T) {
 		why, in, path, note, want string
 		err                       error
 	}{
-		{"a bare line gets the note", "replica:\n  replicaCount: 4\n  other: 1\n", "replica.replicaCount", "accepted until 2026-06-18T20:00:05Z",
+		{"a bare line gets the note", "replica:\n  replicaCount: 4\n  other: 1\n", "replica.replicaCount",
+			"accepted until 2026-06-18T20:00:05Z",
 			"replica:\n  replicaCount: 4 # backflow: accepted until 2026-06-18T20:00:05Z\n  other: 1\n", nil},
 		{"a person's comment is kept before the note, with its spacing", "a: 4   # scaled for the spike\n", "a", "until X",
 			"a: 4   # scaled for the spike | backflow: until X\n", nil},
