@@ -99,9 +99,10 @@ GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := $(HOME)/.cache/backflow/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
 .PHONY: lint
-lint: ## Run golangci-lint with .golangci.yml (unused, revive, errorlint, lll at 120 outside tests, depguard for archtest's arrows; installed once into ~/.cache/backflow/tools)
+lint: ## Run golangci-lint with .golangci.yml on the module and the e2e module (unused, revive, errorlint, lll at 120 outside tests, depguard for archtest's arrows; installed once into ~/.cache/backflow/tools)
 	@test -x $(GOLANGCI_LINT) || { mkdir -p $(dir $(GOLANGCI_LINT)) && GOBIN=$$(mktemp -d) && GOBIN=$$GOBIN $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) && mv $$GOBIN/golangci-lint $(GOLANGCI_LINT); }
 	$(GOLANGCI_LINT) run ./...
+	cd testdata/e2e && $(GOLANGCI_LINT) run ./...
 
 YQ_VERSION := v4.54.3
 TOOLS_DIR ?= $(HOME)/.cache/backflow/tools

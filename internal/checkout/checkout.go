@@ -23,7 +23,10 @@ import (
 func ReadCheckout(dir string) (plan.Read, error) {
 	read := func(p string, limit int64) ([]byte, error) { return repoconfig.ReadRepoFile(dir, p, limit) }
 	list := func(p string) ([]string, error) { return repoconfig.ListRepoDir(dir, p) }
-	got, err := plan.ReadSnapshot(read, plan.ReadOptions{Commit: HeadCommit(dir), List: list, Kustomizer: &builder.Builder{}})
+	got, err := plan.ReadSnapshot(
+		read,
+		plan.ReadOptions{Commit: HeadCommit(dir), List: list, Kustomizer: &builder.Builder{}},
+	)
 	// Charts are read from the same working tree, when a write-back needs
 	// the render witness.
 	fetch := render.NewFetcher(render.FetchOptions{})

@@ -120,7 +120,10 @@ func ReadDiff(dir, baseRef, headRef, configPath string) (*Diff, error) {
 			}
 			in.Changed = append(in.Changed, side.entry.Name)
 			if m := side.entry.TreeEntry.Mode; m != filemode.Regular && m != filemode.Executable {
-				d.Special = append(d.Special, fmt.Sprintf("%s: changed, and not a regular file (mode %s): never a receipt or a values file", side.entry.Name, m))
+				d.Special = append(
+					d.Special,
+					fmt.Sprintf("%s: changed, and not a regular file (mode %s): never a receipt or a values file", side.entry.Name, m),
+				)
 				continue
 			}
 			b, err := readBlob(side.tree, side.entry.Name)

@@ -99,13 +99,28 @@ file exists, the code could not be exchanged, or the flow was interrupted.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.org, "org", "", "the GitHub organization that owns the App (required)")
 	fl.StringVar(&f.publicURL, "url", "", "backflow's public HTTPS base URL; the webhook is URL/webhook")
-	fl.StringVar(&f.githubURL, "github-url", "https://github.com", "GitHub's web URL (https://HOST for GitHub Enterprise Server)")
-	fl.StringVar(&f.apiURL, "api-url", "https://api.github.com/", "GitHub's REST API URL (https://HOST/api/v3/ for GitHub Enterprise Server)")
+	fl.StringVar(
+		&f.githubURL,
+		"github-url",
+		"https://github.com",
+		"GitHub's web URL (https://HOST for GitHub Enterprise Server)",
+	)
+	fl.StringVar(
+		&f.apiURL,
+		"api-url",
+		"https://api.github.com/",
+		"GitHub's REST API URL (https://HOST/api/v3/ for GitHub Enterprise Server)",
+	)
 	fl.StringVar(&f.out, "out", ".", "folder the credentials are written to")
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:0", "loopback address of the local form page")
 	fl.StringVar(&f.name, "name", "", "the App's name (default: the manifest's, backflow; names are unique on GitHub)")
 	fl.StringVar(&f.namespace, "namespace", "backflow", "namespace of the Secret in secret.yaml")
-	fl.StringVar(&f.secretName, "secret-name", "backflow-app", "name of the Secret in secret.yaml (the chart's credentials.existingSecret)")
+	fl.StringVar(
+		&f.secretName,
+		"secret-name",
+		"backflow-app",
+		"name of the Secret in secret.yaml (the chart's credentials.existingSecret)",
+	)
 	return cmd
 }
 
@@ -119,7 +134,8 @@ func runAppCreate(ctx context.Context, stdout io.Writer, f appCreateFlags) error
 	if strings.ContainsAny(f.org, "/?#") {
 		return cliroot.UsageError("app create: --org %q: want an organization's login", f.org)
 	}
-	for _, u := range []struct{ flag, v string }{{"--github-url", f.githubURL}, {"--api-url", f.apiURL}, {"--url", f.publicURL}} {
+	urls := []struct{ flag, v string }{{"--github-url", f.githubURL}, {"--api-url", f.apiURL}, {"--url", f.publicURL}}
+	for _, u := range urls {
 		if u.v == "" && u.flag == "--url" {
 			continue
 		}
@@ -133,7 +149,10 @@ func runAppCreate(ctx context.Context, stdout io.Writer, f appCreateFlags) error
 	}
 	for _, name := range appFiles {
 		if _, err := os.Lstat(filepath.Join(f.out, name)); err == nil {
-			return cliroot.UsageError("app create: %s exists: refusing to overwrite an App's credentials", filepath.Join(f.out, name))
+			return cliroot.UsageError(
+				"app create: %s exists: refusing to overwrite an App's credentials",
+				filepath.Join(f.out, name),
+			)
 		}
 	}
 	host, _, err := net.SplitHostPort(f.listen)
@@ -151,7 +170,8 @@ func runAppCreate(ctx context.Context, stdout io.Writer, f appCreateFlags) error
 		ln.Close()
 		return cliroot.UsageError("app create: the manifest: %v", err)
 	}
-	action := strings.TrimSuffix(f.githubURL, "/") + "/organizations/" + url.PathEscape(f.org) + "/settings/apps/new?state=" + state
+	action := strings.TrimSuffix(f.githubURL, "/") + "/organizations/" + url.PathEscape(f.org) +
+		"/settings/apps/new?state=" + state
 
 	done := make(chan error, 1)
 	finish := func(err error) {
@@ -202,7 +222,12 @@ func runAppCreate(ctx context.Context, stdout io.Writer, f appCreateFlags) error
 	case <-ctx.Done():
 		return cliroot.UsageError("app create: interrupted before GitHub answered; nothing was written")
 	}
-	fmt.Fprintf(stdout, "Created the GitHub App; its id, private key and webhook secret are in %s (%s).\n", f.out, strings.Join(appFiles, ", "))
+	fmt.Fprintf(
+		stdout,
+		"Created the GitHub App; its id, private key and webhook secret are in %s (%s).\n",
+		f.out,
+		strings.Join(appFiles, ", "),
+	)
 	return nil
 }
 
@@ -314,7 +339,8 @@ type: Opaque
 data:
   private-key.pem: %s
   webhook-secret: %s
-`, app.Name, f.secretName, f.secretName, f.namespace, base64.StdEncoding.EncodeToString([]byte(app.PEM)), base64.StdEncoding.EncodeToString([]byte(app.WebhookSecret)))
+`, app.Name, f.secretName, f.secretName, f.namespace,
+		base64.StdEncoding.EncodeToString([]byte(app.PEM)), base64.StdEncoding.EncodeToString([]byte(app.WebhookSecret)))
 	contents := map[string][]byte{
 		"app-id":          []byte(fmt.Sprintf("%d\n", app.ID)),
 		"private-key.pem": []byte(app.PEM),
@@ -360,7 +386,10 @@ func writeNew(dir string, names []string, contents map[string][]byte) error {
 		if err := os.Link(filepath.Join(tmp, name), filepath.Join(dir, name)); err != nil {
 			undo()
 			if errors.Is(err, fs.ErrExist) {
-				return fmt.Errorf("%s exists: refusing to overwrite an App's credentials; nothing was written", filepath.Join(dir, name))
+				return fmt.Errorf(
+					"%s exists: refusing to overwrite an App's credentials; nothing was written",
+					filepath.Join(dir, name),
+				)
 			}
 			return fmt.Errorf("writing %s: %w; nothing was written", filepath.Join(dir, name), err)
 		}

@@ -147,6 +147,12 @@ objects its build makes and a field at least one of them has.`,
 		},
 	}
 	cmd.Flags().StringVar(&repo, "repo", ".", "checkout of the GitOps repository")
-	cmd.Flags().StringArrayVar(&allowHosts, "allow-host", nil, "a host (host or host:port) charts' Chart.lock may fetch dependencies from and a fetch may be redirected to, as the bot config's charts.allowedHosts (repeatable)")
+	cmd.Flags().StringArrayVar(
+		&allowHosts,
+		"allow-host",
+		nil,
+		"a host (host or host:port) charts' Chart.lock may fetch dependencies from and a fetch may be redirected to, "+
+			"as the bot config's charts.allowedHosts (repeatable)",
+	)
 	return cmd
 }

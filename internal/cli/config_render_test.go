@@ -20,7 +20,7 @@ func chartRepo(t *testing.T) string {
 	return dir
 }
 
-func replaceIn(t *testing.T, path, old, new string) {
+func replaceIn(t *testing.T, path, old, replacement string) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -29,7 +29,7 @@ func replaceIn(t *testing.T, path, old, new string) {
 	if !strings.Contains(string(data), old) {
 		t.Fatalf("broken fixture: %q not in %s", old, path)
 	}
-	if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(data), old, new)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(data), old, replacement)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

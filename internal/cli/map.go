@@ -136,11 +136,22 @@ chart does not render the object, or a flag is wrong.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&chartDir, "chart", "", "the chart's folder, its oci:// reference, or its name in the --repo chart repository")
+	f.StringVar(
+		&chartDir,
+		"chart",
+		"",
+		"the chart's folder, its oci:// reference, or its name in the --repo chart repository",
+	)
 	f.StringVar(&chartVersion, "version", "", "the exact version of a chart fetched from --repo or an OCI registry")
 	f.StringVar(&repoURL, "repo", "", "the chart repository (the URL of its index.yaml's folder) that serves --chart")
 	f.StringArrayVar(&valuesFiles, "values", nil, "a values file, in Helm's override order (repeatable)")
-	f.StringArrayVar(&allowHosts, "allow-host", nil, "a host (host or host:port) the chart's Chart.lock may fetch dependencies from and a fetch may be redirected to, as the bot config's charts.allowedHosts (repeatable)")
+	f.StringArrayVar(
+		&allowHosts,
+		"allow-host",
+		nil,
+		"a host (host or host:port) the chart's Chart.lock may fetch dependencies from and a fetch may be redirected to, "+
+			"as the bot config's charts.allowedHosts (repeatable)",
+	)
 	f.StringVar(&object, "object", "", "the rendered object, apiVersion|Kind|namespace|name")
 	f.StringVar(&field, "field", "", "the Kubernetes field path")
 	f.StringVar(&opts.Release, "release", "", "release name (default: the chart's name)")

@@ -92,7 +92,13 @@ but not a valid observation, are among the plan's errors.`,
 	cmd.Flags().StringVar(&repo, "repo", "", "the checkout of the GitOps repository")
 	cmd.Flags().StringArrayVar(&paths, "observations", nil, "a file or directory of observations (repeatable)")
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, json or markdown")
-	cmd.Flags().StringVar(&trust, "trust", string(observe.AttributionAuditLog), "the highest attribution believed from the observation files: unknown, asserted, managed-fields, admission or audit-log")
+	cmd.Flags().StringVar(
+		&trust,
+		"trust",
+		string(observe.AttributionAuditLog),
+		"the highest attribution believed from the observation files: "+
+			"unknown, asserted, managed-fields, admission or audit-log",
+	)
 	cmd.Flags().StringVar(&nowFlag, "now", "", "plan as of this RFC 3339 time (default: the current time)")
 	return cmd
 }

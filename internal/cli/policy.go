@@ -87,7 +87,16 @@ func summary(path string, p *policy.Policy) string {
 	if name == "" {
 		name = "(unnamed)"
 	}
-	s := fmt.Sprintf("%s: valid %s %s: default deny, %d rule(s), %d mayAccept entr%s (%d auto-merge)", path, p.Kind, name, len(p.Rules), entries, plural(entries, "y", "ies"), autoMerge)
+	s := fmt.Sprintf(
+		"%s: valid %s %s: default deny, %d rule(s), %d mayAccept entr%s (%d auto-merge)",
+		path,
+		p.Kind,
+		name,
+		len(p.Rules),
+		entries,
+		plural(entries, "y", "ies"),
+		autoMerge,
+	)
 	if len(roles) > 0 {
 		s += ", roles: " + strings.Join(roles, ", ")
 	}
@@ -134,7 +143,13 @@ true a bool, null null, '"4"' the string 4, anything else a string. Without
 --value, an entry that bounds the value does not authorize.`,
 		Args: cliroot.ExactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			req := policy.Request{Roles: f.roles, Environment: f.environment, Object: f.object, Field: f.field, ValuePath: f.valuePath}
+			req := policy.Request{
+				Roles:       f.roles,
+				Environment: f.environment,
+				Object:      f.object,
+				Field:       f.field,
+				ValuePath:   f.valuePath,
+			}
 			if cmd.Flags().Changed("value") {
 				v, err := values.ParseScalar(f.value)
 				if err != nil {

@@ -81,7 +81,12 @@ start (the App's identity or its repositories could not be read).`,
 	}
 	cmd.Flags().Bool("once", false, "run one cycle and exit (what run always does; accepted for compatibility)")
 	cmd.Flags().StringVar(&configPath, "config", "", "the bot config (required)")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "read with the real credentials, write nothing, print what would be done")
+	cmd.Flags().BoolVar(
+		&dryRun,
+		"dry-run",
+		false,
+		"read with the real credentials, write nothing, print what would be done",
+	)
 	cmd.Flags().StringVar(&format, "format", "text", "summary format: text or json")
 	cmd.Flags().BoolVar(&verbose, "verbose", false, "log every decision and effect to stderr (--log-level info)")
 	return cmd

@@ -80,11 +80,36 @@ account, else $KUBECONFIG or ~/.kube/config.`,
 	cmd.Flags().StringVar(&configPath, "config", "", "the bot config with its server: section (required)")
 	f := cmd.Flags()
 	f.BoolVar(&elect, "leader-elect", false, "run cycles only while this replica holds the Lease (for several replicas)")
-	f.StringVar(&le.Namespace, "leader-elect-namespace", "", "namespace of the Lease (default: POD_NAMESPACE, else the pod's own namespace)")
+	f.StringVar(
+		&le.Namespace,
+		"leader-elect-namespace",
+		"",
+		"namespace of the Lease (default: POD_NAMESPACE, else the pod's own namespace)",
+	)
 	f.StringVar(&le.Name, "leader-elect-name", le.Name, "name of the Lease")
-	f.DurationVar(&le.LeaseDuration, "leader-elect-lease-duration", le.LeaseDuration, "how long a standby waits after the leader's last renewal before taking over")
-	f.DurationVar(&le.RenewDeadline, "leader-elect-renew-deadline", le.RenewDeadline, "how long the leader tries to renew before it stops its cycles (below the lease duration)")
-	f.DurationVar(&le.RetryPeriod, "leader-elect-retry-period", le.RetryPeriod, "wait between attempts to acquire or renew the Lease")
-	f.StringVar(&le.Kubeconfig, "kubeconfig", "", "kubeconfig of the Lease's cluster (default: the pod's service account, else $KUBECONFIG or ~/.kube/config)")
+	f.DurationVar(
+		&le.LeaseDuration,
+		"leader-elect-lease-duration",
+		le.LeaseDuration,
+		"how long a standby waits after the leader's last renewal before taking over",
+	)
+	f.DurationVar(
+		&le.RenewDeadline,
+		"leader-elect-renew-deadline",
+		le.RenewDeadline,
+		"how long the leader tries to renew before it stops its cycles (below the lease duration)",
+	)
+	f.DurationVar(
+		&le.RetryPeriod,
+		"leader-elect-retry-period",
+		le.RetryPeriod,
+		"wait between attempts to acquire or renew the Lease",
+	)
+	f.StringVar(
+		&le.Kubeconfig,
+		"kubeconfig",
+		"",
+		"kubeconfig of the Lease's cluster (default: the pod's service account, else $KUBECONFIG or ~/.kube/config)",
+	)
 	return cmd
 }

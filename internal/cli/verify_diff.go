@@ -21,7 +21,12 @@ func runVerifyDiff(stdout io.Writer, dir, baseRef, headRef, configPath string) e
 		return cliroot.UsageError("%v", err)
 	}
 	if !d.ClaimsAny() && len(d.Special) == 0 {
-		fmt.Fprintf(stdout, "no receipt is added or changed: the pull request claims no authority, so it is reviewed as any other (%d file(s) changed)\n", d.Files)
+		fmt.Fprintf(
+			stdout,
+			"no receipt is added or changed: the pull request claims no authority, "+
+				"so it is reviewed as any other (%d file(s) changed)\n",
+			d.Files,
+		)
 		return nil
 	}
 	res := diffbound.Check(d.Input)
@@ -35,6 +40,12 @@ func runVerifyDiff(stdout io.Writer, dir, baseRef, headRef, configPath string) e
 	if len(violations) > 0 {
 		return cliroot.SilentExit(1)
 	}
-	fmt.Fprintf(stdout, "the whole diff is within its receipts: %d receipt(s), %d changed value path(s), %d file(s)\n", res.Receipts, res.ValuePaths, d.Files)
+	fmt.Fprintf(
+		stdout,
+		"the whole diff is within its receipts: %d receipt(s), %d changed value path(s), %d file(s)\n",
+		res.Receipts,
+		res.ValuePaths,
+		d.Files,
+	)
 	return nil
 }

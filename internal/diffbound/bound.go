@@ -103,21 +103,53 @@ func Check(in Input) Result {
 		r := c.Receipt
 		u := unitOf(in.Config, r)
 		if u == nil {
-			fail("%s: names unit %s in %s, which the base branch's %s does not define: it authorizes no file", p, r.Spec.Unit.Space, r.Spec.Environment, repoconfig.Path)
+			fail(
+				"%s: names unit %s in %s, which the base branch's %s does not define: it authorizes no file",
+				p,
+				r.Spec.Unit.Space,
+				r.Spec.Environment,
+				repoconfig.Path,
+			)
 			continue
 		}
 		files := receipt.RenderedFiles(r.Spec.Unit.DesiredRender)
 		for i, cf := range r.Spec.Bounds.ChangedFields {
 			at := fmt.Sprintf("bounds.changedFields[%d]", i)
 			if o, ok := in.Config.UnitFor(u.Environment, cf.Object); !ok || o != u {
-				fail("%s: %s is %s, which unit %s does not render in %s: it authorizes no file", p, at, cf.Object, u.Name, u.Environment)
+				fail(
+					"%s: %s is %s, which unit %s does not render in %s: it authorizes no file",
+					p,
+					at,
+					cf.Object,
+					u.Name,
+					u.Environment,
+				)
 				continue
 			}
-			if vp, why := plan.MapField(in.Policy, cf.Object, u.Environment, cf.Field, []string{r.Spec.Trigger.Role}); in.Policy.Valid() && vp != cf.ValuePath {
+			roles := []string{r.Spec.Trigger.Role}
+			if vp, why := plan.MapField(in.Policy, cf.Object, u.Environment, cf.Field, roles); in.Policy.Valid() &&
+				vp != cf.ValuePath {
 				if vp == "" {
-					fail("%s: %s claims %s at %s, which unit %s's mapping does not write: %s", p, at, cf.Field, cf.ValuePath, u.Name, why)
+					fail(
+						"%s: %s claims %s at %s, which unit %s's mapping does not write: %s",
+						p,
+						at,
+						cf.Field,
+						cf.ValuePath,
+						u.Name,
+						why,
+					)
 				} else {
-					fail("%s: %s claims %s at %s, but unit %s's mapping (the policy's entry for role %q) writes it at %s", p, at, cf.Field, cf.ValuePath, u.Name, r.Spec.Trigger.Role, vp)
+					fail(
+						"%s: %s claims %s at %s, but unit %s's mapping (the policy's entry for role %q) writes it at %s",
+						p,
+						at,
+						cf.Field,
+						cf.ValuePath,
+						u.Name,
+						r.Spec.Trigger.Role,
+						vp,
+					)
 				}
 				continue
 			}
@@ -154,7 +186,11 @@ func Check(in Input) Result {
 	}
 	for _, p := range others {
 		if !named[p] {
-			fail("%s: changed, but it is neither a receipt under %s nor a values file a receipt of this pull request names", p, dir)
+			fail(
+				"%s: changed, but it is neither a receipt under %s nor a values file a receipt of this pull request names",
+				p,
+				dir,
+			)
 			continue
 		}
 		if err := in.Config.Writable(p); err != nil {
@@ -196,19 +232,44 @@ func unitOf(cfg *repoconfig.Config, r *receipt.Receipt) *repoconfig.Unit {
 // only when every environment reading it allowed the change: the base
 // policy must let the receipt's role accept the same field, at the same
 // value path, with the same value, in each of them.
-func unitWrites(pol *policy.Policy, u *repoconfig.Unit, r *receipt.Receipt, cf receipt.ChangedField, file string, readers []string) string {
+func unitWrites(
+	pol *policy.Policy,
+	u *repoconfig.Unit,
+	r *receipt.Receipt,
+	cf receipt.ChangedField,
+	file string,
+	readers []string,
+) string {
 	if !slices.Contains(u.ValuesFiles, file) {
-		return fmt.Sprintf("is not a values file of unit %s in %s (its files are %s): a receipt authorizes only its own unit's files", u.Name, u.Environment, strings.Join(u.ValuesFiles, ", "))
+		return fmt.Sprintf(
+			"is not a values file of unit %s in %s (its files are %s): a receipt authorizes only its own unit's files",
+			u.Name,
+			u.Environment,
+			strings.Join(u.ValuesFiles, ", "),
+		)
 	}
 	for _, env := range readers {
 		if env == u.Environment {
 			continue
 		}
-		d := pol.Evaluate(policy.Request{Roles: []string{r.Spec.Trigger.Role}, Environment: env, Object: cf.Object, Field: cf.Field,
-			ValuePath: cf.ValuePath, Value: cf.To.V, HasValue: cf.To.Set})
+		d := pol.Evaluate(
+			policy.Request{Roles: []string{r.Spec.Trigger.Role}, Environment: env, Object: cf.Object, Field: cf.Field,
+				ValuePath: cf.ValuePath, Value: cf.To.V, HasValue: cf.To.Set},
+		)
 		if !d.Allowed {
-			return fmt.Sprintf("units of %s read too, and the base policy does not let role %q accept %s at %s = %s in %s: a shared file changes only with every reading environment's authority",
-				strings.Join(without(readers, u.Environment), ", "), r.Spec.Trigger.Role, cf.Field, cf.ValuePath, values.Format(cf.To.V), env)
+			return fmt.Sprintf(
+				"units of %s read too, and the base policy does not let role %q accept %s at %s = %s in %s: a shared file "+
+					"changes only with every reading environment's authority",
+				strings.Join(
+					without(readers, u.Environment),
+					", ",
+				),
+				r.Spec.Trigger.Role,
+				cf.Field,
+				cf.ValuePath,
+				values.Format(cf.To.V),
+				env,
+			)
 		}
 	}
 	return ""
@@ -221,22 +282,52 @@ func writesItself(u *repoconfig.Unit, cf receipt.ChangedField) string {
 	switch {
 	case u.Source() == repoconfig.SourceKustomize:
 		if cf.WrittenFile == "" || cf.WrittenPath == "" {
-			return fmt.Sprintf("names no writtenFile and writtenPath, but unit %s in %s is a kustomization: a receipt says which file and path it writes", u.Name, u.Environment)
+			return fmt.Sprintf(
+				"names no writtenFile and writtenPath, but unit %s in %s is a kustomization: a receipt says which file and path "+
+					"it writes",
+				u.Name,
+				u.Environment,
+			)
 		}
 		if !strings.HasPrefix(cf.WrittenFile, u.Kustomization+"/") {
-			return fmt.Sprintf("names %s, which is outside unit %s's overlay %s: a base other environments may build is written only as an override in the unit's own overlay", cf.WrittenFile, u.Name, u.Kustomization)
+			return fmt.Sprintf(
+				"names %s, which is outside unit %s's overlay %s: a base other environments may build is written only as an "+
+					"override in the unit's own overlay",
+				cf.WrittenFile,
+				u.Name,
+				u.Kustomization,
+			)
 		}
 		return ""
 	case u.Source() != repoconfig.SourceManifests:
-		return fmt.Sprintf("names writtenFile %s, but unit %s in %s is not plain manifests: a receipt of its unit writes at a values path", cf.WrittenFile, u.Name, u.Environment)
+		return fmt.Sprintf(
+			"names writtenFile %s, but unit %s in %s is not plain manifests: a receipt of its unit writes at a values path",
+			cf.WrittenFile,
+			u.Name,
+			u.Environment,
+		)
 	case cf.WrittenFile == "":
-		return fmt.Sprintf("names no writtenFile, but unit %s in %s is plain manifests: a receipt says which manifest it writes", u.Name, u.Environment)
+		return fmt.Sprintf(
+			"names no writtenFile, but unit %s in %s is plain manifests: a receipt says which manifest it writes",
+			u.Name,
+			u.Environment,
+		)
 	case cf.WrittenPath != cf.Field:
-		return fmt.Sprintf("writes %s at %s, but a unit of plain manifests writes a field at its own path", cf.Field, cf.WrittenPath)
+		return fmt.Sprintf(
+			"writes %s at %s, but a unit of plain manifests writes a field at its own path",
+			cf.Field,
+			cf.WrittenPath,
+		)
 	}
 	if got, _ := repoconfig.ManifestsOf(u.Manifests, []string{cf.WrittenFile}); len(got) == 0 {
-		return fmt.Sprintf("names %s, which is not a manifest of unit %s in %s (its manifests are %s): a receipt authorizes only its own unit's files",
-			cf.WrittenFile, u.Name, u.Environment, strings.Join(u.Manifests, ", "))
+		return fmt.Sprintf(
+			"names %s, which is not a manifest of unit %s in %s (its manifests are %s): a receipt authorizes only its own "+
+				"unit's files",
+			cf.WrittenFile,
+			u.Name,
+			u.Environment,
+			strings.Join(u.Manifests, ", "),
+		)
 	}
 	return ""
 }
@@ -272,7 +363,12 @@ func checkManifest(p string, in Input, claims []claim, fail func(string, ...any)
 		return 0
 	}
 	if len(base) != len(head) {
-		fail("%s: %d documents at the base, %d at the head; a write-back changes fields of documents, never the documents", p, len(base), len(head))
+		fail(
+			"%s: %d documents at the base, %d at the head; a write-back changes fields of documents, never the documents",
+			p,
+			len(base),
+			len(head),
+		)
 		return 0
 	}
 	n := 0
@@ -297,7 +393,14 @@ func checkManifest(p string, in Input, claims []claim, fail func(string, ...any)
 				if v, present := repoconfig.Lookup(head[i], vp); present {
 					now = "set to " + values.Format(v)
 				}
-				fail("%s: document %d (%s): %s is %s, but no receipt of this pull request claims that value there", p, i, orWhole(obj), orWhole(vp), now)
+				fail(
+					"%s: document %d (%s): %s is %s, but no receipt of this pull request claims that value there",
+					p,
+					i,
+					orWhole(obj),
+					orWhole(vp),
+					now,
+				)
 			}
 		}
 	}
@@ -321,7 +424,10 @@ func checkKustomize(p string, in Input, claims []claim, fail func(string, ...any
 		return 0
 	}
 	if _, ok := in.Base[p]; !ok || len(base) != len(head) {
-		fail("%s: documents added or removed; a write-back changes an entry, a patch or a field of an overlay file that exists", p)
+		fail(
+			"%s: documents added or removed; a write-back changes an entry, a patch or a field of an overlay file that exists",
+			p,
+		)
 		return 0
 	}
 	n := 0
@@ -331,7 +437,8 @@ func checkKustomize(p string, in Input, claims []claim, fail func(string, ...any
 		n += len(diffs)
 		for _, vp := range diffs {
 			if !slices.ContainsFunc(claims, func(c claim) bool {
-				return c.kustomize && c.file == p && (vp == c.valuePath || strings.HasPrefix(vp, c.valuePath+".") || strings.HasPrefix(vp, c.valuePath+"["))
+				return c.kustomize && c.file == p &&
+					(vp == c.valuePath || strings.HasPrefix(vp, c.valuePath+".") || strings.HasPrefix(vp, c.valuePath+"["))
 			}) {
 				fail("%s: document %d: %s changed, but no receipt of this pull request claims a write there", p, i, orWhole(vp))
 			}
@@ -364,7 +471,7 @@ func checkValues(p string, in Input, claims []claim, fail func(string, ...any)) 
 	if _, ok := in.Head[p]; ok && root != nil && !outsideValues(p, in, root, fail) {
 		return 0
 	}
-	base, head := map[string]any{}, map[string]any{}
+	base := map[string]any{}
 	if data, ok := in.Base[p]; ok {
 		t, err := repoconfig.Values(p, data, root)
 		if err != nil {
@@ -439,7 +546,14 @@ func outsideValues(p string, in Input, root *repoconfig.ValuesRoot, fail func(st
 		return false
 	}
 	if len(base) != len(head) {
-		fail("%s: %d documents at the base, %d at the head; a write-back changes only the %s of %s", p, len(base), len(head), root.Path, root.Document)
+		fail(
+			"%s: %d documents at the base, %d at the head; a write-back changes only the %s of %s",
+			p,
+			len(base),
+			len(head),
+			root.Path,
+			root.Document,
+		)
 		return false
 	}
 	ok := true
@@ -451,7 +565,14 @@ func outsideValues(p string, in Input, root *repoconfig.ValuesRoot, fail func(st
 			if vp == "" {
 				vp = "the document"
 			}
-			fail("%s: document %d: %s changed outside the %s of %s, where no receipt can claim a change", p, i, vp, root.Path, root.Document)
+			fail(
+				"%s: document %d: %s changed outside the %s of %s, where no receipt can claim a change",
+				p,
+				i,
+				vp,
+				root.Path,
+				root.Document,
+			)
 		}
 	}
 	return ok

@@ -239,9 +239,9 @@ spec:
 // manifest may change, in that document or another.
 func TestCheckInline(t *testing.T) {
 	files := map[string][]byte{"envs/common.yaml": []byte("image:\n  tag: \"7.2\"\n"), manifest: []byte(baseManifest)}
-	edit := func(old, new string) func(*Input) {
+	edit := func(old, replacement string) func(*Input) {
 		return func(in *Input) {
-			in.Head[manifest] = []byte(strings.Replace(string(in.Head[manifest]), old, new, 1))
+			in.Head[manifest] = []byte(strings.Replace(string(in.Head[manifest]), old, replacement, 1))
 		}
 	}
 	for _, tc := range []struct {

@@ -69,7 +69,11 @@ func Inputs(read func(path string) ([]byte, error), dir string) (map[string][]by
 		}
 		for _, plug := range [][]string{k.Generators, k.Transformers, k.Validators} {
 			if len(plug) > 0 {
-				return fmt.Errorf("%s: generators, transformers and validators run plugins, which backflow does not: %w", k.File, ErrRefused)
+				return fmt.Errorf(
+					"%s: generators, transformers and validators run plugins, which backflow does not: %w",
+					k.File,
+					ErrRefused,
+				)
 			}
 		}
 		var refs []string
@@ -152,7 +156,12 @@ func generatorFiles(g types.GeneratorArgs) []string {
 // remote reference and a path that leaves the repository.
 func within(k *Kustomization, ref string) (string, error) {
 	if remote(ref) {
-		return "", fmt.Errorf("%s: %s is a remote base: backflow builds only from the repository's own files: %w", k.File, ref, ErrRefused)
+		return "", fmt.Errorf(
+			"%s: %s is a remote base: backflow builds only from the repository's own files: %w",
+			k.File,
+			ref,
+			ErrRefused,
+		)
 	}
 	p := path.Clean(path.Join(k.Dir, ref))
 	if path.IsAbs(ref) || p == ".." || strings.HasPrefix(p, "../") {
@@ -389,7 +398,7 @@ func (b *Builder) Build(files map[string][]byte, dir string) (*Build, error) {
 	if _, ok := b.kept[d]; !ok {
 		b.kept[d] = got
 		b.order = append(b.order, d)
-		if max := cmpOr(b.Max, 64); len(b.order) > max {
+		if limit := cmpOr(b.Max, 64); len(b.order) > limit {
 			delete(b.kept, b.order[0])
 			b.order = b.order[1:]
 		}

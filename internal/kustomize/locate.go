@@ -48,7 +48,9 @@ const (
 var substitution = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*(:?=[^}]*)?\}`)
 
 // imageField is a container's image field.
-var imageField = regexp.MustCompile(`^spec\.template\.spec\.(init)?[cC]ontainers\[[0-9]+\]\.image$|^spec\.(init)?[cC]ontainers\[[0-9]+\]\.image$`)
+var imageField = regexp.MustCompile(
+	`^spec\.template\.spec\.(init)?[cC]ontainers\[[0-9]+\]\.image$|^spec\.(init)?[cC]ontainers\[[0-9]+\]\.image$`,
+)
 
 // Locate finds which source of the build of dir from files sets field of
 // object (a witness.Key): the last writer, as kustomize applies a
@@ -63,7 +65,13 @@ func Locate(files map[string][]byte, b *Build, object, field string) (Source, er
 	}
 	o := b.Origin[object]
 	if o.GeneratedBy != "" {
-		return Source{}, fmt.Errorf("%s %s is made by %s: a generated value has no place to be written: %w", object, field, o.GeneratedBy, ErrRefused)
+		return Source{}, fmt.Errorf(
+			"%s %s is made by %s: a generated value has no place to be written: %w",
+			object,
+			field,
+			o.GeneratedBy,
+			ErrRefused,
+		)
 	}
 	kind, name := str(obj["kind"]), str(meta(obj)["name"])
 	segs, err := yamlnode.ParsePath(field)
@@ -72,8 +80,16 @@ func Locate(files map[string][]byte, b *Build, object, field string) (Source, er
 	}
 	live, _ := yamlnode.Lookup(obj, segs)
 	if v := substitution.FindString(str(live)); v != "" {
-		return Source{}, fmt.Errorf("%s %s is %q, which holds the Flux postBuild variable %s: its value is substituted by the Flux Kustomization that applies %s, not written in the overlay: %w",
-			object, field, str(live), v, b.Dir, ErrRefused)
+		return Source{}, fmt.Errorf(
+			"%s %s is %q, which holds the Flux postBuild variable %s: its value is substituted by the Flux Kustomization that "+
+				"applies %s, not written in the overlay: %w",
+			object,
+			field,
+			str(live),
+			v,
+			b.Dir,
+			ErrRefused,
+		)
 	}
 	// The chain of kustomizations from dir down to the resource file.
 	chain, err := chainTo(files, b.Dir, o.Path)
@@ -122,7 +138,12 @@ func chainTo(files map[string][]byte, dir, file string) ([]*Kustomization, error
 			if strings.HasPrefix(file, p+"/") {
 				next = p
 				if slices.Contains(k.Components, r) {
-					return nil, fmt.Errorf("%s comes from the component %s: a component is shared by the overlays that include it: %w", file, p, ErrRefused)
+					return nil, fmt.Errorf(
+						"%s comes from the component %s: a component is shared by the overlays that include it: %w",
+						file,
+						p,
+						ErrRefused,
+					)
 				}
 			}
 		}
@@ -133,7 +154,13 @@ func chainTo(files map[string][]byte, dir, file string) ([]*Kustomization, error
 
 // atLevel finds the source of field among k's own transformers, the last
 // writer first: replicas:, images:, then its patches in reverse order.
-func atLevel(files map[string][]byte, k *Kustomization, kind, name, field string, segs []yamlnode.Segment, live any) (Source, bool, error) {
+func atLevel(
+	files map[string][]byte,
+	k *Kustomization,
+	kind, name, field string,
+	segs []yamlnode.Segment,
+	live any,
+) (Source, bool, error) {
 	for _, r := range k.Replacements {
 		for _, t := range r.Targets {
 			if t == nil || t.Select == nil || !selects(t.Select, kind, name) {
@@ -141,7 +168,14 @@ func atLevel(files map[string][]byte, k *Kustomization, kind, name, field string
 			}
 			for _, fp := range t.FieldPaths {
 				if fp == field || strings.HasPrefix(field, fp+".") {
-					return Source{}, false, fmt.Errorf("%s of %s/%s is set by a replacement in %s: its value is another object's, not to be written here: %w", field, kind, name, k.File, ErrRefused)
+					return Source{}, false, fmt.Errorf(
+						"%s of %s/%s is set by a replacement in %s: its value is another object's, not to be written here: %w",
+						field,
+						kind,
+						name,
+						k.File,
+						ErrRefused,
+					)
 				}
 			}
 		}
@@ -203,7 +237,14 @@ func atLevel(files map[string][]byte, k *Kustomization, kind, name, field string
 		if !ok {
 			continue
 		}
-		s := Source{File: file, Document: doc, Path: inner, Kind: KindPatch, Dir: k.Dir, Why: fmt.Sprintf("the patch %s of %s", pa.key, k.File)}
+		s := Source{
+			File:     file,
+			Document: doc,
+			Path:     inner,
+			Kind:     KindPatch,
+			Dir:      k.Dir,
+			Why:      fmt.Sprintf("the patch %s of %s", pa.key, k.File),
+		}
 		if pa.p.Path != "" {
 			s.Why = fmt.Sprintf("the patch file %s (%s of %s)", file, pa.key, k.File)
 		} else {

@@ -57,7 +57,11 @@ func Write(data []byte, s Source, old, live any) (Written, error) {
 			return w, fmt.Errorf("%s: %s is not a patch's text", s.File, s.Path)
 		}
 		in := 0
-		patched, _, err := values.Set([]byte(t), []values.Edit{{Path: s.InlinePath, Value: live}}, values.Options{Document: &in})
+		patched, _, err := values.Set(
+			[]byte(t),
+			[]values.Edit{{Path: s.InlinePath, Value: live}},
+			values.Options{Document: &in},
+		)
 		if err != nil {
 			return w, fmt.Errorf("%s: editing the inline patch %s: %w", s.File, s.Path, err)
 		}

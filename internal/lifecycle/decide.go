@@ -93,7 +93,10 @@ func (in *Input) Index(prs []forge.PullRequest) (units []*Unit, problems []error
 		case pr.State == forge.StateOpen:
 			// Two open pull requests for one branch cannot both be from
 			// the same head on GitHub; keep the oldest and report.
-			problems = append(problems, fmt.Errorf("%s: pull requests #%d and #%d both claim it", m.Branch, u.Open.PR.Number, pr.Number))
+			problems = append(
+				problems,
+				fmt.Errorf("%s: pull requests #%d and #%d both claim it", m.Branch, u.Open.PR.Number, pr.Number),
+			)
 		default:
 			u.Closed = append(u.Closed, st)
 		}
@@ -120,7 +123,12 @@ func cleanup(p *Pull) (Effect, bool) {
 	if p.Marker.BranchDeleted {
 		return Effect{}, false
 	}
-	return Effect{Kind: Cleanup, Branch: p.Marker.Branch, Pull: p, Reason: "delete the branch of the closed pull request"}, true
+	return Effect{
+		Kind:   Cleanup,
+		Branch: p.Marker.Branch,
+		Pull:   p,
+		Reason: "delete the branch of the closed pull request",
+	}, true
 }
 
 // NeedsCommits reports whether deciding the unit needs the commits on its
@@ -141,7 +149,14 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 	case u.Open == nil:
 		p := in.propose(u.WriteBack)
 		if c := in.closedByPerson(u, p.Fingerprint); c != nil {
-			return []Effect{{Kind: Skip, Branch: u.Branch, Pull: c, Reason: "the same change was closed without merge; it is not proposed again"}}
+			return []Effect{
+				{
+					Kind:   Skip,
+					Branch: u.Branch,
+					Pull:   c,
+					Reason: "the same change was closed without merge; it is not proposed again",
+				},
+			}
 		}
 		return in.open(u.Branch, p)
 	}
@@ -153,7 +168,16 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 			return in.humanCommit(st)
 		}
 		st.Marker.Commits = adopted
-		out = append(out, Effect{Kind: Record, Branch: u.Branch, Pull: st, Commits: adopted, Reason: "the head is the bot's own commit; recorded"})
+		out = append(
+			out,
+			Effect{
+				Kind:    Record,
+				Branch:  u.Branch,
+				Pull:    st,
+				Commits: adopted,
+				Reason:  "the head is the bot's own commit; recorded",
+			},
+		)
 	}
 	if u.WriteBack == nil {
 		return append(out, in.withoutProposal(st)...)
@@ -162,7 +186,13 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 	if c := in.closedByPerson(u, p.Fingerprint); c != nil && p.Fingerprint != st.Marker.Fingerprint {
 		// Live moved to a value a person already refused: that proposal is
 		// not made again, and this one no longer matches live.
-		return append(out, in.close(st, ClosedSuperseded, fmt.Sprintf("Live now matches #%d (%s), which was closed without merge; this proposal no longer matches live, and that one is not made again.", c.PR.Number, p.Title()))...)
+		text := fmt.Sprintf(
+			"Live now matches #%d (%s), which was closed without merge; this proposal no longer matches live, "+
+				"and that one is not made again.",
+			c.PR.Number,
+			p.Title(),
+		)
+		return append(out, in.close(st, ClosedSuperseded, text)...)
 	}
 	// A receipt check failed under an intermediate policy is replaced by
 	// regenerating the branch, whose new head gets a fresh check.
@@ -172,8 +202,16 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 	for _, c := range st.Marker.Changes {
 		// A new live value re-plans the pull request only when it is
 		// believed as far as the receipt it replaces.
-		if i := slices.IndexFunc(p.Changes, func(n MarkerChange) bool { return n.Object == c.Object }); p.Fingerprint != st.Marker.Fingerprint && i >= 0 && !trustedToDecide(c, p.Changes[i].proofTrust()) {
-			return append(out, keep(st, fmt.Sprintf("the new live value of %s is believed only at %s, below %s, the attribution this pull request's receipt was accepted on: not re-planned", c.Object, p.Changes[i].proofTrust(), c.proofTrust())))
+		i := slices.IndexFunc(p.Changes, func(n MarkerChange) bool { return n.Object == c.Object })
+		if p.Fingerprint != st.Marker.Fingerprint && i >= 0 && !trustedToDecide(c, p.Changes[i].proofTrust()) {
+			why := fmt.Sprintf(
+				"the new live value of %s is believed only at %s, below %s, the attribution this pull request's receipt "+
+					"was accepted on: not re-planned",
+				c.Object,
+				p.Changes[i].proofTrust(),
+				c.proofTrust(),
+			)
+			return append(out, keep(st, why))
 		}
 	}
 	why := "new live value"
@@ -184,7 +222,10 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 		// GitHub keeps auto-merge armed across the bot's own push: it is
 		// disarmed before the new head exists, and re-armed for that head
 		// after its own check when the proposal still qualifies.
-		out = append(out, Effect{Kind: Disarm, Branch: u.Branch, Pull: st, Reason: "auto-merge disarmed before the branch is rewritten"})
+		out = append(
+			out,
+			Effect{Kind: Disarm, Branch: u.Branch, Pull: st, Reason: "auto-merge disarmed before the branch is rewritten"},
+		)
 	}
 	return append(out, in.update(st, p, why)...)
 }
@@ -196,9 +237,14 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 // adds what follows it.
 func (in *Input) open(branch string, p *Proposal) []Effect {
 	m := in.Marker(p, nil, nil)
-	st := &Pull{PR: forge.PullRequest{HeadRef: branch, BaseRef: in.DefaultBranch, Draft: in.Snapshot.Config.PullRequests.Draft}, Marker: m}
-	return []Effect{{Kind: Open, Branch: branch, Pull: st, Proposal: p, Base: in.Head, Marker: m,
-		Reason: p.Title() + p.MergeNote() + p.termNote()}}
+	st := &Pull{
+		PR:     forge.PullRequest{HeadRef: branch, BaseRef: in.DefaultBranch, Draft: in.Snapshot.Config.PullRequests.Draft},
+		Marker: m,
+	}
+	return []Effect{
+		{Kind: Open, Branch: branch, Pull: st, Proposal: p, Base: in.Head, Marker: m,
+			Reason: p.Title() + p.MergeNote() + p.termNote()},
+	}
 }
 
 // update is the effect that rewrites st's branch with p: one commit on the
@@ -207,8 +253,10 @@ func (in *Input) open(branch string, p *Proposal) []Effect {
 // what follows it.
 func (in *Input) update(st *Pull, p *Proposal, why string) []Effect {
 	m := in.Marker(p, slices.Clone(st.Marker.Commits), st.Marker)
-	return []Effect{{Kind: Update, Branch: st.Marker.Branch, Pull: st, Proposal: p, Base: in.Head, Expected: st.PR.HeadSHA, Marker: m,
-		Reason: why + ": " + p.Title() + p.MergeNote() + p.termNote()}}
+	return []Effect{
+		{Kind: Update, Branch: st.Marker.Branch, Pull: st, Proposal: p, Base: in.Head, Expected: st.PR.HeadSHA, Marker: m,
+			Reason: why + ": " + p.Title() + p.MergeNote() + p.termNote()},
+	}
 }
 
 // Chain is the whole chain of effects for the unit, in order, decided
@@ -267,19 +315,60 @@ func (in *Input) humanCommit(st *Pull) []Effect {
 	branch := st.Marker.Branch
 	var out []Effect
 	if st.PR.AutoMergeEnabled {
-		out = append(out, Effect{Kind: Disarm, Branch: branch, Pull: st, Reason: "auto-merge disarmed: a person's commit is on the branch"})
+		out = append(
+			out,
+			Effect{Kind: Disarm, Branch: branch, Pull: st, Reason: "auto-merge disarmed: a person's commit is on the branch"},
+		)
 	}
-	reason := fmt.Sprintf("head %s carries commits backflow did not make: it is a person's pull request now, to be reviewed as any other; the check is red and gives the whole-diff bound over its files", Short(st.PR.HeadSHA))
-	run := forge.CheckRun{Name: CheckName, HeadSHA: st.PR.HeadSHA, Status: forge.CheckCompleted, Conclusion: forge.ConclusionFailure,
-		Title: "a commit backflow did not make", Summary: reason}
-	out = append(out, Effect{Kind: Check, Branch: branch, Pull: st, Run: &run, IfUnchecked: true, Bound: new(in.boundInput()), Reason: reason})
+	reason := fmt.Sprintf(
+		"head %s carries commits backflow did not make: it is a person's pull request now, to be reviewed as any other; the "+
+			"check is red and gives the whole-diff bound over its files",
+		Short(st.PR.HeadSHA),
+	)
+	run := forge.CheckRun{
+		Name:       CheckName,
+		HeadSHA:    st.PR.HeadSHA,
+		Status:     forge.CheckCompleted,
+		Conclusion: forge.ConclusionFailure,
+		Title:      "a commit backflow did not make",
+		Summary:    reason,
+	}
+	out = append(
+		out,
+		Effect{
+			Kind:        Check,
+			Branch:      branch,
+			Pull:        st,
+			Run:         &run,
+			IfUnchecked: true,
+			Bound:       new(in.boundInput()),
+			Reason:      reason,
+		},
+	)
 	if !slices.Contains(st.PR.Labels, LabelPersonCommit) {
-		out = append(out, Effect{Kind: Label, Branch: branch, Pull: st, Labels: []string{LabelPersonCommit}, Reason: "label " + LabelPersonCommit})
+		out = append(
+			out,
+			Effect{
+				Kind:   Label,
+				Branch: branch,
+				Pull:   st,
+				Labels: []string{LabelPersonCommit},
+				Reason: "label " + LabelPersonCommit,
+			},
+		)
 	}
 	if slices.Contains(st.PR.Labels, LabelPreAuthorized) {
-		out = append(out, Effect{Kind: Unlabel, Branch: branch, Pull: st, Labels: []string{LabelPreAuthorized}, Reason: "no longer pre-authorized: a person's commit is on the branch"})
+		out = append(out, Effect{Kind: Unlabel, Branch: branch, Pull: st, Labels: []string{LabelPreAuthorized},
+			Reason: "no longer pre-authorized: a person's commit is on the branch"})
 	}
-	text := fmt.Sprintf("This branch has commits that backflow did not make (head %s). Auto-merge is disarmed, and the %s check for this head is red: it is a person's pull request now. The check also gives the whole-diff bound `backflow verify --repo` runs: whether every changed file and value is one the receipts claim, or which are not. backflow will not update or rewrite the branch; it stays as you left it, for review.", Short(st.PR.HeadSHA), CheckName)
+	text := fmt.Sprintf(
+		"This branch has commits that backflow did not make (head %s). Auto-merge is disarmed, and the %s check for this "+
+			"head is red: it is a person's pull request now. The check also gives the whole-diff bound `backflow verify "+
+			"--repo` runs: whether every changed file and value is one the receipts claim, or which are not. backflow will not "+
+			"update or rewrite the branch; it stays as you left it, for review.",
+		Short(st.PR.HeadSHA),
+		CheckName,
+	)
 	if e, ok := commentOnce(st, noteHumanCommit, text); ok {
 		return append(out, e)
 	}
@@ -295,7 +384,15 @@ func commentOnce(st *Pull, note, text string) (Effect, bool) {
 	if st.Marker.hasNote(note) {
 		return Effect{}, false
 	}
-	return Effect{Kind: Comment, Branch: st.Marker.Branch, Pull: st, Note: note, Tag: commentTag(note), Text: text, Reason: text}, true
+	return Effect{
+		Kind:   Comment,
+		Branch: st.Marker.Branch,
+		Pull:   st,
+		Note:   note,
+		Tag:    commentTag(note),
+		Text:   text,
+		Reason: text,
+	}, true
 }
 
 // close is the chain that closes the bot's open pull request: why goes
@@ -305,7 +402,15 @@ func commentOnce(st *Pull, note, text string) (Effect, bool) {
 // a close requires is required in one place.
 func (in *Input) close(st *Pull, reason, text string) []Effect {
 	return []Effect{
-		{Kind: Close, Branch: st.Marker.Branch, Pull: st, Closed: reason, Text: text, Reason: text, Run: new(closedRun(st, reason))},
+		{
+			Kind:   Close,
+			Branch: st.Marker.Branch,
+			Pull:   st,
+			Closed: reason,
+			Text:   text,
+			Reason: text,
+			Run:    new(closedRun(st, reason)),
+		},
 		{Kind: Cleanup, Branch: st.Marker.Branch, Pull: st, Reason: "delete the branch of the closed pull request"},
 	}
 }
@@ -356,9 +461,15 @@ const closedLedger = "backflow:closed:"
 
 // closedRun is that check run, for reason (ClosedSuperseded, ...).
 func closedRun(st *Pull, reason string) forge.CheckRun {
-	return forge.CheckRun{Name: ClosedCheckName, HeadSHA: st.PR.HeadSHA, Status: forge.CheckCompleted, Conclusion: forge.ConclusionNeutral,
-		Title: "closed by backflow: " + reason, Summary: fmt.Sprintf("backflow closed #%d itself (%s).", st.PR.Number, reason),
-		ExternalID: closedLedger + reason}
+	return forge.CheckRun{
+		Name:       ClosedCheckName,
+		HeadSHA:    st.PR.HeadSHA,
+		Status:     forge.CheckCompleted,
+		Conclusion: forge.ConclusionNeutral,
+		Title:      "closed by backflow: " + reason,
+		Summary:    fmt.Sprintf("backflow closed #%d itself (%s).", st.PR.Number, reason),
+		ExternalID: closedLedger + reason,
+	}
 }
 
 // ClosedByTheBot reports whether runs (the check runs on a closed pull
@@ -396,7 +507,17 @@ func (in *Input) finish(st *Pull, p *Proposal, head string, have []string, fresh
 	cfg := in.Snapshot.Config.PullRequests
 	branch := p.WriteBack.Branch
 	if (fresh || !slices.Contains(have, LabelReverseReconcile)) && len(cfg.Reviewers)+len(cfg.TeamReviewers) > 0 {
-		out = append(out, Effect{Kind: Review, Branch: branch, Pull: st, Users: cfg.Reviewers, Teams: cfg.TeamReviewers, Reason: "request the configured reviewers"})
+		out = append(
+			out,
+			Effect{
+				Kind:   Review,
+				Branch: branch,
+				Pull:   st,
+				Users:  cfg.Reviewers,
+				Teams:  cfg.TeamReviewers,
+				Reason: "request the configured reviewers",
+			},
+		)
 	}
 	var missing []string
 	for _, l := range wantedLabels(in.Snapshot.Config, p.WriteBack.Environment, p.AutoMerge) {
@@ -405,13 +526,20 @@ func (in *Input) finish(st *Pull, p *Proposal, head string, have []string, fresh
 		}
 	}
 	if len(missing) > 0 {
-		out = append(out, Effect{Kind: Label, Branch: branch, Pull: st, Labels: missing, Reason: "label " + strings.Join(missing, ", ")})
+		out = append(
+			out,
+			Effect{Kind: Label, Branch: branch, Pull: st, Labels: missing, Reason: "label " + strings.Join(missing, ", ")},
+		)
 	}
 	if !p.AutoMerge && slices.Contains(have, LabelPreAuthorized) {
-		out = append(out, Effect{Kind: Unlabel, Branch: branch, Pull: st, Labels: []string{LabelPreAuthorized}, Reason: "no longer pre-authorized"})
+		out = append(out, Effect{Kind: Unlabel, Branch: branch, Pull: st, Labels: []string{LabelPreAuthorized},
+			Reason: "no longer pre-authorized"})
 	}
 	if !p.AutoMerge && st.PR.AutoMergeEnabled {
-		out = append(out, Effect{Kind: Disarm, Branch: branch, Pull: st, Reason: "auto-merge disarmed: the proposal no longer qualifies"})
+		out = append(
+			out,
+			Effect{Kind: Disarm, Branch: branch, Pull: st, Reason: "auto-merge disarmed: the proposal no longer qualifies"},
+		)
 	}
 	if p.AutoMerge && !st.PR.AutoMergeEnabled && !st.PR.Draft {
 		method := forge.MergeMethod(in.Snapshot.Config.AutoMerge.Method)
@@ -427,7 +555,8 @@ func (in *Input) finish(st *Pull, p *Proposal, head string, have []string, fresh
 			after = append(after, e)
 		}
 		out = append(out, Effect{Kind: AutoMerge, Branch: branch, Pull: st, Head: head, Method: method, AfterMerge: after,
-			Reason: "arm auto-merge at " + at + " (or, where GitHub cannot arm it, merge over REST pinned to it once mergeable and green)"})
+			Reason: "arm auto-merge at " + at +
+				" (or, where GitHub cannot arm it, merge over REST pinned to it once mergeable and green)"})
 	}
 	return out
 }
@@ -437,7 +566,12 @@ func (in *Input) finish(st *Pull, p *Proposal, head string, have []string, fresh
 // it quotes the error and says the bot merges over REST, pinned to the
 // head, once the pull request is mergeable and green.
 func autoMergeRefused(p *Pull, msg string) (Effect, bool) {
-	text := fmt.Sprintf("GitHub refused to arm auto-merge on this pull request:\n\n> %s\n\nbackflow will merge it over REST, pinned to head %s, once it is mergeable and its required checks pass.", strings.ReplaceAll(msg, "\n", " "), Short(p.PR.HeadSHA))
+	text := fmt.Sprintf(
+		"GitHub refused to arm auto-merge on this pull request:\n\n> %s\n\nbackflow will merge it over REST, pinned to head "+
+			"%s, once it is mergeable and its required checks pass.",
+		strings.ReplaceAll(msg, "\n", " "),
+		Short(p.PR.HeadSHA),
+	)
 	return commentOnce(p, noteAutoMergeRefused, text)
 }
 
@@ -490,7 +624,8 @@ func (p *Proposal) Recover(base string, commits []forge.Commit) Recovery {
 			return LeaveAlone
 		}
 	}
-	if len(commits) == 1 && commits[0].Parents[0] == base && trailer(commits[0].Message, trailerFingerprint) == p.Fingerprint {
+	if len(commits) == 1 && commits[0].Parents[0] == base &&
+		trailer(commits[0].Message, trailerFingerprint) == p.Fingerprint {
 		return Reuse
 	}
 	return Rewrite
@@ -506,7 +641,8 @@ func (p *Proposal) Recover(base string, commits []forge.Commit) Recovery {
 func (p *Proposal) ProposedElsewhere(prs []forge.PullRequest, sha, base string) (forge.PullRequest, bool) {
 	branch := p.WriteBack.Branch
 	for _, pr := range prs {
-		if !pr.Mine || pr.HeadRef != branch || pr.BaseRef != p.at.defaultBranch || (pr.State != forge.StateOpen && !pr.Merged) {
+		if !pr.Mine || pr.HeadRef != branch || pr.BaseRef != p.at.defaultBranch ||
+			(pr.State != forge.StateOpen && !pr.Merged) {
 			// A pull request closed without merge proposes nothing: the
 			// lifecycle decided whether its close holds the change back.
 			continue
@@ -514,7 +650,8 @@ func (p *Proposal) ProposedElsewhere(prs []forge.PullRequest, sha, base string) 
 		if sha != "" && pr.HeadSHA == sha {
 			return pr, true
 		}
-		if m, ok := authenticMarker(p.at.key, p.at.repo, pr); ok && m.Fingerprint == p.Fingerprint && (m.Base == p.at.head || m.Base == base) {
+		if m, ok := authenticMarker(p.at.key, p.at.repo, pr); ok && m.Fingerprint == p.Fingerprint &&
+			(m.Base == p.at.head || m.Base == base) {
 			return pr, true
 		}
 	}
@@ -542,12 +679,24 @@ func boundRun(run forge.CheckRun, res diffbound.Result, problems []string) forge
 	run.Conclusion = forge.ConclusionFailure
 	if len(all) == 0 {
 		run.Title = "a commit backflow did not make; its diff stays within the receipts"
-		run.Summary = fmt.Sprintf("Head %s carries commits backflow did not make, so auto-merge is disarmed and the pull request is a person's, to be reviewed as any other: this check stays red for it. Its whole diff stays within what its %d receipt(s) claim, and each verifies against the base branch's policy (the bound `backflow verify --repo` checks in CI).", head, res.Receipts)
+		run.Summary = fmt.Sprintf(
+			"Head %s carries commits backflow did not make, so auto-merge is disarmed and the pull request is a person's, to "+
+				"be reviewed as any other: this check stays red for it. Its whole diff stays within what its %d receipt(s) claim, "+
+				"and each verifies against the base branch's policy (the bound `backflow verify --repo` checks in CI).",
+			head,
+			res.Receipts,
+		)
 		run.Text = ""
 		return run
 	}
 	run.Title = "a commit backflow did not make; its diff is not bound by its receipts"
-	run.Summary = fmt.Sprintf("Head %s carries commits backflow did not make, so auto-merge is disarmed and the pull request is a person's, to be reviewed as any other: this check stays red for it. Its whole diff also fails the bound `backflow verify --repo` checks in CI (%d receipt(s) checked):", head, res.Receipts)
+	run.Summary = fmt.Sprintf(
+		"Head %s carries commits backflow did not make, so auto-merge is disarmed and the pull request is a person's, to be "+
+			"reviewed as any other: this check stays red for it. Its whole diff also fails the bound `backflow verify --repo` "+
+			"checks in CI (%d receipt(s) checked):",
+		head,
+		res.Receipts,
+	)
 	esc := make([]string, len(all))
 	for i, v := range all {
 		esc[i] = cell(v)
@@ -577,9 +726,19 @@ func ours(key []byte, c forge.Commit, branch string) bool {
 // previous marker prev, except a refused receipt's: the new head gets a
 // fresh check.
 func (in *Input) Marker(p *Proposal, commits []string, prev *Marker) *Marker {
-	m := &Marker{Version: markerVersion, Unit: p.WriteBack.Unit, Environment: p.WriteBack.Environment, Branch: p.WriteBack.Branch,
-		Fingerprint: p.Fingerprint, Changes: p.Changes, Base: in.Head, Files: map[string]string{}, Policy: in.PolicySum,
-		Commits: commits, AutoMerge: p.AutoMerge}
+	m := &Marker{
+		Version:     markerVersion,
+		Unit:        p.WriteBack.Unit,
+		Environment: p.WriteBack.Environment,
+		Branch:      p.WriteBack.Branch,
+		Fingerprint: p.Fingerprint,
+		Changes:     p.Changes,
+		Base:        in.Head,
+		Files:       map[string]string{},
+		Policy:      in.PolicySum,
+		Commits:     commits,
+		AutoMerge:   p.AutoMerge,
+	}
 	if len(m.Commits) > maxRecordedCommits {
 		m.Commits = m.Commits[len(m.Commits)-maxRecordedCommits:]
 	}
@@ -619,17 +778,53 @@ func (in *Input) withoutProposal(st *Pull) []Effect {
 	m := st.Marker
 	unit := in.unit(m.Environment, m.Unit)
 	if unit == nil {
-		return in.close(st, ClosedSuperseded, fmt.Sprintf("The unit %s of %s is no longer in %s on %s; this change is superseded.", m.Unit, m.Environment, repoconfig.Path, in.DefaultBranch))
+		return in.close(
+			st,
+			ClosedSuperseded,
+			fmt.Sprintf(
+				"The unit %s of %s is no longer in %s on %s; this change is superseded.",
+				m.Unit,
+				m.Environment,
+				repoconfig.Path,
+				in.DefaultBranch,
+			),
+		)
 	}
 	for _, c := range m.Changes {
 		desired, ok := in.Result.DesiredOf(unit.Environment, unit.Name, c.ValuePath)
 		switch {
 		case !ok:
-			return in.close(st, ClosedSuperseded, fmt.Sprintf("%s is no longer set in %s's values on %s; this change is superseded.", code(c.ValuePath), cell(m.Unit), cell(in.DefaultBranch)))
+			return in.close(
+				st,
+				ClosedSuperseded,
+				fmt.Sprintf(
+					"%s is no longer set in %s's values on %s; this change is superseded.",
+					code(c.ValuePath),
+					cell(m.Unit),
+					cell(in.DefaultBranch),
+				),
+			)
 		case values.Equal(desired, c.To):
-			return in.close(st, ClosedSuperseded, fmt.Sprintf("%s already holds %s; this change is superseded.", cell(in.DefaultBranch), code(c.ValuePath+": "+values.Format(c.To))))
+			return in.close(
+				st,
+				ClosedSuperseded,
+				fmt.Sprintf(
+					"%s already holds %s; this change is superseded.",
+					cell(in.DefaultBranch),
+					code(c.ValuePath+": "+values.Format(c.To)),
+				),
+			)
 		case !values.Equal(desired, c.From):
-			return in.close(st, ClosedSuperseded, fmt.Sprintf("Desired %s changed to %s on %s; this change is superseded.", code(c.ValuePath), code(values.Format(desired)), cell(in.DefaultBranch)))
+			return in.close(
+				st,
+				ClosedSuperseded,
+				fmt.Sprintf(
+					"Desired %s changed to %s on %s; this change is superseded.",
+					code(c.ValuePath),
+					code(values.Format(desired)),
+					cell(in.DefaultBranch),
+				),
+			)
 		}
 	}
 	states := map[liveState]int{}
@@ -639,15 +834,23 @@ func (in *Input) withoutProposal(st *Pull) []Effect {
 	n := len(m.Changes)
 	switch {
 	case states[liveBack] == n:
-		return in.close(st, ClosedConverged, "Live is back at desired: the newest observation shows no change on the proposed field(s), so there is nothing to accept back.")
+		return in.close(
+			st,
+			ClosedConverged,
+			"Live is back at desired: the newest observation shows no change on the proposed field(s), so there is nothing to "+
+				"accept back.",
+		)
 	case states[liveBack]+states[liveReverted] == n:
-		if e, ok := commentOnce(st, noteReverted, "The GitOps controller's forward apply reverted the live change. This pull request stays open: merging it restores the fix."); ok {
+		text := "The GitOps controller's forward apply reverted the live change. " +
+			"This pull request stays open: merging it restores the fix."
+		if e, ok := commentOnce(st, noteReverted, text); ok {
 			return []Effect{e}
 		}
 		return []Effect{keep(st, "reverted by the forward apply; merging restores the fix")}
 	}
 	for _, d := range in.Result.Decisions {
-		if d.Outcome != plan.Deny || d.Environment != m.Environment || d.Unit != m.Unit || !slices.ContainsFunc(m.Changes, func(c MarkerChange) bool { return c.Object == d.Object }) {
+		if d.Outcome != plan.Deny || d.Environment != m.Environment || d.Unit != m.Unit ||
+			!slices.ContainsFunc(m.Changes, func(c MarkerChange) bool { return c.Object == d.Object }) {
 			continue
 		}
 		if m.Policy != in.PolicySum {
@@ -672,9 +875,20 @@ func (in *Input) refuseReceipt(st *Pull, d plan.Decision) []Effect {
 	if st.Marker.hasNote(note) {
 		return []Effect{keep(st, "no longer authorized; receipt check failed")}
 	}
-	summary := fmt.Sprintf("The default branch's policy (%s at %s) no longer authorizes this change: %s", in.Snapshot.PolicyPath, Short(in.Head), strings.Join(d.Reasons, "; "))
-	run := forge.CheckRun{Name: CheckName, HeadSHA: st.PR.HeadSHA, Status: forge.CheckCompleted, Conclusion: forge.ConclusionFailure,
-		Title: "receipt refused", Summary: summary}
+	summary := fmt.Sprintf(
+		"The default branch's policy (%s at %s) no longer authorizes this change: %s",
+		in.Snapshot.PolicyPath,
+		Short(in.Head),
+		strings.Join(d.Reasons, "; "),
+	)
+	run := forge.CheckRun{
+		Name:       CheckName,
+		HeadSHA:    st.PR.HeadSHA,
+		Status:     forge.CheckCompleted,
+		Conclusion: forge.ConclusionFailure,
+		Title:      "receipt refused",
+		Summary:    summary,
+	}
 	e, _ := commentOnce(st, note, summary)
 	return []Effect{{Kind: Check, Branch: st.Marker.Branch, Pull: st, Run: &run, Reason: "failure: " + summary}, e}
 }
@@ -729,7 +943,8 @@ func (in *Input) liveState(env string, c MarkerChange) liveState {
 	case values.Equal(live, c.To):
 		return liveStill
 	case values.Equal(live, c.From):
-		if slices.Contains(in.GitOpsManagers, f.Manager) || in.Snapshot.Config.IgnoresManager(f.Manager) || f.Cause == "forward-apply" {
+		if slices.Contains(in.GitOpsManagers, f.Manager) || in.Snapshot.Config.IgnoresManager(f.Manager) ||
+			f.Cause == "forward-apply" {
 			return liveReverted
 		}
 		return liveBack
@@ -768,8 +983,15 @@ type where struct {
 // automatically, and the files its commit writes.
 func (in *Input) propose(wb *plan.WriteBack) *Proposal {
 	changes := markerChanges(*wb, in.Result.Decisions)
-	doc := &writeBackDoc{wb: *wb, decisions: in.Result.Decisions, changes: changes, cfg: in.Snapshot.Config, snap: in.Snapshot,
-		observed: map[string][]string{}, newest: map[string]observe.Observation{}}
+	doc := &writeBackDoc{
+		wb:        *wb,
+		decisions: in.Result.Decisions,
+		changes:   changes,
+		cfg:       in.Snapshot.Config,
+		snap:      in.Snapshot,
+		observed:  map[string][]string{},
+		newest:    map[string]observe.Observation{},
+	}
 	if env, ok := in.Snapshot.Config.Environments[wb.Environment]; ok {
 		doc.clusters = env.Clusters
 	}
@@ -791,8 +1013,14 @@ func (in *Input) propose(wb *plan.WriteBack) *Proposal {
 	// (the planner's verdict), the repository's consent, and a receipt that
 	// verifies: never when the check failed.
 	doc.autoMerge = wb.AutoMerge && in.Snapshot.Config.AutoMerge.Enabled && doc.check.ok()
-	p := &Proposal{WriteBack: wb, Fingerprint: fingerprintOf(wb.Environment, wb.Unit, changes), Changes: changes, AutoMerge: doc.autoMerge, doc: doc,
-		at: where{key: in.CommitKey, repo: in.Repo, head: in.Head, defaultBranch: in.DefaultBranch}}
+	p := &Proposal{
+		WriteBack:   wb,
+		Fingerprint: fingerprintOf(wb.Environment, wb.Unit, changes),
+		Changes:     changes,
+		AutoMerge:   doc.autoMerge,
+		doc:         doc,
+		at:          where{key: in.CommitKey, repo: in.Repo, head: in.Head, defaultBranch: in.DefaultBranch},
+	}
 	p.Files, p.FilesErr = in.files(wb)
 	return p
 }
@@ -848,7 +1076,14 @@ func (p *Proposal) CheckRun(head string) forge.CheckRun { return p.doc.check.run
 
 // CommitOn is the commit of the proposal on base by author, replacing
 // expected (empty: the branch must not exist).
-func (p *Proposal) CommitOn(base string, repo forge.Repo, author forge.Author, method forge.CommitMethod, expected string, force bool) forge.CommitRequest {
+func (p *Proposal) CommitOn(
+	base string,
+	repo forge.Repo,
+	author forge.Author,
+	method forge.CommitMethod,
+	expected string,
+	force bool,
+) forge.CommitRequest {
 	token := commitToken(p.at.key, p.WriteBack.Branch, base, p.Fingerprint)
 	return forge.CommitRequest{Repo: repo, Branch: p.WriteBack.Branch, BaseSHA: base, ExpectedHead: expected, Force: force,
 		Files: p.Files, Message: p.doc.commitMessage(p.Fingerprint, token), Author: author, Method: method}

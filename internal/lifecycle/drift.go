@@ -59,7 +59,13 @@ func (in *Input) Drift(issues []forge.Issue) []Effect {
 	case cur == nil && len(drift) == 0:
 		return nil
 	case cur == nil:
-		return []Effect{{Kind: DriftIssue, Reason: "open the tracking issue: " + detail, Issue: &TrackingIssue{Title: DriftIssueTitle, Labels: []string{LabelDrift}, Body: body, Done: "opened: " + detail}}}
+		return []Effect{
+			{
+				Kind:   DriftIssue,
+				Reason: "open the tracking issue: " + detail,
+				Issue:  &TrackingIssue{Title: DriftIssueTitle, Labels: []string{LabelDrift}, Body: body, Done: "opened: " + detail},
+			},
+		}
 	case strings.TrimSpace(cur.Body) == strings.TrimSpace(body) && cur.State == want:
 		return nil
 	}
@@ -81,20 +87,32 @@ func (in *Input) Drift(issues []forge.Issue) []Effect {
 func driftBody(drift []plan.Decision, branch, temporary string) string {
 	var b strings.Builder
 	if len(drift) == 0 {
-		fmt.Fprintf(&b, "No unauthorized live drift is observed now. backflow reopens this issue when some is.\n\n%s%s\n",
-			temporary, tagDrift)
+		fmt.Fprintf(
+			&b,
+			"No unauthorized live drift is observed now. backflow reopens this issue when some is.\n\n%s%s\n",
+			temporary,
+			tagDrift,
+		)
 		return b.String()
 	}
-	fmt.Fprintf(&b, "backflow observed live changes that the policy on `%s` does not authorize. They are **not written back**: fix them in the cluster, or change the values and the policy by a reviewed pull request. This list is kept up to date by backflow.\n\n", branch)
-	b.WriteString("| environment | unit | object | field | desired | live | actor |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+	fmt.Fprintf(
+		&b,
+		"backflow observed live changes that the policy on `%s` does not authorize. They are **not written back**: fix them "+
+			"in the cluster, or change the values and the policy by a reviewed pull request. This list is kept up to date by "+
+			"backflow.\n\n",
+		branch,
+	)
+	b.WriteString(
+		"| environment | unit | object | field | desired | live | actor |\n| --- | --- | --- | --- | --- | --- | --- |\n",
+	)
 	for _, d := range drift {
 		actor := d.Actor
 		if actor == "" {
 			actor = "unknown"
 		}
 		for _, c := range d.Changes {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", cell(d.Environment), cell(d.Unit), code(d.Object), code(c.Field),
-				code(values.Format(c.From)), code(values.Format(c.To)), cell(actor))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", cell(d.Environment), cell(d.Unit), code(d.Object),
+				code(c.Field), code(values.Format(c.From)), code(values.Format(c.To)), cell(actor))
 		}
 	}
 	b.WriteString("\n### Why each is denied\n\n")
@@ -106,5 +124,6 @@ func driftBody(drift []plan.Decision, branch, temporary string) string {
 		b.WriteString("\n")
 	}
 	b.WriteString(temporary)
-	return fitBody(b.String(), maxBody-len(tagDrift)-1, "`backflow plan` lists every decision with its reasons") + tagDrift + "\n"
+	body := fitBody(b.String(), maxBody-len(tagDrift)-1, "`backflow plan` lists every decision with its reasons")
+	return body + tagDrift + "\n"
 }

@@ -98,7 +98,11 @@ func (in *Input) FollowUps(prs []forge.PullRequest) [][]Effect {
 			// (its changes are not what merged), or a person's commit
 			// merged. Either way its changes prove nothing.
 			out = append(out, []Effect{{Kind: Skip, Branch: m.Branch, Pull: &Pull{PR: pr, Marker: m},
-				Reason: fmt.Sprintf("not followed up: %v, or a person's commit was merged: it does not record the merged head %s", ErrMarkerReplayed, Short(pr.HeadSHA))}})
+				Reason: fmt.Sprintf(
+					"not followed up: %v, or a person's commit was merged: it does not record the merged head %s",
+					ErrMarkerReplayed,
+					Short(pr.HeadSHA),
+				)}})
 			continue
 		}
 		out = append(out, []Effect{in.followMerged(&Pull{PR: pr, Marker: m})})
@@ -128,11 +132,21 @@ func (in *Input) followMerged(st *Pull) Effect {
 	for _, c := range m.Changes {
 		v, ok, lower := in.reobserve(m, c, merged)
 		if !ok && lower > 0 {
-			return wait(fmt.Sprintf("merged %s; %s observed since the merge only by sources trusted below %s, the attribution its receipt was accepted on (%d observation(s) ignored)",
-				Short(pr.MergeCommitSHA), objectName(c.Object), c.proofTrust(), lower))
+			return wait(
+				fmt.Sprintf(
+					"merged %s; %s observed since the merge only by sources trusted below %s, the attribution its receipt was "+
+						"accepted on (%d observation(s) ignored)",
+					Short(pr.MergeCommitSHA),
+					objectName(c.Object),
+					c.proofTrust(),
+					lower,
+				),
+			)
 		}
 		if !ok {
-			return wait(fmt.Sprintf("merged %s; %s not observed since the merge", Short(pr.MergeCommitSHA), objectName(c.Object)))
+			return wait(
+				fmt.Sprintf("merged %s; %s not observed since the merge", Short(pr.MergeCommitSHA), objectName(c.Object)),
+			)
 		}
 		vs = append(vs, v)
 	}
@@ -148,12 +162,29 @@ func (in *Input) followMerged(st *Pull) Effect {
 	}
 	for _, v := range vs {
 		if !v.Equal || !(v.Applied || after(v)) {
-			return wait(fmt.Sprintf("merged %s; waiting for an observation after the grace period (%s, until %s)", Short(pr.MergeCommitSHA), grace, settled.UTC().Format(time.RFC3339)))
+			return wait(
+				fmt.Sprintf(
+					"merged %s; waiting for an observation after the grace period (%s, until %s)",
+					Short(pr.MergeCommitSHA),
+					grace,
+					settled.UTC().Format(time.RFC3339),
+				),
+			)
 		}
 	}
-	basis := proofBasis{store: in.Snapshot.StoreOf(), policy: in.Snapshot.Policy, policyPath: in.Snapshot.PolicyPath, defaultBranch: in.DefaultBranch}
-	return Effect{Kind: Proven, Branch: m.Branch, Pull: st, Evidence: &Evidence{Verdicts: vs, Tag: TagProven, Label: LabelProven, against: basis},
-		Reason: fmt.Sprintf("re-observed after the merge %s: %s", Short(pr.MergeCommitSHA), describeVerdicts(vs))}
+	basis := proofBasis{
+		store:         in.Snapshot.StoreOf(),
+		policy:        in.Snapshot.Policy,
+		policyPath:    in.Snapshot.PolicyPath,
+		defaultBranch: in.DefaultBranch,
+	}
+	return Effect{
+		Kind:     Proven,
+		Branch:   m.Branch,
+		Pull:     st,
+		Evidence: &Evidence{Verdicts: vs, Tag: TagProven, Label: LabelProven, against: basis},
+		Reason:   fmt.Sprintf("re-observed after the merge %s: %s", Short(pr.MergeCommitSHA), describeVerdicts(vs)),
+	}
 }
 
 // reobserve finds the newest observation of the change's object in the
@@ -221,13 +252,30 @@ func (in *Input) reverted(st *Pull, v Verdict, grace time.Duration) Effect {
 		live = "absent"
 	}
 	manager := ""
-	if i := slices.IndexFunc(v.Obs.Fields, func(f observe.Field) bool { return f.Path == v.Change.Field }); i >= 0 && v.Obs.Fields[i].Manager != "" {
+	i := slices.IndexFunc(v.Obs.Fields, func(f observe.Field) bool { return f.Path == v.Change.Field })
+	if i >= 0 && v.Obs.Fields[i].Manager != "" {
 		manager = fmt.Sprintf(" (last written by %s)", cell(v.Obs.Fields[i].Manager))
 	}
-	text := fmt.Sprintf("**Reverted.** After the merge %s and the grace period (%s), %s on %s is live %s%s in %s at %s, not the accepted %s. The fix did not stick; the receipt stays proposed.",
-		Short(pr.MergeCommitSHA), grace, code(v.Change.Field), code(v.Change.Object), live, manager, cell(v.Obs.Cluster),
-		v.Obs.ObservedAt.UTC().Format(time.RFC3339), code(values.Format(v.Change.To)))
-	detail := fmt.Sprintf("%s %s is live %s, not %s", objectName(v.Change.Object), v.Change.Field, values.Format(v.Live), values.Format(v.Change.To))
+	text := fmt.Sprintf(
+		"**Reverted.** After the merge %s and the grace period (%s), %s on %s is live %s%s in %s at %s, not the accepted "+
+			"%s. The fix did not stick; the receipt stays proposed.",
+		Short(pr.MergeCommitSHA),
+		grace,
+		code(v.Change.Field),
+		code(v.Change.Object),
+		live,
+		manager,
+		cell(v.Obs.Cluster),
+		v.Obs.ObservedAt.UTC().Format(time.RFC3339),
+		code(values.Format(v.Change.To)),
+	)
+	detail := fmt.Sprintf(
+		"%s %s is live %s, not %s",
+		objectName(v.Change.Object),
+		v.Change.Field,
+		values.Format(v.Live),
+		values.Format(v.Change.To),
+	)
 	return Effect{Kind: Reverted, Branch: st.Marker.Branch, Pull: st, Reason: detail,
 		Evidence: &Evidence{Reverted: &v, Tag: tagReverted, Label: LabelReverted, Text: text}}
 }
@@ -249,11 +297,28 @@ func (f *Evidence) Proven(st *Pull, receipts []plan.File) (forge.CheckRun, strin
 		if err != nil {
 			return forge.CheckRun{}, "", err
 		}
-		fmt.Fprintf(&blocks, "<details><summary>Proven receipt <code>%s</code></summary>\n\n```yaml\n%s```\n\n</details>\n\n", htmlEscape(r.Path), fence(string(out)))
+		fmt.Fprintf(
+			&blocks,
+			"<details><summary>Proven receipt <code>%s</code></summary>\n\n```yaml\n%s```\n\n</details>\n\n",
+			htmlEscape(r.Path),
+			fence(string(out)),
+		)
 	}
-	summary := fmt.Sprintf("The accepted change stuck: %s. The receipt(s) are proven and verify against %s on %s.", describeVerdicts(f.Verdicts), in.policyPath, in.defaultBranch)
-	run := forge.CheckRun{Name: ProvenCheckName, HeadSHA: pr.MergeCommitSHA, Status: forge.CheckCompleted, Conclusion: forge.ConclusionSuccess,
-		Title: "fix proven", Summary: summary, Text: blocks.String()}
+	summary := fmt.Sprintf(
+		"The accepted change stuck: %s. The receipt(s) are proven and verify against %s on %s.",
+		describeVerdicts(f.Verdicts),
+		in.policyPath,
+		in.defaultBranch,
+	)
+	run := forge.CheckRun{
+		Name:       ProvenCheckName,
+		HeadSHA:    pr.MergeCommitSHA,
+		Status:     forge.CheckCompleted,
+		Conclusion: forge.ConclusionSuccess,
+		Title:      "fix proven",
+		Summary:    summary,
+		Text:       blocks.String(),
+	}
 	return run, "**Proven.** " + summary + "\n\n" + blocks.String(), nil
 }
 
@@ -267,8 +332,15 @@ func (in proofBasis) provenReceipt(p string, data []byte, pr forge.PullRequest, 
 	r.Spec.Status = receipt.StatusProven
 	r.Spec.WriteBack.MergeCommit = pr.MergeCommitSHA
 	r.Spec.WriteBack.NewRevision = in.store.Applied(pr.MergeCommitSHA)
-	notClaimed := []string{fmt.Sprintf("Proven by re-observation: after the merge %s into %s, %s. Live changes made after that observation are not claimed.",
-		pr.MergeCommitSHA, in.defaultBranch, describeVerdicts(vs))}
+	notClaimed := []string{
+		fmt.Sprintf(
+			"Proven by re-observation: after the merge %s into %s, %s. Live changes made after that observation are not "+
+				"claimed.",
+			pr.MergeCommitSHA,
+			in.defaultBranch,
+			describeVerdicts(vs),
+		),
+	}
 	for _, n := range r.Spec.NotClaimed {
 		if !strings.HasPrefix(n, "Proposed, not proven") {
 			notClaimed = append(notClaimed, n)
@@ -276,7 +348,12 @@ func (in proofBasis) provenReceipt(p string, data []byte, pr forge.PullRequest, 
 	}
 	r.Spec.NotClaimed = notClaimed
 	if vs := receipt.Verify(r, in.policy, in.policyPath); len(vs) > 0 {
-		return nil, fmt.Errorf("the proven receipt %s fails verification against %s: %s", p, in.policyPath, receipt.JoinViolations(vs))
+		return nil, fmt.Errorf(
+			"the proven receipt %s fails verification against %s: %s",
+			p,
+			in.policyPath,
+			receipt.JoinViolations(vs),
+		)
 	}
 	return receipt.Marshal(r)
 }
@@ -298,18 +375,18 @@ func describeVerdicts(vs []Verdict) string {
 // or proven check run carries, in order.
 func ProvenReceipts(body string) []string {
 	var out []string
-	const open, close = "```yaml\n", "```"
+	const opening, closing = "```yaml\n", "```"
 	for {
-		i := strings.Index(body, open)
+		i := strings.Index(body, opening)
 		if i < 0 {
 			return out
 		}
-		body = body[i+len(open):]
-		j := strings.Index(body, close)
+		body = body[i+len(opening):]
+		j := strings.Index(body, closing)
 		if j < 0 {
 			return out
 		}
 		out = append(out, body[:j])
-		body = body[j+len(close):]
+		body = body[j+len(closing):]
 	}
 }

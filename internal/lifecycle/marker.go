@@ -146,7 +146,6 @@ func decodeMarker(data string) (*Marker, bool) {
 	return &m, true
 }
 
-// replaceMarker swaps the marker ending body (the last one) for m's.
 // Into is body with m as its marker (replaceMarker).
 func (m *Marker) Into(body string) string { return replaceMarker(body, m) }
 
@@ -163,6 +162,7 @@ func (m *Marker) Written(head, base string) *Marker {
 	return &c
 }
 
+// replaceMarker swaps the marker ending body (the last one) for m's.
 func replaceMarker(body string, m *Marker) string {
 	enc := m.Encode()
 	if all := markerRE.FindAllStringIndex(body, -1); len(all) > 0 {
@@ -217,7 +217,18 @@ func markerChanges(wb plan.WriteBack, decisions []plan.Decision) []MarkerChange 
 	var out []MarkerChange
 	for _, d := range decisionsOf(wb, decisions) {
 		for _, c := range d.Changes {
-			out = append(out, MarkerChange{Object: c.Object, Field: c.Field, ValuePath: c.ValuePath, ValuesFile: c.ValuesFile, From: c.From, To: c.To, Trust: d.Attribution})
+			out = append(
+				out,
+				MarkerChange{
+					Object:     c.Object,
+					Field:      c.Field,
+					ValuePath:  c.ValuePath,
+					ValuesFile: c.ValuesFile,
+					From:       c.From,
+					To:         c.To,
+					Trust:      d.Attribution,
+				},
+			)
 		}
 	}
 	slices.SortFunc(out, func(a, b MarkerChange) int {

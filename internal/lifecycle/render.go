@@ -95,7 +95,12 @@ func fitBody(body string, room int, where string) string {
 	if len(body) <= room {
 		return body
 	}
-	note := fmt.Sprintf("\n<details><summary>%d more bytes are not shown</summary>\n\nGitHub limits a body to 65,536 characters: %s.\n\n</details>\n\n", len(body), where)
+	note := fmt.Sprintf(
+		"\n<details><summary>%d more bytes are not shown</summary>\n\nGitHub limits a body to 65,536 characters: "+
+			"%s.\n\n</details>\n\n",
+		len(body),
+		where,
+	)
 	cut := max(room-len(note), 0)
 	if i := strings.LastIndexByte(body[:cut], '\n'); i >= 0 {
 		cut = i + 1
@@ -176,23 +181,42 @@ func (d *writeBackDoc) body(m *Marker) string {
 	b.WriteString("### Accepted changes\n\n")
 	b.WriteString("| object | field | value path | values file | from | to |\n| --- | --- | --- | --- | --- | --- |\n")
 	for _, c := range d.changes {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", code(c.Object), code(c.Field), code(c.ValuePath), code(c.ValuesFile), code(values.Format(c.From)), code(values.Format(c.To)))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", code(c.Object), code(c.Field), code(c.ValuePath),
+			code(c.ValuesFile), code(values.Format(c.From)), code(values.Format(c.To)))
 	}
 	b.WriteString("\n### Why it is accepted\n\n")
 	for _, dec := range decisionsOf(d.wb, d.decisions) {
 		fmt.Fprintf(&b, "**%s**\n\n", code(dec.Object))
 		fmt.Fprintf(&b, "- actor: %s (role %s)\n", code(dec.Actor), code(dec.Role))
 		if o, ok := d.newest[dec.Object]; ok {
-			fmt.Fprintf(&b, "- attribution: %s (claimed %s, source %s)\n", cell(attributionOf(string(o.Change.Attribution))), cell(attributionOf(string(o.Change.Claimed))), cell(o.Source))
+			fmt.Fprintf(
+				&b,
+				"- attribution: %s (claimed %s, source %s)\n",
+				cell(attributionOf(string(o.Change.Attribution))),
+				cell(attributionOf(string(o.Change.Claimed))),
+				cell(o.Source),
+			)
 		}
 		fmt.Fprintf(&b, "- intent: %s\n", cell(intentOf(dec)))
 		if line := expiryLine(dec); line != "" {
 			fmt.Fprintf(&b, "- %s\n", line)
 		}
 		fmt.Fprintf(&b, "- observed at: %s\n", dec.ObservedAt.UTC().Format(time.RFC3339))
-		fmt.Fprintf(&b, "- clusters observed: %s of %s's %s\n", listOrNone(d.observed[dec.Object]), d.wb.Environment, listOrNone(d.clusters))
+		fmt.Fprintf(
+			&b,
+			"- clusters observed: %s of %s's %s\n",
+			listOrNone(d.observed[dec.Object]),
+			d.wb.Environment,
+			listOrNone(d.clusters),
+		)
 		if r := dec.Receipt; r != nil {
-			fmt.Fprintf(&b, "- matched rule: %s in %s: %s\n", code(r.Spec.Authority.MatchedRule), code(r.Spec.Authority.PolicyRef), cell(ruleReason(d.snap, dec.Role)))
+			fmt.Fprintf(
+				&b,
+				"- matched rule: %s in %s: %s\n",
+				code(r.Spec.Authority.MatchedRule),
+				code(r.Spec.Authority.PolicyRef),
+				cell(ruleReason(d.snap, dec.Role)),
+			)
 		}
 		for _, reason := range dec.Reasons {
 			fmt.Fprintf(&b, "- %s\n", cell(reason))
@@ -202,16 +226,31 @@ func (d *writeBackDoc) body(m *Marker) string {
 	b.WriteString("### Verification\n\n")
 	fmt.Fprintf(&b, "%s: %s\n\n", CheckName, d.check.summary())
 	if d.autoMerge {
-		b.WriteString("Every accepted field is pre-authorized by the policy and the actor is attributed by the audit log: this pull request merges automatically once its checks pass.\n\n")
+		b.WriteString(
+			"Every accepted field is pre-authorized by the policy and the actor is attributed by the audit log: this pull " +
+				"request merges automatically once its checks pass.\n\n",
+		)
 	} else {
-		b.WriteString("This change needs a review: not every accepted field is pre-authorized, the actor's attribution is below `audit-log`, or auto-merge is off for this repository.\n\n")
+		b.WriteString(
+			"This change needs a review: not every accepted field is pre-authorized, the actor's attribution is below " +
+				"`audit-log`, or auto-merge is off for this repository.\n\n",
+		)
 	}
 	var receipts strings.Builder
 	for _, f := range d.wb.Receipts {
-		fmt.Fprintf(&receipts, "<details><summary>Receipt <code>%s</code></summary>\n\n```yaml\n%s```\n\n</details>\n\n", htmlEscape(f.Path), fence(string(f.Data)))
+		fmt.Fprintf(
+			&receipts,
+			"<details><summary>Receipt <code>%s</code></summary>\n\n```yaml\n%s```\n\n</details>\n\n",
+			htmlEscape(f.Path),
+			fence(string(f.Data)),
+		)
 	}
 	marker := m.Encode() + "\n"
-	head := fitBody(b.String(), maxBody-len(marker)-1_000, "the receipts in this pull request's commit carry every field, reason and intent")
+	head := fitBody(
+		b.String(),
+		maxBody-len(marker)-1_000,
+		"the receipts in this pull request's commit carry every field, reason and intent",
+	)
 	b.Reset()
 	b.WriteString(head)
 	if b.Len()+receipts.Len()+len(marker) > maxBody {
@@ -303,7 +342,10 @@ func (c checkResult) escaped() []string {
 
 func (c checkResult) summary() string {
 	if c.ok() {
-		return fmt.Sprintf("%d receipt(s) verified against the default branch's policy; every changed file and value path is claimed by them", c.checked)
+		return fmt.Sprintf(
+			"%d receipt(s) verified against the default branch's policy; every changed file and value path is claimed by them",
+			c.checked,
+		)
 	}
 	if c.checked == 0 {
 		return "no receipt to verify"

@@ -118,5 +118,10 @@ func FromHeadCommit(commitKey []byte, pr forge.PullRequest, commit forge.Commit)
 	if pr.State == forge.StateOpen || pr.Merged || commit.SHA != pr.HeadSHA || !ours(commitKey, commit, pr.HeadRef) {
 		return nil, false
 	}
-	return &Marker{Version: markerVersion, Branch: pr.HeadRef, Fingerprint: trailer(commit.Message, trailerFingerprint), Commits: []string{commit.SHA}}, true
+	return &Marker{
+		Version:     markerVersion,
+		Branch:      pr.HeadRef,
+		Fingerprint: trailer(commit.Message, trailerFingerprint),
+		Commits:     []string{commit.SHA},
+	}, true
 }

@@ -22,7 +22,11 @@ const (
 // would otherwise outrank every later one, and one dated in year 1 say
 // nothing about now. When every observation is kept, kept is observations
 // itself (with no room to append into it); otherwise it is a new slice.
-func inBounds(observations []observe.Observation, cfg *repoconfig.Config, now time.Time) (kept []observe.Observation, refused []string) {
+func inBounds(
+	observations []observe.Observation,
+	cfg *repoconfig.Config,
+	now time.Time,
+) (kept []observe.Observation, refused []string) {
 	maxSkew, maxAge, _ := cfg.Bounds()
 	fields := 0
 	copying := false // kept is a copy, made at the first refusal
@@ -30,15 +34,46 @@ func inBounds(observations []observe.Observation, cfg *repoconfig.Config, now ti
 		o := &observations[i]
 		switch {
 		case len(o.Fields) > maxFieldsPerObservation:
-			refused = append(refused, fmt.Sprintf("%s: observation of %s lists %d fields, more than %d: refused", originOf(o), o.Object, len(o.Fields), maxFieldsPerObservation))
+			refused = append(
+				refused,
+				fmt.Sprintf(
+					"%s: observation of %s lists %d fields, more than %d: refused",
+					originOf(o),
+					o.Object,
+					len(o.Fields),
+					maxFieldsPerObservation,
+				),
+			)
 		case fields+len(o.Fields) > maxFieldsPerCycle:
-			refused = append(refused, fmt.Sprintf("%s: observation of %s: the cycle's observations list more than %d fields: refused", originOf(o), o.Object, maxFieldsPerCycle))
+			refused = append(
+				refused,
+				fmt.Sprintf(
+					"%s: observation of %s: the cycle's observations list more than %d fields: refused",
+					originOf(o),
+					o.Object,
+					maxFieldsPerCycle,
+				),
+			)
 		case o.ObservedAt.After(now.Add(maxSkew)):
-			refused = append(refused, fmt.Sprintf("%s: observation of %s dated %s is %s ahead of backflow's clock (%s), more than observations.maxSkew (%s): refused",
-				originOf(o), o.Object, o.ObservedAt.UTC().Format(time.RFC3339), o.ObservedAt.Sub(now).Round(time.Second), now.UTC().Format(time.RFC3339), maxSkew))
+			refused = append(
+				refused,
+				fmt.Sprintf(
+					"%s: observation of %s dated %s is %s ahead of backflow's clock (%s), "+
+						"more than observations.maxSkew (%s): refused",
+					originOf(o),
+					o.Object,
+					o.ObservedAt.UTC().Format(time.RFC3339),
+					o.ObservedAt.Sub(now).Round(time.Second),
+					now.UTC().Format(time.RFC3339),
+					maxSkew,
+				),
+			)
 		case o.ObservedAt.Before(now.Add(-maxAge)):
-			refused = append(refused, fmt.Sprintf("%s: observation of %s dated %s is older than observations.maxAge (%s): refused",
-				originOf(o), o.Object, o.ObservedAt.UTC().Format(time.RFC3339), maxAge))
+			refused = append(
+				refused,
+				fmt.Sprintf("%s: observation of %s dated %s is older than observations.maxAge (%s): refused",
+					originOf(o), o.Object, o.ObservedAt.UTC().Format(time.RFC3339), maxAge),
+			)
 		default:
 			fields += len(o.Fields)
 			if copying {

@@ -20,7 +20,7 @@ func cubScoutScenario(t *testing.T, fixture string) (plan.Snapshot, observe.Obse
 	t.Helper()
 	dir := filepath.Join("testdata", "scenarios", "cub-scout")
 	repo := filepath.Join(dir, "repo")
-	got, err := plan.ReadSnapshot(func(p string, max int64) ([]byte, error) { return repoconfig.ReadRepoFile(repo, p, max) }, plan.ReadOptions{})
+	got, err := plan.ReadSnapshot(func(p string, limit int64) ([]byte, error) { return repoconfig.ReadRepoFile(repo, p, limit) }, plan.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

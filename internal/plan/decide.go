@@ -111,8 +111,8 @@ type decided struct {
 func (p *planner) decide(g *group, index int, out *decided) Decision {
 	o := g.newest
 	d := Decision{
-		Environment: g.env, Object: g.object, Actor: o.Change.Actor, Attribution: o.Change.Attribution, ObservedAt: o.ObservedAt,
-		Reasons: slices.Clone(g.notes), Changes: []Change{},
+		Environment: g.env, Object: g.object, Actor: o.Change.Actor, Attribution: o.Change.Attribution,
+		ObservedAt: o.ObservedAt, Reasons: slices.Clone(g.notes), Changes: []Change{},
 	}
 	secret := o.Object.IsSecret()
 	show := func(v any) any {
@@ -130,7 +130,10 @@ func (p *planner) decide(g *group, index int, out *decided) Decision {
 	u := p.unitFor(g.env, g.object)
 	if u == nil {
 		d.Outcome = Unmapped
-		d.Reasons = append(d.Reasons, fmt.Sprintf("unmapped: no unit of %s claims %s in environment %s", repoconfig.Path, g.object, g.env))
+		d.Reasons = append(
+			d.Reasons,
+			fmt.Sprintf("unmapped: no unit of %s claims %s in environment %s", repoconfig.Path, g.object, g.env),
+		)
 		d.Changes = p.rawChanges(o, show)
 		return d
 	}
@@ -150,7 +153,11 @@ func (p *planner) decide(g *group, index int, out *decided) Decision {
 	}
 	if uv.kust != nil && uv.kust.built.Objects[g.object] == nil {
 		d.Changes = p.rawChanges(o, show)
-		failClosed(&out.errs, &d, fmt.Sprintf("unit %s (%s): kustomize's build of %s makes no %s", u.Name, u.Environment, uv.kust.dir, g.object))
+		failClosed(
+			&out.errs,
+			&d,
+			fmt.Sprintf("unit %s (%s): kustomize's build of %s makes no %s", u.Name, u.Environment, uv.kust.dir, g.object),
+		)
 		return d
 	}
 	if uv.docs != nil {
@@ -196,7 +203,8 @@ func (p *planner) decide(g *group, index int, out *decided) Decision {
 		if len(o.Fields) == 0 {
 			d.Reasons = append(d.Reasons, "noop: the object was observed matching desired")
 		} else {
-			d.Reasons = append(d.Reasons, "noop: every observed field equals desired, is ignored (ignoreFields) or was written by an ignored manager (ignoreManagers)")
+			d.Reasons = append(d.Reasons, "noop: every observed field equals desired, is ignored (ignoreFields) "+
+				"or was written by an ignored manager (ignoreManagers)")
 		}
 		return d
 	}
@@ -222,7 +230,8 @@ func (p *planner) decide(g *group, index int, out *decided) Decision {
 	d.Role = role
 	// Only an identity the API server authenticated merges unreviewed: the
 	// audit log's, or an admission record the watch confirmed.
-	d.AutoMerge = o.Change.Attribution == observe.AttributionAuditLog || o.Change.Attribution == observe.AttributionAdmission
+	d.AutoMerge = o.Change.Attribution == observe.AttributionAuditLog ||
+		o.Change.Attribution == observe.AttributionAdmission
 	for _, fs := range fields {
 		if !fs.match(role).AutoMerge {
 			d.AutoMerge = false
@@ -316,10 +325,21 @@ func (p *planner) mapSelf(fs *fieldState, g *group, uv *unitValues) {
 	case self && fs.valuePath == "":
 		fs.valuePath, fs.self = fs.f.Path, true
 	case self:
-		fs.mapWhy = fmt.Sprintf("field-not-accepted: %s: the mayAccept entry for %s names valuePath %s, but the object's unit is plain manifests or a kustomization, whose fields are written as themselves: the entry must name no valuePath", fs.f.Path, g.object, fs.valuePath)
+		fs.mapWhy = fmt.Sprintf(
+			"field-not-accepted: %s: the mayAccept entry for %s names valuePath %s, but the object's unit is plain manifests "+
+				"or a kustomization, whose fields are written as themselves: the entry must name no valuePath",
+			fs.f.Path,
+			g.object,
+			fs.valuePath,
+		)
 		fs.valuePath = ""
 	case fs.valuePath == "":
-		fs.mapWhy = fmt.Sprintf("field-not-accepted: %s: the mayAccept entry for %s names no valuePath, but the object's unit reads values files: the entry must say which values path the field is written at", fs.f.Path, g.object)
+		fs.mapWhy = fmt.Sprintf(
+			"field-not-accepted: %s: the mayAccept entry for %s names no valuePath, but the object's unit reads values files: "+
+				"the entry must say which values path the field is written at",
+			fs.f.Path,
+			g.object,
+		)
 	}
 }
 
@@ -393,7 +413,12 @@ func mapEntries(es []entry, object, env, field string, held []string) (string, s
 		}
 		slices.Sort(objs)
 		objs = slices.Compact(objs)
-		return "", fmt.Sprintf("object-not-listed: %s: no mayAccept entry for this field lists %s (they list %s)", field, object, strings.Join(objs, ", "))
+		return "", fmt.Sprintf(
+			"object-not-listed: %s: no mayAccept entry for this field lists %s (they list %s)",
+			field,
+			object,
+			strings.Join(objs, ", "),
+		)
 	}
 	return "", fmt.Sprintf("field-not-accepted: %s: no mayAccept entry maps this field to a value path", field)
 }
@@ -416,8 +441,18 @@ func (p *planner) staleReasons(fields []*fieldState, uv *unitValues, show func(a
 		if !fs.present || !fs.f.HasDesired || fs.structural != "" || fs.f.DesiredAgrees(fs.repo) {
 			continue
 		}
-		out = append(out, fmt.Sprintf("stale: %s: the observer compared against desired %s, but %s holds %s at %s%s; desired moved since, look again",
-			fs.f.Path, observedDesired(fs, show), uv.files[fs.file].path, values.Format(show(fs.repo)), fs.valuePath, p.atCommit()))
+		out = append(
+			out,
+			fmt.Sprintf(
+				"stale: %s: the observer compared against desired %s, but %s holds %s at %s%s; desired moved since, look again",
+				fs.f.Path,
+				observedDesired(fs, show),
+				uv.files[fs.file].path,
+				values.Format(show(fs.repo)),
+				fs.valuePath,
+				p.atCommit(),
+			),
+		)
 	}
 	return out
 }
@@ -440,7 +475,13 @@ func (p *planner) atCommit() string {
 
 // authorize decides every field and returns every reason to deny, or the
 // role that authorizes every field.
-func (p *planner) authorize(o *observe.Observation, g *group, fields []*fieldState, held []string, secret bool) ([]string, string) {
+func (p *planner) authorize(
+	o *observe.Observation,
+	g *group,
+	fields []*fieldState,
+	held []string,
+	secret bool,
+) ([]string, string) {
 	// A set keeps the de-duplication linear: an observation with 100,000
 	// unmapped fields made it quadratic.
 	// The set is made with the first reason: most objects have none.
@@ -495,7 +536,12 @@ func (p *planner) authorize(o *observe.Observation, g *group, fields []*fieldSta
 			add("structural: %s: %s; no value path can accept a change of structure", fs.f.Path, fs.structural)
 			continue
 		case fs.f.Ambiguous != "":
-			add("ambiguous: %s: %s: neither a removal nor a value to write; a source that reads the object itself (the Kubernetes watch, observations.<cluster>[].kube) can settle it", fs.f.Path, fs.f.Ambiguous)
+			add(
+				"ambiguous: %s: %s: neither a removal nor a value to write; a source that reads the object itself (the Kubernetes "+
+					"watch, observations.<cluster>[].kube) can settle it",
+				fs.f.Path,
+				fs.f.Ambiguous,
+			)
 			continue
 		case fs.valuePath == "":
 			add("%s", fs.mapWhy)
@@ -506,7 +552,14 @@ func (p *planner) authorize(o *observe.Observation, g *group, fields []*fieldSta
 			add("field-removed: %s: the field is absent live; removals are not written back", fs.f.Path)
 			continue
 		}
-		req := policy.Request{Environment: g.env, Object: g.object, Field: fs.f.Path, ValuePath: fs.policyPath(), Value: fs.live, HasValue: true}
+		req := policy.Request{
+			Environment: g.env,
+			Object:      g.object,
+			Field:       fs.f.Path,
+			ValuePath:   fs.policyPath(),
+			Value:       fs.live,
+			HasValue:    true,
+		}
 		for _, r := range eligible {
 			one[0] = r
 			req.Roles = one
@@ -537,7 +590,10 @@ func (p *planner) authorize(o *observe.Observation, g *group, fields []*fieldSta
 	if len(unauthorized) > 0 {
 		// Bounds are per object: one unauthorized field denies the whole
 		// change, the authorized fields with it.
-		add("bounds: the object's change is denied as a whole; unauthorized fields changed: %s", strings.Join(unauthorized, ", "))
+		add(
+			"bounds: the object's change is denied as a whole; unauthorized fields changed: %s",
+			strings.Join(unauthorized, ", "),
+		)
 	}
 	p.clusterAgreement(g, fields, add)
 	if len(reasons) > 0 {
@@ -555,7 +611,11 @@ func (p *planner) authorize(o *observe.Observation, g *group, fields []*fieldSta
 			return nil, r
 		}
 	}
-	add("no-single-role: every changed field is authorized, but no one role of %s authorizes them all; a receipt names one role", ch.Actor)
+	add(
+		"no-single-role: every changed field is authorized, but no one role of %s authorizes them all; a receipt names one "+
+			"role",
+		ch.Actor,
+	)
 	return reasons, ""
 }
 
@@ -577,7 +637,11 @@ func (p *planner) clusterAgreement(g *group, fields []*fieldState, add func(stri
 			i := slices.IndexFunc(o.Fields, func(f observe.Field) bool { return f.Path == fs.f.Path })
 			switch {
 			case i < 0:
-				add("clusters-disagree: requireClusterAgreement: %s on cluster %s was observed matching desired", fs.f.Path, cluster)
+				add(
+					"clusters-disagree: requireClusterAgreement: %s on cluster %s was observed matching desired",
+					fs.f.Path,
+					cluster,
+				)
 			case o.Fields[i].Removed != fs.f.Removed || !values.Equal(plain(o.Fields[i].LiveLike(fs.repo)), fs.live):
 				if secret {
 					add("clusters-disagree: requireClusterAgreement: %s differs on cluster %s", fs.f.Path, cluster)
@@ -691,6 +755,11 @@ func (p *planner) anchorReason(o *observe.Observation, unit string, uv *unitValu
 			}
 		}
 	}
-	return fmt.Sprintf("anchor: the cub-scout receipt compared live with desired state at %s, which holds none of unit %s's values files (%s)",
-		a.String(), unit, strings.Join(files, ", "))
+	return fmt.Sprintf(
+		"anchor: the cub-scout receipt compared live with desired state at %s, which holds none of unit %s's values files "+
+			"(%s)",
+		a.String(),
+		unit,
+		strings.Join(files, ", "),
+	)
 }

@@ -103,7 +103,12 @@ func (p *planner) readUnitValues(u *repoconfig.Unit) *unitValues {
 // readValuesFile reads one values file as Helm does; readings keeps that
 // reading for the values editor, which takes it when it edits the same
 // bytes.
-func readValuesFile(path string, data []byte, root *repoconfig.ValuesRoot, readings *values.Readings) (*valuesFile, error) {
+func readValuesFile(
+	path string,
+	data []byte,
+	root *repoconfig.ValuesRoot,
+	readings *values.Readings,
+) (*valuesFile, error) {
 	tree, err := repoconfig.ValuesRead(path, data, root, readings)
 	if err != nil {
 		return nil, err

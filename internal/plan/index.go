@@ -283,7 +283,8 @@ func (p *planner) group(observations []observe.Observation) []*group {
 			byKey[key] = g
 			out = append(out, g)
 		}
-		if g.newest == nil || (supersedes(o, g.newest) && !outranks(g.newest, o, p.now, p.freshness)) || outranks(o, g.newest, p.now, p.freshness) {
+		if g.newest == nil || (supersedes(o, g.newest) && !outranks(g.newest, o, p.now, p.freshness)) ||
+			outranks(o, g.newest, p.now, p.freshness) {
 			g.newest = o
 		}
 		if c := g.of(o.Cluster); c != nil && c.UID != "" && o.UID != "" && c.UID != o.UID {
@@ -293,13 +294,22 @@ func (p *planner) group(observations []observe.Observation) []*group {
 			if supersedes(c, o) {
 				older, newer = o, c
 			}
-			note := fmt.Sprintf("recreated: %s on cluster %s was deleted and created again (uid %s at %s, uid %s at %s); only the newer object's observation is used",
-				o.Object, o.Cluster, older.UID, older.ObservedAt.UTC().Format(time.RFC3339), newer.UID, newer.ObservedAt.UTC().Format(time.RFC3339))
+			note := fmt.Sprintf(
+				"recreated: %s on cluster %s was deleted and created again (uid %s at %s, uid %s at %s); only the newer object's "+
+					"observation is used",
+				o.Object,
+				o.Cluster,
+				older.UID,
+				older.ObservedAt.UTC().Format(time.RFC3339),
+				newer.UID,
+				newer.ObservedAt.UTC().Format(time.RFC3339),
+			)
 			if !slices.Contains(g.notes, note) {
 				g.notes = append(g.notes, note)
 			}
 		}
-		if c := g.of(o.Cluster); c == nil || (supersedes(o, c) && !outranks(c, o, p.now, p.freshness)) || outranks(o, c, p.now, p.freshness) {
+		if c := g.of(o.Cluster); c == nil || (supersedes(o, c) && !outranks(c, o, p.now, p.freshness)) ||
+			outranks(o, c, p.now, p.freshness) {
 			g.setOf(o.Cluster, o)
 		}
 	}
@@ -324,7 +334,11 @@ func (p *planner) environmentOf(o *observe.Observation) (env, why string) {
 	if !ok {
 		why = fmt.Sprintf("cluster %q is in no environment of %s", o.Cluster, repoconfig.Path)
 		if o.Cluster == "" {
-			why = fmt.Sprintf("the %s observation names no cluster, so no environment of %s can be found", sourceName(o), repoconfig.Path)
+			why = fmt.Sprintf(
+				"the %s observation names no cluster, so no environment of %s can be found",
+				sourceName(o),
+				repoconfig.Path,
+			)
 		}
 		if o.Environment != "" {
 			why += fmt.Sprintf("; the environment %s the document names is not believed", o.Environment)
@@ -332,7 +346,13 @@ func (p *planner) environmentOf(o *observe.Observation) (env, why string) {
 		return "", why
 	}
 	if o.Environment != "" && o.Environment != e {
-		return "", fmt.Sprintf("the document names environment %s, but %s puts cluster %q in %s: the observation is refused", o.Environment, repoconfig.Path, o.Cluster, e)
+		return "", fmt.Sprintf(
+			"the document names environment %s, but %s puts cluster %q in %s: the observation is refused",
+			o.Environment,
+			repoconfig.Path,
+			o.Cluster,
+			e,
+		)
 	}
 	return e, ""
 }

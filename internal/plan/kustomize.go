@@ -26,7 +26,12 @@ type Kustomizer interface {
 	// when that source is a file own says the unit may not write on its
 	// own authority. It returns, per field, what was written or why not,
 	// and the edited files' new bytes.
-	Write(files map[string][]byte, dir string, own func(file string) bool, fields []KustomizeField) ([]KustomizeWritten, map[string][]byte, error)
+	Write(
+		files map[string][]byte,
+		dir string,
+		own func(file string) bool,
+		fields []KustomizeField,
+	) ([]KustomizeWritten, map[string][]byte, error)
 }
 
 // KustomizeField is one accepted field of a kustomize unit: the built
@@ -55,7 +60,12 @@ func (p *planner) readKustomize(u *repoconfig.Unit) *unitValues {
 	uv := &unitValues{}
 	k := p.snap.Kustomizer
 	if k == nil {
-		uv.err = fmt.Errorf("unit %s (%s) is the kustomization %s, but no kustomize builder is available, so nothing can be read or witnessed", u.Name, u.Environment, u.Kustomization)
+		uv.err = fmt.Errorf(
+			"unit %s (%s) is the kustomization %s, but no kustomize builder is available, so nothing can be read or witnessed",
+			u.Name,
+			u.Environment,
+			u.Kustomization,
+		)
 		return uv
 	}
 	files, err := k.Inputs(p.snapRead, u.Kustomization)
@@ -102,7 +112,10 @@ func (p *planner) writeKustomize(w *unitWork, pend []*pending) {
 		var fields []KustomizeField
 		for _, pd := range pend {
 			for _, fs := range pd.fields {
-				fields = append(fields, KustomizeField{Object: pd.obs.Object.String(), Field: fs.f.Path, Old: fs.repo, Live: fs.live})
+				fields = append(
+					fields,
+					KustomizeField{Object: pd.obs.Object.String(), Field: fs.f.Path, Old: fs.repo, Live: fs.live},
+				)
 			}
 		}
 		written, out, err := p.snap.Kustomizer.Write(ku.files, ku.dir, own, fields)
@@ -141,7 +154,12 @@ func (p *planner) writeKustomize(w *unitWork, pend []*pending) {
 			}
 		}
 		if mism := witness.Check(witness.Diff(ku.built, after), accepted, isSecret); len(mism) > 0 {
-			why := strings.Replace(mismatchReason(mism), "rendering the chart with the edited values", "kustomize's build of "+ku.dir+" with the edits", 1)
+			why := strings.Replace(
+				mismatchReason(mism),
+				"rendering the chart with the edited values",
+				"kustomize's build of "+ku.dir+" with the edits",
+				1,
+			)
 			pend = p.deny(pend, blameAll(pend, why))
 			continue
 		}
@@ -186,7 +204,12 @@ func blameAll(pend []*pending, why string) map[*pending]string {
 
 // kustomizeRender is a receipt's render section for a kustomize build.
 func kustomizeRender(ku *kustUnit, files map[string][]byte, after *witness.Rendering, pd *pending) *receipt.Render {
-	r := &receipt.Render{Renderer: after.Renderer, Digest: after.Digest, Files: slices.Sorted(maps.Keys(files)), Namespace: pd.obs.Object.Namespace}
+	r := &receipt.Render{
+		Renderer:  after.Renderer,
+		Digest:    after.Digest,
+		Files:     slices.Sorted(maps.Keys(files)),
+		Namespace: pd.obs.Object.Namespace,
+	}
 	r.ObjectsCompared = slices.Sorted(maps.Keys(after.Objects))
 	for _, k := range slices.Sorted(maps.Keys(ku.built.Objects)) {
 		if _, ok := after.Objects[k]; !ok {

@@ -24,10 +24,17 @@ type docIndex struct {
 // missing says why the object has no one document to write, or "".
 func (d *docIndex) missing(object string) string {
 	if where, ok := d.twice[object]; ok {
-		return fmt.Sprintf("two documents of its manifests are %s (%s): which one the controller applies last is not backflow's to guess", object, where)
+		return fmt.Sprintf(
+			"two documents of its manifests are %s (%s): which one the controller applies last is not backflow's to guess",
+			object,
+			where,
+		)
 	}
 	if _, ok := d.index[object]; !ok {
-		return fmt.Sprintf("no document of its manifests is %s (matched by apiVersion, kind, metadata.namespace and metadata.name)", object)
+		return fmt.Sprintf(
+			"no document of its manifests is %s (matched by apiVersion, kind, metadata.namespace and metadata.name)",
+			object,
+		)
 	}
 	return ""
 }
@@ -40,7 +47,12 @@ func (p *planner) readManifests(u *repoconfig.Unit) *unitValues {
 	uv := &unitValues{docs: &docIndex{index: map[string]int{}}}
 	paths, missing := repoconfig.ManifestsOf(u.Manifests, p.manifestPaths())
 	if missing != "" {
-		uv.err = fmt.Errorf("manifests %s of unit %s (%s) could not be read: no such file, or a folder holding no .yaml, .yml or .json file", missing, u.Name, u.Environment)
+		uv.err = fmt.Errorf(
+			"manifests %s of unit %s (%s) could not be read: no such file, or a folder holding no .yaml, .yml or .json file",
+			missing,
+			u.Name,
+			u.Environment,
+		)
 		return uv
 	}
 	where := map[string]string{}
@@ -73,7 +85,10 @@ func (p *planner) readManifests(u *repoconfig.Unit) *unitValues {
 			where[key] = at
 			idx := i
 			uv.docs.index[key] = len(uv.files)
-			uv.files = append(uv.files, &valuesFile{path: path, data: data, tree: m, opts: values.Options{Document: &idx, Readings: p.readings}})
+			uv.files = append(
+				uv.files,
+				&valuesFile{path: path, data: data, tree: m, opts: values.Options{Document: &idx, Readings: p.readings}},
+			)
 		}
 	}
 	return uv

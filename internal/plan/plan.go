@@ -201,7 +201,15 @@ func Plan(observations []observe.Observation, triggers []observe.Trigger, snap S
 // one environment are reduced to the newest (each cluster's newest is kept
 // for the cluster-agreement check). now is the time receipts record as the
 // write-back's.
-func PlanWith(observations []observe.Observation, triggers []observe.Trigger, snap Snapshot, now time.Time, opts Options) Result {
+//
+//nolint:revive // the options form of Plan, read beside it at the call; plan.With would not say it plans
+func PlanWith(
+	observations []observe.Observation,
+	triggers []observe.Trigger,
+	snap Snapshot,
+	now time.Time,
+	opts Options,
+) Result {
 	p := newPlanner(snap, now, opts)
 	if snap.Config != nil {
 		var refused []string
@@ -237,7 +245,11 @@ func PlanWith(observations []observe.Observation, triggers []observe.Trigger, sn
 	})
 	p.res.Triggers = slices.Clone(triggers)
 	slices.SortStableFunc(p.res.Triggers, func(a, b observe.Trigger) int {
-		return cmp.Or(cmp.Compare(a.Object.String(), b.Object.String()), cmp.Compare(a.Cluster, b.Cluster), a.At.Compare(b.At))
+		return cmp.Or(
+			cmp.Compare(a.Object.String(), b.Object.String()),
+			cmp.Compare(a.Cluster, b.Cluster),
+			a.At.Compare(b.At),
+		)
 	})
 	if p.res.Triggers == nil {
 		p.res.Triggers = []observe.Trigger{}

@@ -25,7 +25,15 @@ const (
 // read from after (the unit's desired values once the write-back is made),
 // and verifies it against the snapshot's policy: a receipt that fails its
 // own verification is an error, never an allow.
-func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending, after map[string]any, trees []map[string]any, branch string, rendered *receipt.Render) error {
+func (p *planner) attachReceipt(
+	u *repoconfig.Unit,
+	uv *unitValues,
+	pd *pending,
+	after map[string]any,
+	trees []map[string]any,
+	branch string,
+	rendered *receipt.Render,
+) error {
 	d := &p.res.Decisions[pd.index]
 	o := pd.obs
 	ch := o.Change
@@ -79,9 +87,20 @@ func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending,
 		got, ok := p.lookup(desired, fs.valuePath)
 		switch {
 		case !ok:
-			residual = append(residual, fmt.Sprintf("%s: absent from desired after the write-back, observed %s", fs.valuePath, values.Format(fs.live)))
+			residual = append(
+				residual,
+				fmt.Sprintf("%s: absent from desired after the write-back, observed %s", fs.valuePath, values.Format(fs.live)),
+			)
 		case !values.Equal(got, fs.live):
-			residual = append(residual, fmt.Sprintf("%s: desired after the write-back is %s, observed %s", fs.valuePath, values.Format(got), values.Format(fs.live)))
+			residual = append(
+				residual,
+				fmt.Sprintf(
+					"%s: desired after the write-back is %s, observed %s",
+					fs.valuePath,
+					values.Format(got),
+					values.Format(fs.live),
+				),
+			)
 		}
 		rule := p.grant(pd.role, fs)
 		if !slices.Contains(rules, rule) {
@@ -121,7 +140,11 @@ func (p *planner) attachReceipt(u *repoconfig.Unit, uv *unitValues, pd *pending,
 			Authority: receipt.Authority{
 				PolicyRef: p.snap.PolicyPath, Decision: receipt.DecisionAllow, MatchedRule: strings.Join(rules, "; "),
 			},
-			Bounds: receipt.Bounds{ChangedFields: changed, UnauthorizedFieldsChanged: []string{}, WithinAuthorizedScope: &within},
+			Bounds: receipt.Bounds{
+				ChangedFields:             changed,
+				UnauthorizedFieldsChanged: []string{},
+				WithinAuthorizedScope:     &within,
+			},
 			WriteBack: receipt.WriteBack{
 				Method:            store.Method(),
 				DesiredValueAfter: receipt.ValueOf(first.live),
@@ -182,7 +205,12 @@ func (p *planner) modeWord() string {
 
 // notClaimed are the receipt's honesty markers: what the planner did not
 // establish.
-func (p *planner) notClaimed(u *repoconfig.Unit, o *observe.Observation, branch string, rendered *receipt.Render) []string {
+func (p *planner) notClaimed(
+	u *repoconfig.Unit,
+	o *observe.Observation,
+	branch string,
+	rendered *receipt.Render,
+) []string {
 	ch := o.Change
 	var out []string
 	store := "the values files"
@@ -193,9 +221,18 @@ func (p *planner) notClaimed(u *repoconfig.Unit, o *observe.Observation, branch 
 		store = "kustomize's build of " + u.Kustomization
 	}
 	if p.cfg.WritesBack() {
-		out = append(out, fmt.Sprintf("Proposed, not proven: the round trip is closed at the level of desired state ("+store+" on %s read back as the observed values); that the change stuck in the live system after the merge and the next forward apply is not claimed until a follow-up re-observes it and the receipt is proven.", branch))
+		out = append(out, fmt.Sprintf(
+			"Proposed, not proven: the round trip is closed at the level of desired state ("+store+
+				" on %s read back as the observed values); that the change stuck in the live system after the merge "+
+				"and the next forward apply is not claimed until a follow-up re-observes it and the receipt is proven.",
+			branch,
+		))
 	} else {
-		out = append(out, fmt.Sprintf("Report only: the repository is %s, so no branch, commit or pull request was made; the round trip was computed on the edited bytes in memory.", p.modeWord()))
+		out = append(out, fmt.Sprintf(
+			"Report only: the repository is %s, so no branch, commit or pull request was made; "+
+				"the round trip was computed on the edited bytes in memory.",
+			p.modeWord(),
+		))
 	}
 	claimed := ""
 	if ch.Claimed != "" && ch.Claimed != ch.Attribution {
@@ -205,33 +242,90 @@ func (p *planner) notClaimed(u *repoconfig.Unit, o *observe.Observation, branch 
 	if ch.Evidence != "" {
 		evidence = " (evidence: " + ch.Evidence + ")"
 	}
-	out = append(out, fmt.Sprintf("Attribution: %s is attributed at level %s%s by the %s observation from cluster %s%s; backflow did not authenticate the actor itself.",
-		ch.Actor, ch.Attribution, claimed, sourceName(o), o.Cluster, evidence))
+	out = append(
+		out,
+		fmt.Sprintf(
+			"Attribution: %s is attributed at level %s%s by the %s observation from cluster %s%s; backflow did not "+
+				"authenticate the actor itself.",
+			ch.Actor,
+			ch.Attribution,
+			claimed,
+			sourceName(o),
+			o.Cluster,
+			evidence,
+		),
+	)
 	where := "the working tree the repository was read from"
 	if p.snap.Commit != "" {
 		where = "commit " + p.snap.Commit
 	}
 	if rendered != nil && u.Source() == repoconfig.SourceKustomize {
-		out = append(out, fmt.Sprintf("Desired state is the kustomization %s at %s, built by %s from the %d files listed under render.files, before and after the edit: the builds differ exactly in the accepted fields; what the GitOps controller adds on apply (Flux postBuild substitution, a target namespace, its own kustomize version) is not claimed.",
-			u.Kustomization, where, rendered.Renderer, len(rendered.Files)))
+		out = append(
+			out,
+			fmt.Sprintf(
+				"Desired state is the kustomization %s at %s, built by %s from the %d files listed under render.files, before and "+
+					"after the edit: the builds differ exactly in the accepted fields; what the GitOps controller adds on apply "+
+					"(Flux postBuild substitution, a target namespace, its own kustomize version) is not claimed.",
+				u.Kustomization,
+				where,
+				rendered.Renderer,
+				len(rendered.Files),
+			),
+		)
 		return out
 	}
 	if rendered != nil {
-		out = append(out, fmt.Sprintf("Desired state is the values files at %s, rendered with chart %s %s (%s) by %s for Kubernetes %s as release %s in namespace %s; what the GitOps controller renders with its own Helm version, post-renderers or lookups of live objects is not claimed.",
-			where, rendered.Chart, rendered.Version, rendered.Digest, rendered.Renderer, rendered.KubeVersion, rendered.ReleaseName, rendered.Namespace))
+		out = append(
+			out,
+			fmt.Sprintf(
+				"Desired state is the values files at %s, rendered with chart %s %s (%s) by %s for Kubernetes %s as release %s in "+
+					"namespace %s; what the GitOps controller renders with its own Helm version, post-renderers or lookups of live "+
+					"objects is not claimed.",
+				where,
+				rendered.Chart,
+				rendered.Version,
+				rendered.Digest,
+				rendered.Renderer,
+				rendered.KubeVersion,
+				rendered.ReleaseName,
+				rendered.Namespace,
+			),
+		)
 		return out
 	}
 	if u.Source() == repoconfig.SourceManifests {
-		out = append(out, fmt.Sprintf("Desired state is the plain manifests at %s; the field is written as itself in the document that applies the object, and the documents themselves are the witness (the edited document reads back with the observed value, every other document and field as it was); what the GitOps controller does to them on apply (a target namespace, its own patches) is not claimed.", where))
+		out = append(
+			out,
+			fmt.Sprintf(
+				"Desired state is the plain manifests at %s; the field is written as itself in the document that applies the "+
+					"object, and the documents themselves are the witness (the edited document reads back with the observed value, "+
+					"every other document and field as it was); what the GitOps controller does to them on apply (a target "+
+					"namespace, its own patches) is not claimed.",
+				where,
+			),
+		)
 		return out
 	}
-	out = append(out, fmt.Sprintf("Desired state is the values files at %s; the chart was not rendered, so the field to value path mapping is the policy's, not a rendering's.", where))
+	out = append(
+		out,
+		fmt.Sprintf(
+			"Desired state is the values files at %s; the chart was not rendered, so the field to value path mapping is the "+
+				"policy's, not a rendering's.",
+			where,
+		),
+	)
 	return out
 }
 
 // observationRef names the observation the receipt rests on.
 func observationRef(o *observe.Observation) string {
-	s := fmt.Sprintf("%s observation of %s on cluster %s at %s", sourceName(o), o.Object.String(), o.Cluster, o.ObservedAt.UTC().Format(time.RFC3339))
+	s := fmt.Sprintf(
+		"%s observation of %s on cluster %s at %s",
+		sourceName(o),
+		o.Object.String(),
+		o.Cluster,
+		o.ObservedAt.UTC().Format(time.RFC3339),
+	)
 	if o.ResourceVersion != "" {
 		s += ", resourceVersion " + o.ResourceVersion
 	}

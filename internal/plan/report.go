@@ -106,7 +106,10 @@ func (r Result) JSON() ([]byte, error) {
 		out.Triggers = append(out.Triggers, jt)
 	}
 	for _, n := range r.Notices {
-		out.Notices = append(out.Notices, jsonNotice{Object: n.Object.String(), Cluster: n.Cluster, At: n.At.UTC().Format(time.RFC3339), Message: n.Message})
+		out.Notices = append(
+			out.Notices,
+			jsonNotice{Object: n.Object.String(), Cluster: n.Cluster, At: n.At.UTC().Format(time.RFC3339), Message: n.Message},
+		)
 	}
 	out.Expiries = jsonExpiries(r.Expiries)
 	var buf bytes.Buffer
@@ -210,10 +213,11 @@ func (r Result) Markdown() ([]byte, error) {
 	if len(r.Decisions) == 0 {
 		b.WriteString("No object was observed.\n")
 	} else {
-		b.WriteString("| Unit | Environment | Object | Outcome | Auto-merge | Write-back |\n| --- | --- | --- | --- | --- | --- |\n")
+		b.WriteString("| Unit | Environment | Object | Outcome | Auto-merge | Write-back |\n" +
+			"| --- | --- | --- | --- | --- | --- |\n")
 		for _, d := range r.Decisions {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", cell(orDash(d.Unit)), cell(orDash(d.Environment)), code(d.Object),
-				outcomeWord(d), yesNo(d.AutoMerge), codeOrDash(d.WriteBack))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", cell(orDash(d.Unit)), cell(orDash(d.Environment)),
+				code(d.Object), outcomeWord(d), yesNo(d.AutoMerge), codeOrDash(d.WriteBack))
 		}
 	}
 	for _, d := range r.Decisions {
@@ -226,10 +230,20 @@ func (r Result) Markdown() ([]byte, error) {
 			fmt.Fprintf(&b, "- %s\n", reason)
 		}
 		if len(d.Changes) > 0 {
-			b.WriteString("\n| Field | Value path | Values file | From | To | Authorized |\n| --- | --- | --- | --- | --- | --- |\n")
+			b.WriteString(
+				"\n| Field | Value path | Values file | From | To | Authorized |\n| --- | --- | --- | --- | --- | --- |\n",
+			)
 			for _, c := range d.Changes {
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", code(c.Field), codeOrDash(c.ValuePath), codeOrDash(c.ValuesFile),
-					code(values.Format(c.From)), code(values.Format(c.To)), yesNo(c.Authorized))
+				fmt.Fprintf(
+					&b,
+					"| %s | %s | %s | %s | %s | %s |\n",
+					code(c.Field),
+					codeOrDash(c.ValuePath),
+					codeOrDash(c.ValuesFile),
+					code(values.Format(c.From)),
+					code(values.Format(c.To)),
+					yesNo(c.Authorized),
+				)
 			}
 		}
 		if d.Receipt != nil {
@@ -241,19 +255,26 @@ func (r Result) Markdown() ([]byte, error) {
 			if name == "" {
 				name = d.Receipt.Metadata.Name
 			}
-			fmt.Fprintf(&b, "\n<details><summary>Receipt <code>%s</code></summary>\n\n```yaml\n%s```\n\n</details>\n", htmlEscape(name), data)
+			fmt.Fprintf(
+				&b,
+				"\n<details><summary>Receipt <code>%s</code></summary>\n\n```yaml\n%s```\n\n</details>\n",
+				htmlEscape(name),
+				data,
+			)
 		}
 	}
 	if len(r.Triggers) > 0 {
 		b.WriteString("\n### Objects to look at again\n\n")
 		for _, t := range r.Triggers {
-			fmt.Fprintf(&b, "- %s on %s at %s\n", codeSpan(t.Object.String()), orDash(t.Cluster), t.At.UTC().Format(time.RFC3339))
+			fmt.Fprintf(&b, "- %s on %s at %s\n", codeSpan(t.Object.String()), orDash(t.Cluster),
+				t.At.UTC().Format(time.RFC3339))
 		}
 	}
 	if len(r.Notices) > 0 {
 		b.WriteString("\n### Notices\n\n")
 		for _, n := range r.Notices {
-			fmt.Fprintf(&b, "- %s on %s at %s: %s\n", codeSpan(n.Object.String()), orDash(n.Cluster), n.At.UTC().Format(time.RFC3339), n.Message)
+			fmt.Fprintf(&b, "- %s on %s at %s: %s\n", codeSpan(n.Object.String()), orDash(n.Cluster),
+				n.At.UTC().Format(time.RFC3339), n.Message)
 		}
 	}
 	if len(r.Errors) > 0 {
@@ -284,7 +305,15 @@ func (r Result) Table() ([]byte, error) {
 			fmt.Fprintf(&buf, "  - %s\n", reason)
 		}
 		for _, c := range d.Changes {
-			fmt.Fprintf(&buf, "  %s -> %s: %s -> %s (%s)\n", c.Field, orDash(c.ValuePath), values.Format(c.From), values.Format(c.To), authorizedWord(c.Authorized))
+			fmt.Fprintf(
+				&buf,
+				"  %s -> %s: %s -> %s (%s)\n",
+				c.Field,
+				orDash(c.ValuePath),
+				values.Format(c.From),
+				values.Format(c.To),
+				authorizedWord(c.Authorized),
+			)
 		}
 	}
 	if len(r.Triggers) > 0 {
@@ -296,7 +325,14 @@ func (r Result) Table() ([]byte, error) {
 	if len(r.Notices) > 0 {
 		buf.WriteString("\nnotices:\n")
 		for _, n := range r.Notices {
-			fmt.Fprintf(&buf, "  %s on %s at %s: %s\n", n.Object.String(), orDash(n.Cluster), n.At.UTC().Format(time.RFC3339), n.Message)
+			fmt.Fprintf(
+				&buf,
+				"  %s on %s at %s: %s\n",
+				n.Object.String(),
+				orDash(n.Cluster),
+				n.At.UTC().Format(time.RFC3339),
+				n.Message,
+			)
 		}
 	}
 	if len(r.Errors) > 0 {

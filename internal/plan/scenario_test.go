@@ -72,7 +72,7 @@ func scenarioTrust(t *testing.T, dir string) observe.Attribution {
 func planScenario(t *testing.T, dir string) (plan.Result, plan.Snapshot) {
 	t.Helper()
 	repo := filepath.Join(dir, "repo")
-	got, err := plan.ReadSnapshot(func(p string, max int64) ([]byte, error) { return repoconfig.ReadRepoFile(repo, p, max) },
+	got, err := plan.ReadSnapshot(func(p string, limit int64) ([]byte, error) { return repoconfig.ReadRepoFile(repo, p, limit) },
 		plan.ReadOptions{List: func(dir string) ([]string, error) { return repoconfig.ListRepoDir(repo, dir) }, Kustomizer: &builder.Builder{}})
 	if err != nil {
 		t.Fatal(err)

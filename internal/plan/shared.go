@@ -60,10 +60,18 @@ func (p *planner) placeShared() {
 				ownPath := uv.files[own].path
 				if o := without(readers[ownPath], u.Environment); fs.file == own || len(o) > 0 {
 					pl.file = -1
-					pl.why = fmt.Sprintf("shared values file: %s is set in %s, which units of %s also read, and unit %s has no values file of its own to hold an override; only the same change allowed for every environment reading it may edit it",
-						fs.valuePath, ownPath, strings.Join(without(readers[ownPath], u.Environment), ", "), u.Name)
+					pl.why = fmt.Sprintf(
+						"shared values file: %s is set in %s, which units of %s also read, and unit %s has no values file of its own to "+
+							"hold an override; only the same change allowed for every environment reading it may edit it",
+						fs.valuePath,
+						ownPath,
+						strings.Join(without(readers[ownPath], u.Environment), ", "),
+						u.Name,
+					)
 				} else {
-					pl.why = fmt.Sprintf("Shared values file: %s is defined in %s, which units of %s also read and which %s's authority does not cover; it is not edited, and the new value is written as an override to %s, so %s's desired state is unchanged.",
+					pl.why = fmt.Sprintf("Shared values file: %s is defined in %s, which units of %s also read "+
+						"and which %s's authority does not cover; it is not edited, and the new value is written as "+
+						"an override to %s, so %s's desired state is unchanged.",
 						fs.valuePath, shared, strings.Join(others, ", "), u.Environment, ownPath, strings.Join(others, ", "))
 				}
 				out = append(out, pl)

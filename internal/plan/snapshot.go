@@ -15,9 +15,9 @@ import (
 )
 
 // FileReader reads one file of the repository, by its repository-relative
-// path, at the commit the snapshot is of; max is the size past which the
+// path, at the commit the snapshot is of; limit is the size past which the
 // file is refused (a reader that cannot tell may leave it to the parsers).
-type FileReader func(path string, max int64) ([]byte, error)
+type FileReader func(path string, limit int64) ([]byte, error)
 
 // ErrUnreadable marks a repo config or policy that could not be read.
 var ErrUnreadable = errors.New("unreadable")
@@ -98,7 +98,15 @@ func manifestFiles(u repoconfig.Unit, list func(string) ([]string, error)) ([]st
 			continue
 		}
 		if list == nil {
-			errs = append(errs, fmt.Errorf("listing manifests folder %s of unit %s (%s): this reader of the repository cannot list folders", e, u.Name, u.Environment))
+			errs = append(
+				errs,
+				fmt.Errorf(
+					"listing manifests folder %s of unit %s (%s): this reader of the repository cannot list folders",
+					e,
+					u.Name,
+					u.Environment,
+				),
+			)
 			continue
 		}
 		got, err := list(e)
@@ -128,7 +136,13 @@ func ReadSnapshot(read FileReader, opts ReadOptions) (Read, error) {
 	if err != nil {
 		return out, &SnapshotError{File: repoconfig.Path, Kind: ErrInvalid, Err: err}
 	}
-	out.Snapshot = Snapshot{Config: cfg, PolicyPath: path.Clean(cfg.Policy), Commit: opts.Commit, Files: map[string][]byte{}, Kustomizer: opts.Kustomizer}
+	out.Snapshot = Snapshot{
+		Config:     cfg,
+		PolicyPath: path.Clean(cfg.Policy),
+		Commit:     opts.Commit,
+		Files:      map[string][]byte{},
+		Kustomizer: opts.Kustomizer,
+	}
 	if cfg.Paused && opts.StopIfPaused {
 		return out, ErrPaused
 	}
@@ -147,9 +161,15 @@ func ReadSnapshot(read FileReader, opts ReadOptions) (Read, error) {
 		files, errs := manifestFiles(u, opts.List)
 		out.FileErrors = append(out.FileErrors, errs...)
 		if u.Kustomization != "" && opts.Kustomizer != nil {
-			in, err := opts.Kustomizer.Inputs(func(p string) ([]byte, error) { return read(p, repoconfig.MaxValuesSize) }, u.Kustomization)
+			in, err := opts.Kustomizer.Inputs(
+				func(p string) ([]byte, error) { return read(p, repoconfig.MaxValuesSize) },
+				u.Kustomization,
+			)
 			if err != nil {
-				out.FileErrors = append(out.FileErrors, fmt.Errorf("reading kustomization %s of unit %s (%s): %w", u.Kustomization, u.Name, u.Environment, err))
+				out.FileErrors = append(
+					out.FileErrors,
+					fmt.Errorf("reading kustomization %s of unit %s (%s): %w", u.Kustomization, u.Name, u.Environment, err),
+				)
 			}
 			for _, p := range slices.Sorted(maps.Keys(in)) {
 				out.Snapshot.Files[p] = in[p]
@@ -162,7 +182,10 @@ func ReadSnapshot(read FileReader, opts ReadOptions) (Read, error) {
 			tried[f] = true
 			data, err := read(f, repoconfig.MaxValuesSize)
 			if err != nil {
-				out.FileErrors = append(out.FileErrors, fmt.Errorf("reading values file %s of unit %s (%s): %w", f, u.Name, u.Environment, err))
+				out.FileErrors = append(
+					out.FileErrors,
+					fmt.Errorf("reading values file %s of unit %s (%s): %w", f, u.Name, u.Environment, err),
+				)
 				continue
 			}
 			out.Snapshot.Files[f] = data

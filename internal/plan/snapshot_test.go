@@ -73,7 +73,7 @@ func TestReadSnapshot(t *testing.T) {
 			if tc.edit != nil {
 				tc.edit(files)
 			}
-			read := func(p string, max int64) ([]byte, error) {
+			read := func(p string, _ int64) ([]byte, error) {
 				data, ok := files[p]
 				if !ok {
 					return nil, fs.ErrNotExist
@@ -100,10 +100,10 @@ func TestReadSnapshot(t *testing.T) {
 			if tc.file != "" && (!errors.As(err, &se) || se.File != tc.file || !strings.Contains(err.Error(), tc.file)) {
 				t.Errorf("error %v does not name %s", err, tc.file)
 			}
-			if tc.kind == plan.ErrUnreadable && !errors.Is(err, fs.ErrNotExist) {
+			if errors.Is(tc.kind, plan.ErrUnreadable) && !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("the reader's error is lost: %v", err)
 			}
-			if tc.kind == plan.ErrPaused && (got.Snapshot.Config == nil || !got.Snapshot.Config.Paused) {
+			if errors.Is(tc.kind, plan.ErrPaused) && (got.Snapshot.Config == nil || !got.Snapshot.Config.Paused) {
 				t.Errorf("a paused read keeps the config: %+v", got)
 			}
 		})

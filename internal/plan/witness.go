@@ -30,7 +30,11 @@ type base struct {
 // check passes; otherwise the decisions that could not be rendered (an
 // error, retried next cycle) and those the rendering contradicts (a
 // render-mismatch deny).
-func (p *planner) witness(w *unitWork, pend []*pending, trees []map[string]any) (map[*pending]*receipt.Render, map[*pending]string, map[*pending]string) {
+func (p *planner) witness(
+	w *unitWork,
+	pend []*pending,
+	trees []map[string]any,
+) (map[*pending]*receipt.Render, map[*pending]string, map[*pending]string) {
 	u, uv := w.u, w.uv
 	all := func(msg string) map[*pending]string {
 		out := map[*pending]string{}
@@ -69,11 +73,13 @@ func (p *planner) witness(w *unitWork, pend []*pending, trees []map[string]any) 
 			ObjectsCompared: compared,
 		}
 		for _, c := range changes {
-			if c.Object != pd.obs.Object.String() || !slices.ContainsFunc(pd.fields, func(fs *fieldState) bool { return fs.f.Path == c.Field }) {
+			if c.Object != pd.obs.Object.String() ||
+				!slices.ContainsFunc(pd.fields, func(fs *fieldState) bool { return fs.f.Path == c.Field }) {
 				continue
 			}
 			s.ChangedFields = append(s.ChangedFields, receipt.RenderedField{
-				Object: c.Object, Field: c.Field, Before: renderedValue(c.Before, c.HasBefore), After: renderedValue(c.After, c.HasAfter),
+				Object: c.Object, Field: c.Field,
+				Before: renderedValue(c.Before, c.HasBefore), After: renderedValue(c.After, c.HasAfter),
 			})
 		}
 		sections[pd] = s
@@ -99,7 +105,11 @@ func (p *planner) base(w *unitWork) *base {
 	b := &base{}
 	w.base = b
 	if p.snap.Renderer == nil {
-		b.err = fmt.Errorf("render: unit %s names chart %s, but no renderer is available, so no write-back can be witnessed", u.Name, u.Chart.Source())
+		b.err = fmt.Errorf(
+			"render: unit %s names chart %s, but no renderer is available, so no write-back can be witnessed",
+			u.Name,
+			u.Chart.Source(),
+		)
 		return b
 	}
 	b.r, b.err = p.render(u, w.uv.trees())
@@ -140,7 +150,13 @@ func check(changes []witness.Change, pend []*pending) []witness.Mismatch {
 // blame finds, among several decisions of a unit whose joint rendering
 // disagrees, those whose own edit alone disagrees; when none does, the
 // edits disagree only together and every decision is denied.
-func (p *planner) blame(u *repoconfig.Unit, uv *unitValues, b *base, pend []*pending, joint []witness.Mismatch) map[*pending]string {
+func (p *planner) blame(
+	u *repoconfig.Unit,
+	uv *unitValues,
+	b *base,
+	pend []*pending,
+	joint []witness.Mismatch,
+) map[*pending]string {
 	denied := map[*pending]string{}
 	for _, pd := range pend {
 		alone := []*pending{pd}
@@ -180,7 +196,8 @@ func mismatchReason(mism []witness.Mismatch) string {
 		}
 		msgs = append(msgs, m.String())
 	}
-	return "render-mismatch: rendering the chart with the edited values does not reproduce exactly the accepted live fields: " + strings.Join(msgs, "; ")
+	return "render-mismatch: rendering the chart with the edited values does not reproduce exactly " +
+		"the accepted live fields: " + strings.Join(msgs, "; ")
 }
 
 // isSecret reports a Secret's object key, however its kind is spelt: its

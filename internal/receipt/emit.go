@@ -388,7 +388,10 @@ func timestamp(s string) bool {
 	if i != 4 || i == len(s) || s[i] != '-' {
 		return false
 	}
-	for _, f := range []string{"2006-1-2T15:4:5.999999999Z07:00", "2006-1-2t15:4:5.999999999Z07:00", "2006-1-2 15:4:5.999999999", "2006-1-2"} {
+	layouts := []string{
+		"2006-1-2T15:4:5.999999999Z07:00", "2006-1-2t15:4:5.999999999Z07:00", "2006-1-2 15:4:5.999999999", "2006-1-2",
+	}
+	for _, f := range layouts {
 		if _, err := time.Parse(f, s); err == nil {
 			return true
 		}

@@ -141,7 +141,8 @@ func Verify(r *Receipt, pol *policy.Policy, policyRef string) []Violation {
 	// and the time is an RFC 3339 time.
 	prov := s.WriteBack.Provenance
 	for _, f := range []struct{ name, value string }{
-		{"who", prov.Who}, {"when", prov.When}, {"operation", prov.Operation}, {"authority", prov.Authority}, {"intent", prov.Intent},
+		{"who", prov.Who}, {"when", prov.When}, {"operation", prov.Operation}, {"authority", prov.Authority},
+		{"intent", prov.Intent},
 	} {
 		if strings.TrimSpace(f.value) == "" {
 			v.fail("writeBack.provenance."+f.name, "required")
@@ -155,7 +156,13 @@ func Verify(r *Receipt, pol *policy.Policy, policyRef string) []Violation {
 	}
 	// Rule 18.
 	if knownStatus && !slices.Contains(methods, s.WriteBack.Method) {
-		v.fail("writeBack.method", "status %s requires method %s, got %q", s.Status, strings.Join(methods, " or "), s.WriteBack.Method)
+		v.fail(
+			"writeBack.method",
+			"status %s requires method %s, got %q",
+			s.Status,
+			strings.Join(methods, " or "),
+			s.WriteBack.Method,
+		)
 	}
 	if mc := s.WriteBack.MergeCommit; mc != "" && !commitSHA.MatchString(mc) {
 		v.fail("writeBack.mergeCommit", "must be a full lowercase hexadecimal commit SHA, got %q", mc)
@@ -185,7 +192,8 @@ func (v *verifier) render(s *Spec) {
 		v.fail("roundTrip.renderedAfterMatchesObserved", "must be true with a render section")
 	}
 	for _, f := range []struct{ name, value string }{
-		{"chart", r.Chart}, {"version", r.Version}, {"renderer", r.Renderer}, {"releaseName", r.ReleaseName}, {"kubeVersion", r.KubeVersion},
+		{"chart", r.Chart}, {"version", r.Version}, {"renderer", r.Renderer}, {"releaseName", r.ReleaseName},
+		{"kubeVersion", r.KubeVersion},
 	} {
 		// A kustomize build (render.files) renders no chart.
 		if strings.TrimSpace(f.value) == "" && (len(r.Files) == 0 || f.name == "renderer") {
@@ -262,7 +270,8 @@ func (v *verifier) scope(s *Spec, pol *policy.Policy) {
 		// The property's path is spelt only for a violation: most
 		// receipts have none.
 		at := func(suffix string) string { return "bounds.changedFields[" + strconv.Itoa(i) + "]" + suffix }
-		for _, f := range []struct{ name, value string }{{"object", cf.Object}, {"field", cf.Field}, {"valuePath", cf.ValuePath}} {
+		named := []struct{ name, value string }{{"object", cf.Object}, {"field", cf.Field}, {"valuePath", cf.ValuePath}}
+		for _, f := range named {
 			if f.value == "" && (f.name != "valuePath" || cf.WrittenFile == "") {
 				v.fail(at("."+f.name), "required")
 			}
@@ -275,7 +284,12 @@ func (v *verifier) scope(s *Spec, pol *policy.Policy) {
 			v.fail(at(".to"), "required")
 		}
 		if cf.DesiredValueAfter.Set && cf.To.Set && !values.Equal(cf.DesiredValueAfter.V, cf.To.V) {
-			v.fail(at(".desiredValueAfter"), "is %s, want its to %s (same value and type)", show(cf.DesiredValueAfter.V), show(cf.To.V))
+			v.fail(
+				at(".desiredValueAfter"),
+				"is %s, want its to %s (same value and type)",
+				show(cf.DesiredValueAfter.V),
+				show(cf.To.V),
+			)
 		}
 		if cf.ValuesFile != "" && rendered == nil {
 			rendered = RenderedFiles(s.Unit.DesiredRender)
@@ -294,7 +308,15 @@ func (v *verifier) scope(s *Spec, pol *policy.Policy) {
 			for j, r := range d.Reasons {
 				msgs[j] = r.Message
 			}
-			v.fail(at(""), "%s %s is not authorized for role %q in %q: %s", cf.Object, cf.Field, s.Trigger.Role, s.Environment, strings.Join(msgs, "; "))
+			v.fail(
+				at(""),
+				"%s %s is not authorized for role %q in %q: %s",
+				cf.Object,
+				cf.Field,
+				s.Trigger.Role,
+				s.Environment,
+				strings.Join(msgs, "; "),
+			)
 			unauthorized = append(unauthorized, FieldKey(cf.Object, cf.Field))
 		}
 	}
@@ -373,7 +395,8 @@ func (v *verifier) observation(s *Spec) {
 	self := slices.ContainsFunc(s.Bounds.ChangedFields, func(cf ChangedField) bool {
 		return cf.Object == o.Object && cf.Field == o.Field && cf.WrittenFile != ""
 	})
-	for _, f := range []struct{ name, value string }{{"object", o.Object}, {"field", o.Field}, {"valuePath", o.ValuePath}} {
+	named := []struct{ name, value string }{{"object", o.Object}, {"field", o.Field}, {"valuePath", o.ValuePath}}
+	for _, f := range named {
 		if f.value == "" && (f.name != "valuePath" || !self) {
 			v.fail("observation."+f.name, "required")
 		}
@@ -400,7 +423,12 @@ func (v *verifier) observation(s *Spec) {
 		v.fail(at+".valuePath", "is %q, want observation.valuePath %q", cf.ValuePath, o.ValuePath)
 	}
 	if cf.From.Set && o.DesiredValueBefore.Set && !values.Equal(cf.From.V, o.DesiredValueBefore.V) {
-		v.fail(at+".from", "is %s, want observation.desiredValueBefore %s (same value and type)", show(cf.From.V), show(o.DesiredValueBefore.V))
+		v.fail(
+			at+".from",
+			"is %s, want observation.desiredValueBefore %s (same value and type)",
+			show(cf.From.V),
+			show(o.DesiredValueBefore.V),
+		)
 	}
 	if cf.To.Set && o.LiveValue.Set && !values.Equal(cf.To.V, o.LiveValue.V) {
 		v.fail(at+".to", "is %s, want observation.liveValue %s (same value and type)", show(cf.To.V), show(o.LiveValue.V))
@@ -422,14 +450,22 @@ func IsPlaceholder(v any) bool {
 func (v *verifier) placeholders(s *Spec) {
 	check := func(path func() string, val Value) {
 		if val.Set && IsPlaceholder(val.V) {
-			v.fail(path(), "is %s, an observer's placeholder for nothing, not a value: a field absent live is a removal, which is never written back", show(val.V))
+			v.fail(
+				path(),
+				"is %s, an observer's placeholder for nothing, not a value: a field absent live is a removal, which is never "+
+					"written back",
+				show(val.V),
+			)
 		}
 	}
 	check(func() string { return "observation.liveValue" }, s.Observation.LiveValue)
 	check(func() string { return "writeBack.desiredValueAfter" }, s.WriteBack.DesiredValueAfter)
 	for i, cf := range s.Bounds.ChangedFields {
 		check(func() string { return "bounds.changedFields[" + strconv.Itoa(i) + "].to" }, cf.To)
-		check(func() string { return "bounds.changedFields[" + strconv.Itoa(i) + "].desiredValueAfter" }, cf.DesiredValueAfter)
+		check(
+			func() string { return "bounds.changedFields[" + strconv.Itoa(i) + "].desiredValueAfter" },
+			cf.DesiredValueAfter,
+		)
 	}
 }
 

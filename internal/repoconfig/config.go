@@ -266,7 +266,8 @@ const (
 // Bounds returns the observation bounds with defaults for what is unset.
 func (c *Config) Bounds() (maxSkew, maxAge, freshness time.Duration) {
 	b := c.Observations
-	return cmp.Or(b.MaxSkew.Duration, DefaultMaxSkew), cmp.Or(b.MaxAge.Duration, DefaultMaxAge), cmp.Or(b.Freshness.Duration, DefaultFreshness)
+	return cmp.Or(b.MaxSkew.Duration, DefaultMaxSkew), cmp.Or(b.MaxAge.Duration, DefaultMaxAge),
+		cmp.Or(b.Freshness.Duration, DefaultFreshness)
 }
 
 // DriftReport says how unauthorized drift is reported.

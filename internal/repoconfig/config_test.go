@@ -494,12 +494,12 @@ func TestReadRepoFile(t *testing.T) {
 		{"too large is refused", "envs/v.yaml:cap", "larger than"},
 	}
 	for _, tt := range tests {
-		max := int64(1024)
+		limit := int64(1024)
 		rel := tt.rel
 		if strings.HasSuffix(rel, ":cap") {
-			rel, max = strings.TrimSuffix(rel, ":cap"), 2
+			rel, limit = strings.TrimSuffix(rel, ":cap"), 2
 		}
-		_, err := ReadRepoFile(root, rel, max)
+		_, err := ReadRepoFile(root, rel, limit)
 		if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
 			t.Errorf("%s: %v", tt.why, err)
 		}

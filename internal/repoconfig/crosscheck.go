@@ -51,14 +51,37 @@ func CrossCheck(cfg *Config, p *policy.Policy, unitValues [][]map[string]any) []
 				}
 				switch {
 				case u.Documents() && a.ValuePath != "":
-					warnings = append(warnings, fmt.Sprintf("%s: spec.rules[%d].mayAccept[%d]: names valuePath %s, but units[%d] (%s in %s) writes fields as themselves: the entry authorizes nothing there",
-						cfg.Policy, ri, ai, a.ValuePath, ui, u.Name, u.Environment))
+					warnings = append(
+						warnings,
+						fmt.Sprintf(
+							"%s: spec.rules[%d].mayAccept[%d]: names valuePath %s, but units[%d] (%s in %s) writes fields as themselves: "+
+								"the entry authorizes nothing there",
+							cfg.Policy,
+							ri,
+							ai,
+							a.ValuePath,
+							ui,
+							u.Name,
+							u.Environment,
+						),
+					)
 					continue
 				case u.Documents():
 					continue
 				case a.ValuePath == "":
-					warnings = append(warnings, fmt.Sprintf("%s: spec.rules[%d].mayAccept[%d]: names no valuePath, but units[%d] (%s in %s) reads values files: the entry authorizes nothing there",
-						cfg.Policy, ri, ai, ui, u.Name, u.Environment))
+					warnings = append(
+						warnings,
+						fmt.Sprintf(
+							"%s: spec.rules[%d].mayAccept[%d]: names no valuePath, but units[%d] (%s in %s) reads values files: the entry "+
+								"authorizes nothing there",
+							cfg.Policy,
+							ri,
+							ai,
+							ui,
+							u.Name,
+							u.Environment,
+						),
+					)
 					continue
 				}
 				if !inAny(unitValues[ui], a.ValuePath) {

@@ -35,8 +35,8 @@ func Load(repoDir string) (*Config, error) {
 
 // ReadRepoFile reads the file at rel (a repository path) inside the checkout
 // at root, refusing paths that leave the repository, symlinks anywhere on the
-// way, anything but a regular file, and files larger than max bytes.
-func ReadRepoFile(root, rel string, max int64) ([]byte, error) {
+// way, anything but a regular file, and files larger than limit bytes.
+func ReadRepoFile(root, rel string, limit int64) ([]byte, error) {
 	if err := checkRepoPath(rel); err != nil {
 		return nil, err
 	}
@@ -66,12 +66,12 @@ func ReadRepoFile(root, rel string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", rel, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", rel, err)
 	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s: larger than %d bytes", rel, max)
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: larger than %d bytes", rel, limit)
 	}
 	return data, nil
 }
@@ -101,7 +101,11 @@ func ValuesRead(file string, data []byte, root *ValuesRoot, readings *values.Rea
 	docs := splitYAML(data)
 	if root == nil {
 		if len(docs) > 1 {
-			return nil, fmt.Errorf("%s: %d YAML documents: a values file has one (set valuesRoot for a manifest)", file, len(docs))
+			return nil, fmt.Errorf(
+				"%s: %d YAML documents: a values file has one (set valuesRoot for a manifest)",
+				file,
+				len(docs),
+			)
 		}
 		if len(docs) == 0 {
 			return map[string]any{}, nil
@@ -191,7 +195,12 @@ func argoOverrides(doc map[string]any, root *ValuesRoot) error {
 		case nil:
 		case string:
 			if strings.TrimSpace(v) != "" {
-				return fmt.Errorf("%s.%s is set: backflow reads %s alone, so the desired state would not be what Argo CD renders", at, k, root.Path)
+				return fmt.Errorf(
+					"%s.%s is set: backflow reads %s alone, so the desired state would not be what Argo CD renders",
+					at,
+					k,
+					root.Path,
+				)
 			}
 		case []any:
 			if len(v) > 0 {

@@ -233,7 +233,12 @@ func (p FieldPattern) Match(path string) bool {
 // matches one path segment. Linear in practice, never worse than
 // len(pat)*len(path): several `**` on a long path cannot make it blow up.
 func matchSegs(pat []fieldSeg, path []yamlnode.Segment) bool {
-	return policy.GlobSeq(len(pat), len(path), func(p int) bool { return pat[p].anyMany }, func(p, n int) bool { return segMatches(pat[p], path[n]) })
+	return policy.GlobSeq(
+		len(pat),
+		len(path),
+		func(p int) bool { return pat[p].anyMany },
+		func(p, n int) bool { return segMatches(pat[p], path[n]) },
+	)
 }
 
 func segMatches(s fieldSeg, x yamlnode.Segment) bool {

@@ -176,8 +176,8 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func containsAny(list, any []string) bool {
-	for _, s := range any {
+func containsAny(list, wanted []string) bool {
+	for _, s := range wanted {
 		if contains(list, s) {
 			return true
 		}

@@ -19,7 +19,10 @@ type guarded struct {
 // config, the policy, the units' values files (written only as edits, never
 // as receipts), CODEOWNERS and the workflows.
 func (c *Config) guardedPaths() []guarded {
-	out := []guarded{{path: Path, what: "the repo config"}, {path: workflowsDir, what: "the GitHub workflows folder", folder: true}}
+	out := []guarded{
+		{path: Path, what: "the repo config"},
+		{path: workflowsDir, what: "the GitHub workflows folder", folder: true},
+	}
 	if c.Policy != "" {
 		out = append(out, guarded{path: c.Policy, what: "the policy"})
 	}

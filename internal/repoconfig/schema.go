@@ -23,7 +23,8 @@ func JSONSchema() ([]byte, error) {
 		Mapper: func(t reflect.Type) *jsonschema.Schema {
 			if t == reflect.TypeOf(observe.Attribution("")) {
 				return &jsonschema.Schema{Type: "string", Enum: []any{
-					string(observe.AttributionAsserted), string(observe.AttributionManagedFields), string(observe.AttributionAdmission), string(observe.AttributionAuditLog),
+					string(observe.AttributionAsserted), string(observe.AttributionManagedFields),
+					string(observe.AttributionAdmission), string(observe.AttributionAuditLog),
 				}}
 			}
 			return nil

@@ -59,7 +59,9 @@ var kubeVersion = regexp.MustCompile(`^v?[0-9]+\.[0-9]+(\.[0-9]+)?$`)
 
 // exactVersion is a chart version that names one release (semantic
 // versioning, no range), so that every fetch of it is the same archive.
-var exactVersion = regexp.MustCompile(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+var exactVersion = regexp.MustCompile(
+	`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`,
+)
 
 type checker struct{ errs []FieldError }
 
@@ -226,8 +228,15 @@ func (c *Config) validateUnits(k *checker, receipts string) {
 		for j, f := range u.ValuesFiles {
 			root := u.RootOf(f)
 			if prev, ok := readAs[f]; ok && !sameRoot(prev.root, root) {
-				k.addf(fmt.Sprintf("%s.valuesFiles[%d]", p, j), "%s is read as %s here but as %s by units[%d] (%s): every unit reads a file the same way",
-					f, describeRoot(root), describeRoot(prev.root), prev.unit, c.Units[prev.unit].Name)
+				k.addf(
+					fmt.Sprintf("%s.valuesFiles[%d]", p, j),
+					"%s is read as %s here but as %s by units[%d] (%s): every unit reads a file the same way",
+					f,
+					describeRoot(root),
+					describeRoot(prev.root),
+					prev.unit,
+					c.Units[prev.unit].Name,
+				)
 				continue
 			}
 			if _, ok := readAs[f]; !ok {
@@ -266,7 +275,10 @@ func (c *Config) validateUnits(k *checker, receipts string) {
 			}
 			u.Chart.validateSource(k, p+".chart")
 			if u.Rendered() && u.ReleaseNamespace() == "" {
-				k.addf(p+".chart.namespace", "required: the unit's objects do not all name one namespace, so the chart's release namespace must be given")
+				k.addf(
+					p+".chart.namespace",
+					"required: the unit's objects do not all name one namespace, so the chart's release namespace must be given",
+				)
 			}
 			if u.Chart.KubeVersion != "" && !kubeVersion.MatchString(u.Chart.KubeVersion) {
 				k.addf(p+".chart.kubeVersion", "%q is not a Kubernetes version such as v1.34.0", u.Chart.KubeVersion)
@@ -315,16 +327,30 @@ func (c *Config) validateOwnManifests(k *checker) {
 	for i, u := range c.Units {
 		for oi, o := range c.Units[:i] {
 			if u.Kustomization != "" && o.Kustomization == u.Kustomization && o.Environment != u.Environment {
-				k.addf(fmt.Sprintf("units[%d].kustomization", i), "%s is also units[%d]'s (%s) in environment %s: an overlay belongs to one environment (share a base instead)",
-					u.Kustomization, oi, o.Name, o.Environment)
+				k.addf(
+					fmt.Sprintf("units[%d].kustomization", i),
+					"%s is also units[%d]'s (%s) in environment %s: an overlay belongs to one environment (share a base instead)",
+					u.Kustomization,
+					oi,
+					o.Name,
+					o.Environment,
+				)
 			}
 		}
 		for j, e := range u.Manifests {
 			for oi, o := range c.Units[:i] {
 				for _, oe := range o.Manifests {
 					if o.Environment != u.Environment && (within(e, oe) || within(oe, e)) {
-						k.addf(fmt.Sprintf("units[%d].manifests[%d]", i, j), "%s is also read by units[%d] (%s) in environment %s as %s: plain manifests belong to one environment (use a kustomize base and an overlay per environment)",
-							e, oi, o.Name, o.Environment, oe)
+						k.addf(
+							fmt.Sprintf("units[%d].manifests[%d]", i, j),
+							"%s is also read by units[%d] (%s) in environment %s as %s: plain manifests belong to one environment (use a "+
+								"kustomize base and an overlay per environment)",
+							e,
+							oi,
+							o.Name,
+							o.Environment,
+							oe,
+						)
 					}
 				}
 			}
@@ -565,8 +591,13 @@ func (c *Chart) validateSource(k *checker, p string) {
 		switch {
 		case !ok:
 			k.addf(p+".oci", "%q does not start with oci://", c.OCI)
-		case host == "" || repoPath == "" || strings.ContainsAny(rest, "@ \t") || strings.Contains(repoPath, ":") || strings.HasSuffix(repoPath, "/"):
-			k.addf(p+".oci", "%q is not an OCI reference oci://host/path/chart without tag or digest (the tag is version)", c.OCI)
+		case host == "" || repoPath == "" || strings.ContainsAny(rest, "@ \t") || strings.Contains(repoPath, ":") ||
+			strings.HasSuffix(repoPath, "/"):
+			k.addf(
+				p+".oci",
+				"%q is not an OCI reference oci://host/path/chart without tag or digest (the tag is version)",
+				c.OCI,
+			)
 		}
 	}
 	if c.Remote() && !exactVersion.MatchString(c.Version) {

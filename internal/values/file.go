@@ -175,7 +175,12 @@ func parseDocument(s *source, index int) (*document, error) {
 	n, err := parseNode(s.data[d.sp.start:d.sp.end])
 	if err != nil {
 		if errors.Is(err, errMoreDocuments) {
-			return nil, fmt.Errorf("document %d (line %d): document markers the editor cannot split: %w", index, d.sp.line, ErrUnsupported)
+			return nil, fmt.Errorf(
+				"document %d (line %d): document markers the editor cannot split: %w",
+				index,
+				d.sp.line,
+				ErrUnsupported,
+			)
 		}
 		return nil, fmt.Errorf("document %d (line %d): %v: %w", index, d.sp.line, shiftLines(err, d.sp.line), ErrParse)
 	}
@@ -238,7 +243,10 @@ func decodeOne(b []byte) (*yaml.Node, error) {
 // document marker or a directive does, or a line break that is not LF or
 // CRLF (a lone CR, NEL, LS, PS), after which the same could start.
 func mayHoldMoreDocuments(b []byte) bool {
-	for _, m := range [][]byte{[]byte("\n---"), []byte("\n..."), []byte("\n%"), []byte("\u0085"), []byte("\u2028"), []byte("\u2029")} {
+	starts := [][]byte{
+		[]byte("\n---"), []byte("\n..."), []byte("\n%"), []byte("\u0085"), []byte("\u2028"), []byte("\u2029"),
+	}
+	for _, m := range starts {
 		if bytes.Contains(b, m) {
 			return true
 		}

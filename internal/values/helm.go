@@ -11,7 +11,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
-// helmUnmarshal reads doc exactly as sigs.k8s.io/yaml.Unmarshal(doc, &v,
+// HelmUnmarshal reads doc exactly as sigs.k8s.io/yaml.Unmarshal(doc, &v,
 // useNumber) does, which is how Helm reads values. That function decodes
 // with yaml.v2 (the same go.yaml.in/yaml/v2 called here), turns the tree into
 // JSON text and decodes the text again; for the trees values files hold, the

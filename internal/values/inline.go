@@ -75,7 +75,10 @@ func FindInline(data []byte) ([]Inline, error) {
 		if err != nil || v == nil || v.YNode().Kind != yaml.MappingNode {
 			continue
 		}
-		found = append(found, Inline{Document: i, Kind: rn.GetKind(), Namespace: rn.GetNamespace(), Name: rn.GetName(), Root: root})
+		found = append(
+			found,
+			Inline{Document: i, Kind: rn.GetKind(), Namespace: rn.GetNamespace(), Name: rn.GetName(), Root: root},
+		)
 	}
 	return found, nil
 }
@@ -95,11 +98,22 @@ func chooseInline(data []byte, opts Options) (Options, error) {
 				return opts, nil
 			}
 		}
-		return opts, fmt.Errorf("document %d is no HelmRelease with %s nor Application with %s: %w", *opts.Document, FluxValuesRoot, ArgoValuesRoot, ErrInline)
+		return opts, fmt.Errorf(
+			"document %d is no HelmRelease with %s nor Application with %s: %w",
+			*opts.Document,
+			FluxValuesRoot,
+			ArgoValuesRoot,
+			ErrInline,
+		)
 	}
 	switch len(found) {
 	case 0:
-		return opts, fmt.Errorf("no HelmRelease with %s nor Application with %s: %w", FluxValuesRoot, ArgoValuesRoot, ErrInline)
+		return opts, fmt.Errorf(
+			"no HelmRelease with %s nor Application with %s: %w",
+			FluxValuesRoot,
+			ArgoValuesRoot,
+			ErrInline,
+		)
 	case 1:
 		n := found[0].Document
 		opts.Document, opts.Root = &n, found[0].Root
@@ -109,7 +123,12 @@ func chooseInline(data []byte, opts Options) (Options, error) {
 	for _, in := range found {
 		names = append(names, fmt.Sprintf("%d (%s %s)", in.Document, in.Kind, in.Name))
 	}
-	return opts, fmt.Errorf("%d manifests carry inline values, documents %s; choose one by index: %w", len(found), strings.Join(names, ", "), ErrDocument)
+	return opts, fmt.Errorf(
+		"%d manifests carry inline values, documents %s; choose one by index: %w",
+		len(found),
+		strings.Join(names, ", "),
+		ErrDocument,
+	)
 }
 
 // rootOf parses Options.Root and checks that it names a mapping in the

@@ -120,7 +120,13 @@ func (d *document) field(m *yaml.Node, key, where string) (value, keyNode *yaml.
 		}
 	}
 	if twice != nil {
-		return nil, nil, fmt.Errorf("%s (line %d): two keys that Helm reads as %q: %w", where, d.line(twice), key, ErrNonStringKey)
+		return nil, nil, fmt.Errorf(
+			"%s (line %d): two keys that Helm reads as %q: %w",
+			where,
+			d.line(twice),
+			key,
+			ErrNonStringKey,
+		)
 	}
 	var rn kyaml.RNode // on the stack: SetYNode of an empty RNode only points it at the node
 	rn.SetYNode(m)
@@ -163,7 +169,13 @@ func (d *document) helmField(m *yaml.Node, key, where string) (value, keyNode *y
 				return nil, nil, fmt.Errorf("%s (line %d): key %s: %w", where, d.line(k), k.Value, ErrNonStringKey)
 			}
 			if value != nil {
-				return nil, nil, fmt.Errorf("%s (line %d): two keys that Helm reads as %q: %w", where, d.line(k), key, ErrNonStringKey)
+				return nil, nil, fmt.Errorf(
+					"%s (line %d): two keys that Helm reads as %q: %w",
+					where,
+					d.line(k),
+					key,
+					ErrNonStringKey,
+				)
 			}
 			value, keyNode = m.Content[j+1], k
 		}

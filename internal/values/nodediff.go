@@ -82,7 +82,8 @@ func diffNodes(a, b *yaml.Node, at []yamlnode.Segment, edited [][]yamlnode.Segme
 			return fmt.Errorf("%s: a list changed length", where())
 		}
 		for i := range a.Content {
-			if err := diffNodes(a.Content[i], b.Content[i], append(at, yamlnode.Segment{Index: i, IsIndex: true}), edited, seen); err != nil {
+			seg := yamlnode.Segment{Index: i, IsIndex: true}
+			if err := diffNodes(a.Content[i], b.Content[i], append(at, seg), edited, seen); err != nil {
 				return err
 			}
 		}
@@ -99,7 +100,8 @@ func diffNodes(a, b *yaml.Node, at []yamlnode.Segment, edited [][]yamlnode.Segme
 			if err != nil {
 				return fmt.Errorf("%s: key %q: %v", where(), ka.Value, err)
 			}
-			if err := diffNodes(a.Content[i+1], b.Content[i+1], append(at, yamlnode.Segment{Key: text}), edited, seen); err != nil {
+			seg := yamlnode.Segment{Key: text}
+			if err := diffNodes(a.Content[i+1], b.Content[i+1], append(at, seg), edited, seen); err != nil {
 				return err
 			}
 		}

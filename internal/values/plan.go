@@ -103,11 +103,13 @@ func (d *document) insert(loc located, path []yamlnode.Segment, v any) ([]splice
 	var at, indent int
 	var sp []splice
 	switch {
-	case p == nil && d.root == nil, p != nil && p == d.root && p.Kind == yaml.ScalarNode && p.Tag == "!!null" && p.Value == "":
+	case p == nil && d.root == nil,
+		p != nil && p == d.root && p.Kind == yaml.ScalarNode && p.Tag == "!!null" && p.Value == "":
 		// An empty document (or an empty file): the new keys start at
 		// column 0 at its end.
 		return d.appendToDocument(rest, v, step)
-	case p == d.root && (p.Kind == yaml.MappingNode && p.Style&yaml.FlowStyle != 0 && len(p.Content) == 0 || p.Kind == yaml.ScalarNode && p.Tag == "!!null"):
+	case p == d.root && (p.Kind == yaml.MappingNode && p.Style&yaml.FlowStyle != 0 && len(p.Content) == 0 ||
+		p.Kind == yaml.ScalarNode && p.Tag == "!!null"):
 		// A document that is only `{}` or `~`: the keys replace it.
 		return d.replaceEmptyRoot(rest, v, step)
 	case p == nil:
@@ -123,7 +125,12 @@ func (d *document) insert(loc located, path []yamlnode.Segment, v any) ([]splice
 	case loc.flow || (p.Kind == yaml.MappingNode && len(p.Content) > 0):
 		return nil, fmt.Errorf("%s (line %d): %w", yamlnode.FormatPath(path[:loc.depth]), d.line(p), ErrFlowInsert)
 	case loc.pkey == nil:
-		return nil, fmt.Errorf("%s (line %d): an empty value that is not a mapping value: %w", yamlnode.FormatPath(path[:loc.depth]), d.line(p), ErrUnsupported)
+		return nil, fmt.Errorf(
+			"%s (line %d): an empty value that is not a mapping value: %w",
+			yamlnode.FormatPath(path[:loc.depth]),
+			d.line(p),
+			ErrUnsupported,
+		)
 	default:
 		// `key:`, `key: ~`, `key: null` or `key: {}`: drop the value token,
 		// keep the comment, and put the new lines under the key.
@@ -139,7 +146,13 @@ func (d *document) insert(loc located, path []yamlnode.Segment, v any) ([]splice
 			if k := p.Content[j]; k.Kind == yaml.ScalarNode && k.Value == rest[0].Key {
 				// `on:` is there, but Helm names it "true": a new "on" key
 				// would be a duplicate to yaml.v3.
-				return nil, fmt.Errorf("%s (line %d): a key %s exists that Helm reads as another key: %w", yamlnode.FormatPath(path[:loc.depth+1]), d.line(k), k.Value, ErrNonStringKey)
+				return nil, fmt.Errorf(
+					"%s (line %d): a key %s exists that Helm reads as another key: %w",
+					yamlnode.FormatPath(path[:loc.depth+1]),
+					d.line(k),
+					k.Value,
+					ErrNonStringKey,
+				)
 			}
 		}
 	}

@@ -192,7 +192,11 @@ func (r *Readings) parsed(data []byte, opts Options) (parsedFile, bool) {
 
 // keepParsed remembers what Parse found of the bytes p.key with opts.
 func (r *Readings) keepParsed(opts Options, p parsedFile) {
-	e := &entry{kind: fileEntry, fkey: fileKey{file: p.key, doc: docKey(opts), root: opts.Root, inline: opts.Inline}, parsed: p}
+	e := &entry{
+		kind:   fileEntry,
+		fkey:   fileKey{file: p.key, doc: docKey(opts), root: opts.Root, inline: opts.Inline},
+		parsed: p,
+	}
 	e.size = entryOverhead + int64(len(p.key)+len(opts.Root))
 	for _, s := range p.root {
 		e.size += 64 + int64(len(s.Key)+len(s.MergeKey)+len(s.MergeValue))

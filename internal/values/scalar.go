@@ -247,7 +247,8 @@ func Format(v any) string {
 	case nil:
 		return "null"
 	case string:
-		if p, err := ParseScalar(x); err == nil && p == any(x) && x != "" && !strings.ContainsAny(x, "\n\"'#:") && strings.TrimSpace(x) == x {
+		if p, err := ParseScalar(x); err == nil && p == any(x) && x != "" && !strings.ContainsAny(x, "\n\"'#:") &&
+			strings.TrimSpace(x) == x {
 			return x
 		}
 		return strconv.Quote(x)

@@ -206,7 +206,8 @@ func plainLineEnd(data []byte, pos int, flow bool) int {
 			if c == ',' || c == ']' || c == '}' || c == '[' || c == '{' {
 				break
 			}
-			if c == ':' && (i+1 >= len(data) || isBlank(data[i+1]) || isFlowIndicator(data[i+1]) || data[i+1] == '\n' || data[i+1] == '\r') {
+			if c == ':' &&
+				(i+1 >= len(data) || isBlank(data[i+1]) || isFlowIndicator(data[i+1]) || data[i+1] == '\n' || data[i+1] == '\r') {
 				break
 			}
 		}
@@ -264,7 +265,8 @@ func (d *document) nodeEnd(n *yaml.Node, parentIndent int, flow bool) (int, erro
 		return e.end, nil
 	case yaml.AliasNode:
 		pos := d.src.offset(d.sp, n.Line, n.Column)
-		for pos < len(d.src.data) && !isBlank(d.src.data[pos]) && d.src.data[pos] != '\n' && d.src.data[pos] != '\r' && !(flow && isFlowIndicator(d.src.data[pos])) {
+		for pos < len(d.src.data) && !isBlank(d.src.data[pos]) && d.src.data[pos] != '\n' && d.src.data[pos] != '\r' &&
+			!(flow && isFlowIndicator(d.src.data[pos])) {
 			pos++
 		}
 		return pos, nil

@@ -52,15 +52,40 @@ func (d *document) resolveSelectors(path []yamlnode.Segment, helm any) ([]yamlno
 				continue // not a mapping, or not this item
 			}
 			if found >= 0 {
-				return nil, fmt.Errorf("%s (lines %d and %d): two items have %s=%s: %w", where, d.line(list.Content[found]), d.line(item), seg.MergeKey, seg.MergeValue, ErrSelector)
+				return nil, fmt.Errorf(
+					"%s (lines %d and %d): two items have %s=%s: %w",
+					where,
+					d.line(list.Content[found]),
+					d.line(item),
+					seg.MergeKey,
+					seg.MergeValue,
+					ErrSelector,
+				)
 			}
 			found = j
 		}
 		if found < 0 {
-			return nil, fmt.Errorf("%s (line %d): no item has %s=%s: %w: %w", where, d.line(list), seg.MergeKey, seg.MergeValue, ErrSelector, ErrNotFound)
+			return nil, fmt.Errorf(
+				"%s (line %d): no item has %s=%s: %w: %w",
+				where,
+				d.line(list),
+				seg.MergeKey,
+				seg.MergeValue,
+				ErrSelector,
+				ErrNotFound,
+			)
 		}
 		if got := helmMatches(helm, out, seg); len(got) != 1 || got[0] != found {
-			return nil, fmt.Errorf("%s (line %d): Helm reads items %v with %s=%s, the editor item %d: %w", where, d.line(list.Content[found]), got, seg.MergeKey, seg.MergeValue, found, ErrSelector)
+			return nil, fmt.Errorf(
+				"%s (line %d): Helm reads items %v with %s=%s, the editor item %d: %w",
+				where,
+				d.line(list.Content[found]),
+				got,
+				seg.MergeKey,
+				seg.MergeValue,
+				found,
+				ErrSelector,
+			)
 		}
 		out = append(out, yamlnode.Segment{Index: found, IsIndex: true})
 	}

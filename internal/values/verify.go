@@ -25,7 +25,13 @@ func verify(f *File, out []byte, edits []Edit, paths [][]yamlnode.Segment) (*doc
 // parseDocument and helmRead, or, given a speculation that spliced the
 // same bytes, takes the speculation's readings of them, made so: every
 // check is the same whoever reads.
-func verifyRead(f *File, osrc *source, edits []Edit, paths [][]yamlnode.Segment, spec *speculation) (*document, any, error) {
+func verifyRead(
+	f *File,
+	osrc *source,
+	edits []Edit,
+	paths [][]yamlnode.Segment,
+	spec *speculation,
+) (*document, any, error) {
 	src, index, out := f.src, f.index, osrc.data
 	fail := func(format string, a ...any) (*document, any, error) {
 		return nil, nil, fmt.Errorf(format+": %w", append(a, ErrVerify)...)
@@ -122,7 +128,13 @@ type readerCheck struct {
 
 // nodesReadBack checks that each edited path (the last edit of each, in key
 // order) decodes, with yaml.v3, as the requested value and type.
-func nodesReadBack(root *yaml.Node, edits []Edit, paths [][]yamlnode.Segment, final map[string]int, keys []string) error {
+func nodesReadBack(
+	root *yaml.Node,
+	edits []Edit,
+	paths [][]yamlnode.Segment,
+	final map[string]int,
+	keys []string,
+) error {
 	for _, k := range keys {
 		i := final[k]
 		want := edits[i].Value
@@ -135,7 +147,14 @@ func nodesReadBack(root *yaml.Node, edits []Edit, paths [][]yamlnode.Segment, fi
 			return fmt.Errorf("%s: yaml.v3 cannot decode the new value: %v", edits[i].Path, err)
 		}
 		if !sameValue(got, want) {
-			return fmt.Errorf("%s: yaml.v3 reads %s (%s), want %s (%s)", edits[i].Path, Format(got), kindOf(normalize(got)), Format(want), kindOf(want))
+			return fmt.Errorf(
+				"%s: yaml.v3 reads %s (%s), want %s (%s)",
+				edits[i].Path,
+				Format(got),
+				kindOf(normalize(got)),
+				Format(want),
+				kindOf(want),
+			)
 		}
 	}
 	return nil
@@ -143,7 +162,14 @@ func nodesReadBack(root *yaml.Node, edits []Edit, paths [][]yamlnode.Segment, fi
 
 // readsBackAll checks that each edited path (the last edit of each, in
 // key order) reads back in tree as the requested value and type.
-func readsBackAll(reader string, tree any, edits []Edit, paths [][]yamlnode.Segment, final map[string]int, keys []string) error {
+func readsBackAll(
+	reader string,
+	tree any,
+	edits []Edit,
+	paths [][]yamlnode.Segment,
+	final map[string]int,
+	keys []string,
+) error {
 	for _, k := range keys {
 		i := final[k]
 		want := edits[i].Value
@@ -152,7 +178,15 @@ func readsBackAll(reader string, tree any, edits []Edit, paths [][]yamlnode.Segm
 			return fmt.Errorf("%s: %s finds nothing at the edited path", edits[i].Path, reader)
 		}
 		if !sameValue(got, want) {
-			return fmt.Errorf("%s: %s reads %s (%s), want %s (%s)", edits[i].Path, reader, Format(got), kindOf(normalize(got)), Format(want), kindOf(want))
+			return fmt.Errorf(
+				"%s: %s reads %s (%s), want %s (%s)",
+				edits[i].Path,
+				reader,
+				Format(got),
+				kindOf(normalize(got)),
+				Format(want),
+				kindOf(want),
+			)
 		}
 	}
 	return nil

@@ -249,15 +249,6 @@ type pull struct {
 	} `json:"head"`
 }
 
-func (p pull) hasLabel(name string) bool {
-	for _, l := range p.Labels {
-		if l.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
 func (h *hubClient) pulls(t *testing.T) ([]pull, error) {
 	var out []pull
 	err := h.get(t, "/repos/"+repoName+"/pulls?state=all&per_page=100", &out)
@@ -300,22 +291,6 @@ func (h *hubClient) file(t *testing.T, path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: encoding %q", path, c.Encoding)
 	}
 	return base64.StdEncoding.DecodeString(strings.ReplaceAll(c.Content, "\n", ""))
-}
-
-type branch struct {
-	Name string `json:"name"`
-}
-
-func (h *hubClient) branches(t *testing.T) ([]string, error) {
-	var out []branch
-	if err := h.get(t, "/repos/"+repoName+"/branches?per_page=100", &out); err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, b := range out {
-		names = append(names, b.Name)
-	}
-	return names, nil
 }
 
 // provenReceipts are the fenced YAML receipts with status proven in a

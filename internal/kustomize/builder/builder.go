@@ -53,7 +53,12 @@ func (b *Builder) build(files map[string][]byte, dir string) (*kustomize.Build, 
 // kustomization when own refuses the source's file; fields whose value
 // kustomize makes elsewhere (a generator, a replacement, a component) are
 // refused with the reason. Edits of one file are made in turn.
-func (b *Builder) Write(files map[string][]byte, dir string, own func(string) bool, fields []plan.KustomizeField) ([]plan.KustomizeWritten, map[string][]byte, error) {
+func (b *Builder) Write(
+	files map[string][]byte,
+	dir string,
+	own func(string) bool,
+	fields []plan.KustomizeField,
+) ([]plan.KustomizeWritten, map[string][]byte, error) {
 	built, err := b.build(files, dir)
 	if err != nil {
 		return nil, nil, err
@@ -79,7 +84,12 @@ func (b *Builder) Write(files map[string][]byte, dir string, own func(string) bo
 			w, err = kustomize.Write(cur[src.File], src, f.Old, f.Live)
 		} else {
 			kind, name := kustomize.KindName(built, f.Object)
-			why := fmt.Sprintf("Not claimed: %s sets this field, but other environments' overlays build it too; the value is written as an override into %s, and the shared file is left as it is.", src.Why, overlay)
+			why := fmt.Sprintf(
+				"Not claimed: %s sets this field, but other environments' overlays build it too; "+
+					"the value is written as an override into %s, and the shared file is left as it is.",
+				src.Why,
+				overlay,
+			)
 			w, err = kustomize.Override(cur[overlay], overlay, kind, name, f.Field, f.Old, f.Live, why)
 		}
 		if err != nil {

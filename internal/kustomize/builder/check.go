@@ -66,11 +66,23 @@ func Check(repoDir string, cfg *repoconfig.Config, pol *policy.Policy) []error {
 				}
 				for _, o := range a.Objects {
 					if !strings.Contains(o, "*") && claims(o) && built.Objects[o] == nil {
-						out = append(out, fmt.Errorf("%s: %s is not in kustomize's build of %s (units[%d])", entry, o, u.Kustomization, ui))
+						out = append(
+							out,
+							fmt.Errorf("%s: %s is not in kustomize's build of %s (units[%d])", entry, o, u.Kustomization, ui),
+						)
 					}
 				}
 				if named > 0 && !hasField {
-					out = append(out, fmt.Errorf("%s: %s is in none of the objects it names in kustomize's build of %s (units[%d])", entry, a.Field, u.Kustomization, ui))
+					out = append(
+						out,
+						fmt.Errorf(
+							"%s: %s is in none of the objects it names in kustomize's build of %s (units[%d])",
+							entry,
+							a.Field,
+							u.Kustomization,
+							ui,
+						),
+					)
 				}
 			}
 		}
