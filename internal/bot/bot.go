@@ -274,11 +274,7 @@ func (b *Bot) author(ctx context.Context) (forge.Author, error) {
 // commits are ever read: configuration never comes from a pull request.
 func (b *Bot) readFile(ctx context.Context, repo forge.Repo, sha, p string) ([]byte, error) {
 	b.mu.Lock()
-	fc := b.files[repo.FullName()]
-	if fc == nil || fc.sha != sha {
-		fc = &fileCache{sha: sha, files: map[string]fileEntry{}}
-		b.files[repo.FullName()] = fc
-	}
+	fc := b.cacheAt(repo, sha)
 	e, ok := fc.files[p]
 	b.mu.Unlock()
 	if ok {

@@ -61,11 +61,7 @@ type listEntry struct {
 // rather than a failure.
 func (b *Bot) listFiles(ctx context.Context, repo forge.Repo, sha, dir string) ([]string, error) {
 	b.mu.Lock()
-	fc := b.files[repo.FullName()]
-	if fc == nil || fc.sha != sha {
-		fc = &fileCache{sha: sha, files: map[string]fileEntry{}}
-		b.files[repo.FullName()] = fc
-	}
+	fc := b.cacheAt(repo, sha)
 	got, ok := fc.lists[dir]
 	b.mu.Unlock()
 	if ok {
@@ -93,3 +89,14 @@ type notThere struct{ err error }
 
 func (e notThere) Error() string   { return e.err.Error() }
 func (e notThere) Unwrap() []error { return []error{e.err, fs.ErrNotExist} }
+
+// cacheAt is the repository's cache of what was read at sha, a new one
+// when the head moved; b.mu must be held.
+func (b *Bot) cacheAt(repo forge.Repo, sha string) *fileCache {
+	fc := b.files[repo.FullName()]
+	if fc == nil || fc.sha != sha {
+		fc = &fileCache{sha: sha, files: map[string]fileEntry{}}
+		b.files[repo.FullName()] = fc
+	}
+	return fc
+}

@@ -72,18 +72,7 @@ func (r *run) expiryCycle() error {
 			BreakGlassFor,
 		),
 	)
-	if err := r.observe(); err != nil {
-		return err
-	}
-	_, c, _, err := r.cycle("expiry")
-	if err != nil {
-		return err
-	}
-	r.say("   actions:")
-	for _, a := range c.Actions {
-		r.say("     %s", describe(a))
-	}
-	pr, err := r.newest()
+	pr, err := r.observeAndCycle("expiry")
 	if err != nil {
 		return err
 	}
@@ -113,18 +102,7 @@ func (r *run) restoreApply() error {
 func (r *run) restoreFollowUp() error {
 	r.clock.Advance(r.grace)
 	r.step(10, fmt.Sprintf("Follow-up of the restoring pull request, %s later", r.grace))
-	if err := r.observe(); err != nil {
-		return err
-	}
-	_, c, _, err := r.cycle("restore follow-up")
-	if err != nil {
-		return err
-	}
-	r.say("   actions:")
-	for _, a := range c.Actions {
-		r.say("     %s", describe(a))
-	}
-	pr, err := r.newest()
+	pr, err := r.observeAndCycle("restore follow-up")
 	if err != nil {
 		return err
 	}
@@ -156,6 +134,23 @@ func (r *run) idleAgain() error {
 		return errors.New("the cycle after the restoration wrote: an expiry fired twice")
 	}
 	return nil
+}
+
+// observeAndCycle has the observer report, runs the cycle name, says
+// what it did, and returns the newest pull request after it.
+func (r *run) observeAndCycle(name string) (forge.PullRequest, error) {
+	if err := r.observe(); err != nil {
+		return forge.PullRequest{}, err
+	}
+	_, c, _, err := r.cycle(name)
+	if err != nil {
+		return forge.PullRequest{}, err
+	}
+	r.say("   actions:")
+	for _, a := range c.Actions {
+		r.say("     %s", describe(a))
+	}
+	return r.newest()
 }
 
 // newest is the repository's newest pull request.

@@ -555,7 +555,7 @@ func (p *planner) restoreDecision(
 	}
 	slices.Sort(files)
 	first := x.Changes[0]
-	closed, within := len(residual) == 0, true
+	closed := len(residual) == 0
 	result := receipt.ResultClosed
 	if !closed {
 		result = "open"
@@ -605,11 +605,7 @@ func (p *planner) restoreDecision(
 				Decision:    receipt.DecisionAllow,
 				MatchedRule: strings.Join(rules, "; "),
 			},
-			Bounds: receipt.Bounds{
-				ChangedFields:             changed,
-				UnauthorizedFieldsChanged: []string{},
-				WithinAuthorizedScope:     &within,
-			},
+			Bounds: authorizedBounds(changed),
 			WriteBack: receipt.WriteBack{
 				Method:            store.Method(),
 				DesiredValueAfter: receipt.ValueOf(first.From),
