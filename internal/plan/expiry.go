@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -104,7 +105,13 @@ func (p *planner) readReceipts() {
 		p.res.Errors = append(p.res.Errors, "expiries unknown: "+p.snap.ReceiptsError)
 	}
 	for _, path := range slices.Sorted(maps.Keys(p.snap.Receipts)) {
-		r, _, err := receipt.Parse(path, p.snap.Receipts[path])
+		data := p.snap.Receipts[path]
+		if !bytes.Contains(data, []byte("expiresAt:")) {
+			// Neither temporary nor restoring: a permanent acceptance,
+			// most of the folder, is not parsed at every plan.
+			continue
+		}
+		r, _, err := receipt.Parse(path, data)
 		if err != nil {
 			p.res.Errors = append(
 				p.res.Errors,
