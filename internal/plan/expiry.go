@@ -840,3 +840,38 @@ func (p *planner) restoreWitness(
 	}
 	return sec, nil
 }
+
+// markdownExpiries is the Markdown report's section of temporary
+// acceptances; empty when there are none.
+func markdownExpiries(xs []Expiry) string {
+	if len(xs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n### Temporary acceptances\n\n")
+	for _, x := range xs {
+		fmt.Fprintf(&b, "- %s in %s (receipt %s): %s, until %s: %s\n", codeSpan(x.Object), x.Environment, codeSpan(x.Receipt),
+			x.State, orDash(expiryTime(x)), x.Why)
+	}
+	return b.String()
+}
+
+// tableExpiries is the terminal's list of temporary acceptances.
+func tableExpiries(xs []Expiry) string {
+	if len(xs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\ntemporary acceptances:\n")
+	for _, x := range xs {
+		fmt.Fprintf(&b, "  %s in %s until %s: %s: %s\n", x.Object, x.Environment, orDash(expiryTime(x)), x.State, x.Why)
+	}
+	return b.String()
+}
+
+func expiryTime(x Expiry) string {
+	if x.ExpiresAt.IsZero() {
+		return ""
+	}
+	return x.ExpiresAt.UTC().Format(time.RFC3339)
+}

@@ -277,6 +277,7 @@ func (r Result) Markdown() ([]byte, error) {
 				n.At.UTC().Format(time.RFC3339), n.Message)
 		}
 	}
+	b.WriteString(markdownExpiries(r.Expiries))
 	if len(r.Errors) > 0 {
 		b.WriteString("\n### Errors\n\n")
 		for _, e := range r.Errors {
@@ -335,6 +336,7 @@ func (r Result) Table() ([]byte, error) {
 			)
 		}
 	}
+	buf.WriteString(tableExpiries(r.Expiries))
 	if len(r.Errors) > 0 {
 		buf.WriteString("\nerrors:\n")
 		for _, e := range r.Errors {
