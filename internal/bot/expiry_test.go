@@ -19,12 +19,18 @@ import (
 func TestHubBreakGlassRestart(t *testing.T) {
 	e := newHubEnv(t, forge.CommitGit, func(f map[string]string) {
 		p := ".github/reverse-reconcile-policy.yaml"
-		f[p] = strings.Replace(f[p], "          autoMerge: true\n", "          autoMerge: true\n          acceptFor: 30s\n", 1)
+		f[p] = strings.Replace(
+			f[p],
+			"          autoMerge: true\n",
+			"          autoMerge: true\n          acceptFor: 30s\n",
+			1,
+		)
 	})
 	restart := func() {
 		t.Helper()
 		b, err := New(Options{Forge: e.adapter, Sources: []Source{e.src}, Now: e.clock.Now, BotUserID: 4242,
-			CommitMethod: forge.CommitGit, CommitKey: hubCommitKey, Logger: slog.New(slog.DiscardHandler), Renderer: renderCharts})
+			CommitMethod: forge.CommitGit, CommitKey: hubCommitKey, Logger: slog.New(slog.DiscardHandler),
+			Renderer: renderCharts})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,7 +41,8 @@ func TestHubBreakGlassRestart(t *testing.T) {
 	if prs := e.pulls(); len(prs) != 1 || !prs[0].Merged {
 		t.Fatalf("the acceptance: %+v", prs)
 	}
-	if v := e.file("main", valuesEast); !strings.Contains(v, "replicaCount: 4") || !strings.Contains(v, "| backflow: accepted until ") {
+	if v := e.file("main", valuesEast); !strings.Contains(v, "replicaCount: 4") ||
+		!strings.Contains(v, "| backflow: accepted until ") {
 		t.Fatalf("the values line does not say the expiry:\n%s", v)
 	}
 	// Live stays at the accepted 4, which desired now holds.
@@ -62,7 +69,10 @@ func TestHubBreakGlassRestart(t *testing.T) {
 	if !restore.Merged || !strings.Contains(restore.Title, "replica.replicaCount 4 -> 3") {
 		t.Errorf("restoring pull request %q merged=%t", restore.Title, restore.Merged)
 	}
-	if v := e.file("main", valuesEast); !strings.Contains(v, "replicaCount: 3 # absorbs read load; scaled live during incidents\n") {
+	if v := e.file("main", valuesEast); !strings.Contains(
+		v,
+		"replicaCount: 3 # absorbs read load; scaled live during incidents\n",
+	) {
 		t.Errorf("main after the restoration:\n%s", v)
 	}
 	if x := rep.Repos[0].Expiries; len(x) != 1 || x[0].State != "due" || x[0].WriteBack != branchEast {

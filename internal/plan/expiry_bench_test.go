@@ -17,17 +17,23 @@ import (
 // receipts.dir, one in ten temporary (in force), the rest permanent.
 func BenchmarkExpiries(b *testing.B) {
 	dir := filepath.Join("testdata", "scenarios", "break-glass-expired", "repo")
-	got, err := plan.ReadSnapshot(func(p string, limit int64) ([]byte, error) { return repoconfig.ReadRepoFile(dir, p, limit) },
-		plan.ReadOptions{List: func(d string) ([]string, error) { return repoconfig.ListRepoDir(dir, d) }})
+	got, err := plan.ReadSnapshot(
+		func(p string, limit int64) ([]byte, error) { return repoconfig.ReadRepoFile(dir, p, limit) },
+		plan.ReadOptions{List: func(d string) ([]string, error) { return repoconfig.ListRepoDir(dir, d) }},
+	)
 	if err != nil {
 		b.Fatal(err)
 	}
-	temporary, err := os.ReadFile(filepath.Join(dir, ".backflow/receipts/prod-us-east/redis/redis_StatefulSet.apps.v1_redis-replicas.yaml"))
+	temporary, err := os.ReadFile(
+		filepath.Join(dir, ".backflow/receipts/prod-us-east/redis/redis_StatefulSet.apps.v1_redis-replicas.yaml"),
+	)
 	if err != nil {
 		b.Fatal(err)
 	}
 	// In force at the plan's time, so each one is parsed and decided.
-	temporary = []byte(regexp.MustCompile(`expiresAt: "[^"]*"`).ReplaceAllString(string(temporary), `expiresAt: "2026-06-18T20:00:00Z"`))
+	temporary = []byte(
+		regexp.MustCompile(`expiresAt: "[^"]*"`).ReplaceAllString(string(temporary), `expiresAt: "2026-06-18T20:00:00Z"`),
+	)
 	permanent := regexp.MustCompile(`(?s)  expiry:\n.*?\n  roundTrip:`).ReplaceAll(temporary, []byte("  roundTrip:"))
 	now, _ := time.Parse(time.RFC3339, scenarioNow)
 	for _, n := range []int{100, 1000} {
