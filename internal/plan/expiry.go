@@ -436,6 +436,12 @@ func (p *planner) restore(u *repoconfig.Unit, indexes []int) {
 		made = append(made, d)
 	}
 	if !p.cfg.WritesBack() {
+		// Reported as the allow it would be, with its verified receipt;
+		// nothing is written.
+		for i := range made {
+			made[i].Reasons = append(made[i].Reasons, "report-only: the repository is "+p.modeWord()+": nothing is written back")
+		}
+		p.res.Decisions = append(p.res.Decisions, made...)
 		return
 	}
 	for _, d := range made {

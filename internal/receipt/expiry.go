@@ -1,6 +1,7 @@
 package receipt
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -102,7 +103,17 @@ func (v *verifier) expiry(s *Spec, pol *policy.Policy) {
 	}
 	v.rfc3339("expiry.expiresAt", x.ExpiresAt)
 	if !bounded {
-		v.fail("expiry", "no entry authorizing the changed fields sets acceptFor and the intent asks for no term")
+		// The entries accept for good: any later expiry is within that,
+		// set by one of them.
+		if !slices.ContainsFunc(matches, func(m *policy.Match) bool { return m.Path() == x.SetBy }) {
+			v.fail("expiry.setBy", "is %q, which authorizes none of the changed fields", x.SetBy)
+		}
+		if at, err := time.Parse(time.RFC3339, x.ExpiresAt); err == nil && !at.After(when) {
+			v.fail("expiry.expiresAt", "is %s, not after writeBack.provenance.when %s", x.ExpiresAt, s.WriteBack.Provenance.When)
+		}
+		if x.AcceptFor != "" {
+			v.fail("expiry.acceptFor", "is %q, but no entry authorizing the changed fields sets acceptFor", x.AcceptFor)
+		}
 		return
 	}
 	if x.SetBy != term.Entry {

@@ -66,17 +66,31 @@ func TestVerifyExpiry(t *testing.T) {
 		})
 	}
 	// Under the seed's policy, whose entry sets no acceptFor, the seed's
-	// receipt verifies as it always has; an expiry nothing asked for is
-	// refused.
+	// receipt verifies as it always has, and an expiry is within the
+	// entry's bound (for good) when an authorizing entry sets it, it ends
+	// after the write-back and it claims no acceptFor.
 	seedPol := loadPolicy(t, seedPolicyPath)
-	if got := paths(verifyText(t, seed, seedPol, seedPolicyRef)); len(got) != 0 {
-		t.Fatalf("the seed's receipt: %v", got)
+	permanent := func(at, setBy string) string {
+		return edit(t, seed, "  roundTrip:\n", "  expiry:\n    expiresAt: \""+at+"\"\n    setBy: "+setBy+"\n  roundTrip:\n")
 	}
-	if got := paths(verifyText(t, expiry("2026-06-18T20:00:05Z", ""), seedPol, seedPolicyRef)); !slices.Equal(
-		got,
-		[]string{"expiry"},
-	) {
-		t.Fatalf("an expiry without a term: %v", got)
+	for _, tc := range []struct {
+		why  string
+		doc  string
+		want []string
+	}{
+		{"the seed's receipt", seed, nil},
+		{"an expiry under a permanent entry", permanent("2026-06-18T20:00:05Z", "spec.rules[0].mayAccept[0]"), nil},
+		{"set by no authorizing entry", permanent("2026-06-18T20:00:05Z", "spec.rules[1].mayAccept[0]"),
+			[]string{"expiry.setBy"}},
+		{"not after the write-back", permanent("2026-06-18T12:00:05Z", "spec.rules[0].mayAccept[0]"),
+			[]string{"expiry.expiresAt"}},
+		{"claiming an acceptFor the entry does not set", full, []string{"expiry.acceptFor"}},
+	} {
+		t.Run("seed policy: "+tc.why, func(t *testing.T) {
+			if got := paths(verifyText(t, tc.doc, seedPol, seedPolicyRef)); !slices.Equal(got, tc.want) {
+				t.Fatalf("violations at %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
 
