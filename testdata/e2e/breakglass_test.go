@@ -54,7 +54,8 @@ func TestLiveBreakGlass(t *testing.T) {
 	h := newHubClient(t, ep)
 	forwardApply(t, c, h)
 	audit := fmt.Sprintf("audit:\n  logFiles: [%s]\n  webhook:\n    tokenFile: audit-token\n", c.auditLog)
-	startServe(t, bin, serveConfig(t, ep, c, listen, audit, map[string][]byte{"audit-token": []byte(auditToken + "\n")}), listen)
+	files := map[string][]byte{"audit-token": []byte(auditToken + "\n")}
+	startServe(t, bin, serveConfig(t, ep, c, listen, audit, files), listen)
 
 	// 1. alice scales to 4: accepted for 40s, merged, kept, proven.
 	patch(t, c, userAlice, "redis-replicas", types.MergePatchType, `{"spec":{"replicas":4}}`, "scale")
@@ -76,7 +77,8 @@ func TestLiveBreakGlass(t *testing.T) {
 		}
 		return nil
 	})
-	t.Logf("timing: the restoring pull request #%d merged %s after the acceptance's pull request (acceptFor %s, cycles every 30s)",
+	t.Logf("timing: the restoring pull request #%d merged %s after the acceptance's pull request "+
+		"(acceptFor %s, cycles every 30s)",
 		restore.Number, time.Since(accepted).Round(time.Second), breakGlassFor)
 	if !strings.Contains(restore.Body, "expiry: restores the value desired before the temporary acceptance") {
 		t.Errorf("#%d does not say what it restores:\n%s", restore.Number, restore.Body)
