@@ -125,7 +125,7 @@ var rules = []rule{
 	{
 		why:       "the bot applies effects through the forge port, never a concrete adapter",
 		pkgs:      project("internal/bot/..."),
-		forbidden: project("internal/forge/github/...", "internal/localhub/..."),
+		forbidden: project("internal/forge/github/...", "internal/localhub/...", "internal/confighub/confighubtest/..."),
 	},
 	{
 		why:       "the bot plans with the render witness it is given and acts through the port: no Helm SDK, Kubernetes client, GitHub, git or HTTP, which internal/app wires",
@@ -149,6 +149,23 @@ var rules = []rule{
 		pkgs:      project("internal/localhub/..."),
 		forbidden: project("..."),
 		allowed:   project("internal/localhub/...", "internal/yamlnode"),
+	},
+	{
+		why:       "the ConfigHub stand-in simulates ConfigHub without knowing the product, its client included",
+		pkgs:      project("internal/confighub/confighubtest/..."),
+		forbidden: project("..."),
+		allowed:   project("internal/confighub/confighubtest/...", "internal/yamlnode"),
+	},
+	{
+		why:       "the ConfigHub client speaks ConfigHub's API in its own types: it knows no decision, GitHub, git or cluster",
+		pkgs:      project("internal/confighub"),
+		forbidden: append(withSubpackages([]string{"github.com/google/go-github", "github.com/go-git/go-git", "github.com/bradleyfalzon/ghinstallation", "k8s.io/client-go"}), project("...")...),
+		allowed:   project("internal/confighub", "internal/yamlnode"),
+	},
+	{
+		why:       "the ConfigHub store writes Units through the ConfigHub client: no GitHub, git, cluster client, adapter or stand-in",
+		pkgs:      project("internal/hubstore"),
+		forbidden: append(withSubpackages([]string{"github.com/google/go-github", "github.com/go-git/go-git", "github.com/bradleyfalzon/ghinstallation", "k8s.io/client-go"}), project("internal/forge/...", "internal/localhub/...", "internal/confighub/confighubtest/...", "internal/bot/...", "internal/lifecycle/...", "internal/app/...")...),
 	},
 	{
 		why:       "the observation sources fetch from clusters and files, never GitHub or git",

@@ -26,6 +26,9 @@ import (
 type Forge interface {
 	Writer
 	App(ctx context.Context) (forge.App, error)
+	BranchHead(ctx context.Context, repo forge.Repo, branch string) (string, error)
+	CommitsSince(ctx context.Context, repo forge.Repo, base, head string) ([]forge.Commit, error)
+	ListPullRequests(ctx context.Context, repo forge.Repo, filter forge.PullRequestFilter) ([]forge.PullRequest, error)
 	Repositories(ctx context.Context) ([]forge.Repo, error)
 	ListFiles(ctx context.Context, repo forge.Repo, sha, dir string) ([]string, error)
 	ListCheckRuns(ctx context.Context, repo forge.Repo, sha, name string) ([]forge.CheckRun, error)
@@ -222,10 +225,12 @@ func (b *Bot) observe(ctx context.Context, rep *Report) observe.Result {
 		}
 		res.Errors = nil
 		for _, t := range res.Triggers {
-			b.log.Info("look again", "source", s.Name(), "object", t.Object.String(), "cluster", t.Cluster, "owner", t.Owner, "message", t.Message)
+			b.log.Info("look again", "source", s.Name(), "object", t.Object.String(), "cluster", t.Cluster, "owner", t.Owner,
+				"message", t.Message)
 		}
 		for _, n := range res.Notices {
-			b.log.Warn("observer notice", "source", s.Name(), "object", n.Object.String(), "cluster", n.Cluster, "message", n.Message)
+			b.log.Warn("observer notice", "source", s.Name(), "object", n.Object.String(), "cluster", n.Cluster,
+				"message", n.Message)
 		}
 		obs.Merge(res)
 	}
@@ -336,9 +341,9 @@ func (rc *repoCycle) run() {
 	}
 	// The lifecycle decides from the plan alone: its result carries the
 	// observations it was made from and the units' desired values.
-	rc.in = &lifecycle.Input{DefaultBranch: rc.repo.DefaultBranch, Head: rc.head, Snapshot: rc.snap, PolicySum: rc.policySum,
-		Result: rc.res, Now: rc.now, GitOpsManagers: rc.b.opts.GitOpsManagers, CommitKey: rc.b.opts.CommitKey,
-		Repo: rc.repo.FullName()}
+	rc.in = &lifecycle.Input{DefaultBranch: rc.repo.DefaultBranch, Head: rc.head, Snapshot: rc.snap,
+		PolicySum: rc.policySum, Result: rc.res, Now: rc.now, GitOpsManagers: rc.b.opts.GitOpsManagers,
+		CommitKey: rc.b.opts.CommitKey, Repo: rc.repo.FullName()}
 	prs, err := rc.b.pullRequests(rc.ctx, rc.repo)
 	if err != nil {
 		rc.fail("", fmt.Errorf("error listing pull requests: %w", err))
@@ -451,7 +456,8 @@ func (rc *repoCycle) report() {
 		}
 		rc.rep.Decisions = append(rc.rep.Decisions, decisionReport(d))
 		if d.Outcome == plan.Deny {
-			rc.log.Warn("unauthorized drift: not written back", "unit", d.Unit, "environment", d.Environment, "object", d.Object, "reasons", strings.Join(d.Reasons, "; "))
+			rc.log.Warn("unauthorized drift: not written back", "unit", d.Unit, "environment", d.Environment,
+				"object", d.Object, "reasons", strings.Join(d.Reasons, "; "))
 		}
 	}
 	rc.rep.PlanErrors = append(rc.rep.PlanErrors, rc.res.Errors...)
@@ -494,13 +500,15 @@ func (rc *repoCycle) closedByBot(units []*lifecycle.Unit) map[int]bool {
 		for _, c := range rc.in.PersonClosed(u) {
 			runs, err := rc.b.opts.Forge.ListCheckRuns(rc.ctx, rc.repo, c.PR.HeadSHA, lifecycle.ClosedCheckName)
 			if err != nil {
-				rc.rep.Errors = append(rc.rep.Errors, unitError(u.Branch, fmt.Errorf("error reading the %s check of #%d: %w", lifecycle.ClosedCheckName, c.PR.Number, err)))
+				err = fmt.Errorf("error reading the %s check of #%d: %w", lifecycle.ClosedCheckName, c.PR.Number, err)
+				rc.rep.Errors = append(rc.rep.Errors, unitError(u.Branch, err))
 				continue
 			}
 			if lifecycle.ClosedByTheBot(runs) {
 				out[c.PR.Number] = true
 				rc.log.Warn("marker refused", "pr", c.PR.Number, "error", lifecycle.ErrMarkerReplayed)
-				rc.rep.Errors = append(rc.rep.Errors, fmt.Errorf("#%d: %w: backflow closed it itself (%s); ignored", c.PR.Number, lifecycle.ErrMarkerReplayed, lifecycle.ClosedCheckName))
+				rc.rep.Errors = append(rc.rep.Errors, fmt.Errorf("#%d: %w: backflow closed it itself (%s); ignored",
+					c.PR.Number, lifecycle.ErrMarkerReplayed, lifecycle.ClosedCheckName))
 			}
 		}
 	}

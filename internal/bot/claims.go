@@ -33,7 +33,12 @@ type claimGlob struct {
 }
 
 func newClaims() *claims {
-	return &claims{repos: map[string]*repoClaims{}, exact: map[string]map[string]bool{}, globs: map[string][]claimGlob{}, names: map[string]string{}}
+	return &claims{
+		repos: map[string]*repoClaims{},
+		exact: map[string]map[string]bool{},
+		globs: map[string][]claimGlob{},
+		names: map[string]string{},
+	}
 }
 
 // set records the objects repo's units claim at head (none when cfg is
@@ -95,11 +100,11 @@ func (c *claims) forget(repo string) {
 
 // globKind is the bucket of a glob: its kind when the kind is fixed.
 func globKind(pattern string) string {
-	parts := strings.SplitN(pattern, "|", 4)
-	if len(parts) < 2 || strings.Contains(parts[1], "*") {
+	k, err := observe.ParseObjectPattern(pattern)
+	if err != nil || strings.Contains(k.Kind, "*") {
 		return ""
 	}
-	return parts[1]
+	return k.Kind
 }
 
 // concerned returns the repositories of known that objects concern: those

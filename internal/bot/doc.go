@@ -4,13 +4,14 @@
 // values files), plans with the observations of every configured source,
 // asks internal/lifecycle for each write-back branch's whole chain of
 // effects before doing any of it, and then carries the chains out in
-// order through the executor's port (Writer, in execute.go: the reads a
-// chain makes and one write per thing an effect does, where opening a pull
-// request and sealing its body, its reviewers and labels, or a comment
-// made once are one operation, composed once in forge.Steps): one attributed branch,
-// commit and pull request per unit, updated, closed, merged and cleaned
-// up, with a receipt check on the head and auto-merge for pre-authorized
-// changes.
+// order through the executor's port (Writer, in execute.go: three reads
+// and one operation per thing an effect does, each composed once of the
+// forge's fine calls in forge.Steps: a proposal is its commit, its check
+// and its pull request opened or updated; a close is the marker's reason,
+// the comment, the ledger check and the close; a merge is auto-merge armed
+// or disarmed, or a merge now): one attributed branch, commit and pull
+// request per unit, updated, closed, merged and cleaned up, with a receipt
+// check on the head and auto-merge for pre-authorized changes.
 //
 // What a pull request's fate rests on lives on the forge (branches, pull
 // request bodies carrying the sealed marker, labels, the App's check

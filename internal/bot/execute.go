@@ -16,35 +16,29 @@ import (
 )
 
 // Writer is the executor's port: what it reads of a repository while it
-// carries out a chain of effects, and the writes the effects make, each in
-// the words of the effect that makes it. Where an effect always makes
-// several forge calls together (opening a pull request and sealing its
-// body, reviewers and labels, a comment made once, a check posted unless
-// it is there), the port takes them
-// as one operation, composed once in forge.Steps.
+// carries out a chain of effects, and one operation per thing an effect
+// does, in the words of the effect. Each write is composed once, over the
+// forge's fine calls, in forge.Steps: a proposal is its commit, compared
+// and swapped on the branch's expected head, its check and its pull
+// request opened or updated; a close is the marker's reason, the comment,
+// the ledger check and the close; setting the merge arms or disarms
+// auto-merge or merges now.
 type Writer interface {
 	// The repository as the chain reads it.
 	ReadFile(ctx context.Context, repo forge.Repo, sha, path string) ([]byte, error)
-	BranchHead(ctx context.Context, repo forge.Repo, branch string) (string, error)
-	CommitsSince(ctx context.Context, repo forge.Repo, base, head string) ([]forge.Commit, error)
+	ReadBranch(ctx context.Context, repo forge.Repo, branch, since string) (forge.Branch, error)
 	ChangedFiles(ctx context.Context, repo forge.Repo, base, head string) (forge.Diff, error)
-	GetPullRequest(ctx context.Context, repo forge.Repo, number int) (forge.PullRequest, error)
-	ListPullRequests(ctx context.Context, repo forge.Repo, filter forge.PullRequestFilter) ([]forge.PullRequest, error)
 
 	// The writes.
-	Commit(ctx context.Context, req forge.CommitRequest) (string, error)
-	DeleteBranch(ctx context.Context, repo forge.Repo, branch, expectedSHA string) error
-	OpenPullRequest(ctx context.Context, repo forge.Repo, pr forge.NewPullRequest, seal func(number int) string) (forge.PullRequest, bool, error)
-	UpdatePullRequest(ctx context.Context, repo forge.Repo, number int, upd forge.PullRequestUpdate) (forge.PullRequest, error)
-	SetUpPullRequest(ctx context.Context, repo forge.Repo, number int, set forge.Setup) error
-	CommentOnce(ctx context.Context, repo forge.Repo, number int, text, tag string) error
+	Propose(ctx context.Context, repo forge.Repo, p forge.Proposal) (forge.Proposed, error)
 	PostCheck(ctx context.Context, repo forge.Repo, run forge.CheckRun, once forge.Once,
 		complete func(forge.CheckRun) forge.CheckRun) (forge.CheckRun, bool, error)
-	ClosePullRequest(ctx context.Context, repo forge.Repo, number int) error
-	EnableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest, expectedHead string, method forge.MergeMethod) error
-	DisableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest) error
-	Merge(ctx context.Context, repo forge.Repo, number int, headSHA string, method forge.MergeMethod) (string, error)
-	TrackIssue(ctx context.Context, repo forge.Repo, number int, issue forge.NewIssue, state *forge.PRState) (forge.Issue, error)
+	Annotate(ctx context.Context, repo forge.Repo, number int, a forge.Annotation) error
+	CloseProposal(ctx context.Context, repo forge.Repo, number int, c forge.Closing) error
+	DeleteBranch(ctx context.Context, repo forge.Repo, branch, expectedSHA string) error
+	SetMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest, m forge.MergeMode) (forge.Merging, error)
+	TrackIssue(ctx context.Context, repo forge.Repo, number int, issue forge.NewIssue,
+		state *forge.PRState) (forge.Issue, error)
 }
 
 // executor carries out one repository's chains of effects, as the
@@ -135,16 +129,31 @@ func (x *executor) action(e lifecycle.Effect, detail string) Action {
 	return a
 }
 
-// act reports one effect done.
-func (x *executor) act(e lifecycle.Effect, detail string) { x.report(x.action(e, detail)) }
+// act reports one effect done, logged with attrs besides the report's.
+func (x *executor) act(e lifecycle.Effect, detail string, attrs ...any) {
+	x.report(x.action(e, detail), attrs...)
+}
 
-func (x *executor) report(a Action) {
+// report adds a to the report and logs it under its kind, the effect's
+// name, with attrs besides its own.
+func (x *executor) report(a Action, attrs ...any) {
 	x.rep.Actions = append(x.rep.Actions, a)
 	verb := a.Kind
 	if a.DryRun {
 		verb = "would " + a.Kind
 	}
-	x.log.Info(verb, "unit", a.Branch, "pr", a.PR, "detail", a.Detail)
+	x.log.Info(verb, append([]any{"unit", a.Branch, "pr", a.PR, "detail", a.Detail}, attrs...)...)
+}
+
+// say reports what became of a unit's chain where no effect says it.
+func (x *executor) say(kind lifecycle.Kind, branch, detail string) {
+	x.report(Action{Kind: string(kind), Branch: branch, Detail: detail})
+}
+
+// baseMoved reports a unit left for the next cycle because the default
+// branch moved off the commit its plan was made on.
+func (x *executor) baseMoved(branch string) {
+	x.say(lifecycle.Keep, branch, x.repo.DefaultBranch+" moved during the cycle; planned again next cycle")
 }
 
 func (x *executor) keep(branch string, pr forge.PullRequest, why string) {
@@ -181,7 +190,7 @@ func (x *executor) do(e lifecycle.Effect) bool {
 	case lifecycle.Cleanup:
 		return x.cleanup(e)
 	case lifecycle.Disarm:
-		if err := x.f.DisableAutoMerge(x.ctx, x.repo, e.Pull.PR); err != nil {
+		if _, err := x.f.SetMerge(x.ctx, x.repo, e.Pull.PR, forge.MergeMode{Disarm: true}); err != nil {
 			return x.fail(e.Branch, fmt.Errorf("error disabling auto-merge on #%d: %w", e.Pull.PR.Number, err))
 		}
 		e.Pull.PR.AutoMergeEnabled = false
@@ -191,18 +200,20 @@ func (x *executor) do(e lifecycle.Effect) bool {
 		return x.check(e)
 	case lifecycle.Record:
 		e.Pull.Marker.Commits = e.Commits
-		return x.saveMarker(e, "error recording commits on #%d: %w")
+		return x.record(e, forge.Annotation{}, "error recording commits on #%d: %w")
 	case lifecycle.Review:
-		if err := x.f.SetUpPullRequest(x.ctx, x.repo, e.Pull.PR.Number, forge.Setup{Users: e.Users, Teams: e.Teams}); err != nil {
+		set := forge.Annotation{Setup: forge.Setup{Users: e.Users, Teams: e.Teams}}
+		if err := x.f.Annotate(x.ctx, x.repo, e.Pull.PR.Number, set); err != nil {
 			// Reviewers are a courtesy: a refused request (say, the
 			// author cannot review) does not stop the write-back.
-			x.rep.Errors = append(x.rep.Errors, unitError(e.Branch, fmt.Errorf("requesting reviewers on #%d: %w", e.Pull.PR.Number, err)))
+			err = fmt.Errorf("requesting reviewers on #%d: %w", e.Pull.PR.Number, err)
+			x.rep.Errors = append(x.rep.Errors, unitError(e.Branch, err))
 		}
 		return true
 	case lifecycle.Label:
-		return x.setUp(e, forge.Setup{Labels: e.Labels})
+		return x.annotate(e, forge.Annotation{Setup: forge.Setup{Labels: e.Labels}}, "error labelling #%d: %w")
 	case lifecycle.Unlabel:
-		return x.setUp(e, forge.Setup{Unlabel: e.Labels})
+		return x.annotate(e, forge.Annotation{Setup: forge.Setup{Unlabel: e.Labels}}, "error unlabelling #%d: %w")
 	case lifecycle.AutoMerge:
 		return x.autoMerge(e)
 	case lifecycle.Proven:
@@ -217,7 +228,8 @@ func (x *executor) do(e lifecycle.Effect) bool {
 
 // postCheck posts run, unless once finds it posted already (a reused
 // commit is not checked twice), and reports whether it was posted.
-func (x *executor) postCheck(e lifecycle.Effect, run forge.CheckRun, once forge.Once, complete func(forge.CheckRun) forge.CheckRun) (forge.CheckRun, bool, bool) {
+func (x *executor) postCheck(e lifecycle.Effect, run forge.CheckRun, once forge.Once,
+	complete func(forge.CheckRun) forge.CheckRun) (forge.CheckRun, bool, bool) {
 	run, posted, err := x.f.PostCheck(x.ctx, x.repo, run, once, complete)
 	if err != nil {
 		return run, false, x.fail(e.Branch, fmt.Errorf("error checking %s: %w", short(run.HeadSHA), err))
@@ -250,10 +262,10 @@ func (x *executor) check(e lifecycle.Effect) bool {
 	return true
 }
 
-// open commits a proposal to its new branch and opens its pull request,
-// filling in the chain's Pull. What the forge says mid-way is answered by
-// the effect: the default branch moved, the branch exists already, another
-// process opened the pull request first.
+// open proposes a change on its new branch: the commit, its check and
+// the pull request, filling in the chain's Pull. What the forge says
+// mid-way is answered by the effect: the default branch moved, the branch
+// exists already, another process proposed the change first.
 func (x *executor) open(e lifecycle.Effect) bool {
 	p := e.Proposal
 	if p.FilesErr != nil {
@@ -263,74 +275,53 @@ func (x *executor) open(e lifecycle.Effect) bool {
 	if !ok {
 		return false
 	}
-	sha, err := x.f.Commit(x.ctx, p.CommitOn(base, x.repo, x.author, x.method, "", false))
-	recovered := errors.Is(err, forge.ErrConflict)
-	if recovered {
+	req := x.proposal(e, base, 0)
+	req.Commit = p.CommitOn(base, x.repo, x.author, x.method, "", false)
+	// Another process may have opened this proposal's pull request, and
+	// even merged it and deleted its branch, since the cycle listed the
+	// pull requests: it is not opened twice.
+	req.Elsewhere = func(prs []forge.PullRequest, sha string) (forge.PullRequest, bool) {
+		return p.ProposedElsewhere(prs, sha, base)
+	}
+	got, err := x.f.Propose(x.ctx, x.repo, req)
+	if err == nil && got.Moved != nil {
 		// The branch exists without an open pull request: left by a crash
 		// after the push, by another backflow process, or by a person. Or
 		// the default branch moved off base since it was read.
-		sha, err = x.recoverBranch(e, base)
-	}
-	if err != nil {
-		return x.fail(e.Branch, fmt.Errorf("error committing to %s: %w", e.Branch, err))
-	}
-	if sha == "" {
-		return false
-	}
-	// Another process may have opened this proposal's pull request, and
-	// even merged it and deleted its branch, since the cycle listed the
-	// pull requests: it is not opened twice. A pull request, once opened,
-	// stays listed, so looking after the push closes the race.
-	prs, err := x.f.ListPullRequests(x.ctx, x.repo, forge.PullRequestFilter{Head: e.Branch, State: forge.StateAll})
-	if err != nil {
-		return x.fail(e.Branch, fmt.Errorf("error listing pull requests of %s: %w", e.Branch, err))
-	}
-	if pr, done := p.ProposedElsewhere(prs, sha, base); done {
-		if !recovered && pr.HeadSHA != sha {
-			// The branch this cycle just created holds a duplicate: it
-			// goes, unless something moved it since.
-			if err := x.f.DeleteBranch(x.ctx, x.repo, e.Branch, sha); err != nil && !errors.Is(err, forge.ErrConflict) && !errors.Is(err, forge.ErrNotFound) {
-				return x.fail(e.Branch, fmt.Errorf("error deleting branch %s: %w", e.Branch, err))
-			}
+		if req, ok = x.recoverBranch(e, req); !ok {
+			return false
 		}
-		x.keep(e.Branch, pr, "already proposed by another process")
+		got, err = x.f.Propose(x.ctx, x.repo, req)
+		if err == nil && got.Moved != nil {
+			err = got.Moved
+		}
+	}
+	switch {
+	case err != nil:
+		return x.fail(e.Branch, fmt.Errorf("error opening pull request for %s: %w", e.Branch, err))
+	case got.Listed:
+		x.keep(e.Branch, got.PR, "already proposed by another process")
+		return false
+	case got.Elsewhere:
+		// Another process opened it first; the next cycle follows it.
+		x.keep(e.Branch, got.PR, "already opened by another process")
 		return false
 	}
-	return x.openPull(e, sha, base, recovered)
+	e.Pull.PR, e.Pull.Marker = got.PR, e.Marker.Written(got.SHA, base)
+	x.act(e, got.PR.Title+p.MergeNote())
+	return true
 }
 
-// openPull checks the commit the open made (sha, on base) and opens its
-// pull request, sealing the marker for its number once it has one.
-func (x *executor) openPull(e lifecycle.Effect, sha, base string, recovered bool) bool {
+// proposal is what an Open or Update proposes on base, to pull request
+// number (0 opens one), its commit still to be said: the proposal's
+// check on the commit and its body with the marker the write records,
+// sealed for the pull request's number.
+func (x *executor) proposal(e lifecycle.Effect, base string, number int) forge.Proposal {
 	p := e.Proposal
-	once := forge.Always
-	if recovered {
-		// A reused commit may carry this check already, from the cycle
-		// that pushed it and then failed: it is not written twice.
-		once = forge.UnlessSame
-	}
-	if _, _, ok := x.postCheck(e, p.CheckRun(sha), once, nil); !ok {
-		return false
-	}
-	m := e.Marker.Written(sha, base)
-	// The number is known once opened: the marker is sealed for none, then
-	// for the pull request's number.
-	seal := func(n int) string { return p.Body(m.Sealed(x.key, x.repo.FullName(), n)) }
-	pr, opened, err := x.f.OpenPullRequest(x.ctx, x.repo, forge.NewPullRequest{Title: p.Title(),
-		Body: seal(0), Head: e.Branch, Base: x.repo.DefaultBranch, Draft: e.Pull.PR.Draft}, seal)
-	if err != nil {
-		return x.fail(e.Branch, fmt.Errorf("error opening pull request for %s: %w", e.Branch, err))
-	}
-	if !opened {
-		// Another process opened it first; the next cycle follows it.
-		x.keep(e.Branch, pr, "already opened by another process")
-		return false
-	}
-	x.log.Info("opened", "unit", p.WriteBack.Unit, "pr", pr.Number)
-	pr.HeadSHA = sha
-	e.Pull.PR, e.Pull.Marker = pr, m
-	x.act(e, pr.Title+p.MergeNote())
-	return true
+	return forge.Proposal{Check: p.CheckRun, Number: number, Title: p.Title(), Draft: e.Pull.PR.Draft,
+		Body: func(sha string, n int) string {
+			return p.Body(e.Marker.Written(sha, base).Sealed(x.key, x.repo.FullName(), n))
+		}}
 }
 
 // writeBase is the default-branch commit a new write-back is made on: the
@@ -341,14 +332,15 @@ func (x *executor) openPull(e lifecycle.Effect, sha, base string, recovered bool
 // person, and a merge that changed those files, plan the unit again next
 // cycle (ok false).
 func (x *executor) writeBase(e lifecycle.Effect) (string, bool) {
-	head, err := x.f.BranchHead(x.ctx, x.repo, x.repo.DefaultBranch)
+	b, err := x.f.ReadBranch(x.ctx, x.repo, x.repo.DefaultBranch, "")
+	head := b.Head
 	switch {
 	case err != nil:
 		return "", x.fail(e.Branch, fmt.Errorf("error reading the head of %s: %w", x.repo.DefaultBranch, err))
 	case head == e.Base:
 		return head, true
 	case e.BaseMoved(head, x.merges):
-		x.report(Action{Kind: string(lifecycle.Keep), Branch: e.Branch, Detail: x.repo.DefaultBranch + " moved during the cycle; planned again next cycle"})
+		x.baseMoved(e.Branch)
 		return "", false
 	}
 	same, err := x.sameFiles(e.Base, head, e.Proposal.Files)
@@ -356,7 +348,8 @@ func (x *executor) writeBase(e lifecycle.Effect) (string, bool) {
 		return "", x.fail(e.Branch, err)
 	}
 	if !same {
-		x.report(Action{Kind: string(lifecycle.Keep), Branch: e.Branch, Detail: "this cycle's merge of another unit changed this write-back's files; planned again next cycle"})
+		x.say(lifecycle.Keep, e.Branch,
+			"this cycle's merge of another unit changed this write-back's files; planned again next cycle")
 		return "", false
 	}
 	return head, true
@@ -426,7 +419,8 @@ func (x *executor) bound(e lifecycle.Effect) forge.CheckRun {
 				side.into[p] = data
 			case errors.Is(err, forge.ErrNotFound):
 			case errors.Is(err, forge.ErrNotRegularFile):
-				problems = append(problems, fmt.Sprintf("%s: changed, and not a regular file at %s: never a receipt or a values file", p, short(side.sha)))
+				why := "changed, and not a regular file at %s: never a receipt or a values file"
+				problems = append(problems, p+": "+fmt.Sprintf(why, short(side.sha)))
 			default:
 				problems = append(problems, fmt.Sprintf("%s: could not be read at %s: %v", p, short(side.sha), err))
 			}
@@ -436,33 +430,33 @@ func (x *executor) bound(e lifecycle.Effect) forge.CheckRun {
 }
 
 // recoverBranch reads a write-back branch that exists with no open pull
-// request and answers it as the proposal says: a commit of the bot for
-// this very proposal on base is reused; a branch of the bot's own commits
-// is rewritten; anything else holds a person's work and is left alone (sha
-// "").
-func (x *executor) recoverBranch(e lifecycle.Effect, base string) (string, error) {
-	cur, err := x.f.BranchHead(x.ctx, x.repo, e.Branch)
+// request and answers it as the proposal says, returning req to propose
+// again: a commit of the bot for this very proposal on base is reused; a
+// branch of the bot's own commits is rewritten; anything else holds a
+// person's work and is left alone (ok false).
+func (x *executor) recoverBranch(e lifecycle.Effect, req forge.Proposal) (forge.Proposal, bool) {
+	base := req.Commit.BaseSHA
+	cur, err := x.f.ReadBranch(x.ctx, x.repo, e.Branch, base)
 	if errors.Is(err, forge.ErrNotFound) {
 		// No branch: the conflict was the default branch moving off base
 		// (the git method clones its head), by another process or a person.
-		x.report(Action{Kind: string(lifecycle.Keep), Branch: e.Branch, Detail: x.repo.DefaultBranch + " moved during the cycle; planned again next cycle"})
-		return "", nil
+		x.baseMoved(e.Branch)
+		return req, false
 	}
 	if err != nil {
-		return "", err
+		return req, x.fail(e.Branch, fmt.Errorf("error committing to %s: %w", e.Branch, err))
 	}
-	commits, err := x.f.CommitsSince(x.ctx, x.repo, base, cur)
-	if err != nil {
-		return "", err
-	}
-	switch e.Proposal.Recover(base, commits) {
+	req.Recovered = true
+	switch e.Proposal.Recover(base, cur.Commits) {
 	case lifecycle.LeaveAlone:
-		x.report(Action{Kind: string(lifecycle.Skip), Branch: e.Branch, Detail: "the branch exists with commits backflow did not make; it is left alone"})
-		return "", nil
+		x.say(lifecycle.Skip, e.Branch, "the branch exists with commits backflow did not make; it is left alone")
+		return req, false
 	case lifecycle.Reuse:
-		return cur, nil
+		req.Reuse = cur.Head
+	default:
+		req.Commit = e.Proposal.CommitOn(base, x.repo, x.author, x.method, cur.Head, true)
 	}
-	return x.f.Commit(x.ctx, e.Proposal.CommitOn(base, x.repo, x.author, x.method, cur, true))
+	return req, true
 }
 
 // update replaces the branch with one commit of the new proposal on the
@@ -473,27 +467,19 @@ func (x *executor) update(e lifecycle.Effect) bool {
 	if p.FilesErr != nil {
 		return x.fail(e.Branch, p.FilesErr)
 	}
-	sha, err := x.f.Commit(x.ctx, p.CommitOn(e.Base, x.repo, x.author, x.method, e.Expected, true))
-	if errors.Is(err, forge.ErrConflict) {
-		x.act(lifecycle.Effect{Kind: lifecycle.Keep, Branch: e.Branch, Pull: st}, "the branch moved while updating; looked at again next cycle")
-		return false
-	}
-	if err != nil {
-		return x.fail(e.Branch, fmt.Errorf("error committing to %s: %w", e.Branch, err))
-	}
-	if _, _, ok := x.postCheck(e, p.CheckRun(sha), forge.Always, nil); !ok {
-		return false
-	}
-	m := e.Marker.Written(sha, e.Base)
-	title, body := p.Title(), p.Body(m.Sealed(x.key, x.repo.FullName(), st.PR.Number))
-	pr, err := x.f.UpdatePullRequest(x.ctx, x.repo, st.PR.Number, forge.PullRequestUpdate{Title: &title, Body: &body})
-	if err != nil {
+	req := x.proposal(e, e.Base, st.PR.Number)
+	req.Commit = p.CommitOn(e.Base, x.repo, x.author, x.method, e.Expected, true)
+	got, err := x.f.Propose(x.ctx, x.repo, req)
+	switch {
+	case err != nil:
 		return x.fail(e.Branch, fmt.Errorf("error updating #%d: %w", st.PR.Number, err))
+	case got.Moved != nil:
+		x.keep(e.Branch, st.PR, "the branch moved while updating; looked at again next cycle")
+		return false
 	}
 	x.act(e, e.Reason)
-	pr.HeadSHA = sha
-	pr.AutoMergeEnabled = false // disarmed before the rewrite (the Disarm effect)
-	st.PR, st.Marker = pr, m
+	got.PR.AutoMergeEnabled = false // disarmed before the rewrite (the Disarm effect)
+	st.PR, st.Marker = got.PR, e.Marker.Written(got.SHA, e.Base)
 	return true
 }
 
@@ -507,64 +493,50 @@ func (x *executor) autoMerge(e lifecycle.Effect) bool {
 	if head == "" {
 		head = pr.HeadSHA // the head this chain's write made
 	}
-	err := x.f.EnableAutoMerge(x.ctx, x.repo, pr, head, e.Method)
+	ready := func(cur forge.PullRequest) (bool, string) { return e.Mergeable(cur, head) }
+	got, err := x.f.SetMerge(x.ctx, x.repo, pr, forge.MergeMode{Head: head, Method: e.Method, Ready: ready})
 	switch {
-	case err == nil:
+	case err != nil:
+		return x.fail(pr.HeadRef, fmt.Errorf("error merging #%d: %w", pr.Number, err))
+	case got.Armed:
 		x.act(e, "auto-merge armed at "+short(head))
-		return true
-	case errors.Is(err, forge.ErrAlreadyMergeable):
-	case errors.Is(err, forge.ErrAutoMergeNotAllowed):
-		cur, err := x.f.GetPullRequest(x.ctx, x.repo, pr.Number)
-		if err != nil {
-			return x.fail(pr.HeadRef, fmt.Errorf("error reading #%d: %w", pr.Number, err))
-		}
-		if ok, why := e.Mergeable(cur, head); !ok {
-			x.keep(pr.HeadRef, pr, why)
-			return true
-		}
-	case errors.Is(err, forge.ErrConflict):
-		x.keep(pr.HeadRef, pr, "the head moved; not merged")
-		return true
-	case errors.Is(err, forge.ErrInvalid):
+	case got.Merged != "":
+		x.merges = append(x.merges, got.Merged)
+		x.report(Action{Kind: string(lifecycle.Merge), Branch: pr.HeadRef, PR: pr.Number, URL: pr.URL,
+			Detail: fmt.Sprintf("merged %s as %s", short(head), short(got.Merged))})
+		e.Pull.PR.State, e.Pull.PR.Merged = forge.StateClosed, true
+		x.apply(e.AfterMerge)
+	case got.Refused != nil:
 		// An answer the adapter does not recognise: rather than fail the
 		// same way every cycle, merge over REST pinned to the head once
 		// GitHub calls it mergeable and green, and until then say once on
 		// the pull request why it waits, quoting the error.
-		cur, gerr := x.f.GetPullRequest(x.ctx, x.repo, pr.Number)
-		if gerr != nil {
-			return x.fail(pr.HeadRef, fmt.Errorf("error reading #%d: %w", pr.Number, gerr))
+		if c, once := e.RefusedComment(got.Refused.Error()); once {
+			return x.commentOnce(c)
 		}
-		if ok, why := e.Mergeable(cur, head); !ok {
-			if c, once := e.RefusedComment(err.Error()); once {
-				return x.commentOnce(c)
-			}
-			x.keep(pr.HeadRef, pr, "auto-merge refused ("+err.Error()+"); "+why)
-			return true
-		}
+		x.keep(pr.HeadRef, pr, "auto-merge refused ("+got.Refused.Error()+"); "+got.Waiting)
 	default:
-		return x.fail(pr.HeadRef, fmt.Errorf("error enabling auto-merge on #%d: %w", pr.Number, err))
-	}
-	sha, err := x.f.Merge(x.ctx, x.repo, pr.Number, head, e.Method)
-	switch {
-	case err == nil:
-		x.merges = append(x.merges, sha)
-		x.report(Action{Kind: string(lifecycle.Merge), Branch: pr.HeadRef, PR: pr.Number, URL: pr.URL, Detail: fmt.Sprintf("merged %s as %s", short(head), short(sha))})
-		e.Pull.PR.State, e.Pull.PR.Merged = forge.StateClosed, true
-		x.apply(e.AfterMerge)
-	case errors.Is(err, forge.ErrNotMergeable), errors.Is(err, forge.ErrConflict):
-		x.keep(pr.HeadRef, pr, "not merged yet: "+err.Error())
-	default:
-		return x.fail(pr.HeadRef, fmt.Errorf("error merging #%d: %w", pr.Number, err))
+		x.keep(pr.HeadRef, pr, got.Waiting)
 	}
 	return true
 }
 
-// saveMarker writes the pull request's marker into its body.
-func (x *executor) saveMarker(e lifecycle.Effect, format string) bool {
+// annotate adds a to the pull request.
+func (x *executor) annotate(e lifecycle.Effect, a forge.Annotation, format string) bool {
+	if err := x.f.Annotate(x.ctx, x.repo, e.Pull.PR.Number, a); err != nil {
+		return x.fail(e.Branch, fmt.Errorf(format, e.Pull.PR.Number, err))
+	}
+	return true
+}
+
+// record adds a to the pull request and then writes its marker, as the
+// effect changed it, into its body.
+func (x *executor) record(e lifecycle.Effect, a forge.Annotation, format string) bool {
 	st := e.Pull
 	body := st.Marker.Sealed(x.key, x.repo.FullName(), st.PR.Number).Into(st.PR.Body)
-	if _, err := x.f.UpdatePullRequest(x.ctx, x.repo, st.PR.Number, forge.PullRequestUpdate{Body: &body}); err != nil {
-		return x.fail(e.Branch, fmt.Errorf(format, st.PR.Number, err))
+	a.Body = &body
+	if !x.annotate(e, a, format) {
+		return false
 	}
 	st.PR.Body = body
 	return true
@@ -574,12 +546,11 @@ func (x *executor) saveMarker(e lifecycle.Effect, format string) bool {
 // note. The comment carries the note hidden (the effect's Tag), so a crash
 // between the comment and the marker update does not repeat it.
 func (x *executor) commentOnce(e lifecycle.Effect) bool {
-	st := e.Pull
-	if !x.commentTagged(e, e.Tag, e.Text) {
-		return false
-	}
-	st.Marker.Notes = append(st.Marker.Notes, e.Note)
-	if !x.saveMarker(e, "error recording a note on #%d: %w") {
+	m := e.Pull.Marker
+	notes := m.Notes
+	m.Notes = append(slices.Clone(notes), e.Note)
+	if !x.record(e, forge.Annotation{Comment: e.Text, Tag: e.Tag}, "error commenting on #%d: %w") {
+		m.Notes = notes // not recorded: the note is not the marker's
 		return false
 	}
 	x.act(e, e.Text)
@@ -588,26 +559,19 @@ func (x *executor) commentOnce(e lifecycle.Effect) bool {
 
 // close records why in the marker, comments and closes the pull request.
 // The reason goes into the marker first: a pull request closed without it
-// was closed by a person, and its proposal is never reopened.
+// was closed by a person, and its proposal is never reopened. The close
+// goes into the App's ledger too (the effect's Run), where no edit of the
+// body reaches: an older marker pasted back cannot make it a person's.
 func (x *executor) close(e lifecycle.Effect) bool {
 	st := e.Pull
 	st.Marker.Closed = e.Closed
-	if !x.saveMarker(e, "error updating #%d: %w") {
-		return false
-	}
-	if err := x.f.CommentOnce(x.ctx, x.repo, st.PR.Number, e.Text, ""); err != nil {
-		return x.fail(e.Branch, fmt.Errorf("error commenting on #%d: %w", st.PR.Number, err))
-	}
-	// The close goes into the App's ledger too, where no edit of the body
-	// reaches: an older marker pasted back cannot make it a person's.
-	if _, _, ok := x.postCheck(e, *e.Run, forge.Always, nil); !ok {
-		return false
-	}
-	if err := x.f.ClosePullRequest(x.ctx, x.repo, st.PR.Number); err != nil {
+	body := st.Marker.Sealed(x.key, x.repo.FullName(), st.PR.Number).Into(st.PR.Body)
+	closing := forge.Closing{Body: body, Comment: e.Text, Ledger: *e.Run}
+	if err := x.f.CloseProposal(x.ctx, x.repo, st.PR.Number, closing); err != nil {
 		return x.fail(e.Branch, fmt.Errorf("error closing #%d: %w", st.PR.Number, err))
 	}
 	x.act(e, e.Text)
-	st.PR.State = forge.StateClosed
+	st.PR.Body, st.PR.State = body, forge.StateClosed
 	return true
 }
 
@@ -628,7 +592,7 @@ func (x *executor) cleanup(e lifecycle.Effect) bool {
 		return x.fail(e.Branch, fmt.Errorf("error deleting branch %s: %w", st.Marker.Branch, err))
 	}
 	st.Marker.BranchDeleted = true
-	if !x.saveMarker(e, "error recording the cleanup on #%d: %w") {
+	if !x.record(e, forge.Annotation{}, "error recording the cleanup on #%d: %w") {
 		return false
 	}
 	x.act(e, detail)
@@ -658,51 +622,36 @@ func (x *executor) proven(e lifecycle.Effect) bool {
 	if _, _, ok := x.postCheck(e, run, forge.UnlessSame, nil); !ok {
 		return false
 	}
-	if !x.commentTagged(e, e.Evidence.Tag, comment) || !x.labelDone(e) {
+	if !x.labelDone(e, comment) {
 		return false
 	}
-	x.log.Info("proven", "unit", m.Unit, "environment", m.Environment, "pr", pr.Number, "merge", pr.MergeCommitSHA)
-	x.act(e, e.Reason)
+	x.act(e, e.Reason, "environment", m.Environment, "merge", pr.MergeCommitSHA)
 	return true
 }
 
 // reverted says on the pull request that the fix did not stick and labels
 // it, so it is not looked at again.
 func (x *executor) reverted(e lifecycle.Effect) bool {
-	if !x.commentTagged(e, e.Evidence.Tag, e.Evidence.Text) || !x.labelDone(e) {
+	if !x.labelDone(e, e.Evidence.Text) {
 		return false
 	}
 	m, v := e.Pull.Marker, e.Evidence.Reverted
-	x.log.Warn("reverted after merge", "unit", m.Unit, "environment", m.Environment, "pr", e.Pull.PR.Number, "object", v.Change.Object, "field", v.Change.Field)
-	x.act(e, e.Reason)
+	x.act(e, e.Reason, "environment", m.Environment, "object", v.Change.Object, "field", v.Change.Field)
 	return true
 }
 
-func (x *executor) labelDone(e lifecycle.Effect) bool {
-	return x.setUp(e, forge.Setup{Labels: []string{e.Evidence.Label}})
-}
-
-// setUp adds or removes the pull request's labels.
-func (x *executor) setUp(e lifecycle.Effect, set forge.Setup) bool {
-	if err := x.f.SetUpPullRequest(x.ctx, x.repo, e.Pull.PR.Number, set); err != nil {
-		return x.fail(e.Branch, fmt.Errorf("error setting up #%d: %w", e.Pull.PR.Number, err))
-	}
-	return true
-}
-
-// commentTagged adds a comment carrying tag unless one of the bot's
-// comments already does.
-func (x *executor) commentTagged(e lifecycle.Effect, tag, text string) bool {
-	if err := x.f.CommentOnce(x.ctx, x.repo, e.Pull.PR.Number, text, tag); err != nil {
-		return x.fail(e.Branch, fmt.Errorf("error commenting on #%d: %w", e.Pull.PR.Number, err))
-	}
-	return true
+// labelDone comments the follow-up's outcome once (the evidence's tag)
+// and adds its label, which marks the follow-up done.
+func (x *executor) labelDone(e lifecycle.Effect, comment string) bool {
+	a := forge.Annotation{Comment: comment, Tag: e.Evidence.Tag, Setup: forge.Setup{Labels: []string{e.Evidence.Label}}}
+	return x.annotate(e, a, "error commenting on #%d: %w")
 }
 
 // drift opens or edits the drift tracking issue.
 func (x *executor) drift(e lifecycle.Effect) bool {
 	is := e.Issue
-	got, err := x.f.TrackIssue(x.ctx, x.repo, is.Number, forge.NewIssue{Title: is.Title, Body: is.Body, Labels: is.Labels}, is.State)
+	want := forge.NewIssue{Title: is.Title, Body: is.Body, Labels: is.Labels}
+	got, err := x.f.TrackIssue(x.ctx, x.repo, is.Number, want, is.State)
 	switch {
 	case err != nil && is.Number == 0:
 		return x.fail("", fmt.Errorf("error opening the drift tracking issue: %w", err))

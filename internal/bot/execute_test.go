@@ -7,6 +7,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -45,7 +46,27 @@ var effectNames = []string{
 // composedCalls are the forge calls the executor's port takes only as part
 // of one operation (forge.Steps): the executor never makes them one by one.
 var composedCalls = []string{"CreatePullRequest", "FindOpenPullRequest", "RequestReviewers", "AddLabels", "RemoveLabel",
-	"ListComments", "CreateComment", "ListCheckRuns", "CreateCheckRun", "CreateIssue", "UpdateIssue"}
+	"ListComments", "CreateComment", "ListCheckRuns", "CreateCheckRun", "CreateIssue", "UpdateIssue",
+	"BranchHead", "CommitsSince", "GetPullRequest", "ListPullRequests", "Commit", "UpdatePullRequest", "ClosePullRequest",
+	"EnableAutoMerge", "DisableAutoMerge", "Merge", "OpenPullRequest", "SetUpPullRequest", "CommentOnce"}
+
+// maxWriterMethods is the size of the executor's port: three reads and one
+// write per thing an effect does.
+const maxWriterMethods = 10
+
+// The executor's port stays narrow, and none of the fine calls its
+// operations are composed of is one of its methods.
+func TestWriterIsNarrow(t *testing.T) {
+	w := reflect.TypeFor[Writer]()
+	if w.NumMethod() > maxWriterMethods {
+		t.Errorf("Writer has %d methods, at most %d", w.NumMethod(), maxWriterMethods)
+	}
+	for i := range w.NumMethod() {
+		if name := w.Method(i).Name; slices.Contains(composedCalls, name) {
+			t.Errorf("Writer has %s, which forge.Steps composes into one of its operations", name)
+		}
+	}
+}
 
 func executorProblems(t *testing.T, file string) []string {
 	t.Helper()

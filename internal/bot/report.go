@@ -84,22 +84,21 @@ type ChangeReport struct {
 	Authorized bool `json:"authorized"`
 }
 
-// Action kinds: the reported effects of internal/lifecycle.
+// Action kinds callers match on: an Action's Kind is always its effect's
+// lifecycle.Kind, whose string is also the effect's name in the log and
+// its metric label.
 const (
-	ActOpen       = string(lifecycle.Open)       // a pull request opened
-	ActUpdate     = string(lifecycle.Update)     // its branch rewritten and its body updated
-	ActKeep       = string(lifecycle.Keep)       // left as it is, with the reason
-	ActClose      = string(lifecycle.Close)      // closed by the bot (superseded, converged)
-	ActComment    = string(lifecycle.Comment)    // a one-time comment
-	ActAutoMerge  = string(lifecycle.AutoMerge)  // auto-merge armed, pinned to the head
-	ActMerge      = string(lifecycle.Merge)      // merged over REST, pinned to the head
-	ActSkip       = string(lifecycle.Skip)       // a proposal not written (closed before, a foreign branch)
-	ActCleanup    = string(lifecycle.Cleanup)    // a closed pull request's branch deleted
-	ActCheck      = string(lifecycle.Check)      // a failed receipt check posted on an open pull request
-	ActProven     = string(lifecycle.Proven)     // a merged write-back proven by re-observation
-	ActReverted   = string(lifecycle.Reverted)   // a merged write-back found reverted
-	ActFollowUp   = string(lifecycle.FollowUp)   // a merged write-back waiting for evidence
-	ActDriftIssue = string(lifecycle.DriftIssue) // the drift tracking issue opened, updated or closed
+	ActOpen      = string(lifecycle.Open)      // a pull request opened
+	ActUpdate    = string(lifecycle.Update)    // its branch rewritten and its body updated
+	ActKeep      = string(lifecycle.Keep)      // left as it is, with the reason
+	ActClose     = string(lifecycle.Close)     // closed by the bot (superseded, converged)
+	ActComment   = string(lifecycle.Comment)   // a one-time comment
+	ActAutoMerge = string(lifecycle.AutoMerge) // auto-merge armed, pinned to the head
+	ActMerge     = string(lifecycle.Merge)     // merged over REST, pinned to the head
+	ActSkip      = string(lifecycle.Skip)      // a proposal not written (closed before, a foreign branch)
+	ActCheck     = string(lifecycle.Check)     // a failed receipt check posted on an open pull request
+	ActProven    = string(lifecycle.Proven)    // a merged write-back proven by re-observation
+	ActReverted  = string(lifecycle.Reverted)  // a merged write-back found reverted
 )
 
 // Action is one thing the cycle did (or, in a dry run, would do) to a
@@ -126,7 +125,8 @@ func decisionReport(d plan.Decision) DecisionReport {
 		AutoMerge: d.AutoMerge, Reasons: append([]string{}, d.Reasons...), Changes: []ChangeReport{},
 		Attribution: string(d.Attribution)}
 	for _, c := range d.Changes {
-		out.Changes = append(out.Changes, ChangeReport{Field: c.Field, ValuePath: c.ValuePath, From: c.From, To: c.To, Authorized: c.Authorized})
+		ch := ChangeReport{Field: c.Field, ValuePath: c.ValuePath, From: c.From, To: c.To, Authorized: c.Authorized}
+		out.Changes = append(out.Changes, ch)
 	}
 	return out
 }
@@ -210,7 +210,8 @@ func (r *Report) Text() string {
 	if r.DryRun {
 		mode = " (dry run: nothing written)"
 	}
-	fmt.Fprintf(&b, "cycle at %s%s: %d observation(s), %d repositor%s\n", r.Started.Format(time.RFC3339), mode, r.Observations, len(r.Repos), plural(len(r.Repos), "y", "ies"))
+	fmt.Fprintf(&b, "cycle at %s%s: %d observation(s), %d repositor%s\n", r.Started.Format(time.RFC3339), mode,
+		r.Observations, len(r.Repos), plural(len(r.Repos), "y", "ies"))
 	for _, e := range r.SourceErrors {
 		fmt.Fprintf(&b, "  source error: %s\n", e)
 	}

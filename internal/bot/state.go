@@ -45,7 +45,8 @@ type StateCache struct {
 // a check. latestEvent returns a value that changes whenever anything happens
 // in the repository (the GitHub adapter's LatestEvent); nil drops the
 // state at each revalidation instead, so it is read again.
-func NewStateCache(revalidate time.Duration, latestEvent func(ctx context.Context, repo forge.Repo) (string, error)) *StateCache {
+func NewStateCache(revalidate time.Duration,
+	latestEvent func(ctx context.Context, repo forge.Repo) (string, error)) *StateCache {
 	return &StateCache{revalidate: revalidate, latestEvent: latestEvent, repos: map[string]*repoState{}}
 }
 
@@ -208,34 +209,9 @@ func (f invalidating) DeleteBranch(ctx context.Context, repo forge.Repo, branch,
 	return f.Forge.DeleteBranch(ctx, repo, branch, expectedSHA)
 }
 
-func (f invalidating) Commit(ctx context.Context, req forge.CommitRequest) (string, error) {
-	defer f.drop(req.Repo)
-	return f.Forge.Commit(ctx, req)
-}
-
-func (f invalidating) OpenPullRequest(ctx context.Context, repo forge.Repo, pr forge.NewPullRequest, seal func(int) string) (forge.PullRequest, bool, error) {
+func (f invalidating) Propose(ctx context.Context, repo forge.Repo, p forge.Proposal) (forge.Proposed, error) {
 	defer f.drop(repo)
-	return f.Forge.OpenPullRequest(ctx, repo, pr, seal)
-}
-
-func (f invalidating) UpdatePullRequest(ctx context.Context, repo forge.Repo, number int, upd forge.PullRequestUpdate) (forge.PullRequest, error) {
-	defer f.drop(repo)
-	return f.Forge.UpdatePullRequest(ctx, repo, number, upd)
-}
-
-func (f invalidating) ClosePullRequest(ctx context.Context, repo forge.Repo, number int) error {
-	defer f.drop(repo)
-	return f.Forge.ClosePullRequest(ctx, repo, number)
-}
-
-func (f invalidating) CommentOnce(ctx context.Context, repo forge.Repo, number int, text, tag string) error {
-	defer f.drop(repo)
-	return f.Forge.CommentOnce(ctx, repo, number, text, tag)
-}
-
-func (f invalidating) SetUpPullRequest(ctx context.Context, repo forge.Repo, number int, set forge.Setup) error {
-	defer f.drop(repo)
-	return f.Forge.SetUpPullRequest(ctx, repo, number, set)
+	return f.Forge.Propose(ctx, repo, p)
 }
 
 func (f invalidating) PostCheck(ctx context.Context, repo forge.Repo, run forge.CheckRun, once forge.Once,
@@ -244,22 +220,24 @@ func (f invalidating) PostCheck(ctx context.Context, repo forge.Repo, run forge.
 	return f.Forge.PostCheck(ctx, repo, run, once, complete)
 }
 
-func (f invalidating) EnableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest, expectedHead string, method forge.MergeMethod) error {
+func (f invalidating) Annotate(ctx context.Context, repo forge.Repo, number int, a forge.Annotation) error {
 	defer f.drop(repo)
-	return f.Forge.EnableAutoMerge(ctx, repo, pr, expectedHead, method)
+	return f.Forge.Annotate(ctx, repo, number, a)
 }
 
-func (f invalidating) DisableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest) error {
+func (f invalidating) CloseProposal(ctx context.Context, repo forge.Repo, number int, c forge.Closing) error {
 	defer f.drop(repo)
-	return f.Forge.DisableAutoMerge(ctx, repo, pr)
+	return f.Forge.CloseProposal(ctx, repo, number, c)
 }
 
-func (f invalidating) Merge(ctx context.Context, repo forge.Repo, number int, headSHA string, method forge.MergeMethod) (string, error) {
+func (f invalidating) SetMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest,
+	m forge.MergeMode) (forge.Merging, error) {
 	defer f.drop(repo)
-	return f.Forge.Merge(ctx, repo, number, headSHA, method)
+	return f.Forge.SetMerge(ctx, repo, pr, m)
 }
 
-func (f invalidating) TrackIssue(ctx context.Context, repo forge.Repo, number int, issue forge.NewIssue, state *forge.PRState) (forge.Issue, error) {
+func (f invalidating) TrackIssue(ctx context.Context, repo forge.Repo, number int, issue forge.NewIssue,
+	state *forge.PRState) (forge.Issue, error) {
 	defer f.drop(repo)
 	return f.Forge.TrackIssue(ctx, repo, number, issue, state)
 }

@@ -111,7 +111,7 @@ func TestStateCacheIdleCycleSendsNothing(t *testing.T) {
 // panics there, after the deferred drop); only the reads may leave the state.
 func TestInvalidatingWrapsEveryWrite(t *testing.T) {
 	reads := map[string]bool{
-		"App": true, "Repositories": true, "ReadFile": true, "ListFiles": true, "BranchHead": true,
+		"App": true, "Repositories": true, "ReadFile": true, "ListFiles": true, "BranchHead": true, "ReadBranch": true,
 		"CommitsSince": true, "ChangedFiles": true, "GetPullRequest": true, "ListPullRequests": true,
 		"FindOpenPullRequest": true, "ListComments": true, "ListCheckRuns": true, "ListIssues": true,
 	}

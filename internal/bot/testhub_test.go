@@ -186,17 +186,3 @@ func (h *testHub) closeAsPerson(repo forge.Repo, n int) {
 		h.t.Fatalf("closing #%d: %v", n, err)
 	}
 }
-
-// mergeAsPerson merges pull request n pinned to head, as a person.
-func (h *testHub) mergeAsPerson(repo forge.Repo, n int, head string) error {
-	_, _, err := h.person("carol").PullRequests.Merge(h.ctx, repo.Owner, repo.Name, n, "", &gh.PullRequestOptions{SHA: head, MergeMethod: "squash"})
-	return err
-}
-
-// openAsPerson opens a pull request from head as a person.
-func (h *testHub) openAsPerson(repo forge.Repo, title, body, head string) {
-	h.t.Helper()
-	if _, _, err := h.person("eve").PullRequests.Create(h.ctx, repo.Owner, repo.Name, &gh.NewPullRequest{Title: gh.String(title), Body: gh.String(body), Head: gh.String(head), Base: gh.String("main")}); err != nil {
-		h.t.Fatalf("opening a pull request from %s: %v", head, err)
-	}
-}

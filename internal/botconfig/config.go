@@ -63,6 +63,9 @@ type Config struct {
 	// Admission serves the validating admission webhook (backflow serve)
 	// whose confirmed records attribute every source's observations.
 	Admission AdmissionConfig `yaml:"admission"`
+	// ConfigHub is the ConfigHub server of units whose desired state is a
+	// ConfigHub Unit (units[].confighub in a repo config).
+	ConfigHub ConfigHubConfig `yaml:"confighub"`
 	// Server is the section of backflow serve (listen address, schedule,
 	// webhook secret), kept as it was written: the server reads it, with
 	// its own strict rules.
@@ -138,6 +141,54 @@ type AuditConfig struct {
 	// Webhook enables POST /audit on backflow serve, for the API server's
 	// audit webhook backend.
 	Webhook AuditWebhook `yaml:"webhook"`
+}
+
+// ConfigHubConfig names the ConfigHub server and its bearer token, by a
+// file or an environment variable, never inline.
+type ConfigHubConfig struct {
+	// URL is the API's base, e.g. https://hub.confighub.com/api.
+	URL string `yaml:"url"`
+	// TokenFile is the path of the bearer token.
+	TokenFile string `yaml:"tokenFile"`
+	// TokenEnv names an environment variable holding the bearer token.
+	TokenEnv string `yaml:"tokenEnv"`
+	// Timeout bounds one request; zero means 30s.
+	Timeout Duration `yaml:"timeout"`
+	// MaxDataSize bounds a Unit's data in bytes; zero means 4 MiB.
+	MaxDataSize int64 `yaml:"maxDataSize"`
+}
+
+// Enabled reports whether a ConfigHub server is configured.
+func (c ConfigHubConfig) Enabled() bool { return c != ConfigHubConfig{} }
+
+// validate checks the section; fail records a problem at a key.
+func (c ConfigHubConfig) validate(fail func(path, format string, a ...any)) {
+	if !c.Enabled() {
+		return
+	}
+	if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		fail("confighub.url", "want an absolute http(s) URL (the API's base, e.g. https://hub.confighub.com/api)")
+	} else if u.User != nil {
+		fail("confighub.url", "must not carry credentials: name the token with tokenFile or tokenEnv")
+	}
+	switch {
+	case c.TokenFile != "" && c.TokenEnv != "":
+		fail("confighub", "tokenFile and tokenEnv are exclusive")
+	case c.TokenFile == "" && c.TokenEnv == "":
+		fail("confighub", "a bearer token (tokenFile or tokenEnv) is required")
+	}
+	if c.Timeout.Duration < 0 {
+		fail("confighub.timeout", "must be positive")
+	}
+	if c.MaxDataSize < 0 {
+		fail("confighub.maxDataSize", "must be positive")
+	}
+}
+
+// ConfigHubToken reads the ConfigHub token from the file or environment
+// variable the config names; the error names where, never what.
+func (c *Config) ConfigHubToken() ([]byte, error) {
+	return c.Secret("confighub", c.ConfigHub.TokenFile, c.ConfigHub.TokenEnv)
 }
 
 // AuditWebhook is the credential of POST /audit: a bearer token (what the
@@ -375,6 +426,7 @@ func (c *Config) validate() []string {
 			}
 		}
 	}
+	c.ConfigHub.validate(fail)
 	if w := c.Audit.Webhook; w.Enabled() {
 		switch {
 		case w.TokenFile != "" && w.TokenEnv != "":

@@ -20,12 +20,22 @@ import (
 // names the commit checked out when dir is the top of a git checkout. Its
 // renderer reads units' charts from the working tree, and fetches remote
 // ones into render's default cache.
-func ReadCheckout(dir string) (plan.Read, error) {
+func ReadCheckout(dir string) (plan.Read, error) { return ReadCheckoutWith(dir, Options{}) }
+
+// Options tune reading a checkout.
+type Options struct {
+	// ConfigHub reads the ConfigHub Units that units name (the ConfigHub
+	// store's Reader); without it those units' decisions fail closed.
+	ConfigHub func(repoconfig.ConfigHub) ([]byte, plan.ConfigHubHead, error)
+}
+
+// ReadCheckoutWith is ReadCheckout with opts.
+func ReadCheckoutWith(dir string, opts Options) (plan.Read, error) {
 	read := func(p string, limit int64) ([]byte, error) { return repoconfig.ReadRepoFile(dir, p, limit) }
 	list := func(p string) ([]string, error) { return repoconfig.ListRepoDir(dir, p) }
 	got, err := plan.ReadSnapshot(
 		read,
-		plan.ReadOptions{Commit: HeadCommit(dir), List: list, Kustomizer: &builder.Builder{}},
+		plan.ReadOptions{Commit: HeadCommit(dir), List: list, Kustomizer: &builder.Builder{}, ConfigHub: opts.ConfigHub},
 	)
 	// Charts are read from the same working tree, when a write-back needs
 	// the render witness.

@@ -78,7 +78,13 @@ func unreadableValues(read plan.Read) error {
 // that does not exist (ErrNoObservations), or an
 // *UnreadableObservationsError.
 func PlanCheckout(repo string, paths []string, ceiling observe.Attribution, now time.Time) (plan.Result, error) {
-	snap, err := ReadCheckout(repo)
+	return PlanCheckoutWith(repo, paths, ceiling, now, Options{})
+}
+
+// PlanCheckoutWith is PlanCheckout reading the checkout with opts.
+func PlanCheckoutWith(repo string, paths []string, ceiling observe.Attribution, now time.Time,
+	opts Options) (plan.Result, error) {
+	snap, err := ReadCheckoutWith(repo, opts)
 	if err != nil {
 		return plan.Result{}, err
 	}

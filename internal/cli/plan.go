@@ -18,6 +18,7 @@ func newPlanCmd() *cobra.Command {
 	var (
 		repo, format, trust, nowFlag string
 		paths                        []string
+		hub                          hubFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "plan --repo DIR --observations PATH... [--format table|json|markdown]",
@@ -46,7 +47,14 @@ be read or is not YAML at all, an observations PATH does not exist, or an
 observations file (or a document of it) is not YAML or JSON at all: each
 is named on stderr and no plan is printed, since what the file held is
 unknown. A values file that does not exist, and a document that is YAML
-but not a valid observation, are among the plan's errors.`,
+but not a valid observation, are among the plan's errors.
+
+A unit whose desired state is a ConfigHub Unit (units[].confighub) is read
+from the server --confighub-url names, with the bearer token in
+--confighub-token-file (read only: ConfigHub is never written); a Unit that
+cannot be read (no server given, unreachable, a refused token, another
+toolchain than Kubernetes/YAML, data that does not parse) is as a values
+file that cannot be read: exit 2, naming it.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if repo == "" {
 				return cliroot.UsageError("plan: --repo is required")
@@ -72,7 +80,11 @@ but not a valid observation, are among the plan's errors.`,
 			if info, err := os.Stat(repo); err != nil || !info.IsDir() {
 				return cliroot.UsageError("plan: --repo %s: %s", repo, notADir(err))
 			}
-			res, err := checkout.PlanCheckout(repo, paths, ceiling, now)
+			opts, err := hub.options(cmd.Context())
+			if err != nil {
+				return cliroot.UsageError("plan: %v", err)
+			}
+			res, err := checkout.PlanCheckoutWith(repo, paths, ceiling, now, opts)
 			var unreadable *checkout.UnreadableObservationsError
 			var badValues *checkout.UnreadableValuesError
 			switch {
@@ -100,6 +112,7 @@ but not a valid observation, are among the plan's errors.`,
 			"unknown, asserted, managed-fields, admission or audit-log",
 	)
 	cmd.Flags().StringVar(&nowFlag, "now", "", "plan as of this RFC 3339 time (default: the current time)")
+	hub.register(cmd)
 	return cmd
 }
 

@@ -8,32 +8,44 @@ import (
 )
 
 // Steps are the operations a writer makes as one, each composed once over
-// the fine-grained calls of a Forge: opening a pull request with its body
-// sealed for its number, setting one up with reviewers and labels, a
-// comment made once, a tracking issue opened or edited. An adapter offers
-// them as its own methods through Steps over itself, and so does a wrapper
-// that records or fails calls: every fine call still passes through the
-// Forge that Steps wraps, so a failure scripted at one of them is seen
-// where it was.
+// the fine-grained calls of a Forge: a branch read with its commits, a
+// change proposed (commit, check, pull request opened or updated), a pull
+// request annotated (a comment made once, reviewers and labels, its body)
+// or closed (body, comment, ledger check, close), its merge set (auto-merge
+// armed or disarmed, or merged now), a check posted unless it is there, a
+// tracking issue opened or edited. An adapter offers them as its own
+// methods through Steps over itself, and so does a wrapper that records or
+// fails calls: every fine call still passes through the Forge that Steps
+// wraps, so a failure scripted at one of them is seen where it was.
 type Steps struct{ Forge }
 
 // StepsOn gives the Forge embedding it Steps' operations over its own
 // calls: set Self to that Forge when it is made.
 type StepsOn struct{ Self Forge }
 
-// OpenPullRequest is Steps.OpenPullRequest over Self.
-func (o StepsOn) OpenPullRequest(ctx context.Context, repo Repo, pr NewPullRequest, seal func(int) string) (PullRequest, bool, error) {
-	return Steps{Forge: o.Self}.OpenPullRequest(ctx, repo, pr, seal)
+// ReadBranch is Steps.ReadBranch over Self.
+func (o StepsOn) ReadBranch(ctx context.Context, repo Repo, branch, since string) (Branch, error) {
+	return Steps{Forge: o.Self}.ReadBranch(ctx, repo, branch, since)
 }
 
-// SetUpPullRequest is Steps.SetUpPullRequest over Self.
-func (o StepsOn) SetUpPullRequest(ctx context.Context, repo Repo, number int, set Setup) error {
-	return Steps{Forge: o.Self}.SetUpPullRequest(ctx, repo, number, set)
+// Propose is Steps.Propose over Self.
+func (o StepsOn) Propose(ctx context.Context, repo Repo, p Proposal) (Proposed, error) {
+	return Steps{Forge: o.Self}.Propose(ctx, repo, p)
 }
 
-// CommentOnce is Steps.CommentOnce over Self.
-func (o StepsOn) CommentOnce(ctx context.Context, repo Repo, number int, text, tag string) error {
-	return Steps{Forge: o.Self}.CommentOnce(ctx, repo, number, text, tag)
+// Annotate is Steps.Annotate over Self.
+func (o StepsOn) Annotate(ctx context.Context, repo Repo, number int, a Annotation) error {
+	return Steps{Forge: o.Self}.Annotate(ctx, repo, number, a)
+}
+
+// CloseProposal is Steps.CloseProposal over Self.
+func (o StepsOn) CloseProposal(ctx context.Context, repo Repo, number int, c Closing) error {
+	return Steps{Forge: o.Self}.CloseProposal(ctx, repo, number, c)
+}
+
+// SetMerge is Steps.SetMerge over Self.
+func (o StepsOn) SetMerge(ctx context.Context, repo Repo, pr PullRequest, m MergeMode) (Merging, error) {
+	return Steps{Forge: o.Self}.SetMerge(ctx, repo, pr, m)
 }
 
 // TrackIssue is Steps.TrackIssue over Self.
@@ -60,7 +72,8 @@ type Setup struct {
 // number, which is known only once it is open. When a pull request from the
 // same head into the same base is already open (another process opened it
 // first) it returns that one with opened false, and seals nothing.
-func (s Steps) OpenPullRequest(ctx context.Context, repo Repo, pr NewPullRequest, seal func(number int) string) (PullRequest, bool, error) {
+func (s Steps) OpenPullRequest(ctx context.Context, repo Repo, pr NewPullRequest,
+	seal func(number int) string) (PullRequest, bool, error) {
 	got, err := s.CreatePullRequest(ctx, repo, pr)
 	if errors.Is(err, ErrConflict) {
 		open, ferr := s.FindOpenPullRequest(ctx, repo, pr.Head)
@@ -150,7 +163,8 @@ const (
 // (posted false). complete, when not nil, makes the run posted from run
 // only once it is to be posted: a verdict that costs reads is not computed
 // for a head that has it.
-func (s Steps) PostCheck(ctx context.Context, repo Repo, run CheckRun, once Once, complete func(CheckRun) CheckRun) (CheckRun, bool, error) {
+func (s Steps) PostCheck(ctx context.Context, repo Repo, run CheckRun, once Once,
+	complete func(CheckRun) CheckRun) (CheckRun, bool, error) {
 	if once != Always {
 		runs, err := s.ListCheckRuns(ctx, repo, run.HeadSHA, run.Name)
 		if err != nil {

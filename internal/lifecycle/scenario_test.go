@@ -163,7 +163,14 @@ func duration(t *testing.T, s string) time.Duration {
 	return d
 }
 
-func (p scenarioPull) pull(t *testing.T, s scenario) forge.PullRequest {
+func (p scenarioPull) pull(t *testing.T) forge.PullRequest {
+	t.Helper()
+	return p.pullOf(t, scenario{})
+}
+
+// pullOf is the pull request in scenario s, whose break glass a restoring
+// pull request is made from.
+func (p scenarioPull) pullOf(t *testing.T, s scenario) forge.PullRequest {
 	t.Helper()
 	var pr forge.PullRequest
 	if p.Restores {
@@ -256,7 +263,7 @@ func (s scenario) chains(t *testing.T) string {
 	in := s.input(t)
 	var prs []forge.PullRequest
 	for _, p := range s.Pulls {
-		prs = append(prs, p.pull(t, s))
+		prs = append(prs, p.pullOf(t, s))
 	}
 	in.ClosedByBot = map[int]bool{}
 	for _, n := range s.ClosedByBot {

@@ -47,7 +47,7 @@ func splitDocuments(data []byte) []document {
 	return yamlDocuments(data)
 }
 
-// yamlDocuments splits data at document markers with the splitter every
+// yamlDocuments splits data at document separators with the splitter every
 // reader of the project shares: a `---` or `...` line at column 0 always
 // ends a document in YAML (even inside a block or quoted scalar), so
 // splitting on them before parsing is exact, and a syntax error in one
@@ -122,7 +122,7 @@ func parseYAMLChunk(chunk []byte, startLine, index int) document {
 //     still a line break for YAML but none for kio's splitter, so the
 //     directives stay with their document and lines keep their numbers;
 //   - any other line that starts with `---` is content to YAML (`---x: 1`,
-//     `---#`; the shared splitter split at every marker), which kio would
+//     `---#`; the shared splitter split at every separator), which kio would
 //     split at or refuse: its line is returned.
 //
 // A UTF-16 document (yaml.v3 tells it by its byte-order mark) is handed over

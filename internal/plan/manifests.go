@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
+	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
 )
@@ -44,17 +44,23 @@ func (d *docIndex) missing(object string) string {
 // document of a multi-document file is edited alone, the other documents
 // left as they are), indexed by the object it applies.
 func (p *planner) readManifests(u *repoconfig.Unit) *unitValues {
-	uv := &unitValues{docs: &docIndex{index: map[string]int{}}}
 	paths, missing := repoconfig.ManifestsOf(u.Manifests, p.manifestPaths())
 	if missing != "" {
-		uv.err = fmt.Errorf(
+		return &unitValues{err: fmt.Errorf(
 			"manifests %s of unit %s (%s) could not be read: no such file, or a folder holding no .yaml, .yml or .json file",
 			missing,
 			u.Name,
 			u.Environment,
-		)
-		return uv
+		)}
 	}
+	return p.readDocuments(paths)
+}
+
+// readDocuments reads every document of the manifest files at paths (in
+// the snapshot), each one of the unit's files, indexed by the object it
+// applies.
+func (p *planner) readDocuments(paths []string) *unitValues {
+	uv := &unitValues{docs: &docIndex{index: map[string]int{}}}
 	where := map[string]string{}
 	for _, path := range paths {
 		data := p.snap.Files[path]
@@ -111,5 +117,6 @@ func ObjectKey(m map[string]any) string {
 	if kind == "" || name == "" {
 		return ""
 	}
-	return strings.Join([]string{str(m["apiVersion"]), kind, str(md["namespace"]), name}, "|")
+	key := observe.ObjectKey{APIVersion: str(m["apiVersion"]), Kind: kind, Namespace: str(md["namespace"]), Name: name}
+	return key.String()
 }

@@ -42,6 +42,9 @@ type Snapshot struct {
 	// from them. ReceiptsError says why they could not be listed.
 	Receipts      map[string][]byte
 	ReceiptsError string
+	// ConfigHub holds what was read of each ConfigHub Unit with its data
+	// (in Files under repoconfig.ConfigHubPath), by that path.
+	ConfigHub map[string]ConfigHubHead
 }
 
 // Outcome is what the planner decided for one observed object.
@@ -139,6 +142,10 @@ type WriteBack struct {
 	Files []File
 	// Receipts are the receipt files with their YAML bytes, sorted by path.
 	Receipts []File
+	// Revision is the edited data of the unit's ConfigHub Unit, nil for a
+	// unit of the repository: the pull request carries the receipts, and
+	// the Unit is written once it merges.
+	Revision *Revision
 }
 
 // File is a repository path and the bytes to commit there.

@@ -46,7 +46,7 @@ func (p *planner) attachReceipt(
 	if at.IsZero() {
 		at = o.ObservedAt
 	}
-	store := p.snap.StoreOf()
+	store := p.storeOf(u)
 	newRevision := store.NewRevision(branch)
 	if !p.cfg.WritesBack() {
 		newRevision = "(report only: nothing is written back while the repository is " + p.modeWord() + ")"
@@ -214,6 +214,8 @@ func (p *planner) notClaimed(
 		store = "the manifests"
 	case repoconfig.SourceKustomize:
 		store = "kustomize's build of " + u.Kustomization
+	case repoconfig.SourceConfigHub:
+		store = "the ConfigHub Unit's data"
 	}
 	if p.cfg.WritesBack() {
 		out = append(out, fmt.Sprintf(
@@ -286,6 +288,10 @@ func (p *planner) notClaimed(
 				rendered.Namespace,
 			),
 		)
+		return out
+	}
+	if u.Source() == repoconfig.SourceConfigHub {
+		out = append(out, p.configHubNotClaimed(u))
 		return out
 	}
 	if u.Source() == repoconfig.SourceManifests {

@@ -73,6 +73,9 @@ type ReadOptions struct {
 	// Kustomizer reads the inputs of kustomize units into the snapshot
 	// and is the snapshot's Kustomizer.
 	Kustomizer Kustomizer
+	// ConfigHub reads the data of a ConfigHub Unit with its head; without
+	// it, units naming one fail closed.
+	ConfigHub func(ch repoconfig.ConfigHub) ([]byte, ConfigHubHead, error)
 }
 
 // Read is a snapshot as read, with what could not be read of it.
@@ -174,6 +177,9 @@ func ReadSnapshot(read FileReader, opts ReadOptions) (Read, error) {
 			for _, p := range slices.Sorted(maps.Keys(in)) {
 				out.Snapshot.Files[p] = in[p]
 			}
+		}
+		if u.ConfigHub != nil {
+			out.FileErrors = append(out.FileErrors, readConfigHub(&out.Snapshot, u, opts.ConfigHub)...)
 		}
 		for _, f := range append(slices.Clone(u.ValuesFiles), files...) {
 			if tried[f] {

@@ -127,10 +127,17 @@ func (p *planner) writeBack(w *unitWork, pend []*pending) {
 		// Documents of one manifest share its bytes: the file is written once.
 		if path := uv.files[i].path; e.edited && string(e.data) != string(uv.files[i].data) && !written[path] {
 			written[path] = true
+			if w.u.ConfigHub != nil {
+				wb.Revision = p.revision(w.u, e.data)
+				continue
+			}
 			wb.Files = append(wb.Files, File{Path: path, Data: e.data})
 		}
 	}
 	slices.SortFunc(wb.Files, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
+	if wb.Revision != nil {
+		wb.Revision.Changes = p.revisionChanges(pend)
+	}
 }
 
 // finish makes the unit's write-back of its decisions in pend, whose

@@ -481,7 +481,7 @@ func yamlFloat(s string) bool {
 
 // blockPlainAllowed is yaml.v3's analysis of a one-line printable ASCII
 // scalar in block context: no leading or trailing space, no document
-// marker, no indicator at the start, no `: ` or trailing `:`, no ` #`.
+// separator, no indicator at the start, no `: ` or trailing `:`, no ` #`.
 func blockPlainAllowed(s string) bool {
 	if s[0] == ' ' || s[len(s)-1] == ' ' {
 		return false

@@ -33,6 +33,10 @@ const (
 	MethodManualFixture       = "manual-fixture"
 	MethodPullRequest         = "pull-request"
 	MethodCubReverseReconcile = "cub-reverse-reconcile"
+	// MethodConfigHubRevision: the accepted value is written into a
+	// ConfigHub Unit as a new revision (newRevision names it), once the
+	// pull request carrying the receipt merges.
+	MethodConfigHubRevision = "confighub-revision"
 )
 
 // Trigger classes and authority decisions.

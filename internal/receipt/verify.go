@@ -37,8 +37,8 @@ func JoinViolations(vs []Violation) string {
 // methodsByStatus lists the write-back methods each known status allows.
 var methodsByStatus = map[string][]string{
 	StatusDesignExample: {MethodManualFixture},
-	StatusProposed:      {MethodPullRequest},
-	StatusProven:        {MethodPullRequest, MethodCubReverseReconcile},
+	StatusProposed:      {MethodPullRequest, MethodConfigHubRevision},
+	StatusProven:        {MethodPullRequest, MethodCubReverseReconcile, MethodConfigHubRevision},
 }
 
 var commitSHA = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
@@ -168,6 +168,7 @@ func Verify(r *Receipt, pol *policy.Policy, policyRef string) []Violation {
 		v.fail("writeBack.mergeCommit", "must be a full lowercase hexadecimal commit SHA, got %q", mc)
 	}
 	v.render(s)
+	v.confighub(s)
 	v.expiry(s, pol)
 	return v.out
 }

@@ -87,10 +87,22 @@ type Unit struct {
 	ValuesFiles   []string    `yaml:"valuesFiles" json:"valuesFiles,omitempty" jsonschema:"minItems=1" jsonschema_description:"Values files in Helm's override order (later files override earlier ones). A write-back edits the last file unless the path is defined only in an earlier one. With valuesRoot the last file is the manifest holding the inline values. A unit names exactly one of valuesFiles, manifests and kustomization."`
 	Manifests     []string    `yaml:"manifests" json:"manifests,omitempty" jsonschema:"minItems=1" jsonschema_description:"Plain Kubernetes manifests the unit's objects are applied from: files, or folders read as Flux's kustomize-controller and Argo CD's directory source read them (every YAML document of every .yaml, .yml and .json file, recursively, entries whose name starts with a dot skipped). A field is written at the same field of the document with the object's apiVersion, kind, namespace and name; policy entries need no valuePath."`
 	Kustomization string      `yaml:"kustomization" json:"kustomization,omitempty" jsonschema_description:"Folder of the kustomization (the environment's overlay) the unit's objects are built from. A field is written where kustomize says its built value comes from; policy entries need no valuePath."`
+	ConfigHub     *ConfigHub  `yaml:"confighub" json:"confighub,omitempty" jsonschema_description:"A ConfigHub Unit (toolchain Kubernetes/YAML) holding the unit's rendered manifests, named by its space's and its own slug: the accepted field is written at the same field of the Unit's document for the object, as a new revision once the pull request carrying the receipt merges. Policy entries need no valuePath."`
 	ValuesRoot    *ValuesRoot `yaml:"valuesRoot" json:"valuesRoot,omitempty" jsonschema_description:"Set when the unit's last values file is a manifest (a Flux HelmRelease, an Argo CD Application) whose inline values are read, after the files before it, as Flux merges spec.values after valuesFrom and Argo CD valuesObject after valueFiles."`
 	Objects       []string    `yaml:"objects" json:"objects" jsonschema:"required,minItems=1" jsonschema_description:"Object keys apiVersion|Kind|namespace|name that the unit renders; * matches any run of characters within one |-separated segment."`
 	Chart         *Chart      `yaml:"chart" json:"chart,omitempty" jsonschema_description:"The chart the unit renders: named in receipts, and rendered by the render witness when it has a path, a repository or an OCI reference."`
 }
+
+// ConfigHub names a ConfigHub Unit by slugs.
+type ConfigHub struct {
+	Space string `yaml:"space" json:"space" jsonschema:"required" jsonschema_description:"Slug of the ConfigHub space holding the unit."`
+	Unit  string `yaml:"unit" json:"unit" jsonschema:"required" jsonschema_description:"Slug of the ConfigHub unit within that space."`
+}
+
+// ConfigHubPath is the name under which a snapshot holds the data of the
+// ConfigHub Unit ch names: not a repository path (it cannot be one), so
+// no reader of the repository can be asked for it.
+func ConfigHubPath(ch *ConfigHub) string { return "confighub://" + ch.Space + "/" + ch.Unit }
 
 // ValuesRoot locates values inside a manifest.
 type ValuesRoot struct {
@@ -123,6 +135,8 @@ const (
 	SourceManifests
 	// SourceKustomize: a kustomization folder (kustomization).
 	SourceKustomize
+	// SourceConfigHub: a ConfigHub Unit (confighub).
+	SourceConfigHub
 )
 
 // Source is how u's desired state is stored.
@@ -132,12 +146,15 @@ func (u *Unit) Source() Source {
 		return SourceManifests
 	case u.Kustomization != "":
 		return SourceKustomize
+	case u.ConfigHub != nil:
+		return SourceConfigHub
 	}
 	return SourceValues
 }
 
-// Documents reports a unit whose fields map to themselves: plain manifests
-// or a kustomization, where a policy entry needs no valuePath.
+// Documents reports a unit whose fields map to themselves: plain manifests,
+// a kustomization or a ConfigHub Unit, where a policy entry needs no
+// valuePath.
 func (u *Unit) Documents() bool { return u.Source() != SourceValues }
 
 // RootOf is where u reads the values of file, one of its values files: its

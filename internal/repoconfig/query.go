@@ -2,7 +2,6 @@ package repoconfig
 
 import (
 	"sort"
-	"strings"
 
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/policy"
@@ -46,14 +45,10 @@ func (c *Config) UnitFor(env, object string) (*Unit, bool) {
 		}
 		return nil, false
 	}
-	if _, rest, ok := strings.Cut(object, "|"); ok {
-		if kind, rest, ok := strings.Cut(rest, "|"); ok {
-			if ns, _, ok := strings.Cut(rest, "|"); ok {
-				for _, i := range c.index.claims[env+"|"+kind+"|"+ns] {
-					if c.Units[i].claims(object) {
-						return &c.Units[i], true
-					}
-				}
+	if k, err := observe.ParseObjectPattern(object); err == nil {
+		for _, i := range c.index.claims[env+"|"+k.Kind+"|"+k.Namespace] {
+			if c.Units[i].claims(object) {
+				return &c.Units[i], true
 			}
 		}
 	}

@@ -291,22 +291,27 @@ func (c *Config) validateUnits(k *checker, receipts string) {
 // and that its manifests or kustomization paths may be read and written.
 func (c *Config) validateSource(k *checker, p string, u *Unit, receipts string) {
 	named := 0
-	for _, n := range []bool{len(u.ValuesFiles) > 0, len(u.Manifests) > 0, u.Kustomization != ""} {
+	for _, n := range []bool{len(u.ValuesFiles) > 0, len(u.Manifests) > 0, u.Kustomization != "", u.ConfigHub != nil} {
 		if n {
 			named++
 		}
 	}
 	switch {
 	case named == 0:
-		k.addf(p+".valuesFiles", "required: at least one values file (or manifests, or a kustomization)")
+		k.addf(p+".valuesFiles", "required: at least one values file (or manifests, a kustomization, or a confighub unit)")
 	case named > 1:
-		k.addf(p, "names more than one of valuesFiles, manifests and kustomization: a unit's desired state is in one place")
+		k.addf(p, "names more than one of valuesFiles, manifests, kustomization and confighub: "+
+			"a unit's desired state is in one place")
 	}
 	if u.Documents() && u.ValuesRoot != nil {
-		k.addf(p+".valuesRoot", "only with valuesFiles: a unit of manifests or a kustomization has no values")
+		k.addf(p+".valuesRoot",
+			"only with valuesFiles: a unit of manifests, a kustomization or a confighub unit has no values")
 	}
 	if u.Documents() && u.Chart != nil {
-		k.addf(p+".chart", "only with valuesFiles: a unit of manifests or a kustomization renders no chart")
+		k.addf(p+".chart", "only with valuesFiles: a unit of manifests, a kustomization or a confighub unit renders no chart")
+	}
+	if u.ConfigHub != nil {
+		c.validateConfigHub(k, p+".confighub", u)
 	}
 	c.checkWritable(k, p+".manifests", u.Manifests, receipts)
 	if u.Kustomization != "" {

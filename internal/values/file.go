@@ -202,7 +202,7 @@ var errMoreDocuments = errors.New("more than one document")
 
 // parseNode parses one document's bytes with yaml.v3 into its document
 // node; nil when the bytes hold no document. yaml.Unmarshal reads the
-// first document of its input only, so where a marker could start another
+// first document of its input only, so where a separator could start another
 // one (`---`, `...` or a directive at the start of a line after the first,
 // or a line break other than LF and CRLF) the bytes are read with a
 // Decoder, which finds the next; elsewhere there is none to find, and
@@ -240,7 +240,7 @@ func decodeOne(b []byte) (*yaml.Node, error) {
 }
 
 // mayHoldMoreDocuments says b has a line after its first that starts as a
-// document marker or a directive does, or a line break that is not LF or
+// document separator or a directive does, or a line break that is not LF or
 // CRLF (a lone CR, NEL, LS, PS), after which the same could start.
 func mayHoldMoreDocuments(b []byte) bool {
 	starts := [][]byte{

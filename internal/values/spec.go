@@ -293,8 +293,8 @@ func (s *source) lineBounds(li int) (int, int) {
 // The shapes of a line specLocate reads.
 const (
 	lineContent = iota // indentation, then something other than a comment
-	lineSkip           // blank, a comment, or a bare document marker
-	lineOther          // a tab in the indentation, a marker with content
+	lineSkip           // blank, a comment, or a bare document separator
+	lineOther          // a tab in the indentation, a separator with content
 )
 
 // lineShape is the indentation of the line [ls, le) and its shape.

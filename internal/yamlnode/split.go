@@ -19,7 +19,7 @@ var utf8BOM = []byte("\ufeff")
 // SplitDocuments finds the documents of a YAML stream without parsing it,
 // so that a syntax error in one document cannot hide the next. A line that
 // starts with `---` or `...` followed by a blank or the end of the line is
-// always a document marker (the YAML spec forbids such lines inside
+// always a document separator (the YAML spec forbids such lines inside
 // content). Directives (`%YAML 1.1`) and comments before a `---` belong to
 // the document it starts; a byte-order mark at the start is ignored. A
 // stream of only comments and blank lines has no document.
@@ -46,7 +46,7 @@ func SplitDocuments(data []byte) []Document {
 			line = bytes.TrimPrefix(line, utf8BOM)
 		}
 		switch {
-		case len(line) > 0 && line[0] == '-' && isMarker(line, "---"):
+		case len(line) > 0 && line[0] == '-' && isSeparator(line, "---"):
 			if explicit || content {
 				closeAt(ls)
 				cur = Document{Start: ls, Line: lineNo}
@@ -57,14 +57,14 @@ func SplitDocuments(data []byte) []Document {
 			if len(rest) > 0 && rest[0] != '#' {
 				content = true
 			}
-		case len(line) > 0 && line[0] == '.' && isMarker(line, "..."):
+		case len(line) > 0 && line[0] == '.' && isSeparator(line, "..."):
 			if explicit || content {
 				closeAt(le)
 				explicit, content = false, false
 				cur = Document{Start: le, Line: lineNo + 1}
 			}
 		case content:
-			// Only markers matter until the document ends.
+			// Only separators matter until the document ends.
 		default:
 			t := bytes.TrimSpace(line)
 			if len(t) > 0 && t[0] != '#' && !(line[0] == '%' && !explicit) {
@@ -77,9 +77,10 @@ func SplitDocuments(data []byte) []Document {
 	return docs
 }
 
-// isMarker reports whether line starts with the three-character document
-// marker m followed by a blank or the end of the line.
-func isMarker(line []byte, m string) bool {
+// isSeparator reports whether line starts with the three-character
+// document separator m (`---` or `...`) followed by a blank or the end of
+// the line.
+func isSeparator(line []byte, m string) bool {
 	if !bytes.HasPrefix(line, []byte(m)) {
 		return false
 	}

@@ -43,15 +43,43 @@ func RunContract(t *testing.T, newHarness func(t *testing.T) Harness) {
 		run  func(t *testing.T, h Harness)
 	}{
 		{"identity and repositories", "the cycle lists repositories and recognises its own work by login", contractIdentity},
-		{"reads at a commit", "configuration is read at one SHA; missing files and directories are distinct errors", contractReads},
+		{
+			"reads at a commit",
+			"configuration is read at one SHA; missing files and directories are distinct errors",
+			contractReads,
+		},
 		{"branch refs compare and swap", "creating an existing branch or moving a branch that moved must fail", contractRefs},
-		{"commit via git", "the default commit method creates, appends, rewrites and refuses stale heads", func(t *testing.T, h Harness) { contractCommit(t, h, forge.CommitGit) }},
-		{"commit via api", "the signed-commit method obeys the same compare-and-swap", func(t *testing.T, h Harness) { contractCommit(t, h, forge.CommitAPI) }},
-		{"commit requests refused", "malformed or stale requests fail before anything is written, by either method", contractCommitRefusals},
-		{"pull request lifecycle", "one open pull request per head; edits, labels, reviewers, comments, close", contractPulls},
+		{
+			"commit via git",
+			"the default commit method creates, appends, rewrites and refuses stale heads",
+			func(t *testing.T, h Harness) { contractCommit(t, h, forge.CommitGit) },
+		},
+		{
+			"commit via api",
+			"the signed-commit method obeys the same compare-and-swap",
+			func(t *testing.T, h Harness) { contractCommit(t, h, forge.CommitAPI) },
+		},
+		{
+			"commit requests refused",
+			"malformed or stale requests fail before anything is written, by either method",
+			contractCommitRefusals,
+		},
+		{
+			"pull request lifecycle",
+			"one open pull request per head; edits, labels, reviewers, comments, close",
+			contractPulls,
+		},
 		{"check runs", "the receipt check is created, updated and listed by name", contractChecks},
-		{"merges pinned to the head", "a merge or auto-merge on a moved head fails; blocked merges wait for checks", contractMerge},
-		{"auto-merge refused when mergeable", "GitHub refuses auto-merge on a clean pull request: merge over REST instead", contractAlreadyMergeable},
+		{
+			"merges pinned to the head",
+			"a merge or auto-merge on a moved head fails; blocked merges wait for checks",
+			contractMerge,
+		},
+		{
+			"auto-merge refused when mergeable",
+			"GitHub refuses auto-merge on a clean pull request: merge over REST instead",
+			contractAlreadyMergeable,
+		},
 		{"issues", "the drift tracking issue is found by label and never confused with a pull request", contractIssues},
 		{"deleted head closes", "deleting a bot branch closes its pull request, as on GitHub", contractDeleteHead},
 	}
@@ -135,13 +163,28 @@ func contractRefs(t *testing.T, h Harness) {
 	must(t, "CreateBranch", h.Forge.CreateBranch(ctx, h.Repo, "feature", main))
 	wantErr(t, "CreateBranch of an existing branch", h.Forge.CreateBranch(ctx, h.Repo, "feature", main), forge.ErrConflict)
 	moved := h.Person(t, "feature", map[string]string{"README.md": "# moved\n"})
-	wantErr(t, "UpdateBranch with a stale expected head", h.Forge.UpdateBranch(ctx, h.Repo, "feature", main, main, true), forge.ErrConflict)
-	wantErr(t, "UpdateBranch backwards without force", h.Forge.UpdateBranch(ctx, h.Repo, "feature", moved, main, false), forge.ErrConflict)
+	wantErr(
+		t,
+		"UpdateBranch with a stale expected head",
+		h.Forge.UpdateBranch(ctx, h.Repo, "feature", main, main, true),
+		forge.ErrConflict,
+	)
+	wantErr(
+		t,
+		"UpdateBranch backwards without force",
+		h.Forge.UpdateBranch(ctx, h.Repo, "feature", moved, main, false),
+		forge.ErrConflict,
+	)
 	must(t, "UpdateBranch backwards with force", h.Forge.UpdateBranch(ctx, h.Repo, "feature", moved, main, true))
 	if got, _ := h.Forge.BranchHead(ctx, h.Repo, "feature"); got != main {
 		t.Fatalf("head after forced update = %s, want %s", got, main)
 	}
-	wantErr(t, "DeleteBranch with a stale expected head", h.Forge.DeleteBranch(ctx, h.Repo, "feature", moved), forge.ErrConflict)
+	wantErr(
+		t,
+		"DeleteBranch with a stale expected head",
+		h.Forge.DeleteBranch(ctx, h.Repo, "feature", moved),
+		forge.ErrConflict,
+	)
 	must(t, "DeleteBranch", h.Forge.DeleteBranch(ctx, h.Repo, "feature", main))
 	wantErr(t, "DeleteBranch of a deleted branch", h.Forge.DeleteBranch(ctx, h.Repo, "feature", ""), forge.ErrNotFound)
 }
@@ -159,13 +202,18 @@ func contractCommit(t *testing.T, h Harness, method forge.CommitMethod) {
 	must(t, "BranchHead", err)
 	req := forge.CommitRequest{Repo: h.Repo, Branch: branch, BaseSHA: main, Method: method, Author: bot(t, h.Forge),
 		Message: "reverse-reconcile(prod): replicas 3 -> 4\n\nReverse-Reconcile-Actor: alice\n",
-		Files:   map[string][]byte{valuesPath: []byte("replicas: 4\n"), ".backflow/receipts/r1.yaml": []byte("kind: Receipt\n")}}
+		Files: map[string][]byte{
+			valuesPath:                   []byte("replicas: 4\n"),
+			".backflow/receipts/r1.yaml": []byte("kind: Receipt\n"),
+		}}
 	first, err := h.Forge.Commit(ctx, req)
 	must(t, "Commit creating the branch", err)
 	if got, _ := h.Forge.BranchHead(ctx, h.Repo, branch); got != first {
 		t.Fatalf("branch head = %s, want the new commit %s", got, first)
 	}
-	for p, want := range map[string]string{valuesPath: "replicas: 4\n", ".backflow/receipts/r1.yaml": "kind: Receipt\n", "README.md": ContractFiles["README.md"]} {
+	files := map[string]string{valuesPath: "replicas: 4\n", ".backflow/receipts/r1.yaml": "kind: Receipt\n",
+		"README.md": ContractFiles["README.md"]}
+	for p, want := range files {
 		b, err := h.Forge.ReadFile(ctx, h.Repo, first, p)
 		must(t, "ReadFile "+p, err)
 		if string(b) != want {
@@ -174,7 +222,8 @@ func contractCommit(t *testing.T, h Harness, method forge.CommitMethod) {
 	}
 	commits, err := h.Forge.CommitsSince(ctx, h.Repo, "main", branch)
 	must(t, "CommitsSince", err)
-	if len(commits) != 1 || commits[0].SHA != first || commits[0].Author != req.Author || commits[0].Message != req.Message ||
+	if len(commits) != 1 || commits[0].SHA != first || commits[0].Author != req.Author ||
+		commits[0].Message != req.Message ||
 		!slices.Equal(commits[0].Parents, []string{main}) {
 		t.Fatalf("CommitsSince = %+v, want the one commit by %v", commits, req.Author)
 	}
@@ -243,8 +292,16 @@ func contractCommitRefusals(t *testing.T, h Harness) {
 	}{
 		{"an empty commit is a caller bug", func(r *forge.CommitRequest) { r.Files = nil }, forge.ErrInvalid},
 		{"commits are attributed", func(r *forge.CommitRequest) { r.Author = forge.Author{} }, forge.ErrInvalid},
-		{"paths stay inside the repository", func(r *forge.CommitRequest) { r.Files = map[string][]byte{"../x": []byte("x")} }, forge.ErrInvalid},
-		{"the .git folder is not content", func(r *forge.CommitRequest) { r.Files = map[string][]byte{".git/config": []byte("x")} }, forge.ErrInvalid},
+		{
+			"paths stay inside the repository",
+			func(r *forge.CommitRequest) { r.Files = map[string][]byte{"../x": []byte("x")} },
+			forge.ErrInvalid,
+		},
+		{
+			"the .git folder is not content",
+			func(r *forge.CommitRequest) { r.Files = map[string][]byte{".git/config": []byte("x")} },
+			forge.ErrInvalid,
+		},
 		{"a typo in the method does not fall back", func(r *forge.CommitRequest) { r.Method = "svn" }, forge.ErrInvalid},
 		{"writing what is there is not a commit", func(r *forge.CommitRequest) {
 			r.Files = map[string][]byte{valuesPath: []byte(ContractFiles[valuesPath])}
@@ -255,8 +312,15 @@ func contractCommitRefusals(t *testing.T, h Harness) {
 	}
 	for _, m := range []forge.CommitMethod{forge.CommitGit, forge.CommitAPI} {
 		for _, c := range cases {
-			req := forge.CommitRequest{Repo: h.Repo, Branch: "refused", BaseSHA: main, Method: m, Message: "m\n", Author: bot(t, h.Forge),
-				Files: map[string][]byte{valuesPath: []byte("replicas: 4\n")}}
+			req := forge.CommitRequest{
+				Repo:    h.Repo,
+				Branch:  "refused",
+				BaseSHA: main,
+				Method:  m,
+				Message: "m\n",
+				Author:  bot(t, h.Forge),
+				Files:   map[string][]byte{valuesPath: []byte("replicas: 4\n")},
+			}
 			c.edit(&req)
 			if _, err := h.Forge.Commit(ctx, req); !errors.Is(err, c.want) {
 				t.Errorf("%s (%s): Commit = %v, want %v", c.why, m, err, c.want)
@@ -276,9 +340,24 @@ func openPR(t *testing.T, h Harness, branch string, files map[string]string) for
 	for p, c := range files {
 		fs[p] = []byte(c)
 	}
-	_, err = h.Forge.Commit(ctx, forge.CommitRequest{Repo: h.Repo, Branch: branch, BaseSHA: main, Files: fs, Message: "change\n", Author: bot(t, h.Forge), Method: forge.CommitAPI})
+	_, err = h.Forge.Commit(
+		ctx,
+		forge.CommitRequest{
+			Repo:    h.Repo,
+			Branch:  branch,
+			BaseSHA: main,
+			Files:   fs,
+			Message: "change\n",
+			Author:  bot(t, h.Forge),
+			Method:  forge.CommitAPI,
+		},
+	)
 	must(t, "Commit", err)
-	pr, err := h.Forge.CreatePullRequest(ctx, h.Repo, forge.NewPullRequest{Title: "reverse-reconcile(prod): replicas 3 -> 4", Body: "body", Head: branch, Base: "main"})
+	pr, err := h.Forge.CreatePullRequest(
+		ctx,
+		h.Repo,
+		forge.NewPullRequest{Title: "reverse-reconcile(prod): replicas 3 -> 4", Body: "body", Head: branch, Base: "main"},
+	)
 	must(t, "CreatePullRequest", err)
 	return pr
 }
@@ -288,8 +367,8 @@ func contractPulls(t *testing.T, h Harness) {
 	const branch = "backflow/prod/redis"
 	pr := openPR(t, h, branch, map[string]string{valuesPath: "replicas: 4\n"})
 	head, _ := h.Forge.BranchHead(ctx, h.Repo, branch)
-	if pr.Number == 0 || pr.NodeID == "" || pr.URL == "" || pr.State != forge.StateOpen || pr.HeadRef != branch || pr.HeadSHA != head ||
-		pr.BaseRef != "main" || !pr.Mine || pr.Merged {
+	if pr.Number == 0 || pr.NodeID == "" || pr.URL == "" || pr.State != forge.StateOpen || pr.HeadRef != branch ||
+		pr.HeadSHA != head || pr.BaseRef != "main" || !pr.Mine || pr.Merged {
 		t.Fatalf("CreatePullRequest = %+v", pr)
 	}
 	_, err := h.Forge.CreatePullRequest(ctx, h.Repo, forge.NewPullRequest{Title: "again", Head: branch, Base: "main"})
@@ -322,9 +401,16 @@ func contractPulls(t *testing.T, h Harness) {
 		got, err = h.Forge.GetPullRequest(ctx, h.Repo, pr.Number)
 		must(t, "GetPullRequest again", err)
 	}
-	if !slices.Equal(got.Labels, []string{"env:prod", "reverse-reconcile"}) || !slices.Equal(got.RequestedReviewers, []string{"alice"}) ||
-		!slices.Equal(got.RequestedTeams, []string{"sre"}) || got.Mergeable == nil || !*got.Mergeable {
-		t.Fatalf("GetPullRequest = labels %v reviewers %v teams %v mergeable %v", got.Labels, got.RequestedReviewers, got.RequestedTeams, got.Mergeable)
+	if !slices.Equal(got.Labels, []string{"env:prod", "reverse-reconcile"}) ||
+		!slices.Equal(got.RequestedReviewers, []string{"alice"}) || !slices.Equal(got.RequestedTeams, []string{"sre"}) ||
+		got.Mergeable == nil || !*got.Mergeable {
+		t.Fatalf(
+			"GetPullRequest = labels %v reviewers %v teams %v mergeable %v",
+			got.Labels,
+			got.RequestedReviewers,
+			got.RequestedTeams,
+			got.Mergeable,
+		)
 	}
 
 	c, err := h.Forge.CreateComment(ctx, h.Repo, pr.Number, "a person committed to this branch")
@@ -358,19 +444,39 @@ func contractChecks(t *testing.T, h Harness) {
 	ctx := context.Background()
 	head, err := h.Forge.BranchHead(ctx, h.Repo, "main")
 	must(t, "BranchHead", err)
-	run, err := h.Forge.CreateCheckRun(ctx, h.Repo, forge.CheckRun{Name: "backflow/receipt", HeadSHA: head, Status: forge.CheckInProgress, Title: "verifying"})
+	run, err := h.Forge.CreateCheckRun(
+		ctx,
+		h.Repo,
+		forge.CheckRun{Name: "backflow/receipt", HeadSHA: head, Status: forge.CheckInProgress, Title: "verifying"},
+	)
 	must(t, "CreateCheckRun", err)
 	if run.ID == 0 || run.Status != forge.CheckInProgress || !run.Mine {
 		t.Fatalf("CreateCheckRun = %+v", run)
 	}
-	_, err = h.Forge.UpdateCheckRun(ctx, h.Repo, run.ID, forge.CheckRun{Name: "backflow/receipt", Conclusion: forge.ConclusionFailure, Title: "receipt invalid", Summary: "rule 3"})
+	_, err = h.Forge.UpdateCheckRun(
+		ctx,
+		h.Repo,
+		run.ID,
+		forge.CheckRun{
+			Name:       "backflow/receipt",
+			Conclusion: forge.ConclusionFailure,
+			Title:      "receipt invalid",
+			Summary:    "rule 3",
+		},
+	)
 	must(t, "UpdateCheckRun", err)
-	_, err = h.Forge.CreateCheckRun(ctx, h.Repo, forge.CheckRun{Name: "other", HeadSHA: head, Conclusion: forge.ConclusionSuccess, Title: "ok", Summary: "ok"})
+	_, err = h.Forge.CreateCheckRun(
+		ctx,
+		h.Repo,
+		forge.CheckRun{Name: "other", HeadSHA: head, Conclusion: forge.ConclusionSuccess, Title: "ok", Summary: "ok"},
+	)
 	must(t, "CreateCheckRun other", err)
 	list, err := h.Forge.ListCheckRuns(ctx, h.Repo, head, "backflow/receipt")
 	must(t, "ListCheckRuns", err)
-	if len(list) != 1 || list[0].ID != run.ID || list[0].Status != forge.CheckCompleted || list[0].Conclusion != forge.ConclusionFailure ||
-		list[0].Title != "receipt invalid" || list[0].Summary != "rule 3" {
+	if len(list) != 1 || list[0].ID != run.ID || list[0].Status != forge.CheckCompleted ||
+		list[0].Conclusion != forge.ConclusionFailure ||
+		list[0].Title != "receipt invalid" ||
+		list[0].Summary != "rule 3" {
 		t.Fatalf("ListCheckRuns = %+v", list)
 	}
 	all, err := h.Forge.ListCheckRuns(ctx, h.Repo, head, "")
@@ -391,7 +497,12 @@ func contractMerge(t *testing.T, h Harness) {
 	main, _ := h.Forge.BranchHead(ctx, h.Repo, "main")
 	_, err = h.Forge.Merge(ctx, h.Repo, pr.Number, main, forge.MergeSquash)
 	wantErr(t, "Merge pinned to another head", err, forge.ErrConflict)
-	wantErr(t, "EnableAutoMerge with another head", h.Forge.EnableAutoMerge(ctx, h.Repo, pr, main, forge.MergeSquash), forge.ErrConflict)
+	wantErr(
+		t,
+		"EnableAutoMerge with another head",
+		h.Forge.EnableAutoMerge(ctx, h.Repo, pr, main, forge.MergeSquash),
+		forge.ErrConflict,
+	)
 	must(t, "EnableAutoMerge", h.Forge.EnableAutoMerge(ctx, h.Repo, pr, pr.HeadSHA, forge.MergeSquash))
 	got, err := h.Forge.GetPullRequest(ctx, h.Repo, pr.Number)
 	must(t, "GetPullRequest", err)
@@ -404,7 +515,17 @@ func contractMerge(t *testing.T, h Harness) {
 	}
 	must(t, "DisableAutoMerge when not armed", h.Forge.DisableAutoMerge(ctx, h.Repo, pr))
 	must(t, "EnableAutoMerge again", h.Forge.EnableAutoMerge(ctx, h.Repo, pr, pr.HeadSHA, forge.MergeSquash))
-	_, err = h.Forge.CreateCheckRun(ctx, h.Repo, forge.CheckRun{Name: "backflow/receipt", HeadSHA: pr.HeadSHA, Conclusion: forge.ConclusionSuccess, Title: "verified", Summary: "ok"})
+	_, err = h.Forge.CreateCheckRun(
+		ctx,
+		h.Repo,
+		forge.CheckRun{
+			Name:       "backflow/receipt",
+			HeadSHA:    pr.HeadSHA,
+			Conclusion: forge.ConclusionSuccess,
+			Title:      "verified",
+			Summary:    "ok",
+		},
+	)
 	must(t, "CreateCheckRun", err)
 	got, err = h.Forge.GetPullRequest(ctx, h.Repo, pr.Number)
 	must(t, "GetPullRequest", err)
@@ -424,7 +545,12 @@ func contractMerge(t *testing.T, h Harness) {
 func contractAlreadyMergeable(t *testing.T, h Harness) {
 	ctx := context.Background()
 	pr := openPR(t, h, "backflow/dev/redis", map[string]string{"envs/dev/redis/values.yaml": "replicas: 2\n"})
-	wantErr(t, "EnableAutoMerge on a clean pull request", h.Forge.EnableAutoMerge(ctx, h.Repo, pr, pr.HeadSHA, forge.MergeCommit), forge.ErrAlreadyMergeable)
+	wantErr(
+		t,
+		"EnableAutoMerge on a clean pull request",
+		h.Forge.EnableAutoMerge(ctx, h.Repo, pr, pr.HeadSHA, forge.MergeCommit),
+		forge.ErrAlreadyMergeable,
+	)
 	sha, err := h.Forge.Merge(ctx, h.Repo, pr.Number, pr.HeadSHA, forge.MergeCommit)
 	must(t, "Merge", err)
 	got, err := h.Forge.GetPullRequest(ctx, h.Repo, pr.Number)
@@ -439,7 +565,11 @@ func contractAlreadyMergeable(t *testing.T, h Harness) {
 func contractIssues(t *testing.T, h Harness) {
 	ctx := context.Background()
 	openPR(t, h, "backflow/prod/redis", map[string]string{valuesPath: "replicas: 4\n"})
-	is, err := h.Forge.CreateIssue(ctx, h.Repo, forge.NewIssue{Title: "Unauthorized drift in prod", Body: "table", Labels: []string{"backflow-drift"}})
+	is, err := h.Forge.CreateIssue(
+		ctx,
+		h.Repo,
+		forge.NewIssue{Title: "Unauthorized drift in prod", Body: "table", Labels: []string{"backflow-drift"}},
+	)
 	must(t, "CreateIssue", err)
 	if is.Number == 0 || !is.Mine || !slices.Equal(is.Labels, []string{"backflow-drift"}) {
 		t.Fatalf("CreateIssue = %+v", is)

@@ -152,7 +152,8 @@ func (r *Recorder) CreateBranch(ctx context.Context, repo forge.Repo, branch, sh
 }
 
 // UpdateBranch implements forge.Forge.
-func (r *Recorder) UpdateBranch(ctx context.Context, repo forge.Repo, branch, expectedOld, newSHA string, force bool) error {
+func (r *Recorder) UpdateBranch(ctx context.Context, repo forge.Repo, branch, expectedOld, newSHA string,
+	force bool) error {
 	if err := r.begin("UpdateBranch", true); err != nil {
 		return err
 	}
@@ -209,7 +210,8 @@ func (r *Recorder) GetPullRequest(ctx context.Context, repo forge.Repo, number i
 }
 
 // ListPullRequests implements forge.Forge.
-func (r *Recorder) ListPullRequests(ctx context.Context, repo forge.Repo, filter forge.PullRequestFilter) ([]forge.PullRequest, error) {
+func (r *Recorder) ListPullRequests(ctx context.Context, repo forge.Repo,
+	filter forge.PullRequestFilter) ([]forge.PullRequest, error) {
 	if err := r.begin("ListPullRequests", false); err != nil {
 		return nil, err
 	}
@@ -225,7 +227,8 @@ func (r *Recorder) FindOpenPullRequest(ctx context.Context, repo forge.Repo, hea
 }
 
 // CreatePullRequest implements forge.Forge.
-func (r *Recorder) CreatePullRequest(ctx context.Context, repo forge.Repo, np forge.NewPullRequest) (forge.PullRequest, error) {
+func (r *Recorder) CreatePullRequest(ctx context.Context, repo forge.Repo,
+	np forge.NewPullRequest) (forge.PullRequest, error) {
 	if err := r.begin("CreatePullRequest", true); err != nil {
 		return forge.PullRequest{}, err
 	}
@@ -235,7 +238,8 @@ func (r *Recorder) CreatePullRequest(ctx context.Context, repo forge.Repo, np fo
 }
 
 // UpdatePullRequest implements forge.Forge.
-func (r *Recorder) UpdatePullRequest(ctx context.Context, repo forge.Repo, number int, upd forge.PullRequestUpdate) (forge.PullRequest, error) {
+func (r *Recorder) UpdatePullRequest(ctx context.Context, repo forge.Repo, number int,
+	upd forge.PullRequestUpdate) (forge.PullRequest, error) {
 	if err := r.begin("UpdatePullRequest", true); err != nil {
 		return forge.PullRequest{}, err
 	}
@@ -336,7 +340,8 @@ func (r *Recorder) CreateCheckRun(ctx context.Context, repo forge.Repo, run forg
 }
 
 // UpdateCheckRun implements forge.Forge.
-func (r *Recorder) UpdateCheckRun(ctx context.Context, repo forge.Repo, id int64, run forge.CheckRun) (forge.CheckRun, error) {
+func (r *Recorder) UpdateCheckRun(ctx context.Context, repo forge.Repo, id int64,
+	run forge.CheckRun) (forge.CheckRun, error) {
 	if err := r.begin("UpdateCheckRun", true); err != nil {
 		return forge.CheckRun{}, err
 	}
@@ -354,7 +359,8 @@ func (r *Recorder) ListCheckRuns(ctx context.Context, repo forge.Repo, sha, name
 }
 
 // EnableAutoMerge implements forge.Forge.
-func (r *Recorder) EnableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest, expectedHead string, method forge.MergeMethod) error {
+func (r *Recorder) EnableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest, expectedHead string,
+	method forge.MergeMethod) error {
 	if err := r.begin("EnableAutoMerge", true); err != nil {
 		return err
 	}
@@ -374,7 +380,8 @@ func (r *Recorder) DisableAutoMerge(ctx context.Context, repo forge.Repo, pr for
 }
 
 // Merge implements forge.Forge.
-func (r *Recorder) Merge(ctx context.Context, repo forge.Repo, number int, headSHA string, method forge.MergeMethod) (string, error) {
+func (r *Recorder) Merge(ctx context.Context, repo forge.Repo, number int, headSHA string,
+	method forge.MergeMethod) (string, error) {
 	if err := r.begin("Merge", true); err != nil {
 		return "", err
 	}
@@ -384,7 +391,8 @@ func (r *Recorder) Merge(ctx context.Context, repo forge.Repo, number int, headS
 }
 
 // ListIssues implements forge.Forge.
-func (r *Recorder) ListIssues(ctx context.Context, repo forge.Repo, label string, state forge.PRState) ([]forge.Issue, error) {
+func (r *Recorder) ListIssues(ctx context.Context, repo forge.Repo, label string,
+	state forge.PRState) ([]forge.Issue, error) {
 	if err := r.begin("ListIssues", false); err != nil {
 		return nil, err
 	}
@@ -402,7 +410,8 @@ func (r *Recorder) CreateIssue(ctx context.Context, repo forge.Repo, issue forge
 }
 
 // UpdateIssue implements forge.Forge.
-func (r *Recorder) UpdateIssue(ctx context.Context, repo forge.Repo, number int, upd forge.IssueUpdate) (forge.Issue, error) {
+func (r *Recorder) UpdateIssue(ctx context.Context, repo forge.Repo, number int,
+	upd forge.IssueUpdate) (forge.Issue, error) {
 	if err := r.begin("UpdateIssue", true); err != nil {
 		return forge.Issue{}, err
 	}

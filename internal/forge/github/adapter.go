@@ -72,7 +72,13 @@ func New(cfg Config) (*Adapter, error) {
 	cfg.PrivateKey = nil // held by the transport only
 	appsTr.BaseURL = strings.TrimSuffix(cfg.BaseURL, "/")
 	base, _ := url.Parse(cfg.BaseURL)
-	a := &Adapter{cfg: cfg, appsTr: appsTr, baseURL: base, installs: map[int64]*installation{}, repoInst: map[string]int64{}}
+	a := &Adapter{
+		cfg:      cfg,
+		appsTr:   appsTr,
+		baseURL:  base,
+		installs: map[int64]*installation{},
+		repoInst: map[string]int64{},
+	}
 	a.Self = a
 	a.appGate = a.newGate()
 	// A refused JWT is signed again after the refusal's Date header.
@@ -87,7 +93,14 @@ func New(cfg Config) (*Adapter, error) {
 }
 
 func (a *Adapter) newGate() *gate {
-	return &gate{clock: a.cfg.Clock, sleep: a.cfg.Sleep, waited: a.cfg.waitedGate, maxWait: a.cfg.MaxWait, perMinute: a.cfg.WritesPerMinute, perHour: a.cfg.WritesPerHour}
+	return &gate{
+		clock:     a.cfg.Clock,
+		sleep:     a.cfg.Sleep,
+		waited:    a.cfg.waitedGate,
+		maxWait:   a.cfg.MaxWait,
+		perMinute: a.cfg.WritesPerMinute,
+		perHour:   a.cfg.WritesPerHour,
+	}
 }
 
 // newClient builds a paced client on tr; refresh renews tr's credential
@@ -193,7 +206,8 @@ func transient(err error) bool {
 // effect unknown (5xx, reset, timeout), check looks for the effect before
 // trying again, so a lost response never produces a duplicate. A timed-out
 // write is not sent again: it may be processed after the check.
-func (a *Adapter) create(ctx context.Context, do func(context.Context) error, check func(context.Context) (bool, error)) error {
+func (a *Adapter) create(ctx context.Context, do func(context.Context) error,
+	check func(context.Context) (bool, error)) error {
 	bo := newBackoff(&a.cfg)
 	var err error
 	for attempt := 1; attempt <= a.cfg.Attempts; attempt++ {
@@ -224,8 +238,10 @@ func (a *Adapter) create(ctx context.Context, do func(context.Context) error, ch
 }
 
 var (
-	conflictText = regexp.MustCompile(`(?i)already exists|not a fast.?forward|head (ref|branch) (has moved|was modified)|expected head`)
-	missingText  = regexp.MustCompile(`(?i)reference does not exist|does not exist|not found`)
+	conflictText = regexp.MustCompile(
+		`(?i)already exists|not a fast.?forward|head (ref|branch) (has moved|was modified)|expected head`,
+	)
+	missingText = regexp.MustCompile(`(?i)reference does not exist|does not exist|not found`)
 )
 
 // mapErr turns a go-github or transport error into the forge vocabulary,

@@ -10,9 +10,20 @@ import (
 )
 
 func (a *Adapter) toCheckRun(ctx context.Context, c *gh.CheckRun) forge.CheckRun {
-	return forge.CheckRun{ID: c.GetID(), Name: c.GetName(), HeadSHA: c.GetHeadSHA(), Status: c.GetStatus(), Conclusion: c.GetConclusion(),
-		Title: c.GetOutput().GetTitle(), Summary: c.GetOutput().GetSummary(), Text: c.GetOutput().GetText(), DetailsURL: c.GetDetailsURL(),
-		ExternalID: c.GetExternalID(), Mine: c.GetApp().GetID() != 0 && c.GetApp().GetID() == a.cfg.AppID}
+	return forge.CheckRun{
+		ID:         c.GetID(),
+		Name:       c.GetName(),
+		HeadSHA:    c.GetHeadSHA(),
+		Status:     c.GetStatus(),
+		Conclusion: c.GetConclusion(),
+		Title: c.GetOutput().
+			GetTitle(),
+		Summary:    c.GetOutput().GetSummary(),
+		Text:       c.GetOutput().GetText(),
+		DetailsURL: c.GetDetailsURL(),
+		ExternalID: c.GetExternalID(),
+		Mine:       c.GetApp().GetID() != 0 && c.GetApp().GetID() == a.cfg.AppID,
+	}
 }
 
 func checkOutput(run forge.CheckRun) *gh.CheckRunOutput {
@@ -50,9 +61,16 @@ func (a *Adapter) CreateCheckRun(ctx context.Context, repo forge.Repo, run forge
 	}
 	var out forge.CheckRun
 	err = a.create(ctx, func(ctx context.Context) error {
-		c, _, err := in.api.CreateCheckRun(ctx, repo.Owner, repo.Name, gh.CreateCheckRunOptions{Name: run.Name, HeadSHA: run.HeadSHA,
-			Status: status(run), Conclusion: optional(run.Conclusion), DetailsURL: optional(run.DetailsURL), ExternalID: optional(run.ExternalID),
-			Output: checkOutput(run)})
+		c, _, err := in.api.CreateCheckRun(
+			ctx,
+			repo.Owner,
+			repo.Name,
+			gh.CreateCheckRunOptions{Name: run.Name, HeadSHA: run.HeadSHA,
+				Status: status(
+					run,
+				), Conclusion: optional(run.Conclusion), DetailsURL: optional(run.DetailsURL), ExternalID: optional(run.ExternalID),
+				Output: checkOutput(run)},
+		)
 		if err != nil {
 			return mapErr(err, "creating check run %s on %s in %s", run.Name, short(run.HeadSHA), repo)
 		}
@@ -72,13 +90,16 @@ func (a *Adapter) CreateCheckRun(ctx context.Context, repo forge.Repo, run forge
 }
 
 // UpdateCheckRun implements forge.Forge.
-func (a *Adapter) UpdateCheckRun(ctx context.Context, repo forge.Repo, id int64, run forge.CheckRun) (forge.CheckRun, error) {
+func (a *Adapter) UpdateCheckRun(ctx context.Context, repo forge.Repo, id int64,
+	run forge.CheckRun) (forge.CheckRun, error) {
 	in, err := a.forRepo(ctx, repo.Owner, repo.Name)
 	if err != nil {
 		return forge.CheckRun{}, err
 	}
 	c, _, err := in.api.UpdateCheckRun(idempotent(ctx), repo.Owner, repo.Name, id, gh.UpdateCheckRunOptions{Name: run.Name,
-		Status: status(run), Conclusion: optional(run.Conclusion), DetailsURL: optional(run.DetailsURL), ExternalID: optional(run.ExternalID),
+		Status: status(
+			run,
+		), Conclusion: optional(run.Conclusion), DetailsURL: optional(run.DetailsURL), ExternalID: optional(run.ExternalID),
 		Output: checkOutput(run)})
 	if err != nil {
 		return forge.CheckRun{}, mapErr(err, "updating check run %d in %s", id, repo)
@@ -95,8 +116,13 @@ func (a *Adapter) ListCheckRuns(ctx context.Context, repo forge.Repo, sha, name 
 	return a.listChecks(ctx, in, repo, sha, name)
 }
 
-func (a *Adapter) listChecks(ctx context.Context, in *installation, repo forge.Repo, sha, name string) ([]forge.CheckRun, error) {
-	opts := &gh.ListCheckRunsOptions{CheckName: optional(name), Filter: gh.String("all"), ListOptions: gh.ListOptions{PerPage: perPage}}
+func (a *Adapter) listChecks(ctx context.Context, in *installation, repo forge.Repo,
+	sha, name string) ([]forge.CheckRun, error) {
+	opts := &gh.ListCheckRunsOptions{
+		CheckName:   optional(name),
+		Filter:      gh.String("all"),
+		ListOptions: gh.ListOptions{PerPage: perPage},
+	}
 	var out []forge.CheckRun
 	for page := 1; page != 0; {
 		opts.Page = page

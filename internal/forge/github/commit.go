@@ -54,10 +54,16 @@ func checkCommitRequest(req forge.CommitRequest) error {
 		return fmt.Errorf("author name and email are required: %w", forge.ErrInvalid)
 	case req.ExpectedHead != "" && req.BaseSHA != req.ExpectedHead && !req.Force:
 		// Not a fast-forward of the head it replaces.
-		return fmt.Errorf("base %s is not the head %s and force is off: %w", short(req.BaseSHA), short(req.ExpectedHead), forge.ErrConflict)
+		return fmt.Errorf(
+			"base %s is not the head %s and force is off: %w",
+			short(req.BaseSHA),
+			short(req.ExpectedHead),
+			forge.ErrConflict,
+		)
 	}
 	for p := range req.Files {
-		if p == "" || path.IsAbs(p) || path.Clean(p) != p || p == ".." || strings.HasPrefix(p, "../") || strings.HasPrefix(p, ".git/") {
+		if p == "" || path.IsAbs(p) || path.Clean(p) != p || p == ".." || strings.HasPrefix(p, "../") ||
+			strings.HasPrefix(p, ".git/") {
 			return fmt.Errorf("file path %q is not a clean relative path: %w", p, forge.ErrInvalid)
 		}
 	}
@@ -93,7 +99,15 @@ func (a *Adapter) commitAPI(ctx context.Context, in *installation, req forge.Com
 	}
 	var entries []*gh.TreeEntry
 	for _, p := range sortedPaths(req.Files) {
-		entries = append(entries, &gh.TreeEntry{Path: gh.String(p), Mode: gh.String("100644"), Type: gh.String("blob"), Content: gh.String(string(req.Files[p]))})
+		entries = append(
+			entries,
+			&gh.TreeEntry{
+				Path:    gh.String(p),
+				Mode:    gh.String("100644"),
+				Type:    gh.String("blob"),
+				Content: gh.String(string(req.Files[p])),
+			},
+		)
 	}
 	// Blobs, trees and commits are content-addressed: repeating them after a
 	// lost response creates nothing new, so they are retried blindly.
@@ -107,7 +121,11 @@ func (a *Adapter) commitAPI(ctx context.Context, in *installation, req forge.Com
 	when := a.cfg.Clock.Now().UTC().Truncate(time.Second)
 	commit, _, err := in.api.CreateGitCommit(idempotent(ctx), r.Owner, r.Name, &gh.Commit{
 		Message: gh.String(req.Message), Tree: &gh.Tree{SHA: tree.SHA}, Parents: []*gh.Commit{{SHA: gh.String(req.BaseSHA)}},
-		Author: &gh.CommitAuthor{Name: gh.String(req.Author.Name), Email: gh.String(req.Author.Email), Date: &gh.Timestamp{Time: when}},
+		Author: &gh.CommitAuthor{
+			Name:  gh.String(req.Author.Name),
+			Email: gh.String(req.Author.Email),
+			Date:  &gh.Timestamp{Time: when},
+		},
 	}, nil)
 	if err != nil {
 		return "", mapErr(err, "%s: creating the commit", where)
@@ -176,13 +194,21 @@ func (a *Adapter) commitGit(ctx context.Context, in *installation, req forge.Com
 	if head.Hash().String() != req.BaseSHA {
 		// The base is no longer that branch's head: the caller's view is
 		// stale and must be re-read before writing.
-		return "", fmt.Errorf("error %s: %s is at %s, not the base %s: %w", where, from, short(head.Hash().String()), short(req.BaseSHA), forge.ErrConflict)
+		return "", fmt.Errorf(
+			"error %s: %s is at %s, not the base %s: %w",
+			where,
+			from,
+			short(head.Hash().String()),
+			short(req.BaseSHA),
+			forge.ErrConflict,
+		)
 	}
 	wt, err := repo.Worktree()
 	if err != nil {
 		return "", fmt.Errorf("error %s: %w", where, err)
 	}
-	if err := wt.Checkout(&git.CheckoutOptions{Branch: plumbing.NewBranchReferenceName(localBranch), Create: true, Hash: head.Hash()}); err != nil {
+	checkout := &git.CheckoutOptions{Branch: plumbing.NewBranchReferenceName(localBranch), Create: true, Hash: head.Hash()}
+	if err := wt.Checkout(checkout); err != nil {
 		return "", fmt.Errorf("error %s: %w", where, err)
 	}
 	for _, p := range sortedPaths(req.Files) {
@@ -193,7 +219,11 @@ func (a *Adapter) commitGit(ctx context.Context, in *installation, req forge.Com
 			return "", fmt.Errorf("error %s: staging %s: %w", where, p, err)
 		}
 	}
-	sig := &object.Signature{Name: req.Author.Name, Email: req.Author.Email, When: a.cfg.Clock.Now().UTC().Truncate(time.Second)}
+	sig := &object.Signature{
+		Name:  req.Author.Name,
+		Email: req.Author.Email,
+		When:  a.cfg.Clock.Now().UTC().Truncate(time.Second),
+	}
 	hash, err := wt.Commit(req.Message, &git.CommitOptions{Author: sig, Committer: sig})
 	if errors.Is(err, git.ErrEmptyCommit) {
 		return "", fmt.Errorf("error %s: nothing changed: %w", where, forge.ErrInvalid)
@@ -230,7 +260,13 @@ func (a *Adapter) commitGit(ctx context.Context, in *installation, req forge.Com
 		case herr == nil && cur == hash.String():
 			return cur, nil
 		case herr == nil && cur != req.ExpectedHead, errors.Is(herr, forge.ErrNotFound) && req.ExpectedHead != "":
-			return "", fmt.Errorf("error %s: the branch is at %q, expected %q: %w", where, short(cur), short(req.ExpectedHead), forge.ErrConflict)
+			return "", fmt.Errorf(
+				"error %s: the branch is at %q, expected %q: %w",
+				where,
+				short(cur),
+				short(req.ExpectedHead),
+				forge.ErrConflict,
+			)
 		}
 		return "", a.gitErr(err, "%s: pushing", where)
 	}
@@ -273,7 +309,16 @@ func (a *Adapter) observeGit(kind forge.RequestKind, op string, start time.Time,
 	if err != nil {
 		status = 0
 	}
-	a.cfg.Observer(forge.RequestEvent{Kind: kind, Method: "GIT", Route: op, Status: status, Attempt: 1, Duration: a.cfg.Clock.Now().Sub(start)})
+	a.cfg.Observer(
+		forge.RequestEvent{
+			Kind:     kind,
+			Method:   "GIT",
+			Route:    op,
+			Status:   status,
+			Attempt:  1,
+			Duration: a.cfg.Clock.Now().Sub(start),
+		},
+	)
 }
 
 // gitErr maps go-git's errors to the forge vocabulary.

@@ -27,11 +27,21 @@ func (a *Adapter) ChangedFiles(ctx context.Context, repo forge.Repo, base, head 
 		return forge.Diff{}, mapErr(err, "comparing %s...%s in %s", short(base), short(head), repo)
 	}
 	if len(cmp.Files) >= maxCompareFiles {
-		return forge.Diff{}, fmt.Errorf("error comparing %s...%s in %s: %d or more changed files, more than GitHub lists: %w", short(base), short(head), repo, maxCompareFiles, forge.ErrInvalid)
+		return forge.Diff{}, fmt.Errorf(
+			"error comparing %s...%s in %s: %d or more changed files, more than GitHub lists: %w",
+			short(base),
+			short(head),
+			repo,
+			maxCompareFiles,
+			forge.ErrInvalid,
+		)
 	}
 	d := forge.Diff{MergeBase: cmp.GetMergeBaseCommit().GetSHA()}
 	for _, f := range cmp.Files {
-		d.Files = append(d.Files, forge.ChangedFile{Path: f.GetFilename(), PreviousPath: f.GetPreviousFilename(), Status: f.GetStatus()})
+		d.Files = append(
+			d.Files,
+			forge.ChangedFile{Path: f.GetFilename(), PreviousPath: f.GetPreviousFilename(), Status: f.GetStatus()},
+		)
 	}
 	return d, nil
 }

@@ -11,8 +11,15 @@ import (
 
 func (a *Adapter) toIssue(ctx context.Context, is *gh.Issue) forge.Issue {
 	login := is.GetUser().GetLogin()
-	out := forge.Issue{Number: is.GetNumber(), URL: is.GetHTMLURL(), Title: is.GetTitle(), Body: is.GetBody(), State: forge.PRState(is.GetState()),
-		Author: login, Mine: login != "" && login == a.login(ctx)}
+	out := forge.Issue{
+		Number: is.GetNumber(),
+		URL:    is.GetHTMLURL(),
+		Title:  is.GetTitle(),
+		Body:   is.GetBody(),
+		State:  forge.PRState(is.GetState()),
+		Author: login,
+		Mine:   login != "" && login == a.login(ctx),
+	}
 	for _, l := range is.Labels {
 		out.Labels = append(out.Labels, l.GetName())
 	}
@@ -22,7 +29,8 @@ func (a *Adapter) toIssue(ctx context.Context, is *gh.Issue) forge.Issue {
 
 // ListIssues implements forge.Forge, newest first, leaving out pull requests
 // (which GitHub's issues endpoint includes).
-func (a *Adapter) ListIssues(ctx context.Context, repo forge.Repo, label string, state forge.PRState) ([]forge.Issue, error) {
+func (a *Adapter) ListIssues(ctx context.Context, repo forge.Repo, label string,
+	state forge.PRState) ([]forge.Issue, error) {
 	in, err := a.forRepo(ctx, repo.Owner, repo.Name)
 	if err != nil {
 		return nil, err
@@ -30,11 +38,17 @@ func (a *Adapter) ListIssues(ctx context.Context, repo forge.Repo, label string,
 	return a.listIssues(ctx, in, repo, label, state)
 }
 
-func (a *Adapter) listIssues(ctx context.Context, in *installation, repo forge.Repo, label string, state forge.PRState) ([]forge.Issue, error) {
+func (a *Adapter) listIssues(ctx context.Context, in *installation, repo forge.Repo, label string,
+	state forge.PRState) ([]forge.Issue, error) {
 	if state == "" {
 		state = forge.StateOpen
 	}
-	opts := &gh.IssueListByRepoOptions{State: string(state), Sort: "created", Direction: "desc", ListOptions: gh.ListOptions{PerPage: perPage}}
+	opts := &gh.IssueListByRepoOptions{
+		State:       string(state),
+		Sort:        "created",
+		Direction:   "desc",
+		ListOptions: gh.ListOptions{PerPage: perPage},
+	}
 	if label != "" {
 		opts.Labels = []string{label}
 	}
@@ -66,7 +80,12 @@ func (a *Adapter) CreateIssue(ctx context.Context, repo forge.Repo, ni forge.New
 	labels := append([]string{}, ni.Labels...)
 	var out forge.Issue
 	err = a.create(ctx, func(ctx context.Context) error {
-		is, _, err := in.api.CreateIssue(ctx, repo.Owner, repo.Name, &gh.IssueRequest{Title: &ni.Title, Body: &ni.Body, Labels: &labels})
+		is, _, err := in.api.CreateIssue(
+			ctx,
+			repo.Owner,
+			repo.Name,
+			&gh.IssueRequest{Title: &ni.Title, Body: &ni.Body, Labels: &labels},
+		)
 		if err != nil {
 			return mapErr(err, "opening issue %q in %s", ni.Title, repo)
 		}
@@ -90,7 +109,8 @@ func (a *Adapter) CreateIssue(ctx context.Context, repo forge.Repo, ni forge.New
 }
 
 // UpdateIssue implements forge.Forge.
-func (a *Adapter) UpdateIssue(ctx context.Context, repo forge.Repo, number int, upd forge.IssueUpdate) (forge.Issue, error) {
+func (a *Adapter) UpdateIssue(ctx context.Context, repo forge.Repo, number int,
+	upd forge.IssueUpdate) (forge.Issue, error) {
 	in, err := a.forRepo(ctx, repo.Owner, repo.Name)
 	if err != nil {
 		return forge.Issue{}, err

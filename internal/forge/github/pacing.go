@@ -84,7 +84,8 @@ func (g *gate) wait(ctx context.Context, write bool) error {
 				if d > g.maxWait {
 					until := now.Add(d)
 					g.mu.Unlock()
-					return &forge.RateLimitError{Until: until, Reason: fmt.Sprintf("%d content-creating requests in the last hour", g.perHour)}
+					why := fmt.Sprintf("%d content-creating requests in the last hour", g.perHour)
+					return &forge.RateLimitError{Until: until, Reason: why}
 				}
 			case inMinute >= g.perMinute:
 				d, why = g.writes[len(g.writes)-g.perMinute].Add(time.Minute).Sub(now), WaitWritesPerMinute
@@ -127,7 +128,15 @@ const (
 
 // WaitReasons are every reason the adapter waits for, for pre-initialising
 // a metric by reason.
-var WaitReasons = []string{WaitEmbargoPrimary, WaitEmbargoSecondary, WaitEmbargo429, WaitWritesPerMinute, WaitWritesPerHour, WaitRetry, WaitCreateRetry}
+var WaitReasons = []string{
+	WaitEmbargoPrimary,
+	WaitEmbargoSecondary,
+	WaitEmbargo429,
+	WaitWritesPerMinute,
+	WaitWritesPerHour,
+	WaitRetry,
+	WaitCreateRetry,
+}
 
 // counters are the adapter's request counts, for reports and metrics.
 type counters struct {
@@ -417,7 +426,12 @@ const (
 )
 
 func newETagCache() *etagCache {
-	return &etagCache{entries: map[string]*list.Element{}, lru: list.New(), maxItems: etagCacheEntries, maxBytes: etagCacheBytes}
+	return &etagCache{
+		entries:  map[string]*list.Element{},
+		lru:      list.New(),
+		maxItems: etagCacheEntries,
+		maxBytes: etagCacheBytes,
+	}
 }
 
 // resize sizes the cache for an installation of repos repositories.
@@ -506,7 +520,10 @@ func routeOf(path string) string {
 		case i == 2 && segs[0] == "repos":
 			segs[2] = "{repo}"
 		case i > 0 && (segs[i-1] == "ref" || segs[i-1] == "refs" || segs[i-1] == "contents") && segs[0] == "repos":
-			return "/" + strings.Join(append(segs[:i], "{"+map[bool]string{true: "path", false: "ref"}[segs[i-1] == "contents"]+"}"), "/")
+			return "/" + strings.Join(
+				append(segs[:i], "{"+map[bool]string{true: "path", false: "ref"}[segs[i-1] == "contents"]+"}"),
+				"/",
+			)
 		case hexID.MatchString(segs[i]):
 			segs[i] = "{sha}"
 		case numeric.MatchString(segs[i]):

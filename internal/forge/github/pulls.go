@@ -14,11 +14,30 @@ import (
 )
 
 func (a *Adapter) toPull(ctx context.Context, p *gh.PullRequest) forge.PullRequest {
-	pr := forge.PullRequest{Number: p.GetNumber(), NodeID: p.GetNodeID(), URL: p.GetHTMLURL(), Title: p.GetTitle(), Body: p.GetBody(),
-		State: forge.PRState(p.GetState()), Merged: p.GetMerged() || p.MergedAt != nil, MergeCommitSHA: p.GetMergeCommitSHA(),
-		HeadRef: p.GetHead().GetRef(), HeadSHA: p.GetHead().GetSHA(), BaseRef: p.GetBase().GetRef(), BaseSHA: p.GetBase().GetSHA(),
-		Draft: p.GetDraft(), Mergeable: p.Mergeable, MergeableState: p.GetMergeableState(), AutoMergeEnabled: p.AutoMerge != nil,
-		Author: p.GetUser().GetLogin(), CreatedAt: p.GetCreatedAt().Time, ClosedAt: p.GetClosedAt().Time, MergedAt: p.GetMergedAt().Time}
+	pr := forge.PullRequest{
+		Number:         p.GetNumber(),
+		NodeID:         p.GetNodeID(),
+		URL:            p.GetHTMLURL(),
+		Title:          p.GetTitle(),
+		Body:           p.GetBody(),
+		State:          forge.PRState(p.GetState()),
+		Merged:         p.GetMerged() || p.MergedAt != nil,
+		MergeCommitSHA: p.GetMergeCommitSHA(),
+		HeadRef: p.GetHead().
+			GetRef(),
+		HeadSHA:          p.GetHead().GetSHA(),
+		BaseRef:          p.GetBase().GetRef(),
+		BaseSHA:          p.GetBase().GetSHA(),
+		Draft:            p.GetDraft(),
+		Mergeable:        p.Mergeable,
+		MergeableState:   p.GetMergeableState(),
+		AutoMergeEnabled: p.AutoMerge != nil,
+		Author: p.GetUser().
+			GetLogin(),
+		CreatedAt: p.GetCreatedAt().Time,
+		ClosedAt:  p.GetClosedAt().Time,
+		MergedAt:  p.GetMergedAt().Time,
+	}
 	if !pr.Merged {
 		pr.MergeCommitSHA = "" // GitHub fills it with a test merge for open pull requests
 	}
@@ -55,7 +74,8 @@ func (a *Adapter) GetPullRequest(ctx context.Context, repo forge.Repo, number in
 // ListPullRequests implements forge.Forge, newest first. The head filter
 // is sent as "owner:branch" and checked again here: GitHub ignores a head
 // filter it cannot parse rather than refusing it.
-func (a *Adapter) ListPullRequests(ctx context.Context, repo forge.Repo, f forge.PullRequestFilter) ([]forge.PullRequest, error) {
+func (a *Adapter) ListPullRequests(ctx context.Context, repo forge.Repo,
+	f forge.PullRequestFilter) ([]forge.PullRequest, error) {
 	in, err := a.forRepo(ctx, repo.Owner, repo.Name)
 	if err != nil {
 		return nil, err
@@ -63,12 +83,19 @@ func (a *Adapter) ListPullRequests(ctx context.Context, repo forge.Repo, f forge
 	return a.listPulls(ctx, in, repo, f)
 }
 
-func (a *Adapter) listPulls(ctx context.Context, in *installation, repo forge.Repo, f forge.PullRequestFilter) ([]forge.PullRequest, error) {
+func (a *Adapter) listPulls(ctx context.Context, in *installation, repo forge.Repo,
+	f forge.PullRequestFilter) ([]forge.PullRequest, error) {
 	state := string(f.State)
 	if state == "" {
 		state = string(forge.StateOpen)
 	}
-	opts := &gh.PullRequestListOptions{State: state, Base: f.Base, Sort: "created", Direction: "desc", ListOptions: gh.ListOptions{PerPage: perPage}}
+	opts := &gh.PullRequestListOptions{
+		State:       state,
+		Base:        f.Base,
+		Sort:        "created",
+		Direction:   "desc",
+		ListOptions: gh.ListOptions{PerPage: perPage},
+	}
 	if f.Head != "" {
 		opts.Head = repo.Owner + ":" + f.Head
 	}
@@ -99,27 +126,39 @@ func (a *Adapter) FindOpenPullRequest(ctx context.Context, repo forge.Repo, head
 	return a.findOpen(ctx, in, repo, head)
 }
 
-func (a *Adapter) findOpen(ctx context.Context, in *installation, repo forge.Repo, head string) (forge.PullRequest, error) {
+func (a *Adapter) findOpen(ctx context.Context, in *installation, repo forge.Repo,
+	head string) (forge.PullRequest, error) {
 	list, err := a.listPulls(ctx, in, repo, forge.PullRequestFilter{Head: head, State: forge.StateOpen})
 	if err != nil {
 		return forge.PullRequest{}, err
 	}
 	if len(list) == 0 {
-		return forge.PullRequest{}, fmt.Errorf("error finding the open pull request from %s in %s: %w", head, repo, forge.ErrNotFound)
+		return forge.PullRequest{}, fmt.Errorf(
+			"error finding the open pull request from %s in %s: %w",
+			head,
+			repo,
+			forge.ErrNotFound,
+		)
 	}
 	return list[0], nil
 }
 
 // CreatePullRequest implements forge.Forge. After a lost response it looks
 // for the pull request by head before trying again.
-func (a *Adapter) CreatePullRequest(ctx context.Context, repo forge.Repo, np forge.NewPullRequest) (forge.PullRequest, error) {
+func (a *Adapter) CreatePullRequest(ctx context.Context, repo forge.Repo,
+	np forge.NewPullRequest) (forge.PullRequest, error) {
 	in, err := a.forRepo(ctx, repo.Owner, repo.Name)
 	if err != nil {
 		return forge.PullRequest{}, err
 	}
 	var out forge.PullRequest
 	err = a.create(ctx, func(ctx context.Context) error {
-		p, _, err := in.api.CreatePull(ctx, repo.Owner, repo.Name, &gh.NewPullRequest{Title: &np.Title, Head: &np.Head, Base: &np.Base, Body: &np.Body, Draft: &np.Draft})
+		p, _, err := in.api.CreatePull(
+			ctx,
+			repo.Owner,
+			repo.Name,
+			&gh.NewPullRequest{Title: &np.Title, Head: &np.Head, Base: &np.Base, Body: &np.Body, Draft: &np.Draft},
+		)
 		if err != nil {
 			return mapErr(err, "opening a pull request from %s in %s", np.Head, repo)
 		}
@@ -137,12 +176,19 @@ func (a *Adapter) CreatePullRequest(ctx context.Context, repo forge.Repo, np for
 }
 
 // UpdatePullRequest implements forge.Forge.
-func (a *Adapter) UpdatePullRequest(ctx context.Context, repo forge.Repo, number int, upd forge.PullRequestUpdate) (forge.PullRequest, error) {
+func (a *Adapter) UpdatePullRequest(ctx context.Context, repo forge.Repo, number int,
+	upd forge.PullRequestUpdate) (forge.PullRequest, error) {
 	in, err := a.forRepo(ctx, repo.Owner, repo.Name)
 	if err != nil {
 		return forge.PullRequest{}, err
 	}
-	p, _, err := in.api.EditPull(idempotent(ctx), repo.Owner, repo.Name, number, &gh.PullRequest{Title: upd.Title, Body: upd.Body})
+	p, _, err := in.api.EditPull(
+		idempotent(ctx),
+		repo.Owner,
+		repo.Name,
+		number,
+		&gh.PullRequest{Title: upd.Title, Body: upd.Body},
+	)
 	if err != nil {
 		return forge.PullRequest{}, mapErr(err, "updating pull request %s#%d", repo, number)
 	}
@@ -155,14 +201,27 @@ func (a *Adapter) ClosePullRequest(ctx context.Context, repo forge.Repo, number 
 	if err != nil {
 		return err
 	}
-	_, _, err = in.api.EditPull(idempotent(ctx), repo.Owner, repo.Name, number, &gh.PullRequest{State: gh.String("closed")})
+	_, _, err = in.api.EditPull(
+		idempotent(ctx),
+		repo.Owner,
+		repo.Name,
+		number,
+		&gh.PullRequest{State: gh.String("closed")},
+	)
 	return mapErr(err, "closing pull request %s#%d", repo, number)
 }
 
 func (a *Adapter) toComment(ctx context.Context, c *gh.IssueComment) forge.Comment {
 	login := c.GetUser().GetLogin()
-	return forge.Comment{ID: c.GetID(), Body: c.GetBody(), Author: login, Mine: login != "" && login == a.login(ctx), URL: c.GetHTMLURL(),
-		CreatedAt: c.GetCreatedAt().Time, UpdatedAt: c.GetUpdatedAt().Time}
+	return forge.Comment{
+		ID:        c.GetID(),
+		Body:      c.GetBody(),
+		Author:    login,
+		Mine:      login != "" && login == a.login(ctx),
+		URL:       c.GetHTMLURL(),
+		CreatedAt: c.GetCreatedAt().Time,
+		UpdatedAt: c.GetUpdatedAt().Time,
+	}
 }
 
 // ListComments implements forge.Forge.
@@ -174,7 +233,8 @@ func (a *Adapter) ListComments(ctx context.Context, repo forge.Repo, number int)
 	return a.listComments(ctx, in, repo, number)
 }
 
-func (a *Adapter) listComments(ctx context.Context, in *installation, repo forge.Repo, number int) ([]forge.Comment, error) {
+func (a *Adapter) listComments(ctx context.Context, in *installation, repo forge.Repo,
+	number int) ([]forge.Comment, error) {
 	var out []forge.Comment
 	opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: perPage}}
 	for page := 1; page != 0; {
@@ -254,7 +314,8 @@ func (a *Adapter) RemoveLabel(ctx context.Context, repo forge.Repo, number int, 
 	if errors.Is(err, forge.ErrNotFound) {
 		// GitHub answers 404 both for a missing label and a missing issue;
 		// tell them apart so that only the first is success.
-		if _, _, ierr := in.api.ListComments(ctx, repo.Owner, repo.Name, number, &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 1}}); ierr == nil {
+		one := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 1}}
+		if _, _, ierr := in.api.ListComments(ctx, repo.Owner, repo.Name, number, one); ierr == nil {
 			return nil
 		}
 	}
@@ -267,14 +328,21 @@ func (a *Adapter) RequestReviewers(ctx context.Context, repo forge.Repo, number 
 	if err != nil {
 		return err
 	}
-	_, _, err = in.api.RequestReviewers(idempotent(ctx), repo.Owner, repo.Name, number, gh.ReviewersRequest{Reviewers: users, TeamReviewers: teams})
+	_, _, err = in.api.RequestReviewers(
+		idempotent(ctx),
+		repo.Owner,
+		repo.Name,
+		number,
+		gh.ReviewersRequest{Reviewers: users, TeamReviewers: teams},
+	)
 	return mapErr(err, "requesting reviewers on %s#%d", repo, number)
 }
 
 // Merge implements forge.Forge: a REST merge pinned to headSHA (409 when the
 // head moved, 405 when not mergeable). After a lost response it reads the
 // pull request to see whether the merge happened.
-func (a *Adapter) Merge(ctx context.Context, repo forge.Repo, number int, headSHA string, method forge.MergeMethod) (string, error) {
+func (a *Adapter) Merge(ctx context.Context, repo forge.Repo, number int, headSHA string,
+	method forge.MergeMethod) (string, error) {
 	in, err := a.forRepo(ctx, repo.Owner, repo.Name)
 	if err != nil {
 		return "", err
@@ -284,7 +352,14 @@ func (a *Adapter) Merge(ctx context.Context, repo forge.Repo, number int, headSH
 	}
 	var sha string
 	err = a.create(ctx, func(ctx context.Context) error {
-		res, _, err := in.api.MergePull(ctx, repo.Owner, repo.Name, number, "", &gh.PullRequestOptions{SHA: headSHA, MergeMethod: string(method)})
+		res, _, err := in.api.MergePull(
+			ctx,
+			repo.Owner,
+			repo.Name,
+			number,
+			"",
+			&gh.PullRequestOptions{SHA: headSHA, MergeMethod: string(method)},
+		)
 		if err != nil {
 			return mapErr(err, "merging %s#%d at %s", repo, number, short(headSHA))
 		}
@@ -327,7 +402,8 @@ var (
 // EnableAutoMerge implements forge.Forge with GraphQL's
 // enablePullRequestAutoMerge, which GitHub offers only there. Its errors come
 // with HTTP 200 in "errors" and are mapped by message.
-func (a *Adapter) EnableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest, expectedHead string, method forge.MergeMethod) error {
+func (a *Adapter) EnableAutoMerge(ctx context.Context, repo forge.Repo, pr forge.PullRequest, expectedHead string,
+	method forge.MergeMethod) error {
 	in, err := a.forRepo(ctx, repo.Owner, repo.Name)
 	if err != nil {
 		return err
@@ -372,7 +448,8 @@ func (a *Adapter) EnableAutoMerge(ctx context.Context, repo forge.Repo, pr forge
 // every REST error is; GraphQL's first error becomes an error naming where
 // and quoting its message, wrapping the sentinel that classify gives for its
 // message and type (each mutation knows its own messages).
-func (in *installation) mutate(ctx context.Context, url string, body any, where string, classify func(msg, typ string) error) error {
+func (in *installation) mutate(ctx context.Context, url string, body any, where string,
+	classify func(msg, typ string) error) error {
 	var out gqlResponse
 	if _, err := in.api.GraphQL(ctx, url, body, &out); err != nil {
 		return mapErr(err, "%s", where)
@@ -386,7 +463,8 @@ func (in *installation) mutate(ctx context.Context, url string, body any, where 
 
 // nodeID is the pull request's GraphQL node ID, read over REST when the
 // caller's copy lacks it.
-func (in *installation) nodeID(ctx context.Context, repo forge.Repo, pr forge.PullRequest, where string) (string, error) {
+func (in *installation) nodeID(ctx context.Context, repo forge.Repo, pr forge.PullRequest,
+	where string) (string, error) {
 	if pr.NodeID != "" {
 		return pr.NodeID, nil
 	}
@@ -410,7 +488,10 @@ func (a *Adapter) DisableAutoMerge(ctx context.Context, repo forge.Repo, pr forg
 	if pr.NodeID, err = in.nodeID(ctx, repo, pr, where); err != nil {
 		return err
 	}
-	body := map[string]any{"query": disableAutoMergeMutation, "variables": map[string]any{"input": map[string]any{"pullRequestId": pr.NodeID}}}
+	body := map[string]any{
+		"query":     disableAutoMergeMutation,
+		"variables": map[string]any{"input": map[string]any{"pullRequestId": pr.NodeID}},
+	}
 	return a.create(ctx, func(ctx context.Context) error {
 		return in.mutate(ctx, a.cfg.GraphQLURL, body, where, func(_, typ string) error {
 			switch typ {

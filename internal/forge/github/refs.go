@@ -58,7 +58,8 @@ func (a *Adapter) createRef(ctx context.Context, in *installation, repo forge.Re
 // own fast-forward rule refuses a head that moved on in between. With force,
 // a move between the read and the update (milliseconds) goes unnoticed; the
 // go-git commit method has no such window.
-func (a *Adapter) UpdateBranch(ctx context.Context, repo forge.Repo, branch, expectedOld, newSHA string, force bool) error {
+func (a *Adapter) UpdateBranch(ctx context.Context, repo forge.Repo, branch, expectedOld, newSHA string,
+	force bool) error {
 	in, err := a.forRepo(ctx, repo.Owner, repo.Name)
 	if err != nil {
 		return err
@@ -66,17 +67,31 @@ func (a *Adapter) UpdateBranch(ctx context.Context, repo forge.Repo, branch, exp
 	return a.updateRef(ctx, in, repo, branch, expectedOld, newSHA, force)
 }
 
-func (a *Adapter) updateRef(ctx context.Context, in *installation, repo forge.Repo, branch, expectedOld, newSHA string, force bool) error {
+func (a *Adapter) updateRef(ctx context.Context, in *installation, repo forge.Repo, branch, expectedOld, newSHA string,
+	force bool) error {
 	cur, err := a.head(ctx, in, repo, branch)
 	if err != nil {
 		return err
 	}
 	if cur != expectedOld {
-		return fmt.Errorf("error updating branch %s in %s: head is %s, expected %s: %w", branch, repo, short(cur), short(expectedOld), forge.ErrConflict)
+		return fmt.Errorf(
+			"error updating branch %s in %s: head is %s, expected %s: %w",
+			branch,
+			repo,
+			short(cur),
+			short(expectedOld),
+			forge.ErrConflict,
+		)
 	}
 	ref := "refs/heads/" + branch
 	return a.create(ctx, func(ctx context.Context) error {
-		_, _, err := in.api.UpdateRef(ctx, repo.Owner, repo.Name, &gh.Reference{Ref: &ref, Object: &gh.GitObject{SHA: &newSHA}}, force)
+		_, _, err := in.api.UpdateRef(
+			ctx,
+			repo.Owner,
+			repo.Name,
+			&gh.Reference{Ref: &ref, Object: &gh.GitObject{SHA: &newSHA}},
+			force,
+		)
 		return mapErr(err, "updating branch %s in %s", branch, repo)
 	}, func(ctx context.Context) (bool, error) {
 		cur, err := a.head(ctx, in, repo, branch)
@@ -96,7 +111,14 @@ func (a *Adapter) DeleteBranch(ctx context.Context, repo forge.Repo, branch, exp
 			return err
 		}
 		if cur != expectedSHA {
-			return fmt.Errorf("error deleting branch %s in %s: head is %s, expected %s: %w", branch, repo, short(cur), short(expectedSHA), forge.ErrConflict)
+			return fmt.Errorf(
+				"error deleting branch %s in %s: head is %s, expected %s: %w",
+				branch,
+				repo,
+				short(cur),
+				short(expectedSHA),
+				forge.ErrConflict,
+			)
 		}
 	}
 	return a.create(ctx, func(ctx context.Context) error {

@@ -30,7 +30,8 @@ func (a *Adapter) Repositories(ctx context.Context) ([]forge.Repo, error) {
 		if inst.SuspendedAt != nil {
 			// A suspended installation answers 403 for its repositories:
 			// it is skipped, and the other installations still cycle.
-			a.cfg.Logger.Warn("skipping a suspended installation", "installation", inst.GetID(), "account", inst.GetAccount().GetLogin())
+			a.cfg.Logger.Warn("skipping a suspended installation", "installation", inst.GetID(),
+				"account", inst.GetAccount().GetLogin())
 			continue
 		}
 		in := a.installation(inst.GetID())
@@ -161,7 +162,14 @@ func (a *Adapter) CommitsSince(ctx context.Context, repo forge.Repo, base, head 
 	}
 	var out []forge.Commit
 	for page := 1; page != 0; {
-		cmp, resp, err := in.api.CompareCommits(ctx, repo.Owner, repo.Name, base, head, &gh.ListOptions{Page: page, PerPage: perPage})
+		cmp, resp, err := in.api.CompareCommits(
+			ctx,
+			repo.Owner,
+			repo.Name,
+			base,
+			head,
+			&gh.ListOptions{Page: page, PerPage: perPage},
+		)
 		if err != nil {
 			return nil, mapErr(err, "comparing %s...%s in %s", short(base), short(head), repo)
 		}

@@ -58,7 +58,11 @@ func (s jwtSigner) Sign(claims jwt.Claims) (string, error) {
 		issuer = rc.Issuer
 	}
 	iat := s.now().Add(-30 * time.Second).Truncate(time.Second)
-	c := &jwt.RegisteredClaims{IssuedAt: jwt.NewNumericDate(iat), ExpiresAt: jwt.NewNumericDate(iat.Add(2 * time.Minute)), Issuer: issuer}
+	c := &jwt.RegisteredClaims{
+		IssuedAt:  jwt.NewNumericDate(iat),
+		ExpiresAt: jwt.NewNumericDate(iat.Add(2 * time.Minute)),
+		Issuer:    issuer,
+	}
 	return jwt.NewWithClaims(jwt.SigningMethodRS256, c).SignedString(s.key)
 }
 
@@ -72,8 +76,8 @@ type tokenTransport struct {
 	make func() *ghinstallation.Transport
 }
 
-func newTokenTransport(make func() *ghinstallation.Transport) *tokenTransport {
-	return &tokenTransport{cur: make(), make: make}
+func newTokenTransport(mint func() *ghinstallation.Transport) *tokenTransport {
+	return &tokenTransport{cur: mint(), make: mint}
 }
 
 func (t *tokenTransport) current() *ghinstallation.Transport {

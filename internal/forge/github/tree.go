@@ -51,7 +51,12 @@ func (a *Adapter) commitTree(ctx context.Context, in *installation, repo forge.R
 	if err != nil {
 		return nil, mapErr(err, "reading the tree at %s in %s", short(sha), repo)
 	}
-	idx := &treeIndex{repo: key, sha: sha, entries: make(map[string]treeItem, len(tree.Entries)), truncated: tree.GetTruncated()}
+	idx := &treeIndex{
+		repo:      key,
+		sha:       sha,
+		entries:   make(map[string]treeItem, len(tree.Entries)),
+		truncated: tree.GetTruncated(),
+	}
 	for _, e := range tree.Entries {
 		idx.entries[e.GetPath()] = treeItem{mode: e.GetMode(), sha: e.GetSHA()}
 	}
@@ -123,7 +128,11 @@ func (a *Adapter) lookup(ctx context.Context, in *installation, repo forge.Repo,
 		case !ok:
 			return treeItem{}, &pathError{path: q, kind: forge.ErrNotFound}
 		case it.mode == "120000":
-			return treeItem{}, &pathError{path: q, what: "is a symlink (mode 120000), never followed", kind: forge.ErrNotRegularFile}
+			return treeItem{}, &pathError{
+				path: q,
+				what: "is a symlink (mode 120000), never followed",
+				kind: forge.ErrNotRegularFile,
+			}
 		case it.mode == "160000":
 			return treeItem{}, &pathError{path: q, what: "is a submodule (mode 160000)", kind: forge.ErrNotRegularFile}
 		case i == len(parts)-1 && it.mode == "040000":
@@ -139,7 +148,8 @@ func (a *Adapter) lookup(ctx context.Context, in *installation, repo forge.Repo,
 }
 
 // child reads one entry of a tree, for trees too large to read whole.
-func (a *Adapter) child(ctx context.Context, in *installation, repo forge.Repo, treeish, name string) (treeItem, bool, error) {
+func (a *Adapter) child(ctx context.Context, in *installation, repo forge.Repo,
+	treeish, name string) (treeItem, bool, error) {
 	tree, _, err := in.api.GetTree(ctx, repo.Owner, repo.Name, treeish, false)
 	if err != nil {
 		return treeItem{}, false, mapErr(err, "reading the tree %s in %s", short(treeish), repo)

@@ -1,0 +1,160 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/policy"
+	"github.com/backflow-dev/backflow/internal/receipt"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
+)
+
+const configHubConfig = `version: 1
+policy: .github/policy.yaml
+environments:
+  prod-us-east:
+    clusters: [use-1]
+units:
+  - name: redis
+    environment: prod-us-east
+    confighub: {space: prod-us-east, unit: redis}
+    objects: ["apps/v1|StatefulSet|redis|*"]
+roles:
+  platform-sre:
+    groups: [sre]
+    attribution: [audit-log]
+`
+
+const configHubPolicy = `apiVersion: backflow.dev/v1alpha1
+kind: ReverseReconcilePolicy
+metadata:
+  name: redis
+spec:
+  default: deny
+  rules:
+    - role: platform-sre
+      reason: SRE may scale the redis replicas.
+      mayAccept:
+        - field: spec.replicas
+          autoMerge: true
+          objects: ["apps/v1|StatefulSet|redis|redis-replicas"]
+          environments: ["prod-*"]
+`
+
+// configHubData is the Unit's data: rendered manifests, one of them the
+// incident's StatefulSet.
+const configHubData = `# rendered by ConfigHub
+apiVersion: v1
+kind: Service
+metadata:
+  name: redis
+  namespace: redis
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: redis-replicas
+  namespace: redis
+spec:
+  replicas: 3 # scaled live
+  serviceName: redis
+`
+
+func configHubSnapshot(t *testing.T) Snapshot {
+	t.Helper()
+	cfg, err := repoconfig.Parse(repoconfig.Path, []byte(configHubConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.Parse(".github/policy.yaml", []byte(configHubPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := repoconfig.ConfigHubPath(cfg.Units[0].ConfigHub)
+	return Snapshot{Config: cfg, Policy: pol, PolicyPath: ".github/policy.yaml", Commit: strings.Repeat("a", 40),
+		Files:     map[string][]byte{path: []byte(configHubData)},
+		ConfigHub: map[string]ConfigHubHead{path: {DataHash: "abc123", HeadRevisionNum: 6}}}
+}
+
+// TestConfigHubUnit: alice's 3 -> 4 on a unit whose desired state is a
+// ConfigHub Unit is written into the Unit's data with the manifests
+// editor (one token changed), as a revision the receipt names, and no
+// repository file changes but the receipt.
+func TestConfigHubUnit(t *testing.T) {
+	snap := configHubSnapshot(t)
+	res := Plan([]observe.Observation{byAlice("use-1", "redis-replicas", t0, field("spec.replicas", 4, 3))}, nil, snap, testNow)
+	d := only(t, res)
+	if d.Outcome != Allow || !d.AutoMerge || len(res.WriteBacks) != 1 {
+		t.Fatalf("decision %s %q, %d write-backs, errors %q", d.Outcome, d.Reasons, len(res.WriteBacks), res.Errors)
+	}
+	wb := res.WriteBacks[0]
+	if len(wb.Files) != 0 || len(wb.Receipts) != 1 || wb.Revision == nil {
+		t.Fatalf("write-back files %v, receipts %d, revision %v", wb.Files, len(wb.Receipts), wb.Revision)
+	}
+	rv := wb.Revision
+	want := strings.Replace(configHubData, "replicas: 3 #", "replicas: 4 #", 1)
+	if string(rv.Data) != want || rv.Space != "prod-us-east" || rv.Unit != "redis" || rv.Head.DataHash != "abc123" || rv.Number() != 7 {
+		t.Fatalf("revision %+v\n%s", rv, rv.Data)
+	}
+	if len(rv.Changes) != 1 || rv.Changes[0].Field != "spec.replicas" || fmt.Sprint(rv.Changes[0].To) != "4" || rv.Changes[0].Object != "apps/v1|StatefulSet|redis|redis-replicas" {
+		t.Fatalf("revision changes %+v", rv.Changes)
+	}
+	r := d.Receipt
+	if r.Spec.WriteBack.Method != receipt.MethodConfigHubRevision || r.Spec.WriteBack.NewRevision != "confighub:prod-us-east/redis@7" ||
+		r.Spec.Bounds.ChangedFields[0].WrittenFile != "confighub://prod-us-east/redis" || r.Spec.Unit.DesiredRender != "confighub://prod-us-east/redis" {
+		t.Fatalf("receipt write-back %+v, changed %+v", r.Spec.WriteBack, r.Spec.Bounds.ChangedFields)
+	}
+	if vs := receipt.Verify(r, snap.Policy, snap.PolicyPath); len(vs) != 0 {
+		t.Fatalf("the receipt fails verification: %v", vs)
+	}
+	if !strings.Contains(strings.Join(r.Spec.NotClaimed, "\n"), "ConfigHub Unit prod-us-east/redis at revision 6 (data hash abc123)") {
+		t.Errorf("notClaimed does not say what the receipt rests on: %q", r.Spec.NotClaimed)
+	}
+}
+
+// TestConfigHubUnitFailsClosed: a Unit that could not be read, or was
+// read without its hash, writes nothing back.
+func TestConfigHubUnitFailsClosed(t *testing.T) {
+	for _, tc := range []struct {
+		why  string
+		edit func(*Snapshot)
+		want string
+	}{
+		{"the Unit could not be read", func(s *Snapshot) { s.Files = map[string][]byte{} }, "ConfigHub unit prod-us-east/redis of unit redis (prod-us-east) could not be read"},
+		{"no hash to make the write conditional on", func(s *Snapshot) { s.ConfigHub = nil }, "was read without its data hash"},
+		{"no document applies the object", func(s *Snapshot) {
+			s.Files["confighub://prod-us-east/redis"] = []byte("apiVersion: v1\nkind: Service\nmetadata: {name: redis, namespace: redis}\n")
+		}, "no document of its manifests is apps/v1|StatefulSet|redis|redis-replicas"},
+	} {
+		snap := configHubSnapshot(t)
+		tc.edit(&snap)
+		res := Plan([]observe.Observation{byAlice("use-1", "redis-replicas", t0, field("spec.replicas", 4, 3))}, nil, snap, testNow)
+		d := only(t, res)
+		if d.Outcome != Deny || len(res.WriteBacks) != 0 || !strings.Contains(strings.Join(d.Reasons, "\n"), tc.want) {
+			t.Errorf("%s: %s %q, %d write-backs", tc.why, d.Outcome, d.Reasons, len(res.WriteBacks))
+		}
+	}
+}
+
+// TestReadSnapshotReadsConfigHubUnits: ReadSnapshot asks its ConfigHub
+// reader for each Unit; without one, or when it fails, the unit's read is
+// a file error naming the Unit.
+func TestReadSnapshotReadsConfigHubUnits(t *testing.T) {
+	files := map[string]string{repoconfig.Path: configHubConfig, ".github/policy.yaml": configHubPolicy}
+	read := func(p string, _ int64) ([]byte, error) { return []byte(files[p]), nil }
+	got, err := ReadSnapshot(read, ReadOptions{ConfigHub: func(ch repoconfig.ConfigHub) ([]byte, ConfigHubHead, error) {
+		return []byte(configHubData), ConfigHubHead{DataHash: "h", HeadRevisionNum: 2}, nil
+	}})
+	if err != nil || len(got.FileErrors) != 0 {
+		t.Fatalf("%v %v", err, got.FileErrors)
+	}
+	if string(got.Snapshot.Files["confighub://prod-us-east/redis"]) != configHubData || got.Snapshot.ConfigHub["confighub://prod-us-east/redis"].HeadRevisionNum != 2 {
+		t.Fatalf("snapshot %v", got.Snapshot.ConfigHub)
+	}
+	got, err = ReadSnapshot(read, ReadOptions{})
+	if err != nil || len(got.FileErrors) != 1 || !strings.Contains(got.FileErrors[0].Error(), "reading ConfigHub unit prod-us-east/redis of unit redis (prod-us-east): no ConfigHub server is configured") {
+		t.Fatalf("without a reader: %v %v", err, got.FileErrors)
+	}
+}
