@@ -308,6 +308,13 @@ func (p *planner) expiry(t temporary) Expiry {
 		)
 		return x
 	}
+	if src := u.Source(); src != repoconfig.SourceValues {
+		// Only a values path is restored: a manifest's, an overlay's or a
+		// ConfigHub Unit's field is written elsewhere, by its own store.
+		x.State, x.Why = Refused, fmt.Sprintf(
+			"unit %s is not a values unit: only a values path is restored at expiry; restore %s by hand", u.Name, x.Object)
+		return x
+	}
 	uv := p.unitValues(u)
 	if uv.err != nil {
 		x.State, x.Why = Refused, uv.err.Error()
