@@ -183,6 +183,10 @@ func (p *planner) decide(g *group, index int, out *decided) Decision {
 		if fs.unchanged() {
 			continue
 		}
+		if why := p.restoredLive(g.env, g.object, fs, o.Change.At); why != "" {
+			d.Reasons = append(d.Reasons, why)
+			continue
+		}
 		fields = append(fields, fs)
 	}
 	slices.SortStableFunc(fields, func(a, b *fieldState) int { return strings.Compare(a.f.Path, b.f.Path) })
