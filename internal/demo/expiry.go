@@ -89,7 +89,8 @@ func (r *run) expiryCycle() error {
 
 // restoreApply is the forward apply of the restoring merge.
 func (r *run) restoreApply() error {
-	if err := r.applyMain(11, "restored %s -> %s (main holds the value desired before the acceptance)", false); err != nil {
+	const restored = "restored %s -> %s (main holds the value desired before the acceptance)"
+	if err := r.applyMain(11, restored, false); err != nil {
 		return err
 	}
 	live, _ := r.cluster("prod-us-east").Get(replicasKey, "spec.replicas")
