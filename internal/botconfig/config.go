@@ -128,6 +128,12 @@ type KubeConfig struct {
 	IgnoreManagers []string `yaml:"ignoreManagers"`
 	// Resync is the watches' re-list period; zero means 10m.
 	Resync Duration `yaml:"resync"`
+	// TransitionWindow is how long a person's change the watch saw is kept
+	// after the write, so that a GitOps controller's revert before the
+	// cycle, or before the audit event that attributes it arrives (the
+	// audit webhook's batches), does not erase it; zero means 2m. It must
+	// be longer than the attribution's delivery delay.
+	TransitionWindow Duration `yaml:"transitionWindow"`
 }
 
 // AuditConfig names the Kubernetes audit logs that attribute live changes
@@ -352,6 +358,8 @@ func (c *Config) validate() []string {
 				fail(p+".kube.objects", "required: the object keys to watch")
 			case kube && s.Kube.InCluster && (s.Kube.Kubeconfig != "" || s.Kube.Context != ""):
 				fail(p+".kube", "inCluster excludes kubeconfig and context")
+			case kube && s.Kube.TransitionWindow.Duration < 0:
+				fail(p+".kube.transitionWindow", "must be positive")
 			case kube:
 			case s.Path == "" && s.URL == "":
 				fail(p, "one of path or url is required (or kube)")
