@@ -221,7 +221,8 @@ func (in *Input) reverted(st *Pull, v Verdict, grace time.Duration) Effect {
 		live = "absent"
 	}
 	manager := ""
-	if i := slices.IndexFunc(v.Obs.Fields, func(f observe.Field) bool { return f.Path == v.Change.Field }); i >= 0 && liveNow(v.Obs.Fields[i]).Manager != "" {
+	i := slices.IndexFunc(v.Obs.Fields, func(f observe.Field) bool { return f.Path == v.Change.Field })
+	if i >= 0 && liveNow(v.Obs.Fields[i]).Manager != "" {
 		manager = fmt.Sprintf(" (last written by %s)", cell(liveNow(v.Obs.Fields[i]).Manager))
 	}
 	text := fmt.Sprintf("**Reverted.** After the merge %s and the grace period (%s), %s on %s is live %s%s in %s at %s, not the accepted %s. The fix did not stick; the receipt stays proposed.",

@@ -305,8 +305,8 @@ func (r Revert) String() string {
 	if r.FromAbsent {
 		from = "absent"
 	}
-	return fmt.Sprintf("written back to %s by %s (resourceVersion %s) after the person's change from %s at resourceVersion %s, "+
-		"seen by the watch at %s", values.Format(r.Live), r.Manager, r.Version, from, r.ChangedVersion,
+	return fmt.Sprintf("written back to %s by %s (resourceVersion %s) after the person's change from %s at "+
+		"resourceVersion %s, seen by the watch at %s", values.Format(r.Live), r.Manager, r.Version, from, r.ChangedVersion,
 		r.ChangedAt.UTC().Format(time.RFC3339))
 }
 

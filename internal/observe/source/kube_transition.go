@@ -26,7 +26,11 @@ func (s *KubeSource) recordTransition(k observe.ObjectKey, old, u *unstructured.
 // reverted returns, by path, the fields of object uid whose person's
 // change a GitOps controller wrote over before this Read, and the
 // admission records that attribute them.
-func (s *KubeSource) reverted(uid string, live observe.LiveResult, rv string) (map[string]observe.Field, []observe.AdmissionRecord) {
+func (s *KubeSource) reverted(
+	uid string,
+	live observe.LiveResult,
+	rv string,
+) (map[string]observe.Field, []observe.AdmissionRecord) {
 	if s.Transitions == nil {
 		return nil, nil
 	}
