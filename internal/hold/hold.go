@@ -129,18 +129,18 @@ func Seal(commitKey []byte, r Record) (string, error) {
 type State int
 
 const (
-	// None: no hold, no mark.
+	// None is no hold, no mark.
 	None State = iota
-	// Sealed: backflow's authentic hold, with the controller's mark.
+	// Sealed is backflow's authentic hold, with the controller's mark.
 	Sealed
-	// Forged: a backflow.dev/hold annotation that is not authentic for
+	// Forged is a backflow.dev/hold annotation that is not authentic for
 	// this object (edited, copied, or written by someone else): never
 	// trusted, never released.
 	Forged
-	// Unsealed: the controller's mark without backflow's hold: a person's
+	// Unsealed is the controller's mark without backflow's hold: a person's
 	// (or another tool's) mark, left alone and reported.
 	Unsealed
-	// Unmarked: backflow's authentic record whose controller mark is gone
+	// Unmarked is backflow's authentic record whose controller mark is gone
 	// (a person removed it): the hold no longer holds, and backflow's
 	// record is released.
 	Unmarked
@@ -273,7 +273,8 @@ func Due(r Record, st State, p PullState, now time.Time) Decision {
 	keep := func(format string, a ...any) Decision { return Decision{Reason: fmt.Sprintf(format, a...)} }
 	switch {
 	case st == Unmarked:
-		return release(false, "the %s mark on %s was removed by someone else: the hold no longer holds", r.Controller, r.Object)
+		return release(false, "the %s mark on %s was removed by someone else: the hold no longer holds",
+			r.Controller, r.Object)
 	case st != Sealed:
 		return keep("a %s hold is not backflow's: left alone", st)
 	case !p.Found:
