@@ -509,7 +509,7 @@ func (s *KubeSource) observeObject(u *unstructured.Unstructured, now time.Time) 
 	}
 	o := observe.Observation{
 		Source: observe.SourceKubernetes, Cluster: s.Cluster, ObservedAt: now, Object: k,
-		ResourceVersion: u.GetResourceVersion(), Trust: observe.AttributionAuditLog,
+		ResourceVersion: u.GetResourceVersion(), UID: uid, Trust: observe.AttributionAuditLog,
 		Change: observe.Change{Attribution: observe.AttributionUnknown, Claimed: observe.AttributionUnknown},
 		Fields: fields,
 		Origin: "cluster " + s.Cluster + " " + k.String(),
