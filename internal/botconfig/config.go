@@ -63,6 +63,10 @@ type Config struct {
 	// Admission serves the validating admission webhook (backflow serve)
 	// whose confirmed records attribute every source's observations.
 	Admission AdmissionConfig `yaml:"admission"`
+	// Hold lets backflow write the hold's annotations on the watched
+	// objects of units that opt in (internal/hold); off, it only reads
+	// the clusters.
+	Hold HoldConfig `yaml:"hold"`
 	// Server is the section of backflow serve (listen address, schedule,
 	// webhook secret), kept as it was written: the server reads it, with
 	// its own strict rules.
@@ -110,6 +114,13 @@ type SourceConfig struct {
 	// Kube watches the cluster's live objects directly; its attributions
 	// come from managedFields and the audit events, not from a ceiling.
 	Kube KubeConfig `yaml:"kube"`
+}
+
+// HoldConfig turns holds on for the clusters watched with kube sources.
+type HoldConfig struct {
+	// Enabled lets backflow place and release holds on the watched objects
+	// of the units whose repository config opts in (hold:).
+	Enabled bool `yaml:"enabled"`
 }
 
 // KubeConfig is how to reach a cluster and which objects to watch in it

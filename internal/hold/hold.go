@@ -61,8 +61,9 @@ func markOf(controller string) (string, error) {
 // Record is what a hold says of itself, sealed in the Annotation.
 type Record struct {
 	V int `json:"v"`
-	// Repo ("owner/name"), PR and Branch are the pull request the held
-	// change waits in; Fingerprint the proposal's.
+	// Repo ("owner/name"), Branch and Fingerprint are the proposal the
+	// held change waits in; PR its pull request's number, 0 when the hold
+	// was placed before the pull request was opened.
 	Repo        string `json:"repo"`
 	PR          int    `json:"pr"`
 	Branch      string `json:"branch"`
@@ -111,9 +112,10 @@ func Seal(commitKey []byte, r Record) (string, error) {
 	if len(commitKey) == 0 {
 		return "", errors.New("hold: no commit key to seal with")
 	}
-	if r.UID == "" || r.Object == "" || r.Cluster == "" || r.Repo == "" || r.PR <= 0 || len(r.Fields) == 0 {
-		return "", fmt.Errorf("hold: record of %s misses the object's uid, cluster, the repository, pull request "+
-			"or fields", r.Object)
+	if r.UID == "" || r.Object == "" || r.Cluster == "" || r.Repo == "" || r.Branch == "" || r.Fingerprint == "" ||
+		len(r.Fields) == 0 {
+		return "", fmt.Errorf("hold: record of %s misses the object's uid, cluster, the repository, the proposal's "+
+			"branch and fingerprint or the fields", r.Object)
 	}
 	if _, err := markOf(r.Controller); err != nil {
 		return "", err
@@ -278,20 +280,20 @@ func Due(r Record, st State, p PullState, now time.Time) Decision {
 	case st != Sealed:
 		return keep("a %s hold is not backflow's: left alone", st)
 	case !p.Found:
-		return release(true, "pull request #%d is gone", r.PR)
+		return release(true, "no pull request of %s proposes it any more", r.Branch)
 	case p.Contested != "":
 		return release(false, "%s changed a held field of %s: re-planned", p.Contested, r.Object)
 	case p.Merged && (p.AppliedIncludesMerge || AppliedRevision(p.Applied) == p.MergeCommit):
-		return release(true, "the merge %s of #%d is applied by %s (%s)", short(p.MergeCommit), r.PR, r.Applier, p.Applied)
+		return release(true, "the merge %s of %s is applied by %s (%s)", short(p.MergeCommit), r.Branch, r.Applier, p.Applied)
 	case !p.Open && !p.Merged:
-		return release(true, "#%d was closed without merge: the controller reverts the change", r.PR)
+		return release(true, "the pull request of %s was closed without merge: the controller reverts the change", r.Branch)
 	case !now.Before(r.Until):
 		return release(true, "held since %s, the maximum hold time (until %s) has passed",
 			r.Since.UTC().Format(time.RFC3339), r.Until.UTC().Format(time.RFC3339))
 	case p.Merged:
 		return keep("merged %s; %s has applied %s, not the merge yet", short(p.MergeCommit), r.Applier, orNone(p.Applied))
 	}
-	return keep("#%d is open; held until %s", r.PR, r.Until.UTC().Format(time.RFC3339))
+	return keep("the pull request of %s is open; held until %s", r.Branch, r.Until.UTC().Format(time.RFC3339))
 }
 
 func short(sha string) string {

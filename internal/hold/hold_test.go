@@ -74,7 +74,7 @@ func TestSealRefuses(t *testing.T) {
 	}{
 		{"no uid", func(r *Record) { r.UID = "" }, "misses"},
 		{"no fields", func(r *Record) { r.Fields = nil }, "misses"},
-		{"no pull request", func(r *Record) { r.PR = 0 }, "misses"},
+		{"no proposal", func(r *Record) { r.Fingerprint = "" }, "misses"},
 		{"Argo CD has no per-object hold", func(r *Record) { r.Controller = "argocd" }, `controller "argocd" has no per-object hold`},
 	} {
 		r := record()
@@ -169,12 +169,12 @@ func TestDue(t *testing.T) {
 		reconcile bool
 		reasonHas string
 	}{
-		{"open and within its time: kept", Sealed, open, since.Add(time.Minute), false, false, "#7 is open"},
+		{"open and within its time: kept", Sealed, open, since.Add(time.Minute), false, false, "is open"},
 		{"merged but not applied: kept", Sealed, stale, since.Add(time.Minute), false, false, "not the merge yet"},
 		{"the merge applied: released, then reconcile", Sealed, applied, since.Add(time.Minute), true, true, "is applied by flux-system/apps"},
 		{"a later revision applied", Sealed, later, since.Add(time.Minute), true, true, "is applied"},
 		{"closed without merge: released", Sealed, PullState{Found: true}, since.Add(time.Minute), true, true, "closed without merge"},
-		{"the pull request gone", Sealed, PullState{}, since.Add(time.Minute), true, true, "gone"},
+		{"the pull request gone", Sealed, PullState{}, since.Add(time.Minute), true, true, "no pull request"},
 		{"past the maximum", Sealed, open, since.Add(time.Hour), true, true, "maximum hold time"},
 		{"someone else changed a held field", Sealed, PullState{Found: true, Open: true, Contested: "bob"}, since, true, false, "bob changed"},
 		{"the mark removed by a person", Unmarked, open, since, true, false, "removed by someone else"},

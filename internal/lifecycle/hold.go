@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/hold"
@@ -52,26 +53,26 @@ type HoldAction struct {
 }
 
 // Holds decides every hold of the cycle, one chain each: the holds to
-// place, for the open pull requests of units that opt in whose change the
-// plan still allows, and what to do with each hold found on the live
-// objects (released when due, reported when it is not backflow's).
+// place, for this cycle's write-backs of units that opt in (before the
+// unit's chain opens or updates its pull request, so an auto-merged change
+// is held from the start), on each object whose change the plan allows;
+// and what to do with each hold found on the live objects (released when
+// due, reported when it is not backflow's). The executor runs these chains
+// before the units' own.
 func (in *Input) Holds(prs []forge.PullRequest, live []LiveHold) [][]Effect {
 	var out [][]Effect
+	// An object that carries any hold or mark already is not held again:
+	// backflow's own is carried on, and another repository's, a person's
+	// mark or a forged record is never taken over (releasing it would
+	// remove what backflow did not place).
 	held := map[string]bool{}
 	for _, h := range live {
-		if h.State == hold.Sealed && h.Record.Repo == in.Repo {
+		if h.State != hold.None {
 			held[h.Cluster+"\x00"+h.Object.String()] = true
 		}
 	}
-	for _, pr := range prs {
-		if !pr.Mine || pr.State != forge.StateOpen {
-			continue
-		}
-		m, ok := in.pullMarker(pr)
-		if !ok || m.Closed != "" || m.receiptRefused() {
-			continue
-		}
-		if c := in.placeHolds(&Pull{PR: pr, Marker: m}, held); len(c) > 0 {
+	for i := range in.Result.WriteBacks {
+		if c := in.placeHolds(&in.Result.WriteBacks[i], prs, held); len(c) > 0 {
 			out = append(out, c)
 		}
 	}
@@ -83,13 +84,12 @@ func (in *Input) Holds(prs []forge.PullRequest, live []LiveHold) [][]Effect {
 	return out
 }
 
-// placeHolds is the Hold effects of one open pull request: one per object
-// of its changes that is not held yet, when its unit opts in and the plan
-// allows the change on the object's newest observation (a denied change,
-// or one out of bounds, is never held).
-func (in *Input) placeHolds(st *Pull, held map[string]bool) []Effect {
-	m := st.Marker
-	u := in.unit(m.Environment, m.Unit)
+// placeHolds is the Hold effects of one write-back: one per allowed
+// object not held yet, when its unit opts in and no person closed the same
+// proposal (it is not opened again). A denied change, or one out of
+// bounds, is no write-back and is never held.
+func (in *Input) placeHolds(wb *plan.WriteBack, prs []forge.PullRequest, held map[string]bool) []Effect {
+	u := in.unit(wb.Environment, wb.Unit)
 	if u == nil {
 		return nil
 	}
@@ -97,54 +97,78 @@ func (in *Input) placeHolds(st *Pull, held map[string]bool) []Effect {
 	if cfg == nil {
 		return nil
 	}
-	var out []Effect
+	p := in.propose(wb)
+	if in.closedByPerson(&Unit{Branch: wb.Branch, Closed: in.closedOf(prs, wb.Branch)}, p.Fingerprint) != nil {
+		return nil
+	}
 	fields := map[string][]string{}
-	var objects []string
-	for _, c := range m.Changes {
-		if fields[c.Object] == nil {
-			objects = append(objects, c.Object)
-		}
+	for _, c := range p.Changes {
 		fields[c.Object] = append(fields[c.Object], c.Field)
 	}
-	for _, object := range objects {
-		if !in.allowed(m, object) {
+	var out []Effect
+	for _, object := range wb.Objects {
+		if len(fields[object]) == 0 || !in.allowed(wb, object) {
 			continue
 		}
-		o := in.newestOf(m.Environment, object)
+		o := in.newestOf(wb.Environment, object)
 		if o == nil || o.UID == "" || o.ResourceVersion == "" || o.Source != observe.SourceKubernetes {
 			continue // only the watch's own reading of the object names its uid and version
 		}
 		if held[o.Cluster+"\x00"+object] {
 			continue
 		}
-		rec := hold.Record{Repo: in.Repo, PR: st.PR.Number, Branch: m.Branch, Fingerprint: m.Fingerprint, Cluster: o.Cluster,
-			Object: object, UID: o.UID, Fields: fields[object], Controller: cfg.Controller, Applier: cfg.Applier,
-			Since: in.Now, Until: in.Now.Add(cfg.Max())}
+		rec := hold.Record{Repo: in.Repo, PR: in.openNumber(prs, wb.Branch), Branch: wb.Branch, Fingerprint: p.Fingerprint,
+			Cluster: o.Cluster, Object: object, UID: o.UID, Fields: fields[object], Controller: cfg.Controller,
+			Applier: cfg.Applier, Since: in.Now, Until: in.Now.Add(cfg.Max())}
 		value, err := hold.Seal(in.CommitKey, rec)
-		if err != nil {
-			out = append(out, Effect{Kind: Skip, Branch: m.Branch, Pull: st, Reason: "no hold placed: " + err.Error()})
-			continue
+		if err == nil {
+			var patch []byte
+			if patch, err = hold.Place(rec, value, o.ResourceVersion); err == nil {
+				out = append(out, Effect{Kind: Hold, Branch: wb.Branch,
+					Hold: &HoldAction{Cluster: o.Cluster, Object: o.Object, Patch: patch, Controller: cfg.Controller,
+						Applier: cfg.Applier, Record: rec},
+					Reason: fmt.Sprintf("hold %s on %s (%s) until %s: %s stays off it until the merge is applied",
+						objectName(object), o.Cluster, strings.Join(fields[object], ", "),
+						rec.Until.UTC().Format(time.RFC3339), cfg.Controller)})
+				continue
+			}
 		}
-		patch, err := hold.Place(rec, value, o.ResourceVersion)
-		if err != nil {
-			out = append(out, Effect{Kind: Skip, Branch: m.Branch, Pull: st, Reason: "no hold placed: " + err.Error()})
-			continue
-		}
-		out = append(out, Effect{Kind: Hold, Branch: m.Branch, Pull: st,
-			Hold: &HoldAction{Cluster: o.Cluster, Object: o.Object, Patch: patch, Controller: cfg.Controller, Applier: cfg.Applier, Record: rec},
-			Reason: fmt.Sprintf("hold %s on %s (%s) for #%d until %s: %s stays off %s until the merge is applied", objectName(object),
-				o.Cluster, strings.Join(fields[object], ", "), st.PR.Number, rec.Until.UTC().Format("2006-01-02T15:04:05Z"),
-				cfg.Controller, strings.Join(fields[object], ", "))})
+		out = append(out, Effect{Kind: Skip, Branch: wb.Branch, Reason: "no hold placed: " + err.Error()})
 	}
 	return out
 }
 
-// allowed says the plan allows the marker's unit's change on object now:
-// its decision is an allow written back to the marker's branch.
-func (in *Input) allowed(m *Marker, object string) bool {
+// closedOf are the closed pull requests of branch, as Index gathers them
+// for a unit.
+func (in *Input) closedOf(prs []forge.PullRequest, branch string) []*Pull {
+	var out []*Pull
+	for _, pr := range prs {
+		if pr.Mine && pr.HeadRef == branch && pr.State == forge.StateClosed && !pr.Merged {
+			if m, ok := in.pullMarker(pr); ok {
+				out = append(out, &Pull{PR: pr, Marker: m})
+			}
+		}
+	}
+	return out
+}
+
+// openNumber is the number of the open pull request of branch, 0 when it
+// is still to be opened.
+func (in *Input) openNumber(prs []forge.PullRequest, branch string) int {
+	for _, pr := range prs {
+		if pr.Mine && pr.HeadRef == branch && pr.State == forge.StateOpen {
+			return pr.Number
+		}
+	}
+	return 0
+}
+
+// allowed says the plan allows the write-back's change on object: its
+// decision is an allow written back to the write-back's branch.
+func (in *Input) allowed(wb *plan.WriteBack, object string) bool {
 	return slices.ContainsFunc(in.Result.Decisions, func(d plan.Decision) bool {
-		return d.Environment == m.Environment && d.Unit == m.Unit && d.Object == object && d.Outcome == plan.Allow &&
-			!d.Reported && d.WriteBack == m.Branch
+		return d.Environment == wb.Environment && d.Unit == wb.Unit && d.Object == object && d.Outcome == plan.Allow &&
+			!d.Reported && d.WriteBack == wb.Branch
 	})
 }
 
@@ -183,10 +207,18 @@ func (in *Input) decideLiveHold(h LiveHold, prs []forge.PullRequest) (Effect, bo
 	p := hold.PullState{Applied: h.Applied, AppliedIncludesMerge: h.AppliedIncludesMerge}
 	var st *Pull
 	for _, pr := range prs {
-		if pr.Number == h.Record.PR && pr.Mine {
-			p.Found, p.Open, p.Merged, p.MergeCommit = true, pr.State == forge.StateOpen, pr.Merged, pr.MergeCommitSHA
-			st = &Pull{PR: pr}
+		m, ok := in.pullMarker(pr)
+		if !pr.Mine || pr.HeadRef != h.Record.Branch || !ok || m.Fingerprint != h.Record.Fingerprint ||
+			st != nil && pr.Number < st.PR.Number {
+			continue
 		}
+		p.Found, p.Open, p.Merged, p.MergeCommit = true, pr.State == forge.StateOpen, pr.Merged, pr.MergeCommitSHA
+		st = &Pull{PR: pr, Marker: m}
+	}
+	if !p.Found && in.proposes(h.Record) {
+		// The same proposal is planned again: this cycle opens its pull
+		// request (a cycle that placed the hold failed before opening it).
+		return Effect{}, false
 	}
 	if p.Open {
 		p.Contested = in.contested(h)
@@ -227,4 +259,15 @@ func (in *Input) contested(h LiveHold) string {
 		}
 	}
 	return ""
+}
+
+// proposes says this cycle's plan makes the proposal the hold r was placed
+// for.
+func (in *Input) proposes(r hold.Record) bool {
+	for i := range in.Result.WriteBacks {
+		if wb := &in.Result.WriteBacks[i]; wb.Branch == r.Branch && in.propose(wb).Fingerprint == r.Fingerprint {
+			return true
+		}
+	}
+	return false
 }

@@ -38,8 +38,15 @@ func kinds2(chains [][]Effect) []string {
 func TestHoldsPlaced(t *testing.T) {
 	in := input(t, holdOptIn, watched(4, time.Minute))
 	in.Now = t0.Add(2 * time.Minute)
+	chains := in.Holds(nil, nil)
+	if got := kinds2(chains); len(got) != 1 || got[0] != string(Hold) {
+		t.Fatalf("why: an allowed proposal of a unit that opts in is held before its pull request opens; got %v", got)
+	}
+	if act := chains[0][0].Hold; act.Record.PR != 0 || act.Record.Fingerprint == "" || act.Record.Branch != branchEast {
+		t.Errorf("why: a hold placed before the open names the proposal; got %+v", act.Record)
+	}
 	pr := proposed(t, in, 1, "c1")
-	chains := in.Holds([]forge.PullRequest{pr}, nil)
+	chains = in.Holds([]forge.PullRequest{pr}, nil)
 	if got := kinds2(chains); len(got) != 1 || got[0] != string(Hold) {
 		t.Fatalf("why: an open, allowed proposal of a unit that opts in is held; got %v", got)
 	}
@@ -103,11 +110,21 @@ func TestHoldsNeverPlaced(t *testing.T) {
 	}
 }
 
+func TestHoldsNotPlacedForARefusedProposal(t *testing.T) {
+	in := input(t, holdOptIn, watched(4, time.Minute))
+	in.Now = t0.Add(2 * time.Minute)
+	refused := closed(proposed(t, in, 1, "c1"), false)
+	if got := kinds2(in.Holds([]forge.PullRequest{refused}, nil)); len(got) != 0 {
+		t.Errorf("why: a proposal a person closed is not opened again, and not held; got %v", got)
+	}
+}
+
 func TestHoldsReleased(t *testing.T) {
 	in := input(t, holdOptIn, watched(4, time.Minute))
 	in.Now = t0.Add(5 * time.Minute)
 	open := proposed(t, in, 1, "c1")
-	rec := hold.Record{Repo: testRepo, PR: 1, Branch: branchEast, Cluster: usEastNode, Object: replicasKey, UID: "u-1",
+	m, _ := ParseMarker(open.Body)
+	rec := hold.Record{Repo: testRepo, PR: 1, Branch: branchEast, Fingerprint: m.Fingerprint, Cluster: usEastNode, Object: replicasKey, UID: "u-1",
 		Fields: []string{"spec.replicas"}, Controller: hold.FluxKustomize, Applier: "flux-system/apps", Since: t0, Until: t0.Add(30 * time.Minute)}
 	key := observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"}
 	sealed := LiveHold{Cluster: usEastNode, Object: key, UID: "u-1", Record: rec, State: hold.Sealed}
@@ -132,6 +149,7 @@ func TestHoldsReleased(t *testing.T) {
 		{"closed unmerged: released", []forge.PullRequest{closed(open, false)}, sealed, in.Now, []string{"release"}, true, "closed without merge"},
 		{"past its maximum", []forge.PullRequest{open}, sealed, t0.Add(31 * time.Minute), []string{"release"}, true, "maximum hold time"},
 		{"another repository's hold is its own", nil, other, in.Now, nil, false, ""},
+		{"no pull request, but the plan proposes it again: kept for this cycle's open", nil, sealed, in.Now, nil, false, ""},
 		{"a forged hold is reported, never released", nil, LiveHold{Cluster: usEastNode, Object: key, State: hold.Forged}, in.Now, []string{"skip"}, false, "not authentic"},
 		{"a person's mark is reported, left alone", nil, LiveHold{Cluster: usEastNode, Object: key, State: hold.Unsealed}, in.Now, []string{"skip"}, false, "a person's"},
 	} {
