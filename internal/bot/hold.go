@@ -76,7 +76,8 @@ func (x *executor) hold(e lifecycle.Effect) bool {
 	}
 	if a.ReconcilePatch != nil {
 		if err := x.holds.PatchApplier(x.ctx, a.Cluster, a.Controller, a.Applier, a.ReconcilePatch); err != nil {
-			return x.fail(e.Branch, fmt.Errorf("released the hold on %s, but asking %s to reconcile failed: %w", a.Object, a.Applier, err))
+			return x.fail(e.Branch, fmt.Errorf("released the hold on %s, but asking %s to reconcile failed: %w",
+				a.Object, a.Applier, err))
 		}
 	}
 	x.act(e, e.Reason)

@@ -195,11 +195,11 @@ func (in *Input) decideLiveHold(h LiveHold, prs []forge.PullRequest) (Effect, bo
 	case hold.None:
 		return Effect{}, false
 	case hold.Forged:
-		return Effect{Kind: Skip, Reason: fmt.Sprintf("%s on %s carries a %s annotation that is not authentic: never trusted, never released",
-			objectName(h.Object.String()), h.Cluster, hold.Annotation)}, true
+		return Effect{Kind: Skip, Reason: fmt.Sprintf("%s on %s carries a %s annotation that is not authentic: "+
+			"never trusted, never released", objectName(h.Object.String()), h.Cluster, hold.Annotation)}, true
 	case hold.Unsealed:
-		return Effect{Kind: Skip, Reason: fmt.Sprintf("%s on %s carries the forward controller's hands-off mark without backflow's hold: "+
-			"a person's, left alone", objectName(h.Object.String()), h.Cluster)}, true
+		return Effect{Kind: Skip, Reason: fmt.Sprintf("%s on %s carries the forward controller's hands-off mark "+
+			"without backflow's hold: a person's, left alone", objectName(h.Object.String()), h.Cluster)}, true
 	}
 	if h.Record.Repo != in.Repo {
 		return Effect{}, false // another repository's hold: its own cycle decides it
@@ -231,8 +231,8 @@ func (in *Input) decideLiveHold(h LiveHold, prs []forge.PullRequest) (Effect, bo
 	if err != nil {
 		return Effect{Kind: Skip, Reason: err.Error()}, true
 	}
-	act := &HoldAction{Cluster: h.Cluster, Object: h.Object, Patch: patch, Controller: h.Record.Controller, Applier: h.Record.Applier,
-		Record: h.Record}
+	act := &HoldAction{Cluster: h.Cluster, Object: h.Object, Patch: patch, Controller: h.Record.Controller,
+		Applier: h.Record.Applier, Record: h.Record}
 	if d.Reconcile {
 		act.ReconcilePatch = hold.Reconcile(in.Now)
 	}

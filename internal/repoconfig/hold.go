@@ -66,7 +66,8 @@ func (h *Hold) validate(k *checker, p string) {
 	default:
 		k.addf(p+".controller", "%q: want %s or %s", h.Controller, HoldFluxKustomize, HoldFluxHelm)
 	}
-	if ns, name, ok := strings.Cut(h.Applier, "/"); !ok || checkName(ns) != nil || checkName(name) != nil || strings.Contains(name, "/") {
+	ns, name, ok := strings.Cut(h.Applier, "/")
+	if !ok || checkName(ns) != nil || checkName(name) != nil || strings.Contains(name, "/") {
 		k.add(p+".applier", fmt.Errorf("%q: want namespace/name of the Flux object that applies the unit", h.Applier))
 	}
 	if h.MaxDuration.Duration < 0 {

@@ -21,7 +21,13 @@ import (
 
 // holdAnnotations are the annotations that make an object's hold worth
 // reading: backflow's record and the Flux controllers' marks.
-var holdAnnotations = []string{"backflow.dev/hold", "kustomize.toolkit.fluxcd.io/reconcile", "helm.toolkit.fluxcd.io/driftDetection"}
+var holdAnnotations = []string{
+	"backflow.dev/hold", "kustomize.toolkit.fluxcd.io/reconcile", "helm.toolkit.fluxcd.io/driftDetection",
+}
+
+// patchOptions names backflow as the field manager of the hold's
+// annotations (which the watch never reports as a change).
+var patchOptions = metav1.PatchOptions{FieldManager: "backflow"}
 
 // HeldObject is a watched object that carries a hold's annotation.
 type HeldObject struct {
@@ -76,7 +82,8 @@ func (s *KubeSource) PatchObject(ctx context.Context, k observe.ObjectKey, patch
 	if err != nil {
 		return fmt.Errorf("cluster %s: %s: %w", s.Cluster, k, err)
 	}
-	_, err = s.Client.Resource(m.Resource).Namespace(k.Namespace).Patch(ctx, k.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "backflow"})
+	ri := s.Client.Resource(m.Resource).Namespace(k.Namespace)
+	_, err = ri.Patch(ctx, k.Name, types.MergePatchType, patch, patchOptions)
 	if err != nil {
 		return fmt.Errorf("cluster %s: patching %s: %w", s.Cluster, k, err)
 	}
@@ -87,7 +94,8 @@ func (s *KubeSource) PatchObject(ctx context.Context, k observe.ObjectKey, patch
 func applierResource(controller string) (schema.GroupVersionResource, error) {
 	switch controller {
 	case "flux-kustomize":
-		return schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}, nil
+		return schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1",
+			Resource: "kustomizations"}, nil
 	case "flux-helm":
 		return schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}, nil
 	}
@@ -129,7 +137,8 @@ func (s *KubeSource) PatchApplier(ctx context.Context, controller, ref string, p
 	if err != nil {
 		return err
 	}
-	if _, err := s.Client.Resource(gvr).Namespace(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "backflow"}); err != nil {
+	ri := s.Client.Resource(gvr).Namespace(ns)
+	if _, err := ri.Patch(ctx, name, types.MergePatchType, patch, patchOptions); err != nil {
 		return fmt.Errorf("cluster %s: patching %s %s: %w", s.Cluster, gvr.Resource, ref, err)
 	}
 	return nil
