@@ -699,16 +699,7 @@ func (in *Input) liveState(env string, c MarkerChange) liveState {
 	if seen == nil {
 		return liveUnknown
 	}
-	var newest *observe.Observation
-	for i := range seen.Observations {
-		o := &seen.Observations[i]
-		if !trustedToDecide(c, o.TrustLevel()) {
-			continue
-		}
-		if newest == nil || o.ObservedAt.After(newest.ObservedAt) {
-			newest = o
-		}
-	}
+	newest := newestTrusted(seen, c)
 	if newest == nil {
 		return liveUnknown
 	}

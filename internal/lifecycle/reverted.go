@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/values"
 )
 
@@ -51,13 +52,7 @@ func (in *Input) revertOf(env string, c MarkerChange) *observe.Revert {
 	if seen == nil {
 		return nil
 	}
-	var newest *observe.Observation
-	for i := range seen.Observations {
-		o := &seen.Observations[i]
-		if trustedToDecide(c, o.TrustLevel()) && (newest == nil || o.ObservedAt.After(newest.ObservedAt)) {
-			newest = o
-		}
-	}
+	newest := newestTrusted(seen, c)
 	if newest == nil {
 		return nil
 	}
@@ -66,4 +61,17 @@ func (in *Input) revertOf(env string, c MarkerChange) *observe.Revert {
 		return nil
 	}
 	return newest.Fields[i].Reverted
+}
+
+// newestTrusted is the newest of seen's observations from a source trusted
+// as far as the change's receipt (trustedToDecide), or nil.
+func newestTrusted(seen *plan.Observed, c MarkerChange) *observe.Observation {
+	var newest *observe.Observation
+	for i := range seen.Observations {
+		o := &seen.Observations[i]
+		if trustedToDecide(c, o.TrustLevel()) && (newest == nil || o.ObservedAt.After(newest.ObservedAt)) {
+			newest = o
+		}
+	}
+	return newest
 }

@@ -330,21 +330,7 @@ func TestRevertBeforeCycle(t *testing.T) {
 	// The forward apply of the merged main makes 4 live: proven.
 	forwardApply(t, c, h)
 	applied := time.Now()
-	var receipts []string
-	eventually(t, stepTimeout, "the proven receipt", func() error {
-		comments, err := h.comments(t, merged.Number)
-		if err != nil {
-			return err
-		}
-		for _, cm := range comments {
-			receipts = append(receipts, provenReceipts(cm.Body)...)
-		}
-		if len(receipts) == 0 {
-			return fmt.Errorf("#%d: no proven receipt among %d comments", merged.Number, len(comments))
-		}
-		return nil
-	})
-	verifyReceipt(t, h, bin, receipts[0])
+	receipts := awaitProven(t, h, bin, merged.Number)
 	for _, want := range []string{"status: proven", "actor: alice"} {
 		if !strings.Contains(receipts[0], want) {
 			t.Errorf("the proven receipt lacks %q:\n%s", want, receipts[0])
