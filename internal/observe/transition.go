@@ -58,6 +58,9 @@ type Transition struct {
 	// write: the next write takes a field back from them, so the
 	// transition keeps them to be attributed after a revert.
 	Records []AdmissionRecord
+	// Settled says a cycle has reported the change with its author: a
+	// revert after that is not this change to judge again (see Settle).
+	Settled bool
 
 	held int64
 }
@@ -260,6 +263,17 @@ func (l *TransitionLog) Of(cluster, uid string) []Transition {
 	return out
 }
 
+// Settle marks the transition of the object's field that set value as
+// settled: reported with its author, so RevertedFields no longer reports
+// it. A transition that set another value is left as it is.
+func (l *TransitionLog) Settle(cluster, uid, path string, value any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if t := l.byKey[transitionKey(cluster, uid, path)]; t != nil && values.Equal(t.New, value) {
+		t.Settled = true
+	}
+}
+
 // Forget drops what is kept of the objects of cluster whose uid present
 // does not report: they were deleted.
 func (l *TransitionLog) Forget(cluster string, present func(uid string) bool) {
@@ -311,8 +325,8 @@ func (r Revert) String() string {
 }
 
 // RevertedFields returns, for an object whose managedFields read as live
-// (LiveChanges) at resourceVersion rv, a field for each transition the
-// GitOps controller has since written over: the field is the controller's
+// (LiveChanges) at resourceVersion rv, a field for each transition not yet
+// settled that the GitOps controller has since written over: the field is the controller's
 // again (not a person's now) and holds another value than the one the
 // person set. Each field carries the person's value as Live, their manager
 // and time, and Reverted: what the object holds now. The admission records
@@ -321,6 +335,9 @@ func RevertedFields(ts []Transition, live LiveResult, rv string) ([]Field, []Adm
 	var fields []Field
 	var records []AdmissionRecord
 	for _, t := range ts {
+		if t.Settled {
+			continue // judged already, with its author
+		}
 		if live.Changed(t.Path) {
 			continue // someone's value is live: the watch reports it as it is
 		}

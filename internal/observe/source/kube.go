@@ -417,6 +417,7 @@ func (s *KubeSource) Read(ctx context.Context) observe.Result {
 				}
 				continue
 			}
+			s.settleTransitions(string(u.GetUID()), o)
 			res.Observations = append(res.Observations, o)
 		}
 	}

@@ -23,6 +23,28 @@ func (s *KubeSource) recordTransition(k observe.ObjectKey, old, u *unstructured.
 	_, _ = s.Transitions.Record(s.Cluster, old.Object, u.Object, s.GitOpsManagers, s.IgnoreManagers, records)
 }
 
+// settleTransitions marks the transitions that observation o reports with
+// their author as settled: a cycle has judged them, so a revert that comes
+// later is the controller's write over a decided change (reported as the
+// forward apply's, as before), not a change to judge again, and a person's
+// change reverted then never attaches to someone else's next one. A field
+// is reported with its author when the join attributed it at admission or
+// above, or when there is no audit log nor admission log to wait for.
+func (s *KubeSource) settleTransitions(uid string, o observe.Observation) {
+	if s.Transitions == nil {
+		return
+	}
+	final := s.Audit == nil && s.Admission == nil
+	for _, f := range o.Fields {
+		if f.Cause == observe.CauseForwardApply || f.By == nil {
+			continue
+		}
+		if final || f.By.Attribution.Rank() >= observe.AttributionAdmission.Rank() {
+			s.Transitions.Settle(s.Cluster, uid, f.Path, f.Live)
+		}
+	}
+}
+
 // reverted returns, by path, the fields of object uid whose person's
 // change a GitOps controller wrote over before this Read, and the
 // admission records that attribute them.

@@ -149,3 +149,37 @@ func TestKubeSourceRevertNotByTheController(t *testing.T) {
 		t.Fatalf("why: a person's value live is the change, never an older transition; got %+v", o.Fields)
 	}
 }
+
+// TestKubeSourceSettledChangeIsNotJudgedAgain: a change a cycle reported
+// with its author is settled; the controller's revert of it afterwards is
+// the forward apply's write, and never attaches to the next person's
+// change on the object.
+func TestKubeSourceSettledChangeIsNotJudgedAgain(t *testing.T) {
+	r := newRevertRig(t, func(r *revertRig) { r.s.Audit = &AuditLog{} })
+	// bob scales to 5, his audit event is in, and a cycle reports it.
+	r.update(statefulSet(t, 5, "redis:7", nil, managedEntry{"helm-controller", "Apply", "", "2026-11-29T10:00:10Z", applyNoReplicas},
+		managedEntry{"kubectl", "Update", "scale", "2026-11-29T10:00:20Z", scaled}), "8")
+	r.s.Audit.Add(parseEvents(t, scaleEvent{id: "b", user: "bob", replicas: 5, at: t0.Add(20 * time.Second)})...)
+	r.advance(DefaultAuditSettle)
+	if o := r.field(); o.Change.Actor != "bob" || len(o.Fields) != 1 || o.Fields[0].Reverted != nil {
+		t.Fatalf("bob's change as it is: %+v %+v", o.Change, o.Fields)
+	}
+	// The controller writes it back: reported as the forward apply's.
+	r.update(statefulSet(t, 3, "redis:7", nil, managedEntry{"helm-controller", "Apply", "", "2026-11-29T10:00:30Z", applyAll}), "9")
+	if o := r.field(); len(o.Fields) != 1 || o.Fields[0].Reverted != nil || o.Fields[0].Cause != observe.CauseForwardApply {
+		t.Fatalf("why: a judged change written back is the forward apply's, not judged again; got %+v", o.Fields)
+	}
+	// Not settled while it waits for its author: a change reported below
+	// admission stays a transition.
+	r.update(statefulSet(t, 4, "redis:7", nil, managedEntry{"helm-controller", "Apply", "", "2026-11-29T10:00:30Z", applyNoReplicas},
+		managedEntry{"kubectl", "Update", "scale", "2026-11-29T10:00:40Z", scaled}), "10")
+	r.advance(DefaultAuditSettle)
+	if o := r.field(); o.Change.Attribution.Rank() >= observe.AttributionAdmission.Rank() {
+		t.Fatalf("without its own audit event: %+v", o.Change)
+	}
+	r.update(statefulSet(t, 3, "redis:7", nil, managedEntry{"helm-controller", "Apply", "", "2026-11-29T10:00:50Z", applyAll}), "11")
+	r.advance(DefaultAuditSettle)
+	if o := r.field(); len(o.Fields) != 1 || o.Fields[0].Reverted == nil || o.Fields[0].Live != int64(4) {
+		t.Fatalf("why: a change not yet reported with its author is kept through the revert; got %+v", o.Fields)
+	}
+}
