@@ -144,7 +144,8 @@ func holdFiles(t *testing.T) map[string]string {
 // and a hold port that patches as the API server does: alice's
 // pre-authorized 3 -> 4 is held before its pull request opens and merges
 // in the same cycle; the hold stays while the applier has not applied the
-// merge, and is released (with a reconcile request) once it has. A
+// merge, and a restarted process releases it (with a reconcile request)
+// once it has. A
 // person's own mark and a forged record on redis-master are never released
 // nor trusted over every cycle. With review required, a pull request a
 // person closes releases its hold; a cycle whose pull request could not be
@@ -192,6 +193,9 @@ func TestCase37HoldNeverLeftBehind(t *testing.T) {
 				keptUnapplied++
 			}
 		}
+		// backflow restarts: a new process carries on from the sealed hold
+		// it reads back from the object.
+		b = newBot(e, watch, c)
 		// A forged record beside the person's mark.
 		c.mu.Lock()
 		c.objs["redis-master"].ann[hold.Annotation] = `{"v":1,"repo":"acme/gitops","pr":1,"mac":"00"}`
