@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -131,6 +132,35 @@ func TestRevertedFields(t *testing.T) {
 		if tc.reverted && (fs[0].Live != int64(4) || fs[0].Now() != int64(3) || fs[0].Reverted.Manager != "helm-controller" || len(recs) != 1 ||
 			!strings.Contains(fs[0].Reverted.String(), "written back to 3 by helm-controller (resourceVersion 9) after the person's change from 3 at resourceVersion 8")) {
 			t.Errorf("why: %s: %+v %+v %s", tc.why, fs[0], recs, fs[0].Reverted)
+		}
+	}
+}
+
+// BenchmarkTransitionLog is what the watch adds per write of a watched
+// object with 1,000 objects held: recording the transition and reading it
+// back for the object's observation.
+func BenchmarkTransitionLog(b *testing.B) {
+	l := &TransitionLog{}
+	uids := make([]string, 1000)
+	for i := range uids {
+		uids[i] = "u-" + strconv.Itoa(i)
+		if _, err := l.Record("prod", scaledObj(uids[i], "1", 3, true), scaledObj(uids[i], "2", 4, false), transitionGitOps, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reverted := scaledObj("u-0", "3", 3, true)
+	live, err := LiveChanges(reverted, transitionGitOps, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		uid := uids[i%len(uids)]
+		if _, err := l.Record("prod", scaledObj(uid, "2", 3, true), scaledObj(uid, "3", 5, false), transitionGitOps, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+		if fs, _ := RevertedFields(l.Of("prod", uid), live, "4"); len(fs) != 1 {
+			b.Fatalf("reverted %v", fs)
 		}
 	}
 }
