@@ -18,7 +18,10 @@ import (
 )
 
 // stsWatch records every spec.replicas the API server's watch delivers of
-// one StatefulSet, with when it arrived.
+// one StatefulSet, with when it arrived. It watches from the version a
+// list returns and lists again after an error event (the API server's
+// watch cache may answer "too large resource version" for a moment after a
+// write).
 type stsWatch struct {
 	mu   sync.Mutex
 	seen []replicaSeen
@@ -75,6 +78,9 @@ func (sw *stsWatch) add(u *unstructured.Unstructured) {
 	n, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
+	if k := len(sw.seen); k > 0 && sw.seen[k-1].rv == u.GetResourceVersion() {
+		return // a list after an error delivers the last version again
+	}
 	sw.seen = append(sw.seen, replicaSeen{at: time.Now(), replicas: n, rv: u.GetResourceVersion()})
 }
 

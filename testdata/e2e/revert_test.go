@@ -24,15 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 )
-
-// replicaWatch records every value of redis-replicas' spec.replicas the
-// API server's watch delivers, with when it arrived.
-type replicaWatch struct {
-	mu   sync.Mutex
-	seen []replicaSeen
-}
 
 type replicaSeen struct {
 	at       time.Time
@@ -40,69 +32,9 @@ type replicaSeen struct {
 	rv       string
 }
 
-// watchReplicas watches redis-replicas from the version a list returns,
-// listing again after an error event (the API server's watch cache may
-// answer "too large resource version" for a moment after a write).
-func watchReplicas(t *testing.T, c *cluster) *replicaWatch {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	ri := c.dynamic(t, userAdmin).Resource(stsGVR).Namespace(namespace)
-	rw := &replicaWatch{}
-	done := make(chan struct{})
-	sel := metav1.ListOptions{FieldSelector: "metadata.name=redis-replicas"}
-	go func() {
-		defer close(done)
-		rv := ""
-		for ctx.Err() == nil {
-			if rv == "" {
-				list, err := ri.List(ctx, sel)
-				if err != nil {
-					time.Sleep(100 * time.Millisecond)
-					continue
-				}
-				for i := range list.Items {
-					rw.add(&list.Items[i])
-				}
-				rv = list.GetResourceVersion()
-			}
-			opts := sel
-			opts.ResourceVersion = rv
-			w, err := ri.Watch(ctx, opts)
-			if err != nil {
-				rv = ""
-				continue
-			}
-			for ev := range w.ResultChan() {
-				u, ok := ev.Object.(*unstructured.Unstructured)
-				if ev.Type == watch.Error || !ok {
-					rv = ""
-					break
-				}
-				if ev.Type == watch.Added || ev.Type == watch.Modified {
-					rw.add(u)
-					rv = u.GetResourceVersion()
-				}
-			}
-			w.Stop()
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	return rw
-}
-
-func (rw *replicaWatch) add(u *unstructured.Unstructured) {
-	n, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
-	rw.mu.Lock()
-	defer rw.mu.Unlock()
-	if k := len(rw.seen); k > 0 && rw.seen[k-1].rv == u.GetResourceVersion() {
-		return
-	}
-	rw.seen = append(rw.seen, replicaSeen{at: time.Now(), replicas: n, rv: u.GetResourceVersion()})
-}
-
 // values are the distinct values in the order the watch saw them, and
 // reverts how often the value went from 4 back to 3.
-func (rw *replicaWatch) values() (seq []int64, reverts int) {
+func (rw *stsWatch) values() (seq []int64, reverts int) {
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
 	for _, s := range rw.seen {
@@ -230,7 +162,7 @@ func TestRevertBeforeCycle(t *testing.T) {
 		t.Fatal("the chart renders no redis-replicas")
 	}
 	flux := c.dynamic(t, userFlux).Resource(stsGVR).Namespace(namespace)
-	rw := watchReplicas(t, c)
+	rw := watchSTS(t, c, "redis-replicas")
 
 	// Attribution by the audit webhook only, in its batches of up to a
 	// second: the event arrives after the revert.
