@@ -53,7 +53,7 @@ func BotOptions(c *Wiring, key []byte, fg bot.Forge, sources []bot.Source, logge
 		AppSlug: c.GitHub.AppSlug, BotUserID: c.GitHub.BotUserID,
 		CommitMethod: c.Method(), Repositories: c.Repositories, GitOpsManagers: c.Managers(),
 		CommitKey: botconfig.CommitKey(key), Renderer: RendererWith(c.Fetcher(), c.RenderBounds()),
-		Kustomizer: &builder.Builder{},
+		Kustomizer: &builder.Builder{}, Holds: c.HoldPort(sources),
 	}
 }
 

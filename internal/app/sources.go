@@ -52,7 +52,7 @@ func (c *Wiring) Sources() []bot.Source {
 				cfg := &source.KubeConfig{Kubeconfig: c.Resolve(k.Kubeconfig), Context: k.Context, InCluster: k.InCluster}
 				out = append(out, &source.KubeSource{Cluster: cluster, Config: cfg, Objects: k.Objects,
 					GitOpsManagers: c.Managers(), IgnoreManagers: k.IgnoreManagers, Resync: k.Resync.Duration,
-					Audit: audit, Admission: admission})
+					Audit: audit, Admission: admission, Transitions: &observe.TransitionLog{Window: k.TransitionWindow.Duration}})
 				continue
 			case s.URL != "":
 				poller := &source.HTTPSource{URL: s.URL, Timeout: s.Timeout.Duration, MaxBytes: s.MaxBytes, Ceiling: ceiling}

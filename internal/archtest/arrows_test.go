@@ -28,6 +28,7 @@ var core = []string{
 	"internal/lifecycle",
 	"internal/witness",
 	"internal/diffbound",
+	"internal/hold",
 }
 
 // clients are the libraries that reach a cluster, GitHub, git or the

@@ -72,6 +72,10 @@ type Options struct {
 	// serves every cycle, so an overlay whose inputs did not change is not
 	// built again.
 	Kustomizer plan.Kustomizer
+	// Holds, when set, lets the bot hold the forward controller off the
+	// accepted changes of units that opt in (see HoldPort); nil keeps it
+	// read-only on the clusters.
+	Holds HoldPort
 	// State keeps each repository's head, pull requests and drift issues
 	// between cycles (told of changes by webhooks, see StateCache); nil
 	// reads them again at every cycle.
@@ -371,6 +375,15 @@ func (rc *repoCycle) run() {
 	}
 	chains = append(chains, rc.in.FollowUps(prs)...)
 	chains = append(chains, rc.in.Expiries(prs)...)
+	if rc.b.opts.Holds != nil {
+		// The holds first: an accepted change is held before its pull
+		// request is opened, or merged.
+		if live, err := rc.b.liveHolds(rc.ctx); err != nil {
+			rc.fail("", err)
+		} else {
+			chains = append(rc.in.Holds(prs, live), chains...)
+		}
+	}
 	x := rc.x
 	x.head = rc.head
 	x.run(chains)
@@ -389,7 +402,7 @@ func (rc *repoCycle) run() {
 // effects once the head is read (its head).
 func (rc *repoCycle) executor() *executor {
 	return &executor{ctx: rc.ctx, f: rc.b.opts.Forge, repo: rc.repo, author: rc.author, method: rc.b.opts.CommitMethod,
-		key: rc.b.opts.CommitKey, dryRun: rc.b.opts.DryRun, rep: rc.rep, log: rc.log,
+		key: rc.b.opts.CommitKey, dryRun: rc.b.opts.DryRun, rep: rc.rep, log: rc.log, holds: rc.b.opts.Holds,
 		read: func(p string) ([]byte, error) { return rc.b.readFile(rc.ctx, rc.repo, rc.head, p) }}
 }
 

@@ -57,6 +57,8 @@ type executor struct {
 	method forge.CommitMethod
 	key    []byte
 	dryRun bool
+	// holds applies Hold and Release effects; nil when holding is off.
+	holds HoldPort
 	// read reads a file at the cycle's head through the bot's cache.
 	read func(path string) ([]byte, error)
 	rep  *RepoReport
@@ -222,6 +224,8 @@ func (x *executor) do(e lifecycle.Effect) bool {
 		return x.reverted(e)
 	case lifecycle.DriftIssue:
 		return x.drift(e)
+	case lifecycle.Hold, lifecycle.Release:
+		return x.hold(e)
 	}
 	return x.fail(e.Branch, fmt.Errorf("no way to apply a %q effect", e.Kind))
 }

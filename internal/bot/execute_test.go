@@ -39,7 +39,7 @@ func TestExecutorReachesTheLifecycleOnlyThroughEffects(t *testing.T) {
 var effectNames = []string{
 	"Effect", "Pull", "Kind",
 	"Open", "Update", "Keep", "Close", "Comment", "AutoMerge", "Merge", "Skip", "Cleanup", "Check", "Disarm",
-	"Proven", "Reverted", "FollowUp", "DriftIssue", "Record", "Review", "Label", "Unlabel",
+	"Proven", "Reverted", "FollowUp", "DriftIssue", "Hold", "Release", "Record", "Review", "Label", "Unlabel",
 	"LeaveAlone", "Reuse", "Rewrite",
 }
 

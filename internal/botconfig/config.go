@@ -66,6 +66,10 @@ type Config struct {
 	// ConfigHub is the ConfigHub server of units whose desired state is a
 	// ConfigHub Unit (units[].confighub in a repo config).
 	ConfigHub ConfigHubConfig `yaml:"confighub"`
+	// Hold lets backflow write the hold's annotations on the watched
+	// objects of units that opt in (internal/hold); off, it only reads
+	// the clusters.
+	Hold HoldConfig `yaml:"hold"`
 	// Server is the section of backflow serve (listen address, schedule,
 	// webhook secret), kept as it was written: the server reads it, with
 	// its own strict rules.
@@ -115,6 +119,13 @@ type SourceConfig struct {
 	Kube KubeConfig `yaml:"kube"`
 }
 
+// HoldConfig turns holds on for the clusters watched with kube sources.
+type HoldConfig struct {
+	// Enabled lets backflow place and release holds on the watched objects
+	// of the units whose repository config opts in (hold:).
+	Enabled bool `yaml:"enabled"`
+}
+
 // KubeConfig is how to reach a cluster and which objects to watch in it
 // (source.KubeConfig in the bot config's types).
 type KubeConfig struct {
@@ -131,6 +142,12 @@ type KubeConfig struct {
 	IgnoreManagers []string `yaml:"ignoreManagers"`
 	// Resync is the watches' re-list period; zero means 10m.
 	Resync Duration `yaml:"resync"`
+	// TransitionWindow is how long a person's change the watch saw is kept
+	// after the write, so that a GitOps controller's revert before the
+	// cycle, or before the audit event that attributes it arrives (the
+	// audit webhook's batches), does not erase it; zero means 2m. It must
+	// be longer than the attribution's delivery delay.
+	TransitionWindow Duration `yaml:"transitionWindow"`
 }
 
 // AuditConfig names the Kubernetes audit logs that attribute live changes
@@ -403,6 +420,8 @@ func (c *Config) validate() []string {
 				fail(p+".kube.objects", "required: the object keys to watch")
 			case kube && s.Kube.InCluster && (s.Kube.Kubeconfig != "" || s.Kube.Context != ""):
 				fail(p+".kube", "inCluster excludes kubeconfig and context")
+			case kube && s.Kube.TransitionWindow.Duration < 0:
+				fail(p+".kube.transitionWindow", "must be positive")
 			case kube:
 			case s.Path == "" && s.URL == "":
 				fail(p, "one of path or url is required (or kube)")

@@ -197,7 +197,7 @@ func (in *Input) Decide(u *Unit, commits []forge.Commit) []Effect {
 	// A receipt check failed under an intermediate policy is replaced by
 	// regenerating the branch, whose new head gets a fresh check.
 	if p.Fingerprint == st.Marker.Fingerprint && in.baseUnchanged(st.Marker) && !st.Marker.receiptRefused() {
-		return append(out, in.finish(st, p, st.PR.HeadSHA, st.PR.Labels, false)...)
+		return append(append(out, in.finish(st, p, st.PR.HeadSHA, st.PR.Labels, false)...), in.revertedNote(st)...)
 	}
 	for _, c := range st.Marker.Changes {
 		// A new live value re-plans the pull request only when it is
@@ -914,16 +914,7 @@ func (in *Input) liveState(env string, c MarkerChange) liveState {
 	if seen == nil {
 		return liveUnknown
 	}
-	var newest *observe.Observation
-	for i := range seen.Observations {
-		o := &seen.Observations[i]
-		if !trustedToDecide(c, o.TrustLevel()) {
-			continue
-		}
-		if newest == nil || o.ObservedAt.After(newest.ObservedAt) {
-			newest = o
-		}
-	}
+	newest := newestTrusted(seen, c)
 	if newest == nil {
 		return liveUnknown
 	}
@@ -931,7 +922,7 @@ func (in *Input) liveState(env string, c MarkerChange) liveState {
 	if i < 0 {
 		return liveBack
 	}
-	f := newest.Fields[i]
+	f := liveNow(newest.Fields[i])
 	switch {
 	case f.Ambiguous != "":
 		return liveUnknown // the observer's text cannot say what the field holds

@@ -27,6 +27,8 @@ const (
 	Reverted   Kind = "reverted"    // say that a merged write-back did not stick
 	FollowUp   Kind = "follow-up"   // a merged write-back waits for evidence
 	DriftIssue Kind = "drift-issue" // open, update, reopen or close the drift tracking issue
+	Hold       Kind = "hold"        // place the forward controller's mark and the sealed hold on a live object
+	Release    Kind = "release"     // remove a sealed hold, then ask the applier to reconcile
 
 	Record  Kind = "record"  // record commits recognised as the bot's own in the marker
 	Review  Kind = "review"  // request the configured reviewers
@@ -111,6 +113,8 @@ type Effect struct {
 	Evidence *Evidence
 	// Issue is the drift tracking issue's wanted state.
 	Issue *TrackingIssue
+	// Hold is what a Hold or Release applies to the live object.
+	Hold *HoldAction
 }
 
 // BaseMoved says that the default branch, now at head, is no longer at

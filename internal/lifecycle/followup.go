@@ -239,7 +239,7 @@ func (in *Input) reobserve(m *Marker, c MarkerChange, merged time.Time) (v Verdi
 	case newest.Fields[i].Removed:
 		v.Gone = true
 	default:
-		f := newest.Fields[i]
+		f := liveNow(newest.Fields[i])
 		v.Live = f.LiveLike(c.To)
 		v.Equal = values.Equal(v.Live, c.To)
 		v.Applied = v.Equal && slices.Contains(in.GitOpsManagers, f.Manager)
@@ -257,8 +257,8 @@ func (in *Input) reverted(st *Pull, v Verdict, grace time.Duration) Effect {
 	}
 	manager := ""
 	i := slices.IndexFunc(v.Obs.Fields, func(f observe.Field) bool { return f.Path == v.Change.Field })
-	if i >= 0 && v.Obs.Fields[i].Manager != "" {
-		manager = fmt.Sprintf(" (last written by %s)", cell(v.Obs.Fields[i].Manager))
+	if i >= 0 && liveNow(v.Obs.Fields[i]).Manager != "" {
+		manager = fmt.Sprintf(" (last written by %s)", cell(liveNow(v.Obs.Fields[i]).Manager))
 	}
 	text := fmt.Sprintf(
 		"**Reverted.** After the merge %s and the grace period (%s), %s on %s is live %s%s in %s at %s, not the accepted "+

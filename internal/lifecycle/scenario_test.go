@@ -69,6 +69,10 @@ type scenarioObservation struct {
 	Asserted bool `json:"asserted,omitempty"`
 	// Actor replaces alice.
 	Actor string `json:"actor,omitempty"`
+	// RevertedTo says helm-controller wrote the field back to this value
+	// before the object was read: Live is the person's value the watch
+	// kept (observe.Revert).
+	RevertedTo any `json:"revertedTo,omitempty"`
 }
 
 type scenarioPull struct {
@@ -138,6 +142,10 @@ func (o scenarioObservation) observation(t *testing.T) observe.Observation {
 	}
 	if o.Actor != "" {
 		r.Change.Actor, r.Change.Groups = o.Actor, nil
+	}
+	if o.RevertedTo != nil {
+		r.Fields[0].Reverted = &observe.Revert{Live: o.RevertedTo, Manager: "helm-controller", From: 3, ChangedVersion: "48213",
+			Version: "48214", ChangedAt: r.ObservedAt.Add(-time.Minute)}
 	}
 	return r
 }

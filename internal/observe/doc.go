@@ -8,14 +8,17 @@
 // so that each changed field is attributed to the authenticated user who
 // set it.
 //
-// The readers and the join are pure functions of their inputs. One type is
-// not: AdmissionLog is a store, safe for concurrent use (it holds a mutex),
+// The readers and the join are pure functions of their inputs. Two types
+// are not: AdmissionLog is a store, safe for concurrent use (it holds a mutex),
 // that reads its clock (Now, time.Now when unset) to expire the admission
 // records the watch has not confirmed within its TTL, refuses the records
 // that do not fit its byte budget and drops the oldest confirmed ones to
 // make room, and calls back (OnConfirm, OnRefuse) on what it settles; the
 // sources and the webhook share one for the process's life, and tests give
-// it a clock.
+// it a clock. TransitionLog is the other store: it keeps, for a window read
+// from its clock and within a count and a byte budget, the person's changes
+// a watch saw, so that a GitOps controller's revert before the next read
+// does not erase them.
 //
 // It decides nothing and does no I/O: it must not know about policies,
 // repository configuration, GitHub or git, and must not import client-go,

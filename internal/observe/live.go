@@ -34,6 +34,11 @@ type LiveResult struct {
 var ignoredPaths = []string{
 	"metadata.annotations." + yamlnode.EscapeKey(IntentAnnotation),
 	"metadata.annotations." + yamlnode.EscapeKey("kubectl.kubernetes.io/last-applied-configuration"),
+	// A hold's annotations (internal/hold) keep the forward controller off
+	// an accepted change; they are backflow's bookkeeping, not a change.
+	"metadata.annotations." + yamlnode.EscapeKey("backflow.dev/hold"),
+	"metadata.annotations." + yamlnode.EscapeKey("kustomize.toolkit.fluxcd.io/reconcile"),
+	"metadata.annotations." + yamlnode.EscapeKey("helm.toolkit.fluxcd.io/driftDetection"),
 }
 
 // LiveChanges reads an object's managedFields: which fields a manager other

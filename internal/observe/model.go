@@ -138,6 +138,11 @@ type Field struct {
 	// "-"): the field differs from desired, but it is neither a removal nor
 	// a value to write. Live is nil and Removed false.
 	Ambiguous string
+	// Reverted, when set, says the GitOps controller wrote over the
+	// person's value before the object was read: Live is the person's
+	// value (kept by the watch's TransitionLog), Reverted what the object
+	// holds now. What is live now is Now().
+	Reverted *Revert
 	// StringValued says the object's kind fixes the field as a string (a
 	// key of a Kubernetes map of strings: labels, annotations, a
 	// ConfigMap's data): an observer's text there is that string, whatever

@@ -198,6 +198,7 @@ func (p *planner) decide(g *group, index int, out *decided) Decision {
 		}
 		d.Changes = append(d.Changes, c)
 	}
+	d.Reasons = append(d.Reasons, revertedReasons(fields, show)...)
 	if len(fields) == 0 {
 		d.Outcome = Noop
 		if len(o.Fields) == 0 {

@@ -383,7 +383,11 @@ func observerEvidence(o *observe.Observation, fields []*fieldState) []string {
 				fs.f.Path, orNone(fs.f.Cause), orNone(fs.f.ManagerHint)))
 		}
 	}
-	return out
+	show := func(v any) any { return v }
+	if o.Object.IsSecret() {
+		show = func(any) any { return observe.Redacted }
+	}
+	return append(out, revertedEvidence(fields, show)...)
 }
 
 func orNone(s string) string {

@@ -77,6 +77,7 @@ type index struct {
 type Environment struct {
 	Clusters                []string `yaml:"clusters" json:"clusters" jsonschema:"required,minItems=1" jsonschema_description:"Cluster names (kube contexts) that make up the environment."`
 	RequireClusterAgreement *bool    `yaml:"requireClusterAgreement" json:"requireClusterAgreement,omitempty" jsonschema_description:"Overrides the top-level requireClusterAgreement for this environment."`
+	Hold                    *Hold    `yaml:"hold" json:"hold,omitempty" jsonschema_description:"Opts every unit of the environment into holding the forward controller off an accepted live change until its merge is applied (a unit's own hold replaces it). Needs write access to the held objects' annotations."`
 }
 
 // Unit is a set of objects rendered from values files, applied from plain
@@ -91,6 +92,7 @@ type Unit struct {
 	ValuesRoot    *ValuesRoot `yaml:"valuesRoot" json:"valuesRoot,omitempty" jsonschema_description:"Set when the unit's last values file is a manifest (a Flux HelmRelease, an Argo CD Application) whose inline values are read, after the files before it, as Flux merges spec.values after valuesFrom and Argo CD valuesObject after valueFiles."`
 	Objects       []string    `yaml:"objects" json:"objects" jsonschema:"required,minItems=1" jsonschema_description:"Object keys apiVersion|Kind|namespace|name that the unit renders; * matches any run of characters within one |-separated segment."`
 	Chart         *Chart      `yaml:"chart" json:"chart,omitempty" jsonschema_description:"The chart the unit renders: named in receipts, and rendered by the render witness when it has a path, a repository or an OCI reference."`
+	Hold          *Hold       `yaml:"hold" json:"hold,omitempty" jsonschema_description:"Opts the unit into holding the forward controller off an accepted live change until its merge is applied; replaces its environment's hold."`
 }
 
 // ConfigHub names a ConfigHub Unit by slugs.

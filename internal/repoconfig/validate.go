@@ -162,6 +162,7 @@ func (c *Config) validateEnvironments(k *checker) {
 		p := "environments." + env
 		k.add(p, checkName(env))
 		e := c.Environments[env]
+		e.Hold.validate(k, p+".hold")
 		if len(e.Clusters) == 0 {
 			k.addf(p+".clusters", "required: at least one cluster")
 		}
@@ -214,6 +215,7 @@ func (c *Config) validateUnits(k *checker, receipts string) {
 			names[u.Environment+"/"+u.Name] = i
 		}
 		c.validateSource(k, p, &u, receipts)
+		u.Hold.validate(k, p+".hold")
 		c.checkWritable(k, p+".valuesFiles", u.ValuesFiles, receipts)
 		if r := u.ValuesRoot; r != nil {
 			if kind, name, ok := strings.Cut(r.Document, "/"); !ok || kind == "" || name == "" || strings.Contains(name, "/") {

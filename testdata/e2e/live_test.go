@@ -416,8 +416,17 @@ func mergeApplyProve(t *testing.T, c *cluster, h *hubClient, bin string, pr *pul
 	if n := replicas(t, c, "redis-replicas"); n != 4 {
 		t.Fatalf("after the forward apply of the merged values redis-replicas has %d replicas, want 4", n)
 	}
+	return awaitProven(t, h, bin, pr.Number), values
+}
+
+// awaitProven waits for the follow-up's proven receipts on pull request
+// number, the first of which backflow verify must accept, and returns them.
+func awaitProven(t *testing.T, h *hubClient, bin string, number int) []string {
+	t.Helper()
+	var receipts []string
 	eventually(t, stepTimeout, "the proven receipt", func() error {
-		comments, err := h.comments(t, pr.Number)
+		receipts = nil
+		comments, err := h.comments(t, number)
 		if err != nil {
 			return err
 		}
@@ -425,10 +434,10 @@ func mergeApplyProve(t *testing.T, c *cluster, h *hubClient, bin string, pr *pul
 			receipts = append(receipts, provenReceipts(cm.Body)...)
 		}
 		if len(receipts) == 0 {
-			return fmt.Errorf("#%d: no proven receipt among %d comments", pr.Number, len(comments))
+			return fmt.Errorf("#%d: no proven receipt among %d comments", number, len(comments))
 		}
 		return nil
 	})
 	verifyReceipt(t, h, bin, receipts[0])
-	return receipts, values
+	return receipts
 }

@@ -104,6 +104,12 @@ type KubeSource struct {
 	// DefaultAuditSettle.
 	AuditSettle time.Duration
 
+	// Transitions keeps the person's changes the watch sees, so that a
+	// GitOps controller's revert before the next Read does not erase them
+	// (see observe.RevertedFields); nil means a log of its own with
+	// observe's defaults, built by Start on the source's clock.
+	Transitions *observe.TransitionLog
+
 	// Config, when Client is nil, is what Start builds the client and the
 	// mapper from (so a source can be configured before its cluster is
 	// reachable).
@@ -245,6 +251,9 @@ func (s *KubeSource) startLocked() ([]*kubeWatch, context.CancelFunc, error) {
 	if s.applied == nil {
 		s.applied = map[string]map[string]time.Time{}
 	}
+	if s.Transitions == nil {
+		s.Transitions = &observe.TransitionLog{Now: s.now}
+	}
 	run, cancel := context.WithCancel(context.Background())
 	for _, w := range watches {
 		mapping, err := s.Mapper.RESTMapping(w.gvk.GroupKind(), w.gvk.Version)
@@ -300,6 +309,7 @@ func (s *KubeSource) changed(w *kubeWatch, old, obj any) {
 		}
 		s.Admission.Confirm(s.Cluster, before, u.Object)
 	}
+	s.recordTransition(k, o, u)
 	s.cmu.Lock()
 	if s.changedAt == nil {
 		s.changedAt = map[string]time.Time{}
@@ -407,6 +417,7 @@ func (s *KubeSource) Read(ctx context.Context) observe.Result {
 				}
 				continue
 			}
+			s.settleTransitions(string(u.GetUID()), o)
 			res.Observations = append(res.Observations, o)
 		}
 	}
@@ -415,6 +426,9 @@ func (s *KubeSource) Read(ctx context.Context) observe.Result {
 		if !present[uid] {
 			delete(s.applied, uid)
 		}
+	}
+	if s.Transitions != nil {
+		s.Transitions.Forget(s.Cluster, func(uid string) bool { return present[uid] })
 	}
 	return res
 }
@@ -447,6 +461,14 @@ func (s *KubeSource) observeObject(u *unstructured.Unstructured, now time.Time) 
 	for _, f := range changes.Fields {
 		seen[f.Path] = time.Time{}
 	}
+	reverted, kept := s.reverted(uid, changes, u.GetResourceVersion())
+	for p := range reverted {
+		if _, ok := seen[p]; !ok {
+			// A change the watch saw but no Read did: the forward apply
+			// wrote over it before this cycle.
+			seen[p] = time.Time{}
+		}
+	}
 	// A field changed live before and now written by a GitOps controller
 	// was written by its forward apply: back to the old desired value (the
 	// fix was reverted) or at the person's value (the write-back was
@@ -472,6 +494,11 @@ func (s *KubeSource) observeObject(u *unstructured.Unstructured, now time.Time) 
 		// sees an unmapped one unchanged rather than as someone's drift.
 		f.Cause = observe.CauseForwardApply
 		f.Desired, f.HasDesired = f.Live, true
+		if r, ok := reverted[p]; ok {
+			// Within the transition window the person's value is what
+			// the observation says was changed, with what is live now.
+			f = r
+		}
 		fields = append(fields, f)
 	}
 	if len(seen) == 0 {
@@ -483,7 +510,7 @@ func (s *KubeSource) observeObject(u *unstructured.Unstructured, now time.Time) 
 	}
 	o := observe.Observation{
 		Source: observe.SourceKubernetes, Cluster: s.Cluster, ObservedAt: now, Object: k,
-		ResourceVersion: u.GetResourceVersion(), Trust: observe.AttributionAuditLog,
+		ResourceVersion: u.GetResourceVersion(), UID: uid, Trust: observe.AttributionAuditLog,
 		Change: observe.Change{Attribution: observe.AttributionUnknown, Claimed: observe.AttributionUnknown},
 		Fields: fields,
 		Origin: "cluster " + s.Cluster + " " + k.String(),
@@ -496,6 +523,7 @@ func (s *KubeSource) observeObject(u *unstructured.Unstructured, now time.Time) 
 	if s.Admission != nil {
 		records = s.Admission.RecordsOf(k)
 	}
+	records = append(records, kept...)
 	return observe.AttributeLive(o, events, records, u.Object), nil
 }
 

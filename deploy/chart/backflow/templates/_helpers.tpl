@@ -111,8 +111,23 @@ when every object of that kind names the same literal namespace, else in
 all namespaces; the grants follow it exactly.
 */}}
 {{- define "backflow.watchRBAC" -}}
+{{- include "backflow.objectsRBAC" .Values.kube.objects -}}
+{{- end -}}
+
+{{/* The kinds a hold writes (hold.objects and hold.appliers) as JSON:
+{"apiVersion|Kind": {"group", "resource"}}. */}}
+{{- define "backflow.holdKinds" -}}
 {{- $kinds := dict -}}
-{{- range $i, $o := .Values.kube.objects -}}
+{{- range $o := concat .Values.hold.objects .Values.hold.appliers -}}
+{{- $_ := set $kinds (printf "%s|%s" $o.apiVersion $o.kind) (dict "group" (include "backflow.apiGroup" $o) "resource" (include "backflow.resource" $o)) -}}
+{{- end -}}
+{{- $kinds | toJson -}}
+{{- end -}}
+
+{{/* backflow.watchRBAC's plan for any list of kube.objects entries. */}}
+{{- define "backflow.objectsRBAC" -}}
+{{- $kinds := dict -}}
+{{- range $i, $o := . -}}
 {{- $key := printf "%s|%s" $o.apiVersion $o.kind -}}
 {{- $e := get $kinds $key -}}
 {{- if not $e -}}
@@ -138,10 +153,16 @@ all namespaces; the grants follow it exactly.
 
 {{/* RBAC rules (YAML list) of {group: [resources]}. */}}
 {{- define "backflow.rules" -}}
-{{- range $g := keys . | sortAlpha }}
+{{- include "backflow.rulesWith" (dict "rules" . "verbs" (list "get" "list" "watch")) -}}
+{{- end -}}
+
+{{/* RBAC rules (YAML list) of .rules, {group: [resources]}, with .verbs. */}}
+{{- define "backflow.rulesWith" -}}
+{{- $verbs := .verbs -}}
+{{- range $g := keys .rules | sortAlpha }}
 - apiGroups: [{{ $g | quote }}]
-  resources: {{ get $ $g | toJson }}
-  verbs: ["get", "list", "watch"]
+  resources: {{ get $.rules $g | toJson }}
+  verbs: {{ $verbs | toJson }}
 {{- end }}
 {{- end -}}
 

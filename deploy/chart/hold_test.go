@@ -1,0 +1,141 @@
+package chart_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+)
+
+const holdValues = kubeObjects + `
+hold:
+  enabled: true
+  objects:
+    - {apiVersion: apps/v1, kind: StatefulSet, namespace: redis, name: "redis-*"}
+    - {apiVersion: apps/v1, kind: Deployment, namespace: shop, name: web}
+  appliers:
+    - {apiVersion: kustomize.toolkit.fluxcd.io/v1, kind: Kustomization, namespace: flux-system, name: apps}
+`
+
+// patchRules are the rules granting patch, by namespace ("" for a
+// ClusterRole).
+func patchRules(objs []object) map[string][]rbacv1.PolicyRule {
+	out := map[string][]rbacv1.PolicyRule{}
+	for _, cr := range find[*rbacv1.ClusterRole](objs, "ClusterRole") {
+		for _, r := range cr.Rules {
+			if slices.Contains(r.Verbs, "patch") {
+				out[""] = append(out[""], r)
+			}
+		}
+	}
+	for _, role := range find[*rbacv1.Role](objs, "Role") {
+		for _, r := range role.Rules {
+			if slices.Contains(r.Verbs, "patch") {
+				out[role.Namespace] = append(out[role.Namespace], r)
+			}
+		}
+	}
+	return out
+}
+
+func TestChartHold(t *testing.T) {
+	ch := loadChart(t)
+	// why: without the opt-in backflow stays read-only on the cluster.
+	out, err := render(ch, values(t, base, kubeObjects))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := decodeAll(t, out)
+	if p := patchRules(objs); len(p) != 0 {
+		t.Errorf("why: without hold nothing grants patch; got %v", p)
+	}
+	if n := len(find[*admissionv1.ValidatingAdmissionPolicy](objs, "ValidatingAdmissionPolicy")); n != 0 {
+		t.Errorf("why: without hold there is no admission policy; got %d", n)
+	}
+
+	out, err = render(ch, values(t, base, holdValues))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs = decodeAll(t, out)
+	p := patchRules(objs)
+	want := map[string]string{"redis": "apps/statefulsets", "shop": "apps/deployments", "flux-system": "kustomize.toolkit.fluxcd.io/kustomizations"}
+	if len(p) != len(want) {
+		t.Errorf("why: patch only where units hold and on their appliers; got %v", p)
+	}
+	for ns, what := range want {
+		rules := p[ns]
+		if len(rules) != 1 || rules[0].APIGroups[0]+"/"+rules[0].Resources[0] != what {
+			t.Errorf("why: %s: patch on exactly %s; got %+v", ns, what, rules)
+			continue
+		}
+		r := rules[0]
+		switch ns {
+		case "flux-system":
+			if !slices.Equal(r.Verbs, []string{"get", "patch"}) || !slices.Equal(r.ResourceNames, []string{"apps"}) {
+				t.Errorf("why: the applier is read and asked to reconcile by name only; got %+v", r)
+			}
+		default:
+			if !slices.Equal(r.Verbs, []string{"patch"}) {
+				t.Errorf("why: a hold only patches; got %+v", r)
+			}
+		}
+	}
+	sa := one[*rbacv1.RoleBinding](t, filterName(objs, fullname+"-hold", "redis"), "RoleBinding").Subjects[0]
+	if sa.Kind != "ServiceAccount" || sa.Namespace != namespace {
+		t.Errorf("the hold's binding names %+v", sa)
+	}
+	vap := one[*admissionv1.ValidatingAdmissionPolicy](t, objs, "ValidatingAdmissionPolicy")
+	user := "system:serviceaccount:" + namespace + ":" + sa.Name
+	if len(vap.Spec.MatchConditions) != 1 || !strings.Contains(vap.Spec.MatchConditions[0].Expression, `"`+user+`"`) {
+		t.Errorf("why: the policy applies to backflow's service account; got %+v", vap.Spec.MatchConditions)
+	}
+	if vap.Spec.FailurePolicy == nil || *vap.Spec.FailurePolicy != admissionv1.Fail {
+		t.Errorf("why: the policy fails closed; got %v", vap.Spec.FailurePolicy)
+	}
+	var kinds []string
+	for _, r := range vap.Spec.MatchConstraints.ResourceRules {
+		kinds = append(kinds, r.APIGroups[0]+"/"+r.Resources[0])
+		if !slices.Equal(r.Operations, []admissionv1.OperationType{admissionv1.Update}) {
+			t.Errorf("rule operations %v", r.Operations)
+		}
+	}
+	slices.Sort(kinds)
+	if !slices.Equal(kinds, []string{"apps/deployments", "apps/statefulsets", "kustomize.toolkit.fluxcd.io/kustomizations"}) {
+		t.Errorf("why: the policy covers every kind backflow may patch; got %v", kinds)
+	}
+	var messages []string
+	for _, v := range vap.Spec.Validations {
+		messages = append(messages, v.Message)
+	}
+	for _, w := range []string{"not spec", "not labels", "only its hold annotations"} {
+		if !slices.ContainsFunc(messages, func(m string) bool { return strings.Contains(m, w) }) {
+			t.Errorf("why: the policy refuses a change %s; messages %q", w, messages)
+		}
+	}
+	b := one[*admissionv1.ValidatingAdmissionPolicyBinding](t, objs, "ValidatingAdmissionPolicyBinding")
+	if b.Spec.PolicyName != vap.Name || !slices.Equal(b.Spec.ValidationActions, []admissionv1.ValidationAction{admissionv1.Deny}) {
+		t.Errorf("binding %+v", b.Spec)
+	}
+
+	for _, tc := range []struct{ name, values, want string }{
+		{"hold without objects", kubeObjects + "hold: {enabled: true}", "objects"},
+		{"an applier that is no Flux object", kubeObjects + "hold: {enabled: true, objects: [{apiVersion: v1, kind: ConfigMap, namespace: a, name: b}], appliers: [{apiVersion: argoproj.io/v1alpha1, kind: Application, namespace: argocd, name: x}]}", "appliers"},
+	} {
+		if _, err := render(ch, values(t, base, tc.values)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one naming %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func filterName(objs []object, name, ns string) []object {
+	var out []object
+	for _, o := range objs {
+		if o.name == name && o.ns == ns {
+			out = append(out, o)
+		}
+	}
+	return out
+}

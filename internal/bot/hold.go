@@ -1,0 +1,85 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/backflow-dev/backflow/internal/hold"
+	"github.com/backflow-dev/backflow/internal/lifecycle"
+	"github.com/backflow-dev/backflow/internal/observe"
+)
+
+// HoldPort is what the executor needs of the clusters to hold the forward
+// controller off an accepted change: the watched objects that carry a
+// hold's annotations, the applier's applied revision, and a JSON merge
+// patch applied to an object or to an applier. The kube sources implement
+// it; nil Options.Holds keeps backflow read-only on the clusters.
+type HoldPort interface {
+	// Annotated lists the watched objects carrying any of the hold's
+	// annotations (hold.Annotation, the controllers' marks).
+	Annotated(ctx context.Context) ([]AnnotatedObject, error)
+	// AppliedRevision is status.lastAppliedRevision of the applier
+	// (namespace/name) of controller on cluster.
+	AppliedRevision(ctx context.Context, cluster, controller, applier string) (string, error)
+	// PatchObject applies patch to the object on cluster.
+	PatchObject(ctx context.Context, cluster string, object observe.ObjectKey, patch []byte) error
+	// PatchApplier applies patch to the applier (namespace/name) of
+	// controller on cluster.
+	PatchApplier(ctx context.Context, cluster, controller, applier string, patch []byte) error
+}
+
+// AnnotatedObject is a watched object's identity and annotations.
+type AnnotatedObject struct {
+	Cluster     string
+	Object      observe.ObjectKey
+	UID         string
+	Annotations map[string]string
+}
+
+// liveHolds reads the holds on the watched objects, judged under the
+// bot's commit key, with their appliers' applied revisions: what a
+// restarted process carries on from.
+func (b *Bot) liveHolds(ctx context.Context) ([]lifecycle.LiveHold, error) {
+	objs, err := b.opts.Holds.Annotated(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("error reading the holds: %w", err)
+	}
+	var out []lifecycle.LiveHold
+	for _, o := range objs {
+		rec, st := hold.Read(b.opts.CommitKey, o.Cluster, o.UID, o.Annotations)
+		h := lifecycle.LiveHold{Cluster: o.Cluster, Object: o.Object, UID: o.UID, Record: rec, State: st}
+		if st == hold.Sealed {
+			rev, err := b.opts.Holds.AppliedRevision(ctx, o.Cluster, rec.Controller, rec.Applier)
+			if err != nil {
+				// Without the applier's revision the merge is not known to
+				// be applied: the hold stays (until its maximum).
+				b.log.Warn("applier not read", "cluster", o.Cluster, "applier", rec.Applier, "error", err)
+			}
+			h.Applied = rev
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// hold carries out a Hold or a Release: the object's patch, then, for a
+// release that asks it, the applier's reconcile request. A hold whose
+// object changed since it was decided is refused by the API server (the
+// patch names the resourceVersion) and decided again next cycle.
+func (x *executor) hold(e lifecycle.Effect) bool {
+	a := e.Hold
+	if x.holds == nil || a == nil {
+		return x.fail(e.Branch, fmt.Errorf("no hold port to apply a %q effect", e.Kind))
+	}
+	if err := x.holds.PatchObject(x.ctx, a.Cluster, a.Object, a.Patch); err != nil {
+		return x.fail(e.Branch, fmt.Errorf("error applying the %s of %s on %s: %w", e.Kind, a.Object, a.Cluster, err))
+	}
+	if a.ReconcilePatch != nil {
+		if err := x.holds.PatchApplier(x.ctx, a.Cluster, a.Controller, a.Applier, a.ReconcilePatch); err != nil {
+			return x.fail(e.Branch, fmt.Errorf("released the hold on %s, but asking %s to reconcile failed: %w",
+				a.Object, a.Applier, err))
+		}
+	}
+	x.act(e, e.Reason)
+	return true
+}

@@ -1,0 +1,273 @@
+package lifecycle
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/hold"
+	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/plan"
+)
+
+// This file decides the holds: where a unit opts in (hold: in the repo
+// config), the forward controller is kept off an accepted change while its
+// pull request waits for the merge to be applied. Placing and releasing a
+// hold are effects (Hold, Release) the executor carries out through its
+// hold port; what is on the live objects is read by that port before the
+// cycle (LiveHold), so a restarted process carries on with the holds it
+// finds sealed.
+
+// LiveHold is what a watched object carries of a hold, as the hold port
+// read it at the start of the cycle, with the applier's status.
+type LiveHold struct {
+	Cluster string
+	Object  observe.ObjectKey
+	UID     string
+	// Record and State are hold.Read's judgement of the annotations.
+	Record hold.Record
+	State  hold.State
+	// Applied is the applier's status.lastAppliedRevision, and
+	// AppliedIncludesMerge whether that revision holds the merge (the
+	// port asks the forge).
+	Applied              string
+	AppliedIncludesMerge bool
+}
+
+// HoldAction is what a Hold or Release effect applies.
+type HoldAction struct {
+	Cluster string
+	Object  observe.ObjectKey
+	// Patch is the JSON merge patch of the held object (hold.Place or
+	// hold.Release): annotations only.
+	Patch []byte
+	// Controller and Applier name the Flux object (namespace/name) a
+	// Release then asks to reconcile with ReconcilePatch; nil asks nothing.
+	Controller     string
+	Applier        string
+	ReconcilePatch []byte
+	// Record is the hold placed or released.
+	Record hold.Record
+}
+
+// Holds decides every hold of the cycle, one chain each: the holds to
+// place, for this cycle's write-backs of units that opt in (before the
+// unit's chain opens or updates its pull request, so an auto-merged change
+// is held from the start), on each object whose change the plan allows;
+// and what to do with each hold found on the live objects (released when
+// due, reported when it is not backflow's). The executor runs these chains
+// before the units' own.
+func (in *Input) Holds(prs []forge.PullRequest, live []LiveHold) [][]Effect {
+	var out [][]Effect
+	// An object that carries any hold or mark already is not held again:
+	// backflow's own is carried on, and another repository's, a person's
+	// mark or a forged record is never taken over (releasing it would
+	// remove what backflow did not place).
+	held := map[string]bool{}
+	for _, h := range live {
+		if h.State != hold.None {
+			held[h.Cluster+"\x00"+h.Object.String()] = true
+		}
+	}
+	for i := range in.Result.WriteBacks {
+		if c := in.placeHolds(&in.Result.WriteBacks[i], prs, held); len(c) > 0 {
+			out = append(out, c)
+		}
+	}
+	for _, h := range live {
+		if e, ok := in.decideLiveHold(h, prs); ok {
+			out = append(out, []Effect{e})
+		}
+	}
+	return out
+}
+
+// placeHolds is the Hold effects of one write-back: one per allowed
+// object not held yet, when its unit opts in and no person closed the same
+// proposal (it is not opened again). A denied change, or one out of
+// bounds, is no write-back and is never held.
+func (in *Input) placeHolds(wb *plan.WriteBack, prs []forge.PullRequest, held map[string]bool) []Effect {
+	u := in.unit(wb.Environment, wb.Unit)
+	if u == nil {
+		return nil
+	}
+	cfg := in.Snapshot.Config.HoldOf(u)
+	if cfg == nil {
+		return nil
+	}
+	p := in.propose(wb)
+	if in.closedByPerson(&Unit{Branch: wb.Branch, Closed: in.closedOf(prs, wb.Branch)}, p.Fingerprint) != nil {
+		return nil
+	}
+	fields := map[string][]string{}
+	for _, c := range p.Changes {
+		fields[c.Object] = append(fields[c.Object], c.Field)
+	}
+	var out []Effect
+	for _, object := range wb.Objects {
+		if len(fields[object]) == 0 || !in.allowed(wb, object) {
+			continue
+		}
+		o := in.newestOf(wb.Environment, object)
+		if o == nil || o.UID == "" || o.ResourceVersion == "" || o.Source != observe.SourceKubernetes {
+			continue // only the watch's own reading of the object names its uid and version
+		}
+		if held[o.Cluster+"\x00"+object] {
+			continue
+		}
+		rec := hold.Record{Repo: in.Repo, PR: in.openNumber(prs, wb.Branch), Branch: wb.Branch, Fingerprint: p.Fingerprint,
+			Cluster: o.Cluster, Object: object, UID: o.UID, Fields: fields[object], Controller: cfg.Controller,
+			Applier: cfg.Applier, Since: in.Now, Until: in.Now.Add(cfg.Max())}
+		value, err := hold.Seal(in.CommitKey, rec)
+		if err == nil {
+			var patch []byte
+			if patch, err = hold.Place(rec, value, o.ResourceVersion); err == nil {
+				out = append(out, Effect{Kind: Hold, Branch: wb.Branch,
+					Hold: &HoldAction{Cluster: o.Cluster, Object: o.Object, Patch: patch, Controller: cfg.Controller,
+						Applier: cfg.Applier, Record: rec},
+					Reason: fmt.Sprintf("hold %s on %s (%s) until %s: %s stays off it until the merge is applied",
+						objectName(object), o.Cluster, strings.Join(fields[object], ", "),
+						rec.Until.UTC().Format(time.RFC3339), cfg.Controller)})
+				continue
+			}
+		}
+		out = append(out, Effect{Kind: Skip, Branch: wb.Branch, Reason: "no hold placed: " + err.Error()})
+	}
+	return out
+}
+
+// closedOf are the closed pull requests of branch, as Index gathers them
+// for a unit.
+func (in *Input) closedOf(prs []forge.PullRequest, branch string) []*Pull {
+	var out []*Pull
+	for _, pr := range prs {
+		if pr.Mine && pr.HeadRef == branch && pr.State == forge.StateClosed && !pr.Merged {
+			if m, ok := in.pullMarker(pr); ok {
+				out = append(out, &Pull{PR: pr, Marker: m})
+			}
+		}
+	}
+	return out
+}
+
+// openNumber is the number of the open pull request of branch, 0 when it
+// is still to be opened.
+func (in *Input) openNumber(prs []forge.PullRequest, branch string) int {
+	for _, pr := range prs {
+		if pr.Mine && pr.HeadRef == branch && pr.State == forge.StateOpen {
+			return pr.Number
+		}
+	}
+	return 0
+}
+
+// allowed says the plan allows the write-back's change on object: its
+// decision is an allow written back to the write-back's branch.
+func (in *Input) allowed(wb *plan.WriteBack, object string) bool {
+	return slices.ContainsFunc(in.Result.Decisions, func(d plan.Decision) bool {
+		return d.Environment == wb.Environment && d.Unit == wb.Unit && d.Object == object && d.Outcome == plan.Allow &&
+			!d.Reported && d.WriteBack == wb.Branch
+	})
+}
+
+// newestOf is the newest observation of object in env.
+func (in *Input) newestOf(env, object string) *observe.Observation {
+	seen := in.Result.ObservedOf(env, object)
+	if seen == nil {
+		return nil
+	}
+	var newest *observe.Observation
+	for i := range seen.Observations {
+		if o := &seen.Observations[i]; newest == nil || o.ObservedAt.After(newest.ObservedAt) {
+			newest = o
+		}
+	}
+	return newest
+}
+
+// decideLiveHold is the effect for one hold found live: a Release when a
+// sealed hold of this repository is due, a Skip reporting a mark that is
+// not backflow's, nothing while a hold is kept.
+func (in *Input) decideLiveHold(h LiveHold, prs []forge.PullRequest) (Effect, bool) {
+	switch h.State {
+	case hold.None:
+		return Effect{}, false
+	case hold.Forged:
+		return Effect{Kind: Skip, Reason: fmt.Sprintf("%s on %s carries a %s annotation that is not authentic: "+
+			"never trusted, never released", objectName(h.Object.String()), h.Cluster, hold.Annotation)}, true
+	case hold.Unsealed:
+		return Effect{Kind: Skip, Reason: fmt.Sprintf("%s on %s carries the forward controller's hands-off mark "+
+			"without backflow's hold: a person's, left alone", objectName(h.Object.String()), h.Cluster)}, true
+	}
+	if h.Record.Repo != in.Repo {
+		return Effect{}, false // another repository's hold: its own cycle decides it
+	}
+	p := hold.PullState{Applied: h.Applied, AppliedIncludesMerge: h.AppliedIncludesMerge}
+	var st *Pull
+	for _, pr := range prs {
+		m, ok := in.pullMarker(pr)
+		if !pr.Mine || pr.HeadRef != h.Record.Branch || !ok || m.Fingerprint != h.Record.Fingerprint ||
+			st != nil && pr.Number < st.PR.Number {
+			continue
+		}
+		p.Found, p.Open, p.Merged, p.MergeCommit = true, pr.State == forge.StateOpen, pr.Merged, pr.MergeCommitSHA
+		st = &Pull{PR: pr, Marker: m}
+	}
+	if !p.Found && in.proposes(h.Record) {
+		// The same proposal is planned again: this cycle opens its pull
+		// request (a cycle that placed the hold failed before opening it).
+		return Effect{}, false
+	}
+	if p.Open {
+		p.Contested = in.contested(h)
+	}
+	d := hold.Due(h.Record, h.State, p, in.Now)
+	if !d.Release {
+		return Effect{}, false
+	}
+	patch, err := hold.Release(h.Record, h.State)
+	if err != nil {
+		return Effect{Kind: Skip, Reason: err.Error()}, true
+	}
+	act := &HoldAction{Cluster: h.Cluster, Object: h.Object, Patch: patch, Controller: h.Record.Controller,
+		Applier: h.Record.Applier, Record: h.Record}
+	if d.Reconcile {
+		act.ReconcilePatch = hold.Reconcile(in.Now)
+	}
+	return Effect{Kind: Release, Branch: h.Record.Branch, Pull: st, Hold: act,
+		Reason: fmt.Sprintf("release the hold on %s (%s): %s", objectName(h.Object.String()), h.Cluster, d.Reason)}, true
+}
+
+// contested names who else changed a held field since the hold was
+// placed, as the newest observation of the object attributes it; empty
+// when nobody did.
+func (in *Input) contested(h LiveHold) string {
+	for _, d := range in.Result.Decisions {
+		if d.Object != h.Object.String() || d.Actor == "" {
+			continue
+		}
+		o := in.newestOf(d.Environment, d.Object)
+		if o == nil || o.Change.At.Before(h.Record.Since) {
+			continue
+		}
+		for _, c := range d.Changes {
+			if slices.Contains(h.Record.Fields, c.Field) && o.Change.Actor != "" && d.Outcome != plan.Allow {
+				return o.Change.Actor
+			}
+		}
+	}
+	return ""
+}
+
+// proposes says this cycle's plan makes the proposal the hold r was placed
+// for.
+func (in *Input) proposes(r hold.Record) bool {
+	for i := range in.Result.WriteBacks {
+		if wb := &in.Result.WriteBacks[i]; wb.Branch == r.Branch && in.propose(wb).Fingerprint == r.Fingerprint {
+			return true
+		}
+	}
+	return false
+}

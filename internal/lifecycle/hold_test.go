@@ -1,0 +1,177 @@
+package lifecycle
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/hold"
+	"github.com/backflow-dev/backflow/internal/observe"
+)
+
+// holdOptIn opts prod-us-east's redis unit into holding.
+func holdOptIn(f map[string]string) {
+	f[".github/backflow.yaml"] = strings.Replace(f[".github/backflow.yaml"],
+		"    chart: {name: bitnami/redis, version: 25.5.3}\n",
+		"    chart: {name: bitnami/redis, version: 25.5.3}\n    hold: {controller: flux-kustomize, applier: flux-system/apps, maxDuration: 30m}\n", 1)
+}
+
+// watched is replicas as the kube watch reads it: uid and version known.
+func watched(live any, offset time.Duration) observe.Observation {
+	o := replicas(live, "kubectl", offset)
+	o.UID, o.ResourceVersion = "u-1", "48213"
+	return o
+}
+
+func kinds2(chains [][]Effect) []string {
+	var out []string
+	for _, c := range chains {
+		for _, e := range c {
+			out = append(out, string(e.Kind))
+		}
+	}
+	return out
+}
+
+func TestHoldsPlaced(t *testing.T) {
+	in := input(t, holdOptIn, watched(4, time.Minute))
+	in.Now = t0.Add(2 * time.Minute)
+	chains := in.Holds(nil, nil)
+	if got := kinds2(chains); len(got) != 1 || got[0] != string(Hold) {
+		t.Fatalf("why: an allowed proposal of a unit that opts in is held before its pull request opens; got %v", got)
+	}
+	if act := chains[0][0].Hold; act.Record.PR != 0 || act.Record.Fingerprint == "" || act.Record.Branch != branchEast {
+		t.Errorf("why: a hold placed before the open names the proposal; got %+v", act.Record)
+	}
+	pr := proposed(t, in, 1, "c1")
+	chains = in.Holds([]forge.PullRequest{pr}, nil)
+	if got := kinds2(chains); len(got) != 1 || got[0] != string(Hold) {
+		t.Fatalf("why: an open, allowed proposal of a unit that opts in is held; got %v", got)
+	}
+	e := chains[0][0]
+	act := e.Hold
+	if act.Cluster != usEastNode || act.Object.String() != replicasKey || act.Record.PR != 1 || act.Record.UID != "u-1" ||
+		!act.Record.Until.Equal(in.Now.Add(30*time.Minute)) || act.Applier != "flux-system/apps" {
+		t.Errorf("hold %+v", act)
+	}
+	if !strings.Contains(string(act.Patch), `"resourceVersion":"48213"`) || !strings.Contains(string(act.Patch), hold.KustomizeReconcile) {
+		t.Errorf("patch %s", act.Patch)
+	}
+	// The record it seals reads back sealed from the object.
+	var patch struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(act.Patch, &patch); err != nil {
+		t.Fatal(err)
+	}
+	if _, st := hold.Read(commitKey, usEastNode, "u-1", patch.Metadata.Annotations); st != hold.Sealed {
+		t.Errorf("why: the placed hold reads back as backflow's; got %s", st)
+	}
+	// Held already: not placed again (a restart reads it back).
+	live := []LiveHold{{Cluster: usEastNode, Object: act.Object, UID: "u-1", Record: act.Record, State: hold.Sealed}}
+	if got := kinds2(in.Holds([]forge.PullRequest{pr}, live)); len(got) != 0 {
+		t.Errorf("why: a sealed hold found live is carried on, not placed again; got %v", got)
+	}
+}
+
+func TestHoldsNeverPlaced(t *testing.T) {
+	for _, tc := range []struct {
+		why    string
+		mutate func(map[string]string)
+		obs    observe.Observation
+	}{
+		{"the unit does not opt in", nil, watched(4, time.Minute)},
+		{"denied: bob has no role", holdOptIn, func() observe.Observation {
+			o := watched(4, time.Minute)
+			o.Change.Actor, o.Change.Groups = "bob", nil
+			return o
+		}()},
+		{"out of bounds", func(f map[string]string) {
+			holdOptIn(f)
+			f[policyPath] = strings.Replace(f[policyPath], "          autoMerge: true\n", "          autoMerge: true\n          maximum: 3\n", 1)
+		}, watched(4, time.Minute)},
+		{"a source that does not read the object itself", holdOptIn, func() observe.Observation {
+			o := watched(4, time.Minute)
+			o.UID = ""
+			return o
+		}()},
+	} {
+		// The pull request was opened for an allowed 4 earlier.
+		pr := proposed(t, input(t, holdOptIn, watched(4, time.Minute)), 1, "c1")
+		in := input(t, tc.mutate, tc.obs)
+		in.Now = t0.Add(2 * time.Minute)
+		if got := kinds2(in.Holds([]forge.PullRequest{pr}, nil)); len(got) != 0 {
+			t.Errorf("why: no hold when %s; got %v", tc.why, got)
+		}
+	}
+}
+
+func TestHoldsNotPlacedForARefusedProposal(t *testing.T) {
+	in := input(t, holdOptIn, watched(4, time.Minute))
+	in.Now = t0.Add(2 * time.Minute)
+	refused := closed(proposed(t, in, 1, "c1"), false)
+	if got := kinds2(in.Holds([]forge.PullRequest{refused}, nil)); len(got) != 0 {
+		t.Errorf("why: a proposal a person closed is not opened again, and not held; got %v", got)
+	}
+}
+
+func TestHoldsReleased(t *testing.T) {
+	in := input(t, holdOptIn, watched(4, time.Minute))
+	in.Now = t0.Add(5 * time.Minute)
+	open := proposed(t, in, 1, "c1")
+	m, _ := ParseMarker(open.Body)
+	rec := hold.Record{Repo: testRepo, PR: 1, Branch: branchEast, Fingerprint: m.Fingerprint, Cluster: usEastNode, Object: replicasKey, UID: "u-1",
+		Fields: []string{"spec.replicas"}, Controller: hold.FluxKustomize, Applier: "flux-system/apps", Since: t0, Until: t0.Add(30 * time.Minute)}
+	key := observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"}
+	sealed := LiveHold{Cluster: usEastNode, Object: key, UID: "u-1", Record: rec, State: hold.Sealed}
+	merged := closed(open, true)
+	merged.MergeCommitSHA = "m1"
+	applied := sealed
+	applied.Applied = "main@sha1:m1"
+	other := sealed
+	other.Record.Repo = "acme/other"
+	for _, tc := range []struct {
+		why       string
+		prs       []forge.PullRequest
+		live      LiveHold
+		now       time.Time
+		want      []string
+		reconcile bool
+		reason    string
+	}{
+		{"open: kept", []forge.PullRequest{open}, sealed, in.Now, nil, false, ""},
+		{"merged, not applied: kept", []forge.PullRequest{merged}, sealed, in.Now, nil, false, ""},
+		{"merged and applied: released, reconcile asked", []forge.PullRequest{merged}, applied, in.Now, []string{"release"}, true, "is applied"},
+		{"closed unmerged: released", []forge.PullRequest{closed(open, false)}, sealed, in.Now, []string{"release"}, true, "closed without merge"},
+		{"past its maximum", []forge.PullRequest{open}, sealed, t0.Add(31 * time.Minute), []string{"release"}, true, "maximum hold time"},
+		{"another repository's hold is its own", nil, other, in.Now, nil, false, ""},
+		{"no pull request, but the plan proposes it again: kept for this cycle's open", nil, sealed, in.Now, nil, false, ""},
+		{"a forged hold is reported, never released", nil, LiveHold{Cluster: usEastNode, Object: key, State: hold.Forged}, in.Now, []string{"skip"}, false, "not authentic"},
+		{"a person's mark is reported, left alone", nil, LiveHold{Cluster: usEastNode, Object: key, State: hold.Unsealed}, in.Now, []string{"skip"}, false, "a person's"},
+	} {
+		in.Now = tc.now
+		chains := in.Holds(tc.prs, []LiveHold{tc.live})
+		got := kinds2(chains)
+		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("why: %s: %v, want %v", tc.why, got, tc.want)
+			continue
+		}
+		if len(got) == 0 {
+			continue
+		}
+		e := chains[len(chains)-1][0]
+		if !strings.Contains(e.Reason, tc.reason) {
+			t.Errorf("why: %s: reason %q", tc.why, e.Reason)
+		}
+		if e.Kind == Release && (e.Hold.ReconcilePatch != nil) != tc.reconcile {
+			t.Errorf("why: %s: reconcile %s", tc.why, e.Hold.ReconcilePatch)
+		}
+		if e.Kind == Release && !strings.Contains(string(e.Hold.Patch), `"backflow.dev/hold":null`) {
+			t.Errorf("release patch %s", e.Hold.Patch)
+		}
+	}
+}
