@@ -1,0 +1,76 @@
+package plan
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/backflow-dev/backflow/internal/observe"
+)
+
+// changedFields are the fields of o the planner decides: mapped for an actor
+// holding the roles held, without the ignored fields and those that equal
+// desired, in path order.
+func (p *planner) changedFields(o *observe.Observation, g *group, uv *unitValues, held []string) []*fieldState {
+	// One allocation for the object's fields, not one each.
+	states := make([]fieldState, len(o.Fields))
+	fields := make([]*fieldState, 0, len(o.Fields))
+	for i := range o.Fields {
+		f := &o.Fields[i]
+		if p.ignoresField(f.Path) || p.cfg.IgnoresManager(f.Manager) {
+			continue
+		}
+		fs := &states[i]
+		p.fieldState(fs, f, g, uv, held)
+		if fs.unchanged() {
+			continue
+		}
+		fields = append(fields, fs)
+	}
+	slices.SortStableFunc(fields, func(a, b *fieldState) int { return strings.Compare(a.f.Path, b.f.Path) })
+	return fields
+}
+
+// narrow returns o with its change narrowed to the fields that differ from
+// desired (observe.ChangeOf), the roles its actor holds and those fields:
+// a field a person set to what desired now holds (the GitOps controller
+// then finds it live and leaves its manager owning it) is nobody's change,
+// and must not make the change of another field unknown.
+//
+// The fields that differ depend on the roles held, which pick the entry
+// that maps each field to a value path, and the roles on the change: so
+// the fields are found with the whole observation's change, and again
+// with the narrowed one when it names other roles. Two passes at most: the
+// narrowed change holds only when it is the change of the fields found
+// with its own roles; when the second pass finds fields whose change
+// names other roles again, no change is consistent with its fields and the
+// whole observation's is kept, as it was before narrowing.
+func (p *planner) narrow(
+	o *observe.Observation,
+	g *group,
+	uv *unitValues,
+) (*observe.Observation, []string, []*fieldState) {
+	held := p.cfg.RolesFor(o.Change.Actor, o.Change.Groups)
+	fields := p.changedFields(o, g, uv, held)
+	ch := changeOf(o, fields)
+	if roles := p.cfg.RolesFor(ch.Actor, ch.Groups); !slices.Equal(roles, held) {
+		again := p.changedFields(o, g, uv, roles)
+		ch = changeOf(o, again)
+		if !slices.Equal(p.cfg.RolesFor(ch.Actor, ch.Groups), roles) {
+			return o, held, fields
+		}
+		held, fields = roles, again
+	}
+	n := *o
+	n.Change = ch
+	return &n, held, fields
+}
+
+// changeOf is o's change over fields, fields of o.
+func changeOf(o *observe.Observation, fields []*fieldState) observe.Change {
+	// A set keeps it linear in an observation of 100,000 fields.
+	in := make(map[*observe.Field]bool, len(fields))
+	for _, fs := range fields {
+		in[fs.f] = true
+	}
+	return observe.ChangeOf(*o, func(f *observe.Field) bool { return in[f] })
+}
