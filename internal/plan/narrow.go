@@ -51,6 +51,11 @@ func (p *planner) narrow(
 ) (*observe.Observation, []string, []*fieldState) {
 	held := p.cfg.RolesFor(o.Change.Actor, o.Change.Groups)
 	fields := p.changedFields(o, g, uv, held)
+	if !slices.ContainsFunc(o.Fields, func(f observe.Field) bool { return f.By != nil }) {
+		// No field was attributed on its own (no audit join): the
+		// observation's change is all there is.
+		return o, held, fields
+	}
 	ch := changeOf(o, fields)
 	if roles := p.cfg.RolesFor(ch.Actor, ch.Groups); !slices.Equal(roles, held) {
 		again := p.changedFields(o, g, uv, roles)
@@ -67,11 +72,6 @@ func (p *planner) narrow(
 
 // changeOf is o's change over fields, fields of o.
 func changeOf(o *observe.Observation, fields []*fieldState) observe.Change {
-	if !slices.ContainsFunc(o.Fields, func(f observe.Field) bool { return f.By != nil }) {
-		// No field was attributed on its own (no audit join): the
-		// observation's change is all there is.
-		return o.Change
-	}
 	// A set keeps it linear in an observation of 100,000 fields.
 	in := make(map[*observe.Field]bool, len(fields))
 	for _, fs := range fields {
