@@ -32,6 +32,9 @@ type Cycler struct {
 	last  []string                 // the last repository list
 	known map[string]forge.Repo    // the same, by lower-case name, with default branches
 	slots map[string]chan struct{} // per account: the cycles running
+	// temporary are each repository's temporary acceptances by state, as
+	// its latest cycle found them (expiry.go).
+	temporary map[string]map[string]int
 }
 
 // NewCycler drives b, counting in m (nil counts nothing), cycling at most
@@ -189,6 +192,7 @@ func (c *Cycler) record(rep *bot.Report) {
 		for range rr.PlanErrors {
 			c.metrics.Error("plan")
 		}
+		c.recordTemporary(rr)
 		for _, err := range rr.Errors {
 			c.metrics.Error(bot.ErrorClass(err))
 		}
@@ -204,5 +208,8 @@ func NewMetrics(version string) *server.Metrics {
 	m.KnownDecisions(string(plan.Allow), string(plan.Deny), string(plan.Stale))
 	m.KnownErrors(append([]string{"observation", "plan"}, bot.ErrorClasses()...)...)
 	m.KnownWaits(github.WaitReasons...)
+	for _, s := range temporaryStates {
+		m.TemporaryAcceptances(s, 0)
+	}
 	return m
 }

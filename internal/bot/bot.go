@@ -112,6 +112,8 @@ const PlanReadingsBudget = 64 << 20
 type fileCache struct {
 	sha   string
 	files map[string]fileEntry
+	// lists are the folders listed at sha (listFiles).
+	lists map[string]listEntry
 }
 
 type fileEntry struct {
@@ -277,11 +279,7 @@ func (b *Bot) author(ctx context.Context) (forge.Author, error) {
 // commits are ever read: configuration never comes from a pull request.
 func (b *Bot) readFile(ctx context.Context, repo forge.Repo, sha, p string) ([]byte, error) {
 	b.mu.Lock()
-	fc := b.files[repo.FullName()]
-	if fc == nil || fc.sha != sha {
-		fc = &fileCache{sha: sha, files: map[string]fileEntry{}}
-		b.files[repo.FullName()] = fc
-	}
+	fc := b.cacheAt(repo, sha)
 	e, ok := fc.files[p]
 	b.mu.Unlock()
 	if ok {
@@ -372,6 +370,7 @@ func (rc *repoCycle) run() {
 		chains = append(chains, rc.in.Chain(u, commits))
 	}
 	chains = append(chains, rc.in.FollowUps(prs)...)
+	chains = append(chains, rc.in.Expiries(prs)...)
 	x := rc.x
 	x.head = rc.head
 	x.run(chains)
@@ -462,6 +461,7 @@ func (rc *repoCycle) report() {
 		}
 	}
 	rc.rep.PlanErrors = append(rc.rep.PlanErrors, rc.res.Errors...)
+	rc.rep.Expiries = expiryReports(rc.res.Expiries)
 }
 
 // recoverClosed reads, for each closed unmerged pull request of the App
@@ -519,7 +519,7 @@ func (rc *repoCycle) closedByBot(units []*lifecycle.Unit) map[int]bool {
 // head commit, as the controllers read a folder: every .yaml, .yml and
 // .json file, recursively, hidden entries skipped.
 func (rc *repoCycle) manifests(dir string) ([]string, error) {
-	files, err := rc.b.opts.Forge.ListFiles(rc.ctx, rc.repo, rc.head, dir)
+	files, err := rc.b.listFiles(rc.ctx, rc.repo, rc.head, dir)
 	if err != nil {
 		return nil, err
 	}

@@ -39,6 +39,9 @@ type RepoReport struct {
 	// Decisions are the planner's decisions about objects the repository's
 	// units claim (noop and unmapped left out).
 	Decisions []DecisionReport `json:"decisions"`
+	// Expiries are the temporary acceptances on the default branch, each
+	// with its state at the cycle (expiry.go).
+	Expiries []ExpiryReport `json:"expiries,omitempty"`
 	// Actions are what the cycle did to write-backs, in order.
 	Actions []Action `json:"actions"`
 	// PlanErrors are the planner's own problems (decisions failed closed).

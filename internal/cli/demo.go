@@ -11,11 +11,12 @@ import (
 
 func newDemoCmd() *cobra.Command {
 	var (
-		asJSON bool
-		out    string
+		asJSON     bool
+		breakGlass bool
+		out        string
 	)
 	cmd := &cobra.Command{
-		Use:   "demo [--json] [--out DIR]",
+		Use:   "demo [--json] [--out DIR] [--break-glass]",
 		Short: "Run the whole round trip against an in-process local hub",
 		Long: `Run reverse reconciliation end to end on this machine, with no GitHub
 account and no network but loopback: a local GitHub-compatible hub serves a
@@ -29,10 +30,16 @@ request, a forward apply keeps the fix, and the follow-up proves the receipt.
 Each step is shown on stdout; --json prints a summary instead. The proven
 receipt is written to --out (default: a new temporary folder). Needs git.
 
+--break-glass runs the same story with acceptFor: 2h on the policy's entry:
+the values line and the pull request say until when the scale is accepted;
+the simulated clock then passes the term, a pre-authorized pull request
+restores replicaCount 3, the forward apply puts live back at 3, the follow-up
+proves it, and a cycle after it shows the expiry does not fire twice.
+
 Exit 0 when the round trip completed; 2 when it could not run.`,
 		Args: cliroot.ExactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts := demo.Options{Out: out}
+			opts := demo.Options{Out: out, BreakGlass: breakGlass}
 			if !asJSON {
 				opts.Narration = cmd.OutOrStdout()
 			}
@@ -51,5 +58,7 @@ Exit 0 when the round trip completed; 2 when it could not run.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON summary instead of the steps")
 	cmd.Flags().StringVar(&out, "out", "", "folder for the proven receipt (default: a new temporary folder)")
+	cmd.Flags().BoolVar(&breakGlass, "break-glass", false,
+		"accept the fix for 2h only, then show the pull request that restores desired state")
 	return cmd
 }

@@ -104,6 +104,11 @@ type Options struct {
 	// tokens are checked against it); the clusters and the bot run on a
 	// simulated clock that starts 15 minutes before it.
 	Now func() time.Time
+	// BreakGlass makes the sample's replicaCount entry accept for
+	// BreakGlassFor only, and runs on past that on the simulated clock:
+	// the restoring pull request, the forward apply that puts live back,
+	// and its proof (expiry.go).
+	BreakGlass bool
 }
 
 // Summary is what `backflow demo --json` prints.
@@ -120,10 +125,12 @@ type Summary struct {
 	DriftIssue *Issue `json:"driftIssue,omitempty"`
 	// Kustomize is the kustomize unit's round trip, after the Helm one's.
 	Kustomize *KustomizeRun `json:"kustomize,omitempty"`
-	Requests  Requests      `json:"requests"`
-	Cycles    []Cycle       `json:"cycles"`
-	Seconds   float64       `json:"seconds"`
-	started   time.Time
+	// Expiry is the break-glass part, when Options.BreakGlass asked.
+	Expiry   *Expiry  `json:"expiry,omitempty"`
+	Requests Requests `json:"requests"`
+	Cycles   []Cycle  `json:"cycles"`
+	Seconds  float64  `json:"seconds"`
+	started  time.Time
 }
 
 // PullRequest is a write-back pull request as the hub holds it at the end.
@@ -276,6 +283,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		r.kustomizeCycle,
 		r.kustomizeFollowUp,
 	}
+	if opts.BreakGlass {
+		steps = append(steps, r.expiryCycle, r.restoreApply, r.restoreFollowUp, r.idleAgain)
+	}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return r.sum, err
@@ -302,6 +312,9 @@ func (r *run) startHub() error {
 		return fmt.Errorf("starting the local hub: %w", err)
 	}
 	h := r.hub.Hub
+	if r.opts.BreakGlass {
+		files = breakGlassFiles(files)
+	}
 	repo := localhub.RepoOptions{Owner: Owner, Name: RepoName, Files: files, AllowAutoMerge: true}
 	if err := h.CreateRepo(repo); err != nil {
 		return fmt.Errorf("creating %s: %w", Repository, err)
@@ -805,6 +818,13 @@ func (r *run) pullFiles(number int) ([]pullFile, error) {
 // forwardApply is the GitOps controller applying main after the merge:
 // the accepted value stays, the unauthorized one is reverted.
 func (r *run) forwardApply() error {
+	return r.applyMain(5, "reverted %s -> %s (not in Git)", true)
+}
+
+// applyMain is the GitOps controller applying main at the clock's next
+// minute, narrated as step n, each changed field said with changed (its
+// from and to); record keeps prod-us-east's live fields in the summary.
+func (r *run) applyMain(n int, changed string, record bool) error {
 	r.clock.Set(maxTime(r.clock.Now(), r.wall().UTC().Truncate(time.Second)).Add(time.Minute))
 	m, err := r.readMain()
 	if err != nil {
@@ -812,7 +832,7 @@ func (r *run) forwardApply() error {
 	}
 	head := m.head
 	r.step(
-		5,
+		n,
 		fmt.Sprintf(
 			"Forward apply at %s: the GitOps controller applies main @ %s with --force-conflicts",
 			r.clock.Now().Format(time.TimeOnly),
@@ -820,29 +840,24 @@ func (r *run) forwardApply() error {
 		),
 	)
 	for _, c := range r.clusters {
-		changed, err := r.applyMain(c, m)
+		applied, err := r.applyTo(c, m)
 		if err != nil {
 			return err
 		}
-		for _, a := range changed {
-			r.say(
-				"   %s: %s %s reverted %s -> %s (not in Git)",
-				c.Name,
-				objectName(a.Object),
-				a.Field,
-				values.Format(a.From),
-				values.Format(a.To),
-			)
+		for _, a := range applied {
+			r.say("   %s: %s %s "+changed, c.Name, objectName(a.Object), a.Field, values.Format(a.From), values.Format(a.To))
 		}
 		if c.Environment != "prod-us-east" {
 			continue
 		}
-		for _, lf := range []struct{ object, field string }{{replicasKey, "spec.replicas"}, {masterKey, imageField}} {
-			live, _ := c.Get(lf.object, lf.field)
-			r.sum.ForwardApply = append(
-				r.sum.ForwardApply,
-				LiveField{Cluster: c.Name, Object: lf.object, Field: lf.field, Live: live, Manager: GitOpsManager},
-			)
+		if record {
+			for _, lf := range []struct{ object, field string }{{replicasKey, "spec.replicas"}, {masterKey, imageField}} {
+				live, _ := c.Get(lf.object, lf.field)
+				r.sum.ForwardApply = append(
+					r.sum.ForwardApply,
+					LiveField{Cluster: c.Name, Object: lf.object, Field: lf.field, Live: live, Manager: GitOpsManager},
+				)
+			}
 		}
 		live, _ := c.Get(replicasKey, "spec.replicas")
 		r.say("   %s: redis-replicas spec.replicas stays %s: main now says so", c.Name, values.Format(live))
@@ -884,10 +899,10 @@ func (r *run) readInto(m *mainFiles, p string) error {
 	return nil
 }
 
-// applyMain is the GitOps controllers' forward apply of main at head to
+// applyTo is the GitOps controllers' forward apply of main at head to
 // c: the chart rendered with the environment's values files, and each
 // kustomize unit's overlay built, as kustomize-controller builds it.
-func (r *run) applyMain(c *Cluster, m *mainFiles) ([]Applied, error) {
+func (r *run) applyTo(c *Cluster, m *mainFiles) ([]Applied, error) {
 	desired := map[string]map[string]any{}
 	for _, u := range m.cfg.Units {
 		if u.Environment != c.Environment {
@@ -1017,6 +1032,11 @@ func (r *run) provenReceipts(pr forge.PullRequest) ([]Receipt, error) {
 			name := fmt.Sprintf("pr-%d-receipt-%d.proven.yaml", pr.Number, i)
 			if i < len(m.Receipts) {
 				name = strings.TrimSuffix(path.Base(m.Receipts[i]), ".yaml") + ".proven.yaml"
+			}
+			if slices.ContainsFunc(r.sum.Receipts, func(rc Receipt) bool { return filepath.Base(rc.Path) == name }) {
+				// A later write-back of the same object (a restoration)
+				// keeps the earlier proof beside it.
+				name = fmt.Sprintf("pr-%d-%s", pr.Number, name)
 			}
 			out := filepath.Join(r.opts.Out, name)
 			if err := os.WriteFile(out, []byte(doc), 0o644); err != nil {

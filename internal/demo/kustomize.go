@@ -127,7 +127,7 @@ func (r *run) kustomizeFollowUp() error {
 	r.step(9, fmt.Sprintf("Forward apply at %s: kustomize-controller builds %s from main @ %s and applies it",
 		r.clock.Now().Format(time.TimeOnly), shopOverlay, short(m.head)))
 	east := r.cluster("prod-us-east")
-	changed, err := r.applyMain(east, m)
+	changed, err := r.applyTo(east, m)
 	if err != nil {
 		return err
 	}

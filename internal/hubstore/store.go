@@ -88,8 +88,10 @@ func Expect(rv *plan.Revision) ([]Expected, error) {
 				path[i] = sg.Key
 			}
 		}
-		out = append(out, Expected{ResourceType: key.APIVersion + "/" + key.Kind, ResourceName: key.Namespace + "/" + key.Name,
-			Path: strings.Join(path, "."), To: scalarText(c.To)})
+		out = append(out, Expected{
+			ResourceType: key.APIVersion + "/" + key.Kind, ResourceName: key.Namespace + "/" + key.Name,
+			Path: strings.Join(path, "."), To: scalarText(c.To),
+		})
 	}
 	slices.SortFunc(out, func(a, b Expected) int { return strings.Compare(a.String(), b.String()) })
 	return out, nil

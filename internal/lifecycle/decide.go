@@ -242,7 +242,8 @@ func (in *Input) open(branch string, p *Proposal) []Effect {
 		Marker: m,
 	}
 	return []Effect{
-		{Kind: Open, Branch: branch, Pull: st, Proposal: p, Base: in.Head, Marker: m, Reason: p.Title() + p.MergeNote()},
+		{Kind: Open, Branch: branch, Pull: st, Proposal: p, Base: in.Head, Marker: m,
+			Reason: p.Title() + p.MergeNote() + p.termNote()},
 	}
 }
 
@@ -254,7 +255,7 @@ func (in *Input) update(st *Pull, p *Proposal, why string) []Effect {
 	m := in.Marker(p, slices.Clone(st.Marker.Commits), st.Marker)
 	return []Effect{
 		{Kind: Update, Branch: st.Marker.Branch, Pull: st, Proposal: p, Base: in.Head, Expected: st.PR.HeadSHA, Marker: m,
-			Reason: why + ": " + p.Title() + p.MergeNote()},
+			Reason: why + ": " + p.Title() + p.MergeNote() + p.termNote()},
 	}
 }
 

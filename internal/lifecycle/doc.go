@@ -30,6 +30,12 @@
 // are read once, by the one cycle that proves the fix; and what is
 // verified is the proven document, which no one verified before.
 //
+// Temporary acceptances (break glass) need nothing of their own here but
+// what they say: the planner makes a due expiry's restoring write-back,
+// which Chain opens and FollowUps proves like any other, and Expiries says
+// once, on the pull request that carried it, that a void expiry restores
+// nothing; the bodies, reasons and the drift issue say when each ends.
+//
 // It also owns what the decisions read and write: the marker (the sealed,
 // hidden record of a write-back in its pull request's body; "marker" means
 // nothing else here), the fingerprint and the keyed commit token, and the

@@ -43,7 +43,7 @@ func (in *Input) Drift(issues []forge.Issue) []Effect {
 			drift = append(drift, d)
 		}
 	}
-	body := driftBody(drift, in.DefaultBranch)
+	body := driftBody(drift, in.DefaultBranch, expiriesSection(in.Result.Expiries))
 	var cur *forge.Issue
 	for i := range issues {
 		if issues[i].Mine && (cur == nil || issues[i].Number < cur.Number) {
@@ -84,12 +84,13 @@ func (in *Input) Drift(issues []forge.Issue) []Effect {
 
 // driftBody lists the open drift, one section per object, in the
 // planner's order.
-func driftBody(drift []plan.Decision, branch string) string {
+func driftBody(drift []plan.Decision, branch, temporary string) string {
 	var b strings.Builder
 	if len(drift) == 0 {
 		fmt.Fprintf(
 			&b,
-			"No unauthorized live drift is observed now. backflow reopens this issue when some is.\n\n%s\n",
+			"No unauthorized live drift is observed now. backflow reopens this issue when some is.\n\n%s%s\n",
+			temporary,
 			tagDrift,
 		)
 		return b.String()
@@ -122,6 +123,7 @@ func driftBody(drift []plan.Decision, branch string) string {
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString(temporary)
 	body := fitBody(b.String(), maxBody-len(tagDrift)-1, "`backflow plan` lists every decision with its reasons")
 	return body + tagDrift + "\n"
 }

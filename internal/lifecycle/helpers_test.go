@@ -51,6 +51,20 @@ func gitops(t *testing.T) map[string]string {
 // as the cycle does, and returns the lifecycle's input.
 func input(t *testing.T, mutate func(map[string]string), obs ...observe.Observation) *Input {
 	t.Helper()
+	// The plan is made when the cycle runs, after every observation it
+	// reads (the follow-up's are made after the merge).
+	now := t0.Add(5 * time.Minute)
+	for _, o := range obs {
+		if o.ObservedAt.After(now) {
+			now = o.ObservedAt
+		}
+	}
+	return inputAt(t, mutate, now, obs...)
+}
+
+// inputAt is input planned at now.
+func inputAt(t *testing.T, mutate func(map[string]string), now time.Time, obs ...observe.Observation) *Input {
+	t.Helper()
 	files := gitops(t)
 	if mutate != nil {
 		mutate(files)
@@ -69,12 +83,13 @@ func input(t *testing.T, mutate func(map[string]string), obs ...observe.Observat
 			snap.Files[f] = []byte(files[f])
 		}
 	}
-	// The plan is made when the cycle runs, after every observation it
-	// reads (the follow-up's are made after the merge).
-	now := t0.Add(5 * time.Minute)
-	for _, o := range obs {
-		if o.ObservedAt.After(now) {
-			now = o.ObservedAt
+	for p, data := range files {
+		// The default branch's receipts, as the snapshot reader lists them.
+		if strings.HasPrefix(p, repoconfig.DefaultReceiptsDir) {
+			if snap.Receipts == nil {
+				snap.Receipts = map[string][]byte{}
+			}
+			snap.Receipts[p] = []byte(data)
 		}
 	}
 	return &Input{DefaultBranch: "main", Head: head, Snapshot: snap, PolicySum: hashBytes([]byte(files[cfg.Policy])),

@@ -122,7 +122,7 @@ func TestDrift(t *testing.T) {
 		if len(body) > 0 {
 			b = body[0].Issue.Body
 		} else {
-			b = driftBody(nil, "main")
+			b = driftBody(nil, "main", "")
 		}
 		return []forge.Issue{{Number: 3, Body: b, State: state, Mine: true}}
 	}

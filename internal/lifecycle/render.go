@@ -183,12 +183,7 @@ func oneLine(s string) string {
 // body is the pull request's description.
 func (d *writeBackDoc) body(m *Marker) string {
 	var b strings.Builder
-	fmt.Fprintf(
-		&b,
-		"backflow accepts an authorized live change in **%s** back into desired state, so the next forward apply keeps it "+
-			"instead of reverting it.\n\n",
-		d.wb.Environment,
-	)
+	b.WriteString(d.intro())
 	b.WriteString("### Accepted changes\n\n")
 	b.WriteString("| object | field | value path | values file | from | to |\n| --- | --- | --- | --- | --- | --- |\n")
 	for _, c := range d.changes {
@@ -209,6 +204,9 @@ func (d *writeBackDoc) body(m *Marker) string {
 			)
 		}
 		fmt.Fprintf(&b, "- intent: %s\n", cell(intentOf(dec)))
+		if line := expiryLine(dec); line != "" {
+			fmt.Fprintf(&b, "- %s\n", line)
+		}
 		fmt.Fprintf(&b, "- observed at: %s\n", dec.ObservedAt.UTC().Format(time.RFC3339))
 		fmt.Fprintf(
 			&b,

@@ -46,6 +46,15 @@ type scenario struct {
 	// ClosedByBot are the closed pull requests the App's ledger says it
 	// closed itself.
 	ClosedByBot []int `json:"closedByBot,omitempty"`
+	// Break glass (expiry_test.go): AcceptFor sets the replicaCount
+	// entry's acceptFor; Intent replaces the observations' intent;
+	// Accepted is when (after t0) alice's 3 -> 4 was accepted and merged,
+	// its values file and receipt then on the default branch; Restored
+	// says the restoring write-back of that acceptance merged since.
+	AcceptFor string `json:"acceptFor,omitempty"`
+	Intent    string `json:"intent,omitempty"`
+	Accepted  string `json:"accepted,omitempty"`
+	Restored  bool   `json:"restored,omitempty"`
 }
 
 type scenarioObservation struct {
@@ -80,6 +89,10 @@ type scenarioPull struct {
 	HeadMoved string `json:"headMoved,omitempty"`
 	Closed    string `json:"closed,omitempty"`
 	Kept      bool   `json:"kept,omitempty"`
+	// Restores makes it the restoring write-back of the scenario's expired
+	// acceptance, as the bot opened it; Proven says its follow-up is done.
+	Restores bool `json:"restores,omitempty"`
+	Proven   bool `json:"proven,omitempty"`
 }
 
 type scenarioCommit struct {
@@ -94,13 +107,13 @@ func (s scenario) input(t *testing.T) *Input {
 	t.Helper()
 	var obs []observe.Observation
 	for _, o := range s.Observations {
-		obs = append(obs, o.observation(t))
+		obs = append(obs, s.observation(t, o))
 	}
-	return input(t, s.mutate, obs...)
+	return input(t, s.files(t), obs...)
 }
 
 func (s scenario) mutate(f map[string]string) {
-	if s.Values != "" {
+	if s.Values != "" && s.Accepted == "" {
 		setValues(s.Values)(f)
 	}
 	if s.Comment {
@@ -129,6 +142,15 @@ func (o scenarioObservation) observation(t *testing.T) observe.Observation {
 	return r
 }
 
+func (s scenario) observation(t *testing.T, o scenarioObservation) observe.Observation {
+	t.Helper()
+	r := o.observation(t)
+	if s.Intent != "" {
+		r.Change.Intent = s.Intent
+	}
+	return r
+}
+
 func duration(t *testing.T, s string) time.Duration {
 	t.Helper()
 	if s == "" {
@@ -143,7 +165,22 @@ func duration(t *testing.T, s string) time.Duration {
 
 func (p scenarioPull) pull(t *testing.T) forge.PullRequest {
 	t.Helper()
-	pr := proposed(t, input(t, nil, replicas(p.Proposes, "kubectl", 0)), p.Number, p.Head)
+	return p.pullOf(t, scenario{})
+}
+
+// pullOf is the pull request in scenario s, whose break glass a restoring
+// pull request is made from.
+func (p scenarioPull) pullOf(t *testing.T, s scenario) forge.PullRequest {
+	t.Helper()
+	var pr forge.PullRequest
+	if p.Restores {
+		pr = proposed(t, s.restoring(t), p.Number, p.Head)
+	} else {
+		pr = proposed(t, input(t, nil, replicas(p.Proposes, "kubectl", 0)), p.Number, p.Head)
+	}
+	if p.Proven {
+		pr.Labels = append(pr.Labels, LabelProven)
+	}
 	switch p.State {
 	case "", "open":
 	case "closed":
@@ -226,7 +263,7 @@ func (s scenario) chains(t *testing.T) string {
 	in := s.input(t)
 	var prs []forge.PullRequest
 	for _, p := range s.Pulls {
-		prs = append(prs, p.pull(t))
+		prs = append(prs, p.pullOf(t, s))
 	}
 	in.ClosedByBot = map[int]bool{}
 	for _, n := range s.ClosedByBot {
@@ -248,6 +285,7 @@ func (s scenario) chains(t *testing.T) string {
 		chains = append(chains, in.Chain(u, commits))
 	}
 	chains = append(chains, in.FollowUps(prs)...)
+	chains = append(chains, in.Expiries(prs)...)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n", s.Why)
 	n := 0

@@ -169,8 +169,10 @@ func (p *planner) decide(g *group, index int, out *decided) Decision {
 			return d
 		}
 	}
-	o, held, fields := p.narrow(o, g, uv)
+	o, found := p.narrow(o, g, uv)
+	held, fields := found.held, found.fields
 	d.Actor, d.Attribution = o.Change.Actor, o.Change.Attribution
+	d.Reasons = append(d.Reasons, found.restored...)
 	d.Changes = make([]Change, 0, len(fields))
 	for _, fs := range fields {
 		c := Change{Object: g.object, Field: fs.f.Path, ValuePath: fs.policyPath(), From: show(fs.from()), To: show(fs.live)}

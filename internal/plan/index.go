@@ -52,6 +52,9 @@ type planner struct {
 	// rendering serialises calls to the snapshot's Renderer, which units
 	// built concurrently share.
 	rendering sync.Mutex
+	// glass is what the default branch's receipts say of temporary
+	// acceptances (expiry.go).
+	glass *glass
 }
 
 // envUnits finds the unit of an object in one environment: exact object

@@ -37,6 +37,11 @@ type Snapshot struct {
 	// Kustomizer builds kustomize units; when it is nil, such a unit
 	// writes nothing back.
 	Kustomizer Kustomizer
+	// Receipts are the receipts merged on the default branch (under
+	// receipts.dir), by path: what is due of temporary acceptances is read
+	// from them. ReceiptsError says why they could not be listed.
+	Receipts      map[string][]byte
+	ReceiptsError string
 	// ConfigHub holds what was read of each ConfigHub Unit with its data
 	// (in Files under repoconfig.ConfigHubPath), by that path.
 	ConfigHub map[string]ConfigHubHead
@@ -173,6 +178,9 @@ type Result struct {
 	// Desired are every unit's merged desired values, in the repo
 	// config's order.
 	Desired []Desired
+	// Expiries are the temporary acceptances on the default branch, by
+	// receipt path, each with its state at the plan's time.
+	Expiries []Expiry
 }
 
 // Options tune how a plan is made, never what it decides: the Result is
@@ -216,6 +224,7 @@ func PlanWith(
 		p.res.Errors = append(p.res.Errors, refused...)
 		_, _, p.freshness = snap.Config.Bounds()
 	}
+	p.readReceipts()
 	groups := p.group(observations)
 	p.observed(groups, observations)
 	p.readUnits(groups)
@@ -236,6 +245,7 @@ func PlanWith(
 		}
 	}
 	p.writeBacks()
+	p.expiries()
 	p.desired()
 	slices.SortStableFunc(p.res.Decisions, func(a, b Decision) int {
 		return cmp.Or(cmp.Compare(a.Unit, b.Unit), cmp.Compare(a.Object, b.Object), cmp.Compare(a.Environment, b.Environment))

@@ -112,7 +112,6 @@ func (p *planner) attachReceipt(
 	}
 	slices.Sort(files)
 	closed := len(residual) == 0
-	within := true
 	result := receipt.ResultClosed
 	if !closed {
 		result = "open"
@@ -140,11 +139,7 @@ func (p *planner) attachReceipt(
 			Authority: receipt.Authority{
 				PolicyRef: p.snap.PolicyPath, Decision: receipt.DecisionAllow, MatchedRule: strings.Join(rules, "; "),
 			},
-			Bounds: receipt.Bounds{
-				ChangedFields:             changed,
-				UnauthorizedFieldsChanged: []string{},
-				WithinAuthorizedScope:     &within,
-			},
+			Bounds: authorizedBounds(changed),
 			WriteBack: receipt.WriteBack{
 				Method:            store.Method(),
 				DesiredValueAfter: receipt.ValueOf(first.live),
@@ -157,6 +152,10 @@ func (p *planner) attachReceipt(
 			RoundTrip:  receipt.RoundTrip{DesiredAfterMatchesObserved: &closed, ResidualDrift: residual, Result: result},
 			NotClaimed: append(p.notClaimed(u, o, branch, rendered), placed...),
 		},
+	}
+	if x := p.expiryOf(pd, intent); x != nil {
+		r.Spec.Expiry = x
+		r.Spec.NotClaimed = append(r.Spec.NotClaimed, expiryClaim(x))
 	}
 	if rendered != nil {
 		r.Spec.Render = rendered
@@ -392,4 +391,11 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// authorizedBounds are the bounds of a write-back the policy authorizes
+// whole: every changed field, none unauthorized.
+func authorizedBounds(changed []receipt.ChangedField) receipt.Bounds {
+	within := true
+	return receipt.Bounds{ChangedFields: changed, UnauthorizedFieldsChanged: []string{}, WithinAuthorizedScope: &within}
 }

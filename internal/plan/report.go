@@ -24,6 +24,7 @@ type (
 		Decisions []jsonDecision `json:"decisions"`
 		Triggers  []jsonTrigger  `json:"triggers"`
 		Notices   []jsonNotice   `json:"notices,omitempty"`
+		Expiries  []jsonExpiry   `json:"expiries,omitempty"`
 		Errors    []string       `json:"errors"`
 	}
 	jsonNotice struct {
@@ -110,6 +111,7 @@ func (r Result) JSON() ([]byte, error) {
 			jsonNotice{Object: n.Object.String(), Cluster: n.Cluster, At: n.At.UTC().Format(time.RFC3339), Message: n.Message},
 		)
 	}
+	out.Expiries = jsonExpiries(r.Expiries)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -275,6 +277,7 @@ func (r Result) Markdown() ([]byte, error) {
 				n.At.UTC().Format(time.RFC3339), n.Message)
 		}
 	}
+	b.WriteString(markdownExpiries(r.Expiries))
 	if len(r.Errors) > 0 {
 		b.WriteString("\n### Errors\n\n")
 		for _, e := range r.Errors {
@@ -333,6 +336,7 @@ func (r Result) Table() ([]byte, error) {
 			)
 		}
 	}
+	buf.WriteString(tableExpiries(r.Expiries))
 	if len(r.Errors) > 0 {
 		buf.WriteString("\nerrors:\n")
 		for _, e := range r.Errors {

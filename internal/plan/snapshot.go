@@ -197,5 +197,6 @@ func ReadSnapshot(read FileReader, opts ReadOptions) (Read, error) {
 			out.Snapshot.Files[f] = data
 		}
 	}
+	out.Snapshot.Receipts, out.Snapshot.ReceiptsError = readReceiptFiles(read, opts.List, cfg)
 	return out, nil
 }

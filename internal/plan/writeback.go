@@ -121,6 +121,7 @@ func (p *planner) writeBack(w *unitWork, pend []*pending) {
 	if wb == nil {
 		return
 	}
+	p.noteExpiry(uv, pend, out)
 	written := map[string]bool{}
 	for i, e := range out {
 		// Documents of one manifest share its bytes: the file is written once.

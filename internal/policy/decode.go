@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"time"
 
 	"github.com/backflow-dev/backflow/internal/values"
 	"github.com/backflow-dev/backflow/internal/yamlnode"
@@ -43,15 +44,30 @@ type ruleFile struct {
 // minimum, pattern or oneOf would otherwise read as no bound at all, and
 // the entry would authorize more than its author wrote.
 type acceptFile struct {
-	ValuePath    text     `yaml:"valuePath"`
-	Field        text     `yaml:"field"`
-	Objects      []text   `yaml:"objects"`
-	Environments []text   `yaml:"environments"`
-	AutoMerge    bool     `yaml:"autoMerge,notnull"`
-	Minimum      *float64 `yaml:"minimum,notnull"`
-	Maximum      *float64 `yaml:"maximum,notnull"`
-	Pattern      *pattern `yaml:"pattern,notnull"`
-	OneOf        []any    `yaml:"oneOf,notnull"`
+	ValuePath    text       `yaml:"valuePath"`
+	Field        text       `yaml:"field"`
+	Objects      []text     `yaml:"objects"`
+	Environments []text     `yaml:"environments"`
+	AutoMerge    bool       `yaml:"autoMerge,notnull"`
+	Minimum      *float64   `yaml:"minimum,notnull"`
+	Maximum      *float64   `yaml:"maximum,notnull"`
+	Pattern      *pattern   `yaml:"pattern,notnull"`
+	OneOf        []any      `yaml:"oneOf,notnull"`
+	AcceptFor    *acceptFor `yaml:"acceptFor,notnull"`
+}
+
+// acceptFor is an entry's longest acceptance, read as it is parsed so that
+// a bad duration is reported in its place in the document.
+type acceptFor struct {
+	src string
+	d   time.Duration
+}
+
+func (a *acceptFor) UnmarshalText(b []byte) error {
+	a.src = string(b)
+	d, err := ParseDuration(a.src)
+	a.d = d
+	return err
 }
 
 // text is a string of the policy: any scalar reads as written (role: 2024
@@ -197,6 +213,9 @@ func (c *checker) accept(af *acceptFile, path string) (Accept, bool) {
 	}
 	if af.Pattern != nil {
 		a.Pattern, a.pattern = af.Pattern.src, af.Pattern.re
+	}
+	if af.AcceptFor != nil {
+		a.AcceptFor, a.AcceptForText = af.AcceptFor.d, af.AcceptFor.src
 	}
 	for i, o := range a.Objects {
 		if msg := ObjectPatternError(o); msg != "" {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/backflow-dev/backflow/internal/yamlnode"
 )
@@ -70,6 +71,10 @@ type Accept struct {
 	Pattern string
 	// OneOf lists the only values accepted, compared as in the typing table.
 	OneOf []any
+	// AcceptFor is the longest an acceptance under this entry lasts (break
+	// glass); zero accepts for good. AcceptForText is it as written.
+	AcceptFor     time.Duration
+	AcceptForText string
 
 	pattern *regexp.Regexp
 }

@@ -106,6 +106,15 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		default:
 			d.fail(path, "must be true or false")
 		}
+	case reflect.Bool:
+		var b bool
+		switch {
+		case yamlnode.IsNull(n):
+		case n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool" && n.Decode(&b) == nil:
+			v.SetBool(b)
+		default:
+			d.fail(path, "must be true or false")
+		}
 	case reflect.Interface:
 		var x any
 		if err := n.Decode(&x); err != nil {

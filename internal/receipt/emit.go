@@ -57,6 +57,16 @@ func emitFast(r *Receipt) ([]byte, bool) {
 	e.str(4, "role", s.Trigger.Role)
 	e.str(4, "intent", s.Trigger.Intent)
 	e.str(4, "at", s.Trigger.At)
+	if x := s.Trigger.Expired; x != nil {
+		e.key(4, "expired")
+		e.str(6, "receipt", x.Receipt)
+		e.str(6, "name", x.Name)
+		e.str(6, "expiresAt", x.ExpiresAt)
+		e.str(6, "setBy", x.SetBy)
+		if x.Commit != "" {
+			e.str(6, "commit", x.Commit)
+		}
+	}
 	o := &s.Observation
 	e.key(2, "observation")
 	e.str(4, "source", o.Source)
@@ -123,6 +133,20 @@ func emitFast(r *Receipt) ([]byte, bool) {
 	e.str(6, "operation", w.Provenance.Operation)
 	e.str(6, "authority", w.Provenance.Authority)
 	e.str(6, "intent", w.Provenance.Intent)
+	if x := s.Expiry; x != nil {
+		e.key(2, "expiry")
+		e.str(4, "expiresAt", x.ExpiresAt)
+		e.str(4, "setBy", x.SetBy)
+		if x.AcceptFor != "" {
+			e.str(4, "acceptFor", x.AcceptFor)
+		}
+		if x.Requested != "" {
+			e.str(4, "requested", x.Requested)
+		}
+		if x.Bounded {
+			e.b = append(e.b, "    bounded: true\n"...)
+		}
+	}
 	if rd := s.Render; rd != nil {
 		e.key(2, "render")
 		e.str(4, "chart", rd.Chart)

@@ -81,6 +81,10 @@ type Spec struct {
 	Authority   Authority   `yaml:"authority"`
 	Bounds      Bounds      `yaml:"bounds"`
 	WriteBack   WriteBack   `yaml:"writeBack"`
+	// Expiry is backflow's break glass: the acceptance lasts until
+	// expiresAt, set by a policy entry's acceptFor or the intent's ask.
+	// Absent on a permanent acceptance.
+	Expiry *Expiry `yaml:"expiry,omitempty"`
 	// Render is backflow's render witness: the chart rendered with the
 	// values before and after the write-back. Absent when the unit's chart
 	// is not rendered.
@@ -104,6 +108,9 @@ type Trigger struct {
 	Intent string `yaml:"intent"`
 	// At is an RFC 3339 time.
 	At string `yaml:"at"`
+	// Expired is backflow's extension on a receipt that restores desired
+	// state when a temporary acceptance expired: the acceptance it ends.
+	Expired *Expired `yaml:"expired,omitempty"`
 }
 
 // Observation is the live observation of the (first) changed field.

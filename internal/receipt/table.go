@@ -29,7 +29,7 @@ func TableRow(r *Receipt) string {
 		bounded = "yes"
 	}
 	cells := []string{
-		code(r.Metadata.Name), cell(chart), cell(s.Environment), strings.Join(changes, "; "),
+		code(r.Metadata.Name), cell(chart), cell(s.Environment), strings.Join(changes, "; ") + expiryNote(r),
 		cell(s.Authority.Decision), bounded, cell(s.RoundTrip.Result), cell(s.Status),
 	}
 	return "| " + strings.Join(cells, " | ") + " |\n"

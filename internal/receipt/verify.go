@@ -169,6 +169,7 @@ func Verify(r *Receipt, pol *policy.Policy, policyRef string) []Violation {
 	}
 	v.render(s)
 	v.confighub(s)
+	v.expiry(s, pol)
 	return v.out
 }
 

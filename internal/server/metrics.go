@@ -42,6 +42,7 @@ type Metrics struct {
 	buildInfo       prometheus.Gauge
 
 	admissionRefused *prometheus.CounterVec
+	temporary        *prometheus.GaugeVec
 }
 
 // NewMetrics registers backflow's metrics, with the Go runtime and process
@@ -122,7 +123,12 @@ func NewMetrics() *Metrics {
 	})
 	m.buildInfo = newBuildInfo("")
 	m.admissionRefused = newAdmissionRefused()
-	m.registry.MustRegister(m.attributions, m.receiptsRefused, m.buildInfo, m.admissionRefused)
+	m.temporary = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "backflow_temporary_acceptances",
+		Help: "Temporary acceptances (break glass) on the default branches as of each repository's latest cycle, by state " +
+			"(in-force, due, waiting, void, refused).",
+	}, []string{"state"})
+	m.registry.MustRegister(m.attributions, m.receiptsRefused, m.buildInfo, m.admissionRefused, m.temporary)
 	m.preset()
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
@@ -160,6 +166,11 @@ func (m *Metrics) PullRequest(action string) { m.pullRequests.WithLabelValues(ac
 
 // Fix counts a followed-up fix by result: proven or reverted.
 func (m *Metrics) Fix(result string) { m.fixes.WithLabelValues(result).Inc() }
+
+// TemporaryAcceptances sets how many temporary acceptances are in state.
+func (m *Metrics) TemporaryAcceptances(state string, n int) {
+	m.temporary.WithLabelValues(state).Set(float64(n))
+}
 
 // GitHubRequest counts one request to GitHub by its HTTP status (304 for
 // a conditional read answered "not modified").

@@ -1,0 +1,198 @@
+package lifecycle
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/plan"
+	"github.com/backflow-dev/backflow/internal/values"
+)
+
+// noteExpiryVoid prefixes the note a void expiry's comment leaves in the
+// marker of the pull request that carried the acceptance, with the
+// expiry's time: said once per acceptance.
+const noteExpiryVoid = "expiry-void"
+
+// Expiries are the chains the plan's temporary acceptances ask for
+// beyond their write-backs (a due expiry's restoring write-back is the
+// unit's, decided by Chain and followed up like any other): for a void
+// expiry, a comment once on the merged pull request that carried the
+// acceptance, saying nothing is restored and why. An acceptance made
+// without a pull request of this App's (the receipt merged by hand) has
+// no such pull request; the plan and the drift issue still say it.
+func (in *Input) Expiries(prs []forge.PullRequest) [][]Effect {
+	var out [][]Effect
+	for _, x := range in.Result.Expiries {
+		if x.State != plan.Void {
+			continue
+		}
+		st := in.acceptedBy(prs, x)
+		if st == nil {
+			continue
+		}
+		note := noteExpiryVoid + ":" + x.ExpiresAt.UTC().Format(time.RFC3339)
+		text := fmt.Sprintf(
+			"The temporary acceptance of this pull request (%s, receipt %s) expired at %s, but it is not restored: %s.",
+			code(x.Name),
+			code(x.Receipt),
+			x.ExpiresAt.UTC().Format(time.RFC3339),
+			cell(x.Why),
+		)
+		if e, ok := commentOnce(st, note, text); ok {
+			out = append(out, []Effect{e})
+		}
+	}
+	return out
+}
+
+// acceptedBy is the newest merged pull request of this App whose marker
+// proposed every accepted change of x, in its unit and environment.
+func (in *Input) acceptedBy(prs []forge.PullRequest, x plan.Expiry) *Pull {
+	var best *Pull
+	for _, pr := range prs {
+		if !pr.Mine || !pr.Merged || pr.BaseRef != in.DefaultBranch {
+			continue
+		}
+		m, ok := in.pullMarker(pr)
+		if !ok || m.Environment != x.Environment || m.Unit != x.Unit || m.Branch != pr.HeadRef {
+			continue
+		}
+		all := true
+		for _, c := range x.Changes {
+			if !slices.ContainsFunc(m.Changes, func(mc MarkerChange) bool {
+				return mc.Object == c.Object && mc.Field == c.Field && values.Equal(mc.To, c.To)
+			}) {
+				all = false
+			}
+		}
+		if all && (best == nil || pr.MergedAt.After(best.PR.MergedAt)) {
+			best = &Pull{PR: pr, Marker: m}
+		}
+	}
+	return best
+}
+
+// expiryLine is what a pull request's body says of a decision's term: a
+// temporary acceptance's expiry, or the acceptance a restoring write-back
+// ends; empty for a permanent acceptance.
+func expiryLine(d plan.Decision) string {
+	if d.Receipt == nil {
+		return ""
+	}
+	s := &d.Receipt.Spec
+	switch {
+	case s.Expiry != nil:
+		x := s.Expiry
+		line := fmt.Sprintf("temporary: accepted until **%s** by %s", cell(x.ExpiresAt), code(x.SetBy))
+		if x.AcceptFor != "" {
+			line += fmt.Sprintf(" (acceptFor %s)", code(x.AcceptFor))
+		}
+		if x.Requested != "" {
+			line += fmt.Sprintf("; the intent asked %s", code(x.Requested))
+			if x.Bounded {
+				line += ", more than the entry allows, so the entry's term holds"
+			}
+		}
+		return line + "; then backflow opens a pull request restoring the value desired before"
+	case s.Trigger.Expired != nil:
+		x := s.Trigger.Expired
+		return fmt.Sprintf(
+			"expiry: restores the value desired before the temporary acceptance %s (receipt %s, set by %s), which expired at %s",
+			code(x.Name),
+			code(x.Receipt),
+			code(x.SetBy),
+			cell(x.ExpiresAt),
+		)
+	}
+	return ""
+}
+
+// restores reports whether the write-back's decisions restore expired
+// acceptances.
+func (d *writeBackDoc) restores() bool {
+	decs := decisionsOf(d.wb, d.decisions)
+	return len(decs) > 0 && !slices.ContainsFunc(decs, func(dec plan.Decision) bool {
+		return dec.Receipt == nil || dec.Receipt.Spec.Trigger.Expired == nil
+	})
+}
+
+// intro is the body's first paragraph.
+func (d *writeBackDoc) intro() string {
+	if d.restores() {
+		return fmt.Sprintf(
+			"backflow restores desired state in **%s** to the values it held before a temporary acceptance that has expired, "+
+				"under the same policy entry's authority. After the merge and the forward apply, live back at those values "+
+				"proves it.\n\n",
+			d.wb.Environment,
+		)
+	}
+	return fmt.Sprintf(
+		"backflow accepts an authorized live change in **%s** back into desired state, so the next forward apply keeps it "+
+			"instead of reverting it.\n\n",
+		d.wb.Environment,
+	)
+}
+
+// termNote is what an Open or Update effect's reason adds for temporary
+// acceptances and restoring write-backs.
+func (p *Proposal) termNote() string {
+	var notes []string
+	for _, dec := range decisionsOf(*p.WriteBack, p.doc.decisions) {
+		switch r := dec.Receipt; {
+		case r == nil:
+		case r.Spec.Expiry != nil:
+			note := "temporary: until " + r.Spec.Expiry.ExpiresAt
+			if r.Spec.Expiry.Bounded {
+				note += ", the intent's " + r.Spec.Expiry.Requested + " bounded to the entry's " + r.Spec.Expiry.AcceptFor
+			}
+			notes = append(notes, note)
+		case r.Spec.Trigger.Expired != nil:
+			notes = append(notes, "restores "+r.Spec.Trigger.Expired.Name+", expired "+r.Spec.Trigger.Expired.ExpiresAt)
+		}
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return " [" + strings.Join(notes, "; ") + "]"
+}
+
+// expiriesSection lists the temporary acceptances for the drift issue.
+func expiriesSection(xs []plan.Expiry) string {
+	if len(xs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("### Temporary acceptances\n\n")
+	b.WriteString(
+		"Accepted changes that last a term (break glass); at expiry backflow proposes restoring the value desired " +
+			"before.\n\n",
+	)
+	b.WriteString(
+		"| environment | unit | object | accepted change | expires | state |\n| --- | --- | --- | --- | --- | --- |\n",
+	)
+	for _, x := range xs {
+		var changes []string
+		for _, c := range x.Changes {
+			changes = append(changes, code(c.ValuePath+": "+values.Format(c.From)+" -> "+values.Format(c.To)))
+		}
+		at := "unknown"
+		if !x.ExpiresAt.IsZero() {
+			at = x.ExpiresAt.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(
+			&b,
+			"| %s | %s | %s | %s | %s | %s: %s |\n",
+			cell(x.Environment),
+			cell(x.Unit),
+			code(x.Object),
+			strings.Join(changes, "; "),
+			at,
+			cell(string(x.State)),
+			cell(x.Why),
+		)
+	}
+	return b.String() + "\n"
+}

@@ -1,0 +1,890 @@
+package plan
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/backflow-dev/backflow/internal/policy"
+	"github.com/backflow-dev/backflow/internal/receipt"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
+	"github.com/backflow-dev/backflow/internal/values"
+	"github.com/backflow-dev/backflow/internal/witness"
+)
+
+// Break glass: an acceptance under a mayAccept entry with acceptFor (or
+// whose intent asks for a term) lasts until its receipt's expiresAt. What
+// is due is read from the merged receipts on the default branch
+// (Snapshot.Receipts), never remembered: once the expiry is past, the
+// planner proposes restoring each field's from on the unit's branch, with
+// a receipt at the expired receipt's own path. Merged, that receipt
+// replaces the expired one, so the expiry cannot fire twice; a later
+// acceptance of the same object replaces it too, superseding the expiry.
+
+// ExpiryState is where a temporary acceptance stands at the plan's time.
+type ExpiryState string
+
+// The states of a temporary acceptance.
+const (
+	// InForce: not expired yet.
+	InForce ExpiryState = "in-force"
+	// Due: expired, and desired still holds the accepted values: the plan
+	// proposes restoring them (WriteBack names the branch), or only
+	// reports it when the repository writes nothing back.
+	Due ExpiryState = "due"
+	// Waiting: expired, but the unit has another write-back this plan;
+	// the restoring one follows when that is done.
+	Waiting ExpiryState = "waiting"
+	// Void: expired, but desired no longer holds an accepted value (a
+	// person changed it, or the unit or path is gone): nothing is restored.
+	Void ExpiryState = "void"
+	// Refused: expired, but the restoring write-back cannot be made (the
+	// policy no longer authorizes it, an edit is refused): said, and
+	// nothing is written.
+	Refused ExpiryState = "refused"
+)
+
+// Expiry is one temporary acceptance on the default branch.
+type Expiry struct {
+	// Receipt is the accepting receipt's path; Name its metadata.name.
+	Receipt, Name string
+	Environment   string
+	Unit          string
+	Object        string
+	// ExpiresAt and SetBy are the receipt's expiry.
+	ExpiresAt time.Time
+	SetBy     string
+	State     ExpiryState
+	// Changes are the accepted fields: From the value desired before the
+	// acceptance, To the accepted one.
+	Changes []Change
+	// WriteBack is the restoring write-back's branch, when one is made.
+	WriteBack string
+	// Why says what the state rests on, in a sentence.
+	Why string
+}
+
+// ErrReceiptsUnlisted marks a receipts folder that could not be listed:
+// what is due cannot be known from it.
+var ErrReceiptsUnlisted = errors.New("the receipts folder could not be listed")
+
+// glass is what the default branch's receipts say about temporary
+// acceptances, read once per plan.
+type glass struct {
+	// temporary are the receipts with an expiry, by path.
+	temporary []temporary
+	// restored are, by environment, object and field, the receipts that
+	// restored an expired acceptance.
+	restored map[string]restoredField
+}
+
+type temporary struct {
+	path string
+	r    *receipt.Receipt
+}
+
+type restoredField struct {
+	at       time.Time
+	accepted any
+	name     string
+}
+
+func restoredKey(env, object, field string) string { return env + "\x00" + object + "\x00" + field }
+
+// readReceipts reads the default branch's receipts. A receipt that does
+// not parse is an error of the plan and is not acted on.
+func (p *planner) readReceipts() {
+	p.glass = &glass{restored: map[string]restoredField{}}
+	if p.snap.ReceiptsError != "" {
+		p.res.Errors = append(p.res.Errors, "expiries unknown: "+p.snap.ReceiptsError)
+	}
+	for _, path := range slices.Sorted(maps.Keys(p.snap.Receipts)) {
+		data := p.snap.Receipts[path]
+		if !bytes.Contains(data, []byte("expiresAt:")) {
+			// Neither temporary nor restoring: a permanent acceptance,
+			// most of the folder, is not parsed at every plan.
+			continue
+		}
+		r, _, err := receipt.Parse(path, data)
+		if err != nil {
+			p.res.Errors = append(
+				p.res.Errors,
+				fmt.Sprintf("receipt %s: %v: its expiry, if any, is not acted on", path, err),
+			)
+			continue
+		}
+		if x := r.Spec.Trigger.Expired; x != nil {
+			at, err := time.Parse(time.RFC3339, r.Spec.Trigger.At)
+			if err != nil {
+				continue
+			}
+			for _, cf := range r.Spec.Bounds.ChangedFields {
+				p.glass.restored[restoredKey(r.Spec.Environment, cf.Object, cf.Field)] = restoredField{
+					at:       at,
+					accepted: cf.From.V,
+					name:     x.Name,
+				}
+			}
+		}
+		if r.Spec.Expiry != nil {
+			p.glass.temporary = append(p.glass.temporary, temporary{path: path, r: r})
+		}
+	}
+}
+
+// restoredLive says why a live field is no new change: it holds the value
+// of an acceptance that expired and was restored, written before that
+// acceptance's expiry. Until the forward apply puts live back, the
+// observer still sees the expired acceptance; accepting it again would undo
+// the restoration. A live change made after the expiry is a new one.
+func (p *planner) restoredLive(env, object string, fs *fieldState, at time.Time) string {
+	if p.glass == nil || !fs.present {
+		return ""
+	}
+	rf, ok := p.glass.restored[restoredKey(env, object, fs.f.Path)]
+	if !ok || !values.Equal(fs.live, rf.accepted) || at.After(rf.at) {
+		return ""
+	}
+	return fmt.Sprintf(
+		"restored: %s still holds %s, the acceptance %s that expired at %s and whose value desired state was restored "+
+			"from; the forward apply puts it back",
+		fs.f.Path,
+		values.Format(fs.live),
+		rf.name,
+		rf.at.UTC().Format(time.RFC3339),
+	)
+}
+
+// expiryOf is the receipt's expiry for an allowed decision: the term
+// policy.TermOf gives its fields' entries and its intent, from the plan's
+// time; nil for a permanent acceptance.
+func (p *planner) expiryOf(pd *pending, intent string) *receipt.Expiry {
+	matches := make([]*policy.Match, 0, len(pd.fields))
+	for _, fs := range pd.fields {
+		if m := fs.match(pd.role); m != nil {
+			matches = append(matches, m)
+		}
+	}
+	term, ok := p.snap.Policy.TermOf(matches, intent)
+	if !ok {
+		return nil
+	}
+	return &receipt.Expiry{
+		ExpiresAt: p.now.Add(term.For).Format(time.RFC3339),
+		SetBy:     term.Entry,
+		AcceptFor: term.AcceptFor,
+		Requested: term.Asked,
+		Bounded:   term.Bounded,
+	}
+}
+
+// expiryNote is what a temporary acceptance says on its receipt and on
+// the edited line of the values file.
+func expiryNote(x *receipt.Expiry, restores string) string {
+	s := "accepted until " + x.ExpiresAt + " by " + x.SetBy
+	if x.AcceptFor != "" {
+		s += " (acceptFor " + x.AcceptFor + ")"
+	}
+	if x.Requested != "" {
+		s += ", the intent asked " + x.Requested
+		if x.Bounded {
+			s += ", more than the entry allows"
+		}
+	}
+	return s + "; then a pull request restores " + restores
+}
+
+// expiryClaim is the receipt's honesty marker for a temporary acceptance.
+func expiryClaim(x *receipt.Expiry) string {
+	return "Temporary: " + expiryNote(x, "the value desired before (each changed field's from)") +
+		". The restoring pull request is opened from the default branch's receipts once expiresAt has passed by " +
+		"backflow's clock; that it merges, and that live goes back, is not claimed here."
+}
+
+// noteExpiry writes each temporary acceptance's note on its edited lines
+// of the values files (a trailing comment the editor keeps a person's
+// comment beside). A line that cannot carry a note keeps none: the
+// receipt and the pull request still say it.
+func (p *planner) noteExpiry(uv *unitValues, pend []*pending, out []editedFile) {
+	for _, pd := range pend {
+		d := &p.res.Decisions[pd.index]
+		if d.Receipt == nil || d.Receipt.Spec.Expiry == nil {
+			continue
+		}
+		for _, fs := range pd.fields {
+			if fs.writtenFile != "" || fs.self || !out[fs.file].edited {
+				continue
+			}
+			vf := uv.files[fs.file]
+			f, err := values.Parse(out[fs.file].data, vf.opts)
+			if err != nil {
+				continue
+			}
+			note := expiryNote(d.Receipt.Spec.Expiry, values.Format(fs.from()))
+			if data, err := f.Note(vf.prefix+fs.valuePath, note); err == nil {
+				setFileData(uv, out, fs.file, data)
+			}
+		}
+	}
+}
+
+// setFileData gives file i its new bytes, and every document sharing its
+// path the same bytes.
+func setFileData(uv *unitValues, out []editedFile, i int, data []byte) {
+	for k := range out {
+		if out[k].edited && uv.files[k].path == uv.files[i].path {
+			out[k].data = data
+		}
+	}
+}
+
+// expiries decides every temporary acceptance on the default branch, and
+// makes the restoring write-backs of those due, one per unit.
+func (p *planner) expiries() {
+	if p.glass == nil {
+		return
+	}
+	due := map[*repoconfig.Unit][]int{}
+	var order []*repoconfig.Unit
+	for _, t := range p.glass.temporary {
+		x := p.expiry(t)
+		p.res.Expiries = append(p.res.Expiries, x)
+		if x.State != Due {
+			continue
+		}
+		u := p.unitNamed(t.r.Spec.Environment, t.r.Spec.Unit.Space)
+		if due[u] == nil {
+			order = append(order, u)
+		}
+		due[u] = append(due[u], len(p.res.Expiries)-1)
+	}
+	for _, u := range order {
+		p.restore(u, due[u])
+	}
+	slices.SortStableFunc(p.res.WriteBacks, func(a, b WriteBack) int { return cmp.Compare(a.Branch, b.Branch) })
+}
+
+// expiry is the state of one temporary acceptance.
+func (p *planner) expiry(t temporary) Expiry {
+	s := &t.r.Spec
+	x := Expiry{
+		Receipt:     t.path,
+		Name:        t.r.Metadata.Name,
+		Environment: s.Environment,
+		Unit:        s.Unit.Space,
+		Object:      s.Observation.Object,
+		SetBy:       s.Expiry.SetBy,
+	}
+	for _, cf := range s.Bounds.ChangedFields {
+		x.Changes = append(
+			x.Changes,
+			Change{Object: cf.Object, Field: cf.Field, ValuePath: cf.ValuePath, ValuesFile: cf.ValuesFile,
+				From: cf.From.V, To: cf.To.V, Authorized: true},
+		)
+	}
+	at, ok := t.r.ExpiresAt()
+	if !ok {
+		x.State, x.Why = Refused, fmt.Sprintf("expiry.expiresAt %q is not an RFC 3339 time", s.Expiry.ExpiresAt)
+		return x
+	}
+	x.ExpiresAt = at
+	if p.now.Before(at) {
+		x.State, x.Why = InForce, "accepted until "+at.UTC().Format(time.RFC3339)
+		return x
+	}
+	u := p.unitNamed(s.Environment, s.Unit.Space)
+	if u == nil {
+		x.State, x.Why = Void, fmt.Sprintf(
+			"the unit %s of %s is no longer in %s: nothing to restore",
+			s.Unit.Space,
+			s.Environment,
+			repoconfig.Path,
+		)
+		return x
+	}
+	if src := u.Source(); src != repoconfig.SourceValues {
+		// Only a values path is restored: a manifest's, an overlay's or a
+		// ConfigHub Unit's field is written elsewhere, by its own store.
+		x.State, x.Why = Refused, fmt.Sprintf(
+			"unit %s is not a values unit: only a values path is restored at expiry; restore %s by hand", u.Name, x.Object)
+		return x
+	}
+	uv := p.unitValues(u)
+	if uv.err != nil {
+		x.State, x.Why = Refused, uv.err.Error()
+		return x
+	}
+	for _, c := range x.Changes {
+		if c.ValuesFile == "" {
+			x.State, x.Why = Refused, fmt.Sprintf(
+				"%s is written in %s, not a values file: only a values path is restored at expiry",
+				c.Field,
+				s.Unit.DesiredRender,
+			)
+			return x
+		}
+		desired, ok := p.lookup(uv.merged, c.ValuePath)
+		switch {
+		case !ok:
+			x.State, x.Why = Void, fmt.Sprintf(
+				"%s is no longer set in %s's values %s: the expiry is void",
+				c.ValuePath,
+				u.Name,
+				p.where(),
+			)
+			return x
+		case !values.Equal(desired, c.To):
+			x.State, x.Why = Void, fmt.Sprintf(
+				"desired %s is %s %s, no longer the accepted %s (someone changed it since): the expiry is void, nothing is "+
+					"restored",
+				c.ValuePath,
+				values.Format(desired),
+				p.where(),
+				values.Format(c.To),
+			)
+			return x
+		}
+	}
+	if len(p.allowed[u]) > 0 {
+		x.State, x.Why = Waiting, fmt.Sprintf(
+			"expired at %s; unit %s has another write-back this cycle, so the restoring one waits for it",
+			at.UTC().Format(time.RFC3339),
+			u.Name,
+		)
+		return x
+	}
+	x.State = Due
+	x.Why = fmt.Sprintf(
+		"expired at %s under %s: desired still holds the accepted values, so they are restored",
+		at.UTC().Format(time.RFC3339),
+		x.SetBy,
+	)
+	if !p.cfg.WritesBack() {
+		x.Why += "; report only: the repository is " + p.modeWord()
+	}
+	return x
+}
+
+// restore makes unit u's restoring write-back for the due expiries at
+// indexes: each accepted field set back to its from (and its note taken
+// off the line), a receipt per expired receipt at the same path, verified
+// against the policy, with the expired acceptance as its trigger.
+func (p *planner) restore(u *repoconfig.Unit, indexes []int) {
+	uv := p.unitValues(u)
+	branch := p.cfg.Branch(u)
+	refuse := func(why string) {
+		for _, i := range indexes {
+			x := &p.res.Expiries[i]
+			x.State, x.Why = Refused, "the restoring write-back cannot be made: "+why
+			p.res.Errors = append(p.res.Errors, fmt.Sprintf("expiry of %s: %s", x.Receipt, why))
+		}
+	}
+	edits := make([][]values.Edit, len(uv.files))
+	for _, i := range indexes {
+		for _, c := range p.res.Expiries[i].Changes {
+			fi := slices.IndexFunc(uv.files, func(vf *valuesFile) bool { return vf.path == c.ValuesFile })
+			if fi < 0 {
+				refuse(fmt.Sprintf("%s is no longer a values file of unit %s", c.ValuesFile, u.Name))
+				return
+			}
+			edits[fi] = append(edits[fi], values.Edit{Path: uv.files[fi].prefix + c.ValuePath, Value: c.From})
+		}
+	}
+	out := make([]editedFile, len(uv.files))
+	for fi, es := range edits {
+		if len(es) == 0 {
+			continue
+		}
+		vf := uv.files[fi]
+		data, read, err := setValuesOf(vf.data, vf, es)
+		if err != nil {
+			refuse(editError(vf.path, err))
+			return
+		}
+		for _, e := range es {
+			// The acceptance's note ends with it.
+			if f, err := values.Parse(data, vf.opts); err == nil {
+				if noted, err := f.Note(e.Path, ""); err == nil {
+					data = noted
+				}
+			}
+		}
+		out[fi] = editedFile{edited: true, data: data, read: read}
+	}
+	after, trees, err := valuesAfter(u, uv, out)
+	if err != nil {
+		refuse(err.Error())
+		return
+	}
+	var rendered *receipt.Render
+	if u.Rendered() {
+		if rendered, err = p.restoreWitness(u, uv, indexes, trees); err != nil {
+			refuse(err.Error())
+			return
+		}
+	}
+	wb := WriteBack{Unit: u.Name, Environment: u.Environment, Branch: branch, AutoMerge: true}
+	var made []Decision
+	for _, i := range indexes {
+		x := &p.res.Expiries[i]
+		t := p.temporaryAt(x.Receipt)
+		d, err := p.restoreDecision(u, t, x, after, branch, rendered)
+		if err != nil {
+			x.State, x.Why = Refused, "the restoring write-back cannot be made: "+err.Error()
+			p.res.Errors = append(p.res.Errors, fmt.Sprintf("expiry of %s: %v", x.Receipt, err))
+			return
+		}
+		made = append(made, d)
+	}
+	if !p.cfg.WritesBack() {
+		// Reported as the allow it would be, with its verified receipt;
+		// nothing is written.
+		for i := range made {
+			made[i].Reasons = append(made[i].Reasons, "report-only: the repository is "+p.modeWord()+": nothing is written back")
+		}
+		p.res.Decisions = append(p.res.Decisions, made...)
+		return
+	}
+	for _, d := range made {
+		data, err := receipt.Marshal(d.Receipt)
+		if err != nil {
+			refuse(err.Error())
+			return
+		}
+		wb.AutoMerge = wb.AutoMerge && d.AutoMerge
+		wb.Objects = append(wb.Objects, d.Object)
+		wb.Receipts = append(wb.Receipts, File{Path: d.ReceiptPath, Data: data})
+	}
+	for fi, e := range out {
+		if e.edited && !slices.ContainsFunc(wb.Files, func(f File) bool { return f.Path == uv.files[fi].path }) {
+			wb.Files = append(wb.Files, File{Path: uv.files[fi].path, Data: e.data})
+		}
+	}
+	slices.Sort(wb.Objects)
+	slices.SortFunc(wb.Files, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
+	slices.SortFunc(wb.Receipts, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
+	for _, i := range indexes {
+		p.res.Expiries[i].WriteBack = branch
+	}
+	p.res.Decisions = append(p.res.Decisions, made...)
+	p.res.WriteBacks = append(p.res.WriteBacks, wb)
+}
+
+func (p *planner) temporaryAt(path string) temporary {
+	for _, t := range p.glass.temporary {
+		if t.path == path {
+			return t
+		}
+	}
+	return temporary{}
+}
+
+// restoreDecision is the allowed decision restoring one expired receipt,
+// with its verified receipt: the same role's authority, under the
+// policy's matcher, for each field's from.
+func (p *planner) restoreDecision(
+	u *repoconfig.Unit,
+	t temporary,
+	x *Expiry,
+	after map[string]any,
+	branch string,
+	rendered *receipt.Render,
+) (Decision, error) {
+	s := &t.r.Spec
+	role := s.Trigger.Role
+	when := p.now.Format(time.RFC3339)
+	expired := x.ExpiresAt.UTC().Format(time.RFC3339)
+	d := Decision{
+		Unit:        u.Name,
+		Environment: u.Environment,
+		Object:      x.Object,
+		Outcome:     Allow,
+		AutoMerge:   true,
+		WriteBack:   branch,
+		Actor:       s.Trigger.Actor,
+		Role:        role,
+		ObservedAt:  x.ExpiresAt,
+		ReceiptPath: t.path,
+	}
+	if !p.cfg.WritesBack() {
+		d.WriteBack, d.Reported = "", true
+	}
+	var (
+		changed  []receipt.ChangedField
+		residual = []any{}
+		rules    []string
+		files    []string
+	)
+	for _, c := range x.Changes {
+		dec := p.snap.Policy.Evaluate(
+			policy.Request{Roles: []string{role}, Environment: u.Environment, Object: c.Object, Field: c.Field,
+				ValuePath: c.ValuePath, Value: c.From, HasValue: true},
+		)
+		if !dec.Allowed {
+			msgs := make([]string, len(dec.Reasons))
+			for i, r := range dec.Reasons {
+				msgs[i] = r.String()
+			}
+			return d, fmt.Errorf(
+				"the policy no longer lets %s restore %s to %s: %s",
+				role,
+				c.ValuePath,
+				values.Format(c.From),
+				strings.Join(msgs, "; "),
+			)
+		}
+		d.AutoMerge = d.AutoMerge && dec.Match.AutoMerge
+		d.Changes = append(
+			d.Changes,
+			Change{Object: c.Object, Field: c.Field, ValuePath: c.ValuePath, ValuesFile: c.ValuesFile,
+				From: c.To, To: c.From, Authorized: true},
+		)
+		changed = append(changed, receipt.ChangedField{Object: c.Object, Field: c.Field, ValuePath: c.ValuePath,
+			From: receipt.ValueOf(
+				c.To,
+			), To: receipt.ValueOf(c.From), DesiredValueAfter: receipt.ValueOf(c.From), ValuesFile: c.ValuesFile})
+		if rule := grant(role, c.ValuePath, c.Field, dec.Match); !slices.Contains(rules, rule) {
+			rules = append(rules, rule)
+		}
+		if !slices.Contains(files, c.ValuesFile) {
+			files = append(files, c.ValuesFile)
+		}
+		switch got, ok := p.lookup(after, c.ValuePath); {
+		case !ok:
+			residual = append(
+				residual,
+				fmt.Sprintf("%s: absent from desired after the restoring write-back", c.ValuePath),
+			)
+		case !values.Equal(got, c.From):
+			residual = append(
+				residual,
+				fmt.Sprintf(
+					"%s: desired after the restoring write-back is %s, not %s",
+					c.ValuePath,
+					values.Format(got),
+					values.Format(c.From),
+				),
+			)
+		}
+	}
+	slices.Sort(files)
+	first := x.Changes[0]
+	closed := len(residual) == 0
+	result := receipt.ResultClosed
+	if !closed {
+		result = "open"
+	}
+	intent := fmt.Sprintf(
+		"expiry: the temporary acceptance %s (%s) ended at %s; restoring the value desired before it",
+		x.Name,
+		s.Trigger.Intent,
+		expired,
+	)
+	d.Reasons = []string{
+		fmt.Sprintf(
+			"allow: expiry of %s (receipt %s) at %s under %s: role %s restores the value desired before",
+			x.Name,
+			t.path,
+			expired,
+			x.SetBy,
+			role,
+		),
+	}
+	store := p.snap.StoreOf()
+	r := &receipt.Receipt{
+		APIVersion: receipt.APIVersion, Kind: receipt.Kind, Metadata: receipt.Metadata{Name: x.Name + "-restored"},
+		Spec: receipt.Spec{
+			Status: receipt.StatusProposed, Chart: s.Chart, Version: s.Version, Environment: u.Environment,
+			Unit: receipt.Unit{Space: u.Name, DesiredRender: strings.Join(files, ", ")},
+			Trigger: receipt.Trigger{
+				Class:  receipt.ClassAuthorized,
+				Actor:  s.Trigger.Actor,
+				Role:   role,
+				Intent: intent,
+				At:     expired,
+				Expired: &receipt.Expired{
+					Receipt:   t.path,
+					Name:      x.Name,
+					ExpiresAt: expired,
+					SetBy:     x.SetBy,
+					Commit:    p.snap.Commit,
+				},
+			},
+			Observation: receipt.Observation{Source: "backflow", Predicate: "acceptance-expired",
+				ReceiptRef: "the expired acceptance's receipt " + t.path + " " + p.where(),
+				Object:     first.Object, Field: first.Field, ValuePath: first.ValuePath,
+				LiveValue: receipt.ValueOf(first.From), DesiredValueBefore: receipt.ValueOf(first.To)},
+			Authority: receipt.Authority{
+				PolicyRef:   p.snap.PolicyPath,
+				Decision:    receipt.DecisionAllow,
+				MatchedRule: strings.Join(rules, "; "),
+			},
+			Bounds: authorizedBounds(changed),
+			WriteBack: receipt.WriteBack{
+				Method:            store.Method(),
+				DesiredValueAfter: receipt.ValueOf(first.From),
+				NewRevision:       store.NewRevision(branch),
+				Provenance: receipt.Provenance{
+					Who:       "backflow (expiry of " + s.Trigger.Actor + "'s acceptance)",
+					When:      when,
+					Operation: Operation,
+					Authority: p.snap.PolicyPath,
+					Intent:    intent,
+				},
+			},
+			RoundTrip: receipt.RoundTrip{DesiredAfterMatchesObserved: &closed, ResidualDrift: residual, Result: result},
+			NotClaimed: []string{
+				fmt.Sprintf(
+					"Restoring, not observed: the acceptance %s (receipt %s %s) expired at %s under %s; observation.liveValue is "+
+						"the value desired before that acceptance, which this write-back restores, not a live reading. That live is "+
+						"back at it after the merge and the next forward apply is not claimed until a follow-up re-observes it and the "+
+						"receipt is proven.",
+					x.Name,
+					t.path,
+					p.where(),
+					expired,
+					x.SetBy,
+				),
+				fmt.Sprintf(
+					"Desired state is the values files %s; the chart was not rendered for the restoring write-back, so the field "+
+						"to value path mapping is the policy's.",
+					p.where(),
+				),
+			},
+		},
+	}
+	if !p.cfg.WritesBack() {
+		r.Spec.WriteBack.NewRevision = "(report only: nothing is written back while the repository is " + p.modeWord() + ")"
+	}
+	if rendered != nil {
+		sec := *rendered
+		sec.ChangedFields = nil
+		for _, c := range rendered.ChangedFields {
+			if c.Object == x.Object {
+				sec.ChangedFields = append(sec.ChangedFields, c)
+			}
+		}
+		r.Spec.Render = &sec
+		r.Spec.RoundTrip.RenderedAfterMatchesObserved = &closed
+		r.Spec.NotClaimed[1] = fmt.Sprintf(
+			"Desired state is the values files %s, rendered with chart %s %s (%s) by %s for Kubernetes %s as release %s in "+
+				"namespace %s before and after the restoring edit: the renderings differ exactly in the restored fields; what "+
+				"the GitOps controller renders with its own Helm version, post-renderers or lookups of live objects is not "+
+				"claimed.",
+			p.where(),
+			sec.Chart,
+			sec.Version,
+			sec.Digest,
+			sec.Renderer,
+			sec.KubeVersion,
+			sec.ReleaseName,
+			sec.Namespace,
+		)
+	}
+	if vs := receipt.Verify(r, p.snap.Policy, p.snap.PolicyPath); len(vs) > 0 {
+		return d, fmt.Errorf("the restoring receipt fails verification: %s", receipt.JoinViolations(vs))
+	}
+	d.Receipt = r
+	return d, nil
+}
+
+// unitNamed is the repo config's unit name in env, or nil.
+func (p *planner) unitNamed(env, name string) *repoconfig.Unit {
+	for i := range p.cfg.Units {
+		if u := &p.cfg.Units[i]; u.Environment == env && u.Name == name {
+			return u
+		}
+	}
+	return nil
+}
+
+// where names what the snapshot was read at.
+func (p *planner) where() string {
+	if p.snap.Commit == "" {
+		return "in the working tree"
+	}
+	return "at commit " + p.snap.Commit
+}
+
+// readReceiptFiles reads the receipts under receipts.dir, for the expiries
+// of temporary acceptances. A folder that is not there holds none; one
+// that cannot be listed, or a receipt that cannot be read, is said (the
+// planner reports that expiries are unknown) and fails nothing else.
+func readReceiptFiles(
+	read FileReader,
+	list func(string) ([]string, error),
+	cfg *repoconfig.Config,
+) (map[string][]byte, string) {
+	if list == nil {
+		return nil, ""
+	}
+	dir := strings.TrimSuffix(cmp.Or(cfg.Receipts.Dir, repoconfig.DefaultReceiptsDir), "/")
+	paths, err := list(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ""
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("listing %s: %v", dir, err)
+	}
+	out := map[string][]byte{}
+	var problems []string
+	for _, p := range paths {
+		if !strings.HasSuffix(p, ".yaml") {
+			continue
+		}
+		data, err := read(p, receipt.MaxSize)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("reading %s: %v", p, err))
+			continue
+		}
+		out[p] = data
+	}
+	return out, strings.Join(problems, "; ")
+}
+
+// jsonExpiry is an expiry in the plan's JSON contract.
+type jsonExpiry struct {
+	Receipt     string       `json:"receipt"`
+	Name        string       `json:"name"`
+	Environment string       `json:"environment"`
+	Unit        string       `json:"unit"`
+	Object      string       `json:"object"`
+	ExpiresAt   *string      `json:"expiresAt"`
+	SetBy       string       `json:"setBy"`
+	State       ExpiryState  `json:"state"`
+	WriteBack   *string      `json:"writeBack"`
+	Why         string       `json:"why"`
+	Changes     []jsonChange `json:"changes"`
+}
+
+func jsonExpiries(xs []Expiry) []jsonExpiry {
+	var out []jsonExpiry
+	for _, x := range xs {
+		j := jsonExpiry{
+			Receipt:     x.Receipt,
+			Name:        x.Name,
+			Environment: x.Environment,
+			Unit:        x.Unit,
+			Object:      x.Object,
+			SetBy:       x.SetBy,
+			State:       x.State,
+			WriteBack:   nullable(x.WriteBack),
+			Why:         x.Why,
+			Changes:     []jsonChange{},
+		}
+		if !x.ExpiresAt.IsZero() {
+			j.ExpiresAt = new(x.ExpiresAt.UTC().Format(time.RFC3339))
+		}
+		for _, c := range x.Changes {
+			j.Changes = append(
+				j.Changes,
+				jsonChange{
+					Object:     c.Object,
+					Field:      c.Field,
+					ValuePath:  nullable(c.ValuePath),
+					ValuesFile: nullable(c.ValuesFile),
+					From:       jsonSafe(c.From),
+					To:         jsonSafe(c.To),
+					Authorized: c.Authorized,
+				},
+			)
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// restoreWitness renders a charted unit before and after the restoring
+// edit: the renderings must differ exactly in the restored fields, each
+// rendered as the value restored, as an acceptance's must. It returns the
+// render section, with every restored field; each receipt keeps its own.
+func (p *planner) restoreWitness(
+	u *repoconfig.Unit,
+	uv *unitValues,
+	indexes []int,
+	trees []map[string]any,
+) (*receipt.Render, error) {
+	b := p.base(&unitWork{u: u, uv: uv})
+	if b.err != nil {
+		return nil, b.err
+	}
+	after, err := p.render(u, trees)
+	if err != nil {
+		return nil, fmt.Errorf("render: with the restored values: %w", err)
+	}
+	want := map[string]any{}
+	for _, i := range indexes {
+		for _, c := range p.res.Expiries[i].Changes {
+			want[c.Object+" "+c.Field] = c.From
+		}
+	}
+	sec := &receipt.Render{Chart: after.Chart, Version: after.Version, Digest: after.Digest, Renderer: after.Renderer,
+		ReleaseName: after.Release, Namespace: after.Namespace, KubeVersion: after.KubeVersion}
+	compared := map[string]bool{}
+	for k := range b.r.Objects {
+		compared[k] = true
+	}
+	for k := range after.Objects {
+		compared[k] = true
+	}
+	sec.ObjectsCompared = slices.Sorted(maps.Keys(compared))
+	seen := map[string]bool{}
+	for _, c := range witness.Diff(b.r, after) {
+		k := c.Object + " " + c.Field
+		v, ok := want[k]
+		if !ok || !c.HasAfter || !values.Equal(c.After, v) {
+			return nil, fmt.Errorf("render-mismatch: restoring also changes %s %s (%s -> %s)", c.Object, c.Field,
+				values.Format(c.Before), values.Format(c.After))
+		}
+		seen[k] = true
+		sec.ChangedFields = append(sec.ChangedFields, receipt.RenderedField{Object: c.Object, Field: c.Field,
+			Before: renderedValue(c.Before, c.HasBefore), After: renderedValue(c.After, c.HasAfter)})
+	}
+	for k := range want {
+		if !seen[k] {
+			return nil, fmt.Errorf("render-mismatch: the rendering does not restore %s", k)
+		}
+	}
+	return sec, nil
+}
+
+// markdownExpiries is the Markdown report's section of temporary
+// acceptances; empty when there are none.
+func markdownExpiries(xs []Expiry) string {
+	if len(xs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n### Temporary acceptances\n\n")
+	for _, x := range xs {
+		fmt.Fprintf(&b, "- %s in %s (receipt %s): %s, until %s: %s\n", codeSpan(x.Object), x.Environment, codeSpan(x.Receipt),
+			x.State, orDash(expiryTime(x)), x.Why)
+	}
+	return b.String()
+}
+
+// tableExpiries is the terminal's list of temporary acceptances.
+func tableExpiries(xs []Expiry) string {
+	if len(xs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\ntemporary acceptances:\n")
+	for _, x := range xs {
+		fmt.Fprintf(&b, "  %s in %s until %s: %s: %s\n", x.Object, x.Environment, orDash(expiryTime(x)), x.State, x.Why)
+	}
+	return b.String()
+}
+
+func expiryTime(x Expiry) string {
+	if x.ExpiresAt.IsZero() {
+		return ""
+	}
+	return x.ExpiresAt.UTC().Format(time.RFC3339)
+}
