@@ -98,17 +98,61 @@ func AttributeLive(o Observation, events []AuditEvent, records []AdmissionRecord
 		}
 		return o
 	}
-	if len(people) == 0 {
-		return o
-	}
-	joined := commonChange(people, o.Fields)
-	if joined.Attribution.Rank() >= o.Change.Attribution.Rank() {
-		if joined.Intent == "" && joined.Actor == o.Change.Actor {
-			joined.Intent = o.Change.Intent
-		}
-		o.Change = joined
-	}
+	o.Change = joinChange(o.Change, people, o.Fields)
 	return o
+}
+
+// ChangeOf is the change of the fields of o that keep selects, joined as
+// AttributeLive joins a whole observation's, from the By it gave each
+// field: their common actor at the weakest of their levels, or unknown. The
+// planner asks it for the fields that still differ from desired, so that a
+// field a person set to the value desired now holds is nobody's change.
+// It never trusts more than the whole observation: when the recorded writes
+// of any field of o contradict it (see contradicts), selected or not, or no
+// selected field was attributed, o.Change is returned as it is; a Change
+// the source established at a higher level than the join reaches is kept.
+func ChangeOf(o Observation, keep func(*Field) bool) Change {
+	var people []*Change
+	var fields []Field
+	for i := range o.Fields {
+		f := &o.Fields[i]
+		if f.By == nil || f.Cause == CauseForwardApply {
+			continue
+		}
+		if contradicts(f.By) {
+			return o.Change
+		}
+		if keep(f) {
+			people = append(people, f.By)
+			fields = append(fields, *f)
+		}
+	}
+	return joinChange(o.Change, people, fields)
+}
+
+// contradicts reports a field's change that the records contradict: an
+// unknown change with evidence is a recorded write of another value, a
+// write that does not say what it set, or attributions that disagree
+// (attributeField); a field nobody recorded has no evidence.
+func contradicts(c *Change) bool {
+	return c.Attribution == AttributionUnknown && c.Evidence != ""
+}
+
+// joinChange is cur, the change a source established, replaced by the
+// common change of people, the changes of fields, unless cur is at a
+// higher level.
+func joinChange(cur Change, people []*Change, fields []Field) Change {
+	if len(people) == 0 {
+		return cur
+	}
+	joined := commonChange(people, fields)
+	if joined.Attribution.Rank() < cur.Attribution.Rank() {
+		return cur
+	}
+	if joined.Intent == "" && joined.Actor == cur.Actor {
+		joined.Intent = cur.Intent
+	}
+	return joined
 }
 
 // CauseForwardApply is the cause of a field the GitOps controller's forward

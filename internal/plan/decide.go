@@ -169,27 +169,10 @@ func (p *planner) decide(g *group, index int, out *decided) Decision {
 			return d
 		}
 	}
-	held := p.cfg.RolesFor(o.Change.Actor, o.Change.Groups)
-	// One allocation for the object's fields, not one each.
-	states := make([]fieldState, len(o.Fields))
-	fields := make([]*fieldState, 0, len(o.Fields))
-	for i := range o.Fields {
-		f := &o.Fields[i]
-		if p.ignoresField(f.Path) || p.cfg.IgnoresManager(f.Manager) {
-			continue
-		}
-		fs := &states[i]
-		p.fieldState(fs, f, g, uv, held)
-		if fs.unchanged() {
-			continue
-		}
-		if why := p.restoredLive(g.env, g.object, fs, o.Change.At); why != "" {
-			d.Reasons = append(d.Reasons, why)
-			continue
-		}
-		fields = append(fields, fs)
-	}
-	slices.SortStableFunc(fields, func(a, b *fieldState) int { return strings.Compare(a.f.Path, b.f.Path) })
+	o, found := p.narrow(o, g, uv)
+	held, fields := found.held, found.fields
+	d.Actor, d.Attribution = o.Change.Actor, o.Change.Attribution
+	d.Reasons = append(d.Reasons, found.restored...)
 	d.Changes = make([]Change, 0, len(fields))
 	for _, fs := range fields {
 		c := Change{Object: g.object, Field: fs.f.Path, ValuePath: fs.policyPath(), From: show(fs.from()), To: show(fs.live)}

@@ -29,7 +29,8 @@ var markdownScenarios = map[string]bool{"seed-incident": true, "deny-reasons": t
 
 // scenarios lists testdata/scenarios/<scenario> folders: repo/ (a GitOps
 // checkout), observations/, an optional args file (the extra command-line
-// arguments of backflow plan, one per line: --trust LEVEL), and the goldens
+// arguments of backflow plan, one per line: --trust LEVEL), an optional
+// audit.jsonl (an audit log every observation is joined with), and the goldens
 // expected.json (the JSON contract), expected.md (some) and writebacks.txt
 // (each write-back's branch, files as a line diff, and receipt paths).
 func scenarios(t *testing.T) []string {
@@ -79,6 +80,7 @@ func planScenario(t *testing.T, dir string) (plan.Result, plan.Snapshot) {
 	}
 	obs := source.LoadPath(filepath.Join(dir, "observations"), observe.Options{Ceiling: scenarioTrust(t, dir)})
 	obs.ApplyForgets()
+	joinScenarioAudit(t, dir, obs.Observations)
 	now, _ := time.Parse(time.RFC3339, scenarioNow)
 	res := plan.Plan(obs.Observations, obs.Triggers, got.Snapshot, now)
 	res.Notices = obs.Notices
@@ -88,6 +90,26 @@ func planScenario(t *testing.T, dir string) (plan.Result, plan.Snapshot) {
 	}
 	res.Errors = append(errs, res.Errors...)
 	return res, got.Snapshot
+}
+
+// joinScenarioAudit joins each observation with the scenario's audit log,
+// audit.jsonl, when it has one, as the bot's Attributing source does.
+func joinScenarioAudit(t *testing.T, dir string, obs []observe.Observation) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "audit.jsonl"))
+	if os.IsNotExist(err) {
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit := observe.ParseAuditEvents(data, "audit.jsonl")
+	if len(audit.Errors) != 0 {
+		t.Fatalf("%s/audit.jsonl: %v", dir, audit.Errors)
+	}
+	for i := range obs {
+		obs[i] = observe.Attribute(obs[i], audit.Events)
+	}
 }
 
 func compareOrUpdate(t *testing.T, path string, got []byte) {
