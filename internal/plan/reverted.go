@@ -22,7 +22,8 @@ func revertedReasons(fields []*fieldState, show func(any) any) []string {
 		out = append(out, fmt.Sprintf("reverted live: %s was set to %s by %s at resourceVersion %s (seen by the watch "+
 			"at %s), and %s wrote it back to %s before this cycle read the object (resourceVersion %s): the person's "+
 			"value is proposed, and merging it is what brings it back live",
-			fs.f.Path, values.Format(show(fs.f.Live)), orNone(fs.f.Manager), r.ChangedVersion, r.ChangedAt.UTC().Format(time.RFC3339), orNone(r.Manager), values.Format(show(r.Live)), r.Version))
+			fs.f.Path, values.Format(show(fs.f.Live)), orNone(fs.f.Manager), r.ChangedVersion,
+			r.ChangedAt.UTC().Format(time.RFC3339), orNone(r.Manager), values.Format(show(r.Live)), r.Version))
 	}
 	return out
 }
