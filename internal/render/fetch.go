@@ -476,7 +476,10 @@ func (f *Fetcher) client(ctx context.Context) (*http.Transport, *budget, context
 			}
 			return budgetConn{Conn: conn, b: b}, nil
 		},
-		TLSClientConfig:     f.tls,
+		// A copy per transport: a transport writes its HTTP/2 protocols
+		// into the config it holds on first use, while another fetch's
+		// transport may be reading the same config to dial.
+		TLSClientConfig:     f.tls.Clone(),
 		TLSHandshakeTimeout: f.timeout,
 		ForceAttemptHTTP2:   true,
 		DisableKeepAlives:   true,
