@@ -17,8 +17,14 @@ import (
 // it wires the chart renderer: the planner does not build).
 type Kustomizer interface {
 	// Inputs reads, through read, every file the kustomization in dir
-	// builds from, by repository path.
-	Inputs(read func(path string) ([]byte, error), dir string) (map[string][]byte, error)
+	// builds from, by repository path, and the Flux Kustomization applying
+	// dir that list (the repository's manifest files below a folder; nil
+	// when the reader cannot list) finds.
+	Inputs(
+		read func(path string) ([]byte, error),
+		list func(dir string) ([]string, error),
+		dir string,
+	) (map[string][]byte, error)
 	// Build builds dir from files alone.
 	Build(files map[string][]byte, dir string) (*witness.Rendering, error)
 	// Write writes each field's live value where kustomize says its built
@@ -68,7 +74,7 @@ func (p *planner) readKustomize(u *repoconfig.Unit) *unitValues {
 		)
 		return uv
 	}
-	files, err := k.Inputs(p.snapRead, u.Kustomization)
+	files, err := k.Inputs(p.snapRead, p.snapList, u.Kustomization)
 	if err != nil {
 		uv.err = fmt.Errorf("unit %s (%s): %w", u.Name, u.Environment, err)
 		return uv
@@ -83,6 +89,18 @@ func (p *planner) readKustomize(u *repoconfig.Unit) *unitValues {
 	// file written is known once the write-back is built.
 	uv.files = []*valuesFile{{path: u.Kustomization}}
 	return uv
+}
+
+// snapList lists the snapshot's files below dir: the files read are the
+// repository as far as the planner knows it.
+func (p *planner) snapList(dir string) ([]string, error) {
+	var out []string
+	for _, f := range slices.Sorted(maps.Keys(p.snap.Files)) {
+		if dir == "." || strings.HasPrefix(f, dir+"/") {
+			out = append(out, f)
+		}
+	}
+	return out, nil
 }
 
 // snapRead reads a snapshot file.
