@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/backflow-dev/backflow/internal/kustomize"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/receipt"
@@ -154,7 +155,7 @@ func Check(in Input) Result {
 				continue
 			}
 			if cf.WrittenFile != "" || u.Documents() {
-				if why := writesItself(u, cf); why != "" {
+				if why := writesItself(u, cf, in.Base); why != "" {
 					fail("%s: %s %s", p, at, why)
 					continue
 				}
@@ -275,10 +276,21 @@ func unitWrites(
 	return ""
 }
 
+// fluxVariable reports whether cf writes a postBuild variable of the Flux
+// Kustomization that, at the base, applies u's overlay: that Flux
+// Kustomization is the environment's own, as the overlay is.
+func fluxVariable(u *repoconfig.Unit, cf receipt.ChangedField, base map[string][]byte) bool {
+	if !strings.HasPrefix(cf.WrittenPath, "spec.postBuild.substitute.") {
+		return false
+	}
+	f, err := kustomize.FindFlux(map[string][]byte{cf.WrittenFile: base[cf.WrittenFile]}, u.Kustomization)
+	return err == nil && f != nil && f.File == cf.WrittenFile
+}
+
 // writesItself says why cf of a receipt of u may not claim its
 // writtenFile, or returns "": a field written as itself is written by a
 // unit of plain manifests, at the field's own path, in one of its files.
-func writesItself(u *repoconfig.Unit, cf receipt.ChangedField) string {
+func writesItself(u *repoconfig.Unit, cf receipt.ChangedField, base map[string][]byte) string {
 	switch {
 	case u.Source() == repoconfig.SourceKustomize:
 		if cf.WrittenFile == "" || cf.WrittenPath == "" {
@@ -289,7 +301,7 @@ func writesItself(u *repoconfig.Unit, cf receipt.ChangedField) string {
 				u.Environment,
 			)
 		}
-		if !strings.HasPrefix(cf.WrittenFile, u.Kustomization+"/") {
+		if !strings.HasPrefix(cf.WrittenFile, u.Kustomization+"/") && !fluxVariable(u, cf, base) {
 			return fmt.Sprintf(
 				"names %s, which is outside unit %s's overlay %s: a base other environments may build is written only as an "+
 					"override in the unit's own overlay",

@@ -84,3 +84,56 @@ func TestCheckKustomize(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckKustomizeFluxVariable: a kustomize unit's receipt may write a
+// postBuild variable of the Flux Kustomization applying its own overlay,
+// and of no other.
+func TestCheckKustomizeFluxVariable(t *testing.T) {
+	const flux = "clusters/prod/web.yaml"
+	fluxFile := "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: web, namespace: flux-system}\n" +
+		"spec:\n  path: ./overlays/prod\n  postBuild:\n    substitute:\n      web_replicas: \"2\"\n"
+	writeBack := func(t *testing.T) Input {
+		t.Helper()
+		cfg, err := repoconfig.Parse(repoconfig.Path, []byte(kustomizeConfig))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pol, err := policy.Parse(".github/policy.yaml", []byte(strings.NewReplacer("apps/v1|StatefulSet|db|db", "apps/v1|Deployment|web|web", "[prod, staging]", "[prod]").Replace(manifestsPolicy)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files := map[string][]byte{
+			overlay:                   []byte("resources: [../../base]\n"),
+			"base/kustomization.yaml": []byte(baseKustomize),
+			"base/web.yaml":           []byte(strings.Replace(baseWeb, "replicas: 1", "replicas: ${web_replicas}", 1)),
+			flux:                      []byte(fluxFile),
+		}
+		snap := plan.Snapshot{Config: cfg, Policy: pol, PolicyPath: ".github/policy.yaml", Files: files, Kustomizer: &builder.Builder{}}
+		at := time.Date(2026, 6, 18, 12, 0, 0, 0, time.UTC)
+		o := observe.Observation{
+			Source: observe.SourceKubernetes, Cluster: "prod-1", ObservedAt: at,
+			Object: observe.ObjectKey{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "web", Name: "web"},
+			Change: observe.Change{Actor: "alice", Groups: []string{"sre"}, Attribution: observe.AttributionAuditLog, Claimed: observe.AttributionAuditLog},
+			Fields: []observe.Field{{Path: "spec.replicas", Live: 3, Desired: 2, HasDesired: true}},
+		}
+		return onlyWriteBack(t, snap, o)
+	}
+	for _, tc := range []struct {
+		why    string
+		change func(in *Input)
+		want   []string
+	}{
+		{why: "the planner's write of the variable is within its receipt", change: func(*Input) {}},
+		{why: "a Flux Kustomization of another overlay is not the unit's", change: func(in *Input) {
+			in.Base[flux] = []byte(strings.Replace(fluxFile, "./overlays/prod", "./overlays/staging", 1))
+		}, want: []string{"names " + flux + ", which is outside unit web's overlay overlays/prod"}},
+	} {
+		t.Run(tc.why, func(t *testing.T) {
+			in := writeBack(t)
+			if !strings.Contains(string(in.Head[flux]), `web_replicas: "3"`) {
+				t.Fatalf("the write-back does not set the variable:\n%s", in.Head[flux])
+			}
+			checkChanged(t, in, tc.change, tc.want)
+		})
+	}
+}
