@@ -38,6 +38,16 @@ const (
 // from 2 to 3: the overlay's replicas: entry.
 func kustomizeWriteBack(t *testing.T) Input {
 	t.Helper()
+	return kustomizeWriteBackOf(
+		t,
+		map[string][]byte{overlay: []byte(overlayFile), "base/kustomization.yaml": []byte(baseKustomize), "base/web.yaml": []byte(baseWeb)},
+	)
+}
+
+// kustomizeWriteBackOf is the planner's write-back of alice's scale of web
+// from 2 to 3 in the repository of files.
+func kustomizeWriteBackOf(t *testing.T, files map[string][]byte) Input {
+	t.Helper()
 	cfg, err := repoconfig.Parse(repoconfig.Path, []byte(kustomizeConfig))
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +56,6 @@ func kustomizeWriteBack(t *testing.T) Input {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := map[string][]byte{overlay: []byte(overlayFile), "base/kustomization.yaml": []byte(baseKustomize), "base/web.yaml": []byte(baseWeb)}
 	snap := plan.Snapshot{Config: cfg, Policy: pol, PolicyPath: ".github/policy.yaml", Files: files, Kustomizer: &builder.Builder{}}
 	at := time.Date(2026, 6, 18, 12, 0, 0, 0, time.UTC)
 	o := observe.Observation{
@@ -94,29 +103,12 @@ func TestCheckKustomizeFluxVariable(t *testing.T) {
 		"spec:\n  path: ./overlays/prod\n  postBuild:\n    substitute:\n      web_replicas: \"2\"\n"
 	writeBack := func(t *testing.T) Input {
 		t.Helper()
-		cfg, err := repoconfig.Parse(repoconfig.Path, []byte(kustomizeConfig))
-		if err != nil {
-			t.Fatal(err)
-		}
-		pol, err := policy.Parse(".github/policy.yaml", []byte(strings.NewReplacer("apps/v1|StatefulSet|db|db", "apps/v1|Deployment|web|web", "[prod, staging]", "[prod]").Replace(manifestsPolicy)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files := map[string][]byte{
+		return kustomizeWriteBackOf(t, map[string][]byte{
 			overlay:                   []byte("resources: [../../base]\n"),
 			"base/kustomization.yaml": []byte(baseKustomize),
 			"base/web.yaml":           []byte(strings.Replace(baseWeb, "replicas: 1", "replicas: ${web_replicas}", 1)),
 			flux:                      []byte(fluxFile),
-		}
-		snap := plan.Snapshot{Config: cfg, Policy: pol, PolicyPath: ".github/policy.yaml", Files: files, Kustomizer: &builder.Builder{}}
-		at := time.Date(2026, 6, 18, 12, 0, 0, 0, time.UTC)
-		o := observe.Observation{
-			Source: observe.SourceKubernetes, Cluster: "prod-1", ObservedAt: at,
-			Object: observe.ObjectKey{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "web", Name: "web"},
-			Change: observe.Change{Actor: "alice", Groups: []string{"sre"}, Attribution: observe.AttributionAuditLog, Claimed: observe.AttributionAuditLog},
-			Fields: []observe.Field{{Path: "spec.replicas", Live: 3, Desired: 2, HasDesired: true}},
-		}
-		return onlyWriteBack(t, snap, o)
+		})
 	}
 	for _, tc := range []struct {
 		why    string

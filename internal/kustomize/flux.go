@@ -198,8 +198,9 @@ func locateVariable(b *Build, object, field, raw string) (Source, error) {
 	f := b.Flux
 	switch {
 	case f == nil || !f.PostBuild:
-		return refuse("its value is substituted by the Flux Kustomization that applies %s, "+
-			"and none in the repository does, so it is not written in the overlay", b.Dir)
+		return refuse("its value is substituted by the Flux Kustomization that applies %s, and none with a "+
+			"postBuild among the files read does (the repository is searched for one only by a reader that can "+
+			"list it), so it is not written in the overlay", b.Dir)
 	case len(refs) > 1:
 		return refuse("the value holds more than one variable, so which one to write is not said")
 	}

@@ -180,7 +180,7 @@ func TestLocateRefusesVariablesNotInTheRepository(t *testing.T) {
 			"apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\nspec:\n  serviceName: ${tag}-${db_replicas}\n  replicas: ${tag}${db_replicas}\n",
 			"more than one variable"},
 		{"no Flux Kustomization", "# none\n", "apps/v1|StatefulSet||db", "spec.replicas", "",
-			"none in the repository does"},
+			"none with a postBuild among the files read does"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
