@@ -37,6 +37,9 @@ func ManifestsOf(entries []string, files []string) (out []string, missing string
 		n := len(out)
 		for _, f := range files {
 			rel, ok := strings.CutPrefix(f, e+"/")
+			if e == "." {
+				rel, ok = f, true
+			}
 			if !ok || !IsManifestFile(f) || hidden(rel) {
 				continue
 			}
