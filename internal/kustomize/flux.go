@@ -63,7 +63,7 @@ type fluxDoc struct {
 		Path      string `json:"path"`
 		PostBuild *struct {
 			SubstituteStrategy string            `json:"substituteStrategy"`
-			Substitute         map[string]string `json:"substitute"`
+			Substitute         map[string]any `json:"substitute"`
 			SubstituteFrom     []struct {
 				Kind string `json:"kind"`
 				Name string `json:"name"`
@@ -103,7 +103,17 @@ func FindFlux(files map[string][]byte, dir string) (*Flux, error) {
 			if pb := doc.Spec.PostBuild; pb != nil {
 				f.PostBuild, f.Always = true, pb.SubstituteStrategy == "Always"
 				f.Substitute = map[string]string{}
-				for k, v := range pb.Substitute {
+				for _, k := range slices.Sorted(maps.Keys(pb.Substitute)) {
+					v, ok := pb.Substitute[k].(string)
+					if !ok {
+						return nil, fmt.Errorf(
+							"%s: document %d: spec.postBuild.substitute.%s is %v, not a string: Flux takes only strings there",
+							file,
+							i,
+							k,
+							pb.Substitute[k],
+						)
+					}
 					f.Substitute[k] = strings.ReplaceAll(v, "\n", "")
 				}
 				for _, r := range pb.SubstituteFrom {

@@ -119,6 +119,10 @@ func TestBuildRefusesBadFluxKustomizations(t *testing.T) {
 	if _, err := Run(files, "overlays/prod"); err == nil || !strings.Contains(err.Error(), `"bad-name" is not a valid variable name`) {
 		t.Errorf("%v, want the bad variable name named", err)
 	}
+	files = fluxRepo(strings.Replace(fluxProd, `db_replicas: "3"`, "db_replicas: 3", 1))
+	if _, err := Run(files, "overlays/prod"); err == nil || !strings.Contains(err.Error(), "spec.postBuild.substitute.db_replicas is 3, not a string") {
+		t.Errorf("%v, want a variable that is not a string named", err)
+	}
 	files = fluxRepo(fluxProd)
 	files["clusters/prod/again.yaml"] = []byte(fluxProd)
 	if _, err := Run(files, "overlays/prod"); err == nil || !strings.Contains(err.Error(), "both apply overlays/prod") {
