@@ -235,3 +235,27 @@ func TestFluxInputsFindsTheOverlaysFluxKustomization(t *testing.T) {
 		t.Error("HasVariables")
 	}
 }
+
+func TestWitnessDeniesAVariableOtherObjectsUse(t *testing.T) {
+	files := fluxRepo(fluxProd)
+	files["base/db.yaml"] = []byte("apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\nspec:\n" +
+		"  template:\n    spec:\n      containers:\n        - name: sidecar\n          image: ghcr.io/example/web:${tag}\n")
+	before, err := Run(files, "overlays/prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const field = "spec.template.spec.containers[0].image"
+	src, err := Locate(files, before, "apps/v1|Deployment||web", field)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Write(files[src.File], src, "ghcr.io/example/web:1.5.0", "ghcr.io/example/web:1.6.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := edited(t, files, "overlays/prod", w)
+	m := Witness(before, after, []witness.Accepted{{Object: "apps/v1|Deployment||web", Field: field, Live: "ghcr.io/example/web:1.6.0"}})
+	if len(m) != 1 || m[0].Object != "apps/v1|StatefulSet||db" {
+		t.Errorf("mismatches %v, want the StatefulSet that uses the variable too", m)
+	}
+}
