@@ -62,7 +62,7 @@ type fluxDoc struct {
 	Spec struct {
 		Path      string `json:"path"`
 		PostBuild *struct {
-			SubstituteStrategy string            `json:"substituteStrategy"`
+			SubstituteStrategy string         `json:"substituteStrategy"`
 			Substitute         map[string]any `json:"substitute"`
 			SubstituteFrom     []struct {
 				Kind string `json:"kind"`
