@@ -29,13 +29,13 @@ type Kustomizer interface {
 	Build(files map[string][]byte, dir string) (*witness.Rendering, error)
 	// Write writes each field's live value where kustomize says its built
 	// value comes from, or as an override into dir's own kustomization
-	// when that source is a file own says the unit may not write on its
-	// own authority. It returns, per field, what was written or why not,
-	// and the edited files' new bytes.
+	// when that source is a file own says the unit may not write for that
+	// field on its own authority. It returns, per field, what was written
+	// or why not, and the edited files' new bytes.
 	Write(
 		files map[string][]byte,
 		dir string,
-		own func(file string) bool,
+		own func(file string, f KustomizeField) bool,
 		fields []KustomizeField,
 	) ([]KustomizeWritten, map[string][]byte, error)
 }
@@ -120,10 +120,21 @@ func (p *planner) writeKustomize(w *unitWork, pend []*pending) {
 	u, uv := w.u, w.uv
 	ku := uv.kust
 	// Only the unit's own overlay is written on its authority: a value
-	// from a base (which other environments' overlays may build) is
-	// written as an override into the overlay, and the pull request
-	// check holds a receipt to the same rule.
-	own := func(file string) bool { return strings.HasPrefix(file, ku.dir+"/") }
+	// from a base is written as an override into the overlay unless every
+	// other environment whose overlay builds the base allowed the same
+	// change in this plan, and the pull request check holds a receipt to
+	// the same rule.
+	baseEdits := map[string]string{}
+	own := func(file string, f KustomizeField) bool {
+		if strings.HasPrefix(file, ku.dir+"/") {
+			return true
+		}
+		envs, ok := p.baseAgreed(u, file, f)
+		if ok {
+			baseEdits[f.Object+"\x00"+f.Field] = baseWhy(file, envs)
+		}
+		return ok
+	}
 	var edited map[string][]byte
 	var after *witness.Rendering
 	for len(pend) > 0 {
@@ -152,6 +163,10 @@ func (p *planner) writeKustomize(w *unitWork, pend []*pending) {
 					continue
 				}
 				fs.writtenFile, fs.writtenPath, fs.placedWhy = kw.File, kw.Path, kw.Why
+				if why, ok := baseEdits[pd.obs.Object.String()+"\x00"+fs.f.Path]; ok && !strings.HasPrefix(kw.File, ku.dir+"/") &&
+					kw.Why == "" {
+					fs.placedWhy = why
+				}
 			}
 		}
 		if len(refused) > 0 {

@@ -72,7 +72,7 @@ func (b *Builder) build(files map[string][]byte, dir string) (*kustomize.Build, 
 func (b *Builder) Write(
 	files map[string][]byte,
 	dir string,
-	own func(string) bool,
+	own func(string, plan.KustomizeField) bool,
 	fields []plan.KustomizeField,
 ) ([]plan.KustomizeWritten, map[string][]byte, error) {
 	built, err := b.build(files, dir)
@@ -98,7 +98,8 @@ func (b *Builder) Write(
 		var w kustomize.Written
 		// The Flux Kustomization applying the unit's overlay is the
 		// environment's own, as the overlay is.
-		if own(src.File) || src.Kind == kustomize.KindPostBuild {
+		mine := src.Kind == kustomize.KindPostBuild || own(src.File, f)
+		if mine {
 			w, err = kustomize.Write(cur[src.File], src, f.Old, f.Live)
 		} else {
 			kind, name := kustomize.KindName(built, f.Object)
@@ -112,7 +113,7 @@ func (b *Builder) Write(
 		}
 		cur[w.File], edited[w.File] = w.Data, w.Data
 		out[i] = plan.KustomizeWritten{File: w.File, Path: w.Path}
-		if !own(src.File) && src.Kind != kustomize.KindPostBuild {
+		if !mine {
 			out[i].Why = w.Why
 		}
 	}
