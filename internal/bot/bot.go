@@ -532,7 +532,11 @@ func (rc *repoCycle) closedByBot(units []*lifecycle.Unit) map[int]bool {
 // head commit, as the controllers read a folder: every .yaml, .yml and
 // .json file, recursively, hidden entries skipped.
 func (rc *repoCycle) manifests(dir string) ([]string, error) {
-	files, err := rc.b.listFiles(rc.ctx, rc.repo, rc.head, dir)
+	whole := dir
+	if dir == "." { // the whole repository, which the forge lists as ""
+		whole = ""
+	}
+	files, err := rc.b.listFiles(rc.ctx, rc.repo, rc.head, whole)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/backflow-dev/backflow/internal/kustomize"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/receipt"
@@ -154,7 +155,7 @@ func Check(in Input) Result {
 				continue
 			}
 			if cf.WrittenFile != "" || u.Documents() {
-				if why := writesItself(u, cf); why != "" {
+				if why := writesItself(u, cf, in.Base, sharedBase(in, u, r, cf)); why != "" {
 					fail("%s: %s %s", p, at, why)
 					continue
 				}
@@ -275,10 +276,56 @@ func unitWrites(
 	return ""
 }
 
+// sharedBase reports whether cf, a kustomize unit u's write outside its
+// overlay, may edit a shared base: the base policy lets the receipt's role
+// accept the same field of the same object, to the same value, in every
+// other environment with a kustomize unit (the check does not build the
+// overlays, so it asks it of each environment that may build the base, as
+// the planner asks it of each that does; there must be one, as the
+// planner writes an override for a base no other environment builds), and
+// the file is in no other unit's overlay.
+func sharedBase(in Input, u *repoconfig.Unit, r *receipt.Receipt, cf receipt.ChangedField) bool {
+	if u.Source() != repoconfig.SourceKustomize || strings.HasPrefix(cf.WrittenFile, u.Kustomization+"/") ||
+		strings.HasPrefix(cf.WrittenPath, "spec.postBuild.substitute.") || !in.Policy.Valid() {
+		return false
+	}
+	others := 0
+	for i := range in.Config.Units {
+		o := &in.Config.Units[i]
+		if o == u || o.Kustomization == "" {
+			continue
+		}
+		if strings.HasPrefix(cf.WrittenFile, o.Kustomization+"/") {
+			return false
+		}
+		if o.Environment == u.Environment {
+			continue
+		}
+		others++
+		d := in.Policy.Evaluate(policy.Request{Roles: []string{r.Spec.Trigger.Role}, Environment: o.Environment,
+			Object: cf.Object, Field: cf.Field, Value: cf.To.V, HasValue: cf.To.Set})
+		if !d.Allowed {
+			return false
+		}
+	}
+	return others > 0
+}
+
+// fluxVariable reports whether cf writes a postBuild variable of the Flux
+// Kustomization that, at the base, applies u's overlay: that Flux
+// Kustomization is the environment's own, as the overlay is.
+func fluxVariable(u *repoconfig.Unit, cf receipt.ChangedField, base map[string][]byte) bool {
+	if !strings.HasPrefix(cf.WrittenPath, "spec.postBuild.substitute.") {
+		return false
+	}
+	f, err := kustomize.FindFlux(map[string][]byte{cf.WrittenFile: base[cf.WrittenFile]}, u.Kustomization)
+	return err == nil && f != nil && f.File == cf.WrittenFile
+}
+
 // writesItself says why cf of a receipt of u may not claim its
 // writtenFile, or returns "": a field written as itself is written by a
 // unit of plain manifests, at the field's own path, in one of its files.
-func writesItself(u *repoconfig.Unit, cf receipt.ChangedField) string {
+func writesItself(u *repoconfig.Unit, cf receipt.ChangedField, base map[string][]byte, shared bool) string {
 	switch {
 	case u.Source() == repoconfig.SourceKustomize:
 		if cf.WrittenFile == "" || cf.WrittenPath == "" {
@@ -289,7 +336,7 @@ func writesItself(u *repoconfig.Unit, cf receipt.ChangedField) string {
 				u.Environment,
 			)
 		}
-		if !strings.HasPrefix(cf.WrittenFile, u.Kustomization+"/") {
+		if !strings.HasPrefix(cf.WrittenFile, u.Kustomization+"/") && !fluxVariable(u, cf, base) && !shared {
 			return fmt.Sprintf(
 				"names %s, which is outside unit %s's overlay %s: a base other environments may build is written only as an "+
 					"override in the unit's own overlay",

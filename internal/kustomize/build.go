@@ -211,6 +211,11 @@ type Build struct {
 	// Origin is each object's origin as kustomize recorded it: the
 	// repository path of the resource file, or the generator that made it.
 	Origin map[string]Origin
+	// Flux is the repository's Flux Kustomization applying Dir, among the
+	// files, whose postBuild variables Rendering is substituted with; Raw
+	// holds the objects as kustomize built them, before substitution.
+	Flux *Flux
+	Raw  map[string]map[string]any
 }
 
 // Origin is where kustomize says an object comes from.
@@ -266,8 +271,13 @@ func Run(files map[string][]byte, dir string) (*Build, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
 	}
+	flux, err := FindFlux(files, dir)
+	if err != nil {
+		return nil, err
+	}
 	b := &Build{Dir: dir, Files: sortedKeys(files), Digest: Digest(files, dir), Origin: map[string]Origin{},
-		Rendering: &witness.Rendering{Renderer: Renderer, Objects: map[string]map[string]any{}}}
+		Rendering: &witness.Rendering{Renderer: Renderer, Objects: map[string]map[string]any{}},
+		Flux:      flux, Raw: map[string]map[string]any{}}
 	for _, r := range res.Resources() {
 		m, err := r.Map()
 		if err != nil {
@@ -278,7 +288,13 @@ func Run(files map[string][]byte, dir string) (*Build, error) {
 			return nil, fmt.Errorf("kustomize build %s: %s/%s: %w", dir, r.GetKind(), r.GetName(), err)
 		}
 		strip(m)
-		key := witness.Key(r.GetApiVersion(), r.GetKind(), r.GetNamespace(), r.GetName())
+		raw := m
+		if m, err = flux.substitute(m); err != nil {
+			return nil, fmt.Errorf("kustomize build %s: %s/%s: %w", dir, r.GetKind(), r.GetName(), err)
+		}
+		// The key is the substituted object's, as Flux applies it.
+		key := witness.Key(str(m["apiVersion"]), str(m["kind"]), str(meta(m)["namespace"]), str(meta(m)["name"]))
+		b.Raw[key] = raw
 		b.Rendering.Objects[key] = m
 		b.Origin[key] = o
 	}

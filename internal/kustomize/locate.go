@@ -34,6 +34,9 @@ type Source struct {
 	Dir string
 	// Why names the source for receipts and reasons.
 	Why string
+	// Affix is, for a postBuild variable, the field's text before and
+	// after the variable's reference.
+	Affix [2]string
 }
 
 // Sources kinds.
@@ -79,17 +82,11 @@ func Locate(files map[string][]byte, b *Build, object, field string) (Source, er
 		return Source{}, err
 	}
 	live, _ := yamlnode.Lookup(obj, segs)
-	if v := substitution.FindString(str(live)); v != "" {
-		return Source{}, fmt.Errorf(
-			"%s %s is %q, which holds the Flux postBuild variable %s: its value is substituted by the Flux "+
-				"Kustomization that applies %s, not written in the overlay: %w",
-			object,
-			field,
-			str(live),
-			v,
-			b.Dir,
-			ErrRefused,
-		)
+	if raw, ok := b.Raw[object]; ok {
+		live, _ = yamlnode.Lookup(raw, segs)
+	}
+	if substitution.MatchString(str(live)) {
+		return locateVariable(b, object, field, str(live))
 	}
 	// The chain of kustomizations from dir down to the resource file.
 	chain, err := chainTo(files, b.Dir, o.Path)

@@ -47,6 +47,12 @@ func Write(data []byte, s Source, old, live any) (Written, error) {
 		if len(edits) == 1 {
 			w.Path = edits[0].Path
 		}
+	case s.Kind == KindPostBuild:
+		v, err := variableValue(s, live)
+		if err != nil {
+			return w, err
+		}
+		edits = []values.Edit{{Path: s.Path, Value: v}}
 	case s.InlinePath != "":
 		text, err := values.Get(data, s.Path, opts)
 		if err != nil {

@@ -17,19 +17,25 @@ import (
 // it wires the chart renderer: the planner does not build).
 type Kustomizer interface {
 	// Inputs reads, through read, every file the kustomization in dir
-	// builds from, by repository path.
-	Inputs(read func(path string) ([]byte, error), dir string) (map[string][]byte, error)
+	// builds from, by repository path, and the Flux Kustomization applying
+	// dir that list (the repository's manifest files below a folder; nil
+	// when the reader cannot list) finds.
+	Inputs(
+		read func(path string) ([]byte, error),
+		list func(dir string) ([]string, error),
+		dir string,
+	) (map[string][]byte, error)
 	// Build builds dir from files alone.
 	Build(files map[string][]byte, dir string) (*witness.Rendering, error)
 	// Write writes each field's live value where kustomize says its built
 	// value comes from, or as an override into dir's own kustomization
-	// when that source is a file own says the unit may not write on its
-	// own authority. It returns, per field, what was written or why not,
-	// and the edited files' new bytes.
+	// when that source is a file own says the unit may not write for that
+	// field on its own authority. It returns, per field, what was written
+	// or why not, and the edited files' new bytes.
 	Write(
 		files map[string][]byte,
 		dir string,
-		own func(file string) bool,
+		own func(file string, f KustomizeField) bool,
 		fields []KustomizeField,
 	) ([]KustomizeWritten, map[string][]byte, error)
 }
@@ -68,7 +74,7 @@ func (p *planner) readKustomize(u *repoconfig.Unit) *unitValues {
 		)
 		return uv
 	}
-	files, err := k.Inputs(p.snapRead, u.Kustomization)
+	files, err := k.Inputs(p.snapRead, p.snapList, u.Kustomization)
 	if err != nil {
 		uv.err = fmt.Errorf("unit %s (%s): %w", u.Name, u.Environment, err)
 		return uv
@@ -83,6 +89,18 @@ func (p *planner) readKustomize(u *repoconfig.Unit) *unitValues {
 	// file written is known once the write-back is built.
 	uv.files = []*valuesFile{{path: u.Kustomization}}
 	return uv
+}
+
+// snapList lists the snapshot's files below dir: the files read are the
+// repository as far as the planner knows it.
+func (p *planner) snapList(dir string) ([]string, error) {
+	var out []string
+	for _, f := range slices.Sorted(maps.Keys(p.snap.Files)) {
+		if dir == "." || strings.HasPrefix(f, dir+"/") {
+			out = append(out, f)
+		}
+	}
+	return out, nil
 }
 
 // snapRead reads a snapshot file.
@@ -102,10 +120,21 @@ func (p *planner) writeKustomize(w *unitWork, pend []*pending) {
 	u, uv := w.u, w.uv
 	ku := uv.kust
 	// Only the unit's own overlay is written on its authority: a value
-	// from a base (which other environments' overlays may build) is
-	// written as an override into the overlay, and the pull request
-	// check holds a receipt to the same rule.
-	own := func(file string) bool { return strings.HasPrefix(file, ku.dir+"/") }
+	// from a base is written as an override into the overlay unless every
+	// other environment whose overlay builds the base allowed the same
+	// change in this plan, and the pull request check holds a receipt to
+	// the same rule.
+	baseEdits := map[string]string{}
+	own := func(file string, f KustomizeField) bool {
+		if strings.HasPrefix(file, ku.dir+"/") {
+			return true
+		}
+		envs, ok := p.baseAgreed(u, file, f)
+		if ok {
+			baseEdits[f.Object+"\x00"+f.Field] = baseWhy(file, envs)
+		}
+		return ok
+	}
 	var edited map[string][]byte
 	var after *witness.Rendering
 	for len(pend) > 0 {
@@ -134,6 +163,10 @@ func (p *planner) writeKustomize(w *unitWork, pend []*pending) {
 					continue
 				}
 				fs.writtenFile, fs.writtenPath, fs.placedWhy = kw.File, kw.Path, kw.Why
+				if why, ok := baseEdits[pd.obs.Object.String()+"\x00"+fs.f.Path]; ok && !strings.HasPrefix(kw.File, ku.dir+"/") &&
+					kw.Why == "" {
+					fs.placedWhy = why
+				}
 			}
 		}
 		if len(refused) > 0 {

@@ -261,8 +261,10 @@ func (p *planner) notClaimed(
 			out,
 			fmt.Sprintf(
 				"Desired state is the kustomization %s at %s, built by %s from the %d files listed under render.files, before and "+
-					"after the edit: the builds differ exactly in the accepted fields; what the GitOps controller adds on apply "+
-					"(Flux postBuild substitution, a target namespace, its own kustomize version) is not claimed.",
+					"after the edit, with the inline spec.postBuild.substitute variables of the repository's Flux Kustomization "+
+					"applying it, if one is among those files, substituted as Flux does: the builds differ exactly in the "+
+					"accepted fields; what the GitOps controller adds on apply (variables from substituteFrom, a target "+
+					"namespace, its own kustomize version) is not claimed.",
 				u.Kustomization,
 				where,
 				rendered.Renderer,

@@ -166,6 +166,7 @@ func ReadSnapshot(read FileReader, opts ReadOptions) (Read, error) {
 		if u.Kustomization != "" && opts.Kustomizer != nil {
 			in, err := opts.Kustomizer.Inputs(
 				func(p string) ([]byte, error) { return read(p, repoconfig.MaxValuesSize) },
+				opts.List,
 				u.Kustomization,
 			)
 			if err != nil {

@@ -23,6 +23,7 @@ import (
 // building them one after the other.
 func (p *planner) writeBacks() {
 	p.placeShared()
+	p.readKustomizeUnits()
 	units := p.allowedUnits()
 	work := make([]unitWork, len(units))
 	for i, u := range units {

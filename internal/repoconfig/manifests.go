@@ -37,6 +37,9 @@ func ManifestsOf(entries []string, files []string) (out []string, missing string
 		n := len(out)
 		for _, f := range files {
 			rel, ok := strings.CutPrefix(f, e+"/")
+			if e == "." {
+				rel, ok = f, true
+			}
 			if !ok || !IsManifestFile(f) || hidden(rel) {
 				continue
 			}
@@ -57,8 +60,9 @@ func hidden(rel string) bool {
 // ListRepoDir lists the manifest files below dir (repository-relative) of
 // the working tree at root, recursively, as repository paths: hidden
 // entries and symlinks are skipped, as ReadRepoFile refuses a symlink.
+// dir "." is the whole repository.
 func ListRepoDir(root, dir string) ([]string, error) {
-	if err := checkRepoPath(dir); err != nil {
+	if err := checkRepoPath(dir); err != nil && dir != "." {
 		return nil, err
 	}
 	var out []string

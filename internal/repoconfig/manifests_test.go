@@ -22,6 +22,8 @@ func TestManifestsOf(t *testing.T) {
 			[]string{"deploy/prod/sub/b.yml", "other.yaml"}, ""},
 		{"a missing file is named", []string{"deploy/prod/x.yaml"}, nil, "deploy/prod/x.yaml"},
 		{"a folder without manifests is named", []string{"deploy/none"}, nil, "deploy/none"},
+		{". is the whole repository, hidden entries skipped", []string{"."},
+			[]string{"deploy/prod/a.yaml", "deploy/prod/c.json", "deploy/prod/sub/b.yml", "deploy/production/f.yaml", "other.yaml"}, ""},
 	} {
 		got, missing := ManifestsOf(tc.entries, files)
 		if !slices.Equal(got, tc.want) || missing != tc.missing {
@@ -50,6 +52,9 @@ func TestListRepoDir(t *testing.T) {
 	}
 	if want := []string{"deploy/a.yaml", "deploy/sub/b.json"}; !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v (hidden entries, symlinks and other files skipped)", got, want)
+	}
+	if got, err := ListRepoDir(root, "."); err != nil || !slices.Equal(got, []string{"deploy/a.yaml", "deploy/sub/b.json"}) {
+		t.Errorf(". lists %v, %v; want the whole repository's manifests", got, err)
 	}
 	if _, err := ListRepoDir(root, "../x"); err == nil {
 		t.Error("a folder outside the repository was listed")

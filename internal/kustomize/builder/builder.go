@@ -26,9 +26,25 @@ type Builder struct {
 
 var _ plan.Kustomizer = (*Builder)(nil)
 
-// Inputs reads the files the kustomization in dir builds from.
-func (b *Builder) Inputs(read func(string) ([]byte, error), dir string) (map[string][]byte, error) {
-	return kustomize.Inputs(read, dir)
+// Inputs reads the files the kustomization in dir builds from and, when
+// they hold a Flux postBuild variable and list can list the repository,
+// the file of the Flux Kustomization applying dir, whose variables the
+// build substitutes.
+func (b *Builder) Inputs(
+	read func(string) ([]byte, error),
+	list func(string) ([]string, error),
+	dir string,
+) (map[string][]byte, error) {
+	files, err := kustomize.Inputs(read, dir)
+	if err != nil || list == nil || !kustomize.HasVariables(files) {
+		return files, err
+	}
+	flux, err := kustomize.FluxInputs(read, list, dir)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(files, flux)
+	return files, nil
 }
 
 // Build builds dir from files, or takes the build of the same inputs.
@@ -56,7 +72,7 @@ func (b *Builder) build(files map[string][]byte, dir string) (*kustomize.Build, 
 func (b *Builder) Write(
 	files map[string][]byte,
 	dir string,
-	own func(string) bool,
+	own func(string, plan.KustomizeField) bool,
 	fields []plan.KustomizeField,
 ) ([]plan.KustomizeWritten, map[string][]byte, error) {
 	built, err := b.build(files, dir)
@@ -80,7 +96,10 @@ func (b *Builder) Write(
 			return nil, nil, err
 		}
 		var w kustomize.Written
-		if own(src.File) {
+		// The Flux Kustomization applying the unit's overlay is the
+		// environment's own, as the overlay is.
+		mine := src.Kind == kustomize.KindPostBuild || own(src.File, f)
+		if mine {
 			w, err = kustomize.Write(cur[src.File], src, f.Old, f.Live)
 		} else {
 			kind, name := kustomize.KindName(built, f.Object)
@@ -94,7 +113,7 @@ func (b *Builder) Write(
 		}
 		cur[w.File], edited[w.File] = w.Data, w.Data
 		out[i] = plan.KustomizeWritten{File: w.File, Path: w.Path}
-		if !own(src.File) {
+		if !mine {
 			out[i].Why = w.Why
 		}
 	}

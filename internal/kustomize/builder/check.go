@@ -28,7 +28,7 @@ func Check(repoDir string, cfg *repoconfig.Config, pol *policy.Policy) []error {
 			continue
 		}
 		at := fmt.Sprintf("%s: units[%d] (%s in %s)", repoconfig.Path, ui, u.Name, u.Environment)
-		files, err := b.Inputs(read, u.Kustomization)
+		files, err := b.Inputs(read, nil, u.Kustomization)
 		if err != nil {
 			out = append(out, fmt.Errorf("%s: %w", at, err))
 			continue
