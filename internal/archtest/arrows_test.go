@@ -29,6 +29,7 @@ var core = []string{
 	"internal/witness",
 	"internal/diffbound",
 	"internal/hold",
+	"internal/fluxdoc",
 }
 
 // clients are the libraries that reach a cluster, GitHub, git or the

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/backflow-dev/backflow/internal/kustomize"
+	"github.com/backflow-dev/backflow/internal/fluxdoc"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/receipt"
@@ -318,7 +318,7 @@ func fluxVariable(u *repoconfig.Unit, cf receipt.ChangedField, base map[string][
 	if !strings.HasPrefix(cf.WrittenPath, "spec.postBuild.substitute.") {
 		return false
 	}
-	f, err := kustomize.FindFlux(map[string][]byte{cf.WrittenFile: base[cf.WrittenFile]}, u.Kustomization)
+	f, err := fluxdoc.Find(map[string][]byte{cf.WrittenFile: base[cf.WrittenFile]}, u.Kustomization)
 	return err == nil && f != nil && f.File == cf.WrittenFile
 }
 

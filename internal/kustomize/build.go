@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/backflow-dev/backflow/internal/fluxdoc"
 	"github.com/backflow-dev/backflow/internal/witness"
 )
 
@@ -271,7 +272,7 @@ func Run(files map[string][]byte, dir string) (*Build, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
 	}
-	flux, err := FindFlux(files, dir)
+	flux, err := fluxdoc.Find(files, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -289,7 +290,7 @@ func Run(files map[string][]byte, dir string) (*Build, error) {
 		}
 		strip(m)
 		raw := m
-		if m, err = flux.substitute(m); err != nil {
+		if m, err = substitute(flux, m); err != nil {
 			return nil, fmt.Errorf("kustomize build %s: %s/%s: %w", dir, r.GetKind(), r.GetName(), err)
 		}
 		// The key is the substituted object's, as Flux applies it.

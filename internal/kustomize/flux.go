@@ -12,15 +12,12 @@ import (
 	"github.com/fluxcd/pkg/envsubst"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/backflow-dev/backflow/internal/yamlnode"
+	"github.com/backflow-dev/backflow/internal/fluxdoc"
 )
 
 // KindPostBuild is a source that is a variable of a Flux Kustomization's
 // spec.postBuild.substitute.
 const KindPostBuild = "postBuild"
-
-// fluxAPIGroup is the API group of Flux's Kustomization.
-const fluxAPIGroup = "kustomize.toolkit.fluxcd.io/"
 
 // substituteKey is the label or annotation that turns Flux's substitution
 // off for one object.
@@ -29,113 +26,9 @@ const substituteKey = "kustomize.toolkit.fluxcd.io/substitute"
 // varName is the name Flux accepts for a postBuild variable.
 var varName = regexp.MustCompile(`^[_[:alpha:]][_[:alpha:][:digit:]]*$`)
 
-// Flux is the repository's Flux Kustomization that applies an overlay:
-// the variables its postBuild substitutes in the built objects, as the
-// kustomize-controller does after kustomize build.
-type Flux struct {
-	// File is its repository path and Document its document's index.
-	File     string
-	Document int
-	// Name is its namespace/name.
-	Name string
-	// PostBuild says it has a spec.postBuild: without one nothing is
-	// substituted.
-	PostBuild bool
-	// Substitute is spec.postBuild.substitute.
-	Substitute map[string]string
-	// From names spec.postBuild.substituteFrom's ConfigMaps and Secrets
-	// ("ConfigMap/cluster-vars"): their variables are in the cluster, not
-	// in the repository.
-	From []string
-	// Always is substituteStrategy: Always.
-	Always bool
-}
-
-// fluxDoc is the part of a Flux Kustomization backflow reads.
-type fluxDoc struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Metadata   struct {
-		Name      string `json:"name"`
-		Namespace string `json:"namespace"`
-	} `json:"metadata"`
-	Spec struct {
-		Path      string `json:"path"`
-		PostBuild *struct {
-			SubstituteStrategy string         `json:"substituteStrategy"`
-			Substitute         map[string]any `json:"substitute"`
-			SubstituteFrom     []struct {
-				Kind string `json:"kind"`
-				Name string `json:"name"`
-			} `json:"substituteFrom"`
-		} `json:"postBuild"`
-	} `json:"spec"`
-}
-
-// IsFluxCandidate reports whether data may hold a Flux Kustomization, so
-// that a reader of the repository keeps only those files.
-func IsFluxCandidate(data []byte) bool {
-	return strings.Contains(string(data), fluxAPIGroup)
-}
-
-// FindFlux is the Flux Kustomization among files whose spec.path is dir
-// (nil when there is none). Two of them applying the same overlay are an
-// error naming both: which one's variables apply is then not the
-// repository's to say.
-func FindFlux(files map[string][]byte, dir string) (*Flux, error) {
-	dir = path.Clean(dir)
-	var found *Flux
-	for _, file := range sortedKeys(files) {
-		data := files[file]
-		if !IsFluxCandidate(data) {
-			continue
-		}
-		for i, d := range yamlnode.SplitDocuments(data) {
-			var doc fluxDoc
-			if sigsyaml.Unmarshal(data[d.Start:d.End], &doc) != nil {
-				continue
-			}
-			if !strings.HasPrefix(doc.APIVersion, fluxAPIGroup) || doc.Kind != "Kustomization" ||
-				doc.Spec.Path == "" || path.Clean(strings.TrimPrefix(doc.Spec.Path, "/")) != dir {
-				continue
-			}
-			f := &Flux{File: file, Document: i, Name: doc.Metadata.Namespace + "/" + doc.Metadata.Name}
-			if pb := doc.Spec.PostBuild; pb != nil {
-				f.PostBuild, f.Always = true, pb.SubstituteStrategy == "Always"
-				f.Substitute = map[string]string{}
-				for _, k := range slices.Sorted(maps.Keys(pb.Substitute)) {
-					v, ok := pb.Substitute[k].(string)
-					if !ok {
-						return nil, fmt.Errorf(
-							"%s: document %d: spec.postBuild.substitute.%s is %v, not a string: Flux takes only strings there",
-							file,
-							i,
-							k,
-							pb.Substitute[k],
-						)
-					}
-					f.Substitute[k] = strings.ReplaceAll(v, "\n", "")
-				}
-				for _, r := range pb.SubstituteFrom {
-					f.From = append(f.From, r.Kind+"/"+r.Name)
-				}
-			}
-			if found != nil {
-				return nil, fmt.Errorf(
-					"the Flux Kustomizations %s (%s) and %s (%s) both apply %s: "+
-						"which one's postBuild variables are the overlay's is not said",
-					found.Name,
-					found.File,
-					f.Name,
-					f.File,
-					dir,
-				)
-			}
-			found = f
-		}
-	}
-	return found, nil
-}
+// Flux is the repository's Flux Kustomization applying an overlay, as
+// fluxdoc reads it.
+type Flux = fluxdoc.Flux
 
 // substitute is obj as the kustomize-controller substitutes it after the
 // build (fluxcd/pkg/kustomize's SubstituteVariables): the object's YAML
@@ -143,7 +36,7 @@ func FindFlux(files map[string][]byte, dir string) (*Flux, error) {
 // turns substitution off or there is nothing to substitute. A variable
 // only spec.postBuild.substituteFrom can define (in the cluster) is left
 // as its reference, ${NAME}, so the build never claims its value.
-func (f *Flux) substitute(obj map[string]any) (map[string]any, error) {
+func substitute(f *Flux, obj map[string]any) (map[string]any, error) {
 	if f == nil || !f.PostBuild {
 		return obj, nil
 	}
@@ -295,11 +188,11 @@ func FluxInputs(
 		if err != nil {
 			return nil, fmt.Errorf("reading %s for the Flux Kustomization applying %s: %w", n, dir, err)
 		}
-		if IsFluxCandidate(data) {
+		if fluxdoc.IsCandidate(data) {
 			candidates[n] = data
 		}
 	}
-	f, err := FindFlux(candidates, dir)
+	f, err := fluxdoc.Find(candidates, dir)
 	if err != nil || f == nil {
 		return nil, err
 	}
