@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
 )
@@ -58,10 +59,13 @@ func (p *planner) baseAgreed(u *repoconfig.Unit, file string, f KustomizeField) 
 // allowsSame reports whether unit o has an allowed decision for f's field
 // of an object of f's apiVersion, kind and name, to f's live value.
 func (p *planner) allowsSame(o *repoconfig.Unit, f KustomizeField) bool {
-	want := strings.Split(f.Object, "|")
+	want, err := observe.ParseObjectKey(f.Object)
+	if err != nil {
+		return false
+	}
 	for _, pd := range p.allowed[o] {
 		k := pd.obs.Object
-		if len(want) != 4 || k.APIVersion != want[0] || k.Kind != want[1] || k.Name != want[3] {
+		if k.APIVersion != want.APIVersion || k.Kind != want.Kind || k.Name != want.Name {
 			continue
 		}
 		for _, fs := range pd.fields {
