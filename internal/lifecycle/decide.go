@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"cmp"
 	"crypto/hmac"
 	"fmt"
 	"maps"
@@ -51,6 +52,12 @@ type Input struct {
 	// says a person closed them but whose head carries the App's closedRun:
 	// the marker is an older one pasted back (ErrMarkerReplayed).
 	ClosedByBot map[int]bool
+	// Previews are the revision store's previews of the write-backs that
+	// write a revision (its dry run, as Markdown), by branch, for the pull
+	// request's body; PreviewErrors why one could not be made, which
+	// keeps its proposal from being written.
+	Previews      map[string]string
+	PreviewErrors map[string]error
 }
 
 // Index pairs each write-back branch with its pull requests, sorted by
@@ -265,7 +272,11 @@ func (in *Input) update(st *Pull, p *Proposal, why string) []Effect {
 // takes from the Pull it fills in. A rewrite leaves auto-merge disarmed
 // (a Disarm comes before it when it was armed).
 func (in *Input) Chain(u *Unit, commits []forge.Commit) []Effect {
-	out := in.Decide(u, commits)
+	out, done := in.revisionChain(u)
+	if done {
+		return out
+	}
+	out = append(out, in.Decide(u, commits)...)
 	if len(out) == 0 {
 		return out
 	}
@@ -738,6 +749,7 @@ func (in *Input) Marker(p *Proposal, commits []string, prev *Marker) *Marker {
 		Policy:      in.PolicySum,
 		Commits:     commits,
 		AutoMerge:   p.AutoMerge,
+		Revision:    markerRevision(p.WriteBack),
 	}
 	if len(m.Commits) > maxRecordedCommits {
 		m.Commits = m.Commits[len(m.Commits)-maxRecordedCommits:]
@@ -1013,6 +1025,10 @@ func (in *Input) propose(wb *plan.WriteBack) *Proposal {
 		at:          where{key: in.CommitKey, repo: in.Repo, head: in.Head, defaultBranch: in.DefaultBranch},
 	}
 	p.Files, p.FilesErr = in.files(wb)
+	doc.preview = in.Previews[wb.Branch]
+	if err := cmp.Or(revisionRefused(wb), in.PreviewErrors[wb.Branch]); err != nil && p.FilesErr == nil {
+		p.FilesErr = err
+	}
 	return p
 }
 

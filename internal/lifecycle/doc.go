@@ -36,6 +36,12 @@
 // once, on the pull request that carried it, that a void expiry restores
 // nothing; the bodies, reasons and the drift issue say when each ends.
 //
+// A write-back into a ConfigHub Unit is proposed the same way (the pull
+// request carries the receipt and the store's preview); its merge is
+// followed by a Revise effect that writes the revision, conditional on the
+// data hash the marker records, while the plan still proposes what merged,
+// and by a Replan when it no longer does (revision.go).
+//
 // It also owns what the decisions read and write: the marker (the sealed,
 // hidden record of a write-back in its pull request's body; "marker" means
 // nothing else here), the fingerprint and the keyed commit token, and the

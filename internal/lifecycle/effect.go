@@ -109,8 +109,11 @@ type Effect struct {
 	Bound *diffbound.Input
 	// Commits are the bot's commits Record writes into the marker.
 	Commits []string
-	// Evidence is what Proven and Reverted rest on.
+	// Evidence is what Proven, Reverted and Replan rest on.
 	Evidence *Evidence
+	// Revision is what Revise writes (Tag and Text the comment it leaves
+	// once when ConfigHub refuses it as conflicting).
+	Revision *plan.Revision
 	// Issue is the drift tracking issue's wanted state.
 	Issue *TrackingIssue
 	// Hold is what a Hold or Release applies to the live object.

@@ -112,7 +112,7 @@ func TestVoidExpirySaidOnce(t *testing.T) {
 		Observations: []scenarioObservation{{Live: 5, NoField: true, At: "4m"}},
 	}
 	in := s.input(t)
-	pr := scenarioPull{Number: 1, Proposes: 4, Head: "c1", State: "merged", MergedAt: "-8h", Proven: true}.pullOf(t, s)
+	pr := scenarioPull{Number: 1, Proposes: 4, Head: "c1", State: "merged", MergedAt: "-8h", Proven: true}.pull(t, s)
 	got := in.Expiries([]forge.PullRequest{pr})
 	if len(got) != 1 || len(got[0]) != 1 || got[0][0].Kind != Comment {
 		t.Fatalf("first cycle: %v", got)
@@ -124,7 +124,7 @@ func TestVoidExpirySaidOnce(t *testing.T) {
 	}
 	// Another pull request of the unit that proposed something else is
 	// not the acceptance's.
-	other := scenarioPull{Number: 3, Proposes: 6, Head: "c3", State: "merged", MergedAt: "-1h", Proven: true}.pullOf(t, s)
+	other := scenarioPull{Number: 3, Proposes: 6, Head: "c3", State: "merged", MergedAt: "-1h", Proven: true}.pull(t, s)
 	if got := in.Expiries([]forge.PullRequest{other}); len(got) != 0 {
 		t.Fatalf("said on a pull request that did not carry the acceptance: %v", got)
 	}

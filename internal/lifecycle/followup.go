@@ -105,6 +105,9 @@ func (in *Input) FollowUps(prs []forge.PullRequest) [][]Effect {
 				)}})
 			continue
 		}
+		if in.revisionFollowedByChain(pr, m) {
+			continue // its revision is still to be written, or it was replanned
+		}
 		out = append(out, []Effect{in.followMerged(&Pull{PR: pr, Marker: m})})
 	}
 	return out
@@ -295,12 +298,28 @@ func (f *Evidence) Proven(st *Pull, receipts []plan.File) (forge.CheckRun, strin
 	if len(receipts) == 0 {
 		return forge.CheckRun{}, "", fmt.Errorf("#%d records no receipt to prove", pr.Number)
 	}
-	var blocks strings.Builder
+	proven := make([]plan.File, 0, len(receipts))
 	for _, r := range receipts {
 		out, err := in.provenReceipt(r.Path, r.Data, pr, f.Verdicts)
 		if err != nil {
 			return forge.CheckRun{}, "", err
 		}
+		proven = append(proven, plan.File{Path: r.Path, Data: out})
+	}
+	return f.publish(st, proven)
+}
+
+// publish is the check run on the merge commit and the comment carrying
+// the proven receipts.
+func (f *Evidence) publish(st *Pull, proven []plan.File) (forge.CheckRun, string, error) {
+	in := f.against
+	pr := st.PR
+	if len(proven) == 0 {
+		return forge.CheckRun{}, "", fmt.Errorf("#%d records no receipt to prove", pr.Number)
+	}
+	var blocks strings.Builder
+	for _, r := range proven {
+		out := r.Data
 		fmt.Fprintf(
 			&blocks,
 			"<details><summary>Proven receipt <code>%s</code></summary>\n\n```yaml\n%s```\n\n</details>\n\n",
@@ -335,7 +354,11 @@ func (in proofBasis) provenReceipt(p string, data []byte, pr forge.PullRequest, 
 	}
 	r.Spec.Status = receipt.StatusProven
 	r.Spec.WriteBack.MergeCommit = pr.MergeCommitSHA
-	r.Spec.WriteBack.NewRevision = in.store.Applied(pr.MergeCommitSHA)
+	if r.Spec.WriteBack.Method != receipt.MethodConfigHubRevision {
+		// A revision's receipt names its revision, which the merge
+		// authorized: the merge commit is its mergeCommit, not its revision.
+		r.Spec.WriteBack.NewRevision = in.store.Applied(pr.MergeCommitSHA)
+	}
 	notClaimed := []string{
 		fmt.Sprintf(
 			"Proven by re-observation: after the merge %s into %s, %s. Live changes made after that observation are not "+

@@ -82,6 +82,9 @@ func inputAt(t *testing.T, mutate func(map[string]string), now time.Time, obs ..
 		for _, f := range u.ValuesFiles {
 			snap.Files[f] = []byte(files[f])
 		}
+		if u.ConfigHub != nil {
+			readHub(t, &snap, files, repoconfig.ConfigHubPath(u.ConfigHub))
+		}
 	}
 	for p, data := range files {
 		// The default branch's receipts, as the snapshot reader lists them.

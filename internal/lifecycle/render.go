@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -36,12 +37,9 @@ func Title(env string, changes []MarkerChange) string {
 	objects := map[string]bool{}
 	for _, c := range changes {
 		objects[c.Object] = true
-		name := c.ValuePath
-		if name == "" {
-			// Manifests and kustomizations write the field as itself.
-			name = c.Field
-		}
-		p := fmt.Sprintf("%s %s -> %s", name, values.Format(c.From), values.Format(c.To))
+		// A unit of documents (manifests, a ConfigHub Unit) has no values
+		// path: its field names the change.
+		p := fmt.Sprintf("%s %s -> %s", cmp.Or(c.ValuePath, c.Field), values.Format(c.From), values.Format(c.To))
 		if !seen[p] {
 			seen[p] = true
 			parts = append(parts, p)
@@ -134,6 +132,7 @@ type writeBackDoc struct {
 	newest    map[string]observe.Observation // object -> the deciding observation
 	check     checkResult
 	autoMerge bool
+	preview   string // the revision store's preview of wb.Revision
 }
 
 // commitMessage is the commit's message: the title, a line of context, and
@@ -145,6 +144,9 @@ func (d *writeBackDoc) commitMessage(fingerprint, token string) string {
 	var files []string
 	for _, f := range d.wb.Files {
 		files = append(files, f.Path)
+	}
+	if rv := d.wb.Revision; rv != nil {
+		files = append(files, "ConfigHub unit "+rv.Space+"/"+rv.Unit)
 	}
 	fmt.Fprintf(&b, "Accept the authorized live change back into %s, with its receipt.\n\n", strings.Join(files, ", "))
 	seenCo := map[string]bool{}
@@ -190,7 +192,9 @@ func (d *writeBackDoc) body(m *Marker) string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", code(c.Object), code(c.Field), code(c.ValuePath),
 			code(c.ValuesFile), code(values.Format(c.From)), code(values.Format(c.To)))
 	}
-	b.WriteString("\n### Why it is accepted\n\n")
+	b.WriteString("\n")
+	b.WriteString(d.previewSection())
+	b.WriteString("### Why it is accepted\n\n")
 	for _, dec := range decisionsOf(d.wb, d.decisions) {
 		fmt.Fprintf(&b, "**%s**\n\n", code(dec.Object))
 		fmt.Fprintf(&b, "- actor: %s (role %s)\n", code(dec.Actor), code(dec.Role))

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -55,6 +56,9 @@ type scenario struct {
 	Intent    string `json:"intent,omitempty"`
 	Accepted  string `json:"accepted,omitempty"`
 	Restored  bool   `json:"restored,omitempty"`
+	// ConfigHub makes prod-us-east's desired state a ConfigHub Unit, read
+	// at this hash and head revision (Values is then its replicas).
+	ConfigHub *scenarioHub `json:"confighub,omitempty"`
 }
 
 type scenarioObservation struct {
@@ -91,8 +95,12 @@ type scenarioPull struct {
 	Unarmed   bool   `json:"unarmed,omitempty"`
 	NoLabels  bool   `json:"noLabels,omitempty"`
 	HeadMoved string `json:"headMoved,omitempty"`
-	Closed    string `json:"closed,omitempty"`
-	Kept      bool   `json:"kept,omitempty"`
+	// PlannedHash is the Unit's data hash it was planned on, in a
+	// ConfigHub scenario (default the scenario's; the Unit then held 3 at
+	// head revision 1).
+	PlannedHash string `json:"plannedHash,omitempty"`
+	Closed      string `json:"closed,omitempty"`
+	Kept        bool   `json:"kept,omitempty"`
 	// Restores makes it the restoring write-back of the scenario's expired
 	// acceptance, as the bot opened it; Proven says its follow-up is done.
 	Restores bool `json:"restores,omitempty"`
@@ -128,6 +136,9 @@ func (s scenario) mutate(f map[string]string) {
 	}
 	if s.EastDenied {
 		eastDenied(f)
+	}
+	if s.ConfigHub != nil {
+		s.ConfigHub.mutate(f, s.Values)
 	}
 }
 
@@ -171,20 +182,18 @@ func duration(t *testing.T, s string) time.Duration {
 	return d
 }
 
-func (p scenarioPull) pull(t *testing.T) forge.PullRequest {
-	t.Helper()
-	return p.pullOf(t, scenario{})
-}
-
-// pullOf is the pull request in scenario s, whose break glass a restoring
-// pull request is made from.
-func (p scenarioPull) pullOf(t *testing.T, s scenario) forge.PullRequest {
+func (p scenarioPull) pull(t *testing.T, s scenario) forge.PullRequest {
 	t.Helper()
 	var pr forge.PullRequest
 	if p.Restores {
 		pr = proposed(t, s.restoring(t), p.Number, p.Head)
 	} else {
-		pr = proposed(t, input(t, nil, replicas(p.Proposes, "kubectl", 0)), p.Number, p.Head)
+		var mutate func(map[string]string)
+		if s.ConfigHub != nil {
+			hub := scenarioHub{Hash: cmp.Or(p.PlannedHash, s.ConfigHub.Hash), Head: 1}
+			mutate = func(f map[string]string) { hub.mutate(f, "") }
+		}
+		pr = proposed(t, input(t, mutate, replicas(p.Proposes, "kubectl", 0)), p.Number, p.Head)
 	}
 	if p.Proven {
 		pr.Labels = append(pr.Labels, LabelProven)
@@ -271,7 +280,7 @@ func (s scenario) chains(t *testing.T) string {
 	in := s.input(t)
 	var prs []forge.PullRequest
 	for _, p := range s.Pulls {
-		prs = append(prs, p.pullOf(t, s))
+		prs = append(prs, p.pull(t, s))
 	}
 	in.ClosedByBot = map[int]bool{}
 	for _, n := range s.ClosedByBot {
@@ -346,8 +355,11 @@ func (s scenario) describe(t *testing.T, in *Input, e Effect) string {
 		data = append(data, "note="+e.Note)
 	case Record:
 		data = append(data, "commits="+strings.Join(e.Commits, ","))
-	case Proven, Reverted:
+	case Proven, Reverted, Replan:
 		data = append(data, "label="+e.Evidence.Label)
+	case Revise:
+		data = append(data, fmt.Sprintf("revision=%s/%s@%d", e.Revision.Space, e.Revision.Unit, e.Revision.Number()),
+			"if-match="+e.Revision.Head.DataHash)
 	}
 	if len(data) > 0 {
 		fmt.Fprintf(&b, " [%s]", strings.Join(data, " "))

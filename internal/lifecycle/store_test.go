@@ -35,7 +35,7 @@ func TestProvenRevisionIsTheStores(t *testing.T) {
 				Pulls: []scenarioPull{{Number: 1, Proposes: 4, Head: "c1", State: "merged", MergedAt: "10m"}}}
 			in := s.input(t)
 			in.Snapshot.Store = tc.store
-			pr := s.Pulls[0].pull(t)
+			pr := s.Pulls[0].pull(t, s)
 			pr.MergeCommitSHA = merge
 			chains := in.FollowUps([]forge.PullRequest{pr})
 			if len(chains) != 1 || len(chains[0]) != 1 || chains[0][0].Kind != Proven {

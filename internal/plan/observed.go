@@ -28,9 +28,10 @@ type Desired struct {
 	Environment, Unit string
 	// Values is the merged tree; read only.
 	Values map[string]any
-	// Objects are the desired objects of a unit of manifests (each
-	// object's document) or of a kustomization (kustomize's build), by
-	// object key, whose fields are written as themselves; read only.
+	// Objects are the desired objects of a unit of documents (plain
+	// manifests or a ConfigHub Unit: each document's tree) or of a
+	// kustomization (kustomize's build), by object key, whose fields are
+	// written as themselves; read only.
 	Objects map[string]map[string]any
 }
 
