@@ -107,6 +107,9 @@ func RunOnce(ctx context.Context, configPath string, dryRun bool, logger *slog.L
 	}
 	opts := BotOptions(cfg, key, fg, cfg.Sources(), logger)
 	opts.DryRun = dryRun
+	if opts.Revisions, err = cfg.Revisions(); err != nil {
+		return nil, setup(fmt.Errorf("%s: %w", configPath, err))
+	}
 	b, err := bot.New(opts)
 	if err != nil {
 		return nil, setup(err)
@@ -174,6 +177,9 @@ func ServeWith(
 	// latest event whether one was missed.
 	state := bot.NewStateCache(cfg.Server.Revalidate, fg.LatestEvent)
 	botOpts.State = state
+	if botOpts.Revisions, err = wired.Revisions(); err != nil {
+		return setup(err)
+	}
 	if cycler.bot, err = bot.New(botOpts); err != nil {
 		return setup(err)
 	}

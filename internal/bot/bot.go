@@ -80,6 +80,10 @@ type Options struct {
 	// between cycles (told of changes by webhooks, see StateCache); nil
 	// reads them again at every cycle.
 	State *StateCache
+	// Revisions reads, previews, writes and proves the Units of units
+	// whose desired state is a ConfigHub Unit (see Revisions); nil fails
+	// those units closed.
+	Revisions Revisions
 }
 
 // Bot runs reconcile cycles. CycleList may be called from several
@@ -348,6 +352,7 @@ func (rc *repoCycle) run() {
 	rc.in = &lifecycle.Input{DefaultBranch: rc.repo.DefaultBranch, Head: rc.head, Snapshot: rc.snap,
 		PolicySum: rc.policySum, Result: rc.res, Now: rc.now, GitOpsManagers: rc.b.opts.GitOpsManagers,
 		CommitKey: rc.b.opts.CommitKey, Repo: rc.repo.FullName()}
+	rc.in.Previews, rc.in.PreviewErrors = rc.previews()
 	prs, err := rc.b.pullRequests(rc.ctx, rc.repo)
 	if err != nil {
 		rc.fail("", fmt.Errorf("error listing pull requests: %w", err))
@@ -403,7 +408,8 @@ func (rc *repoCycle) run() {
 func (rc *repoCycle) executor() *executor {
 	return &executor{ctx: rc.ctx, f: rc.b.opts.Forge, repo: rc.repo, author: rc.author, method: rc.b.opts.CommitMethod,
 		key: rc.b.opts.CommitKey, dryRun: rc.b.opts.DryRun, rep: rc.rep, log: rc.log, holds: rc.b.opts.Holds,
-		read: func(p string) ([]byte, error) { return rc.b.readFile(rc.ctx, rc.repo, rc.head, p) }}
+		revisions: rc.b.opts.Revisions,
+		read:      func(p string) ([]byte, error) { return rc.b.readFile(rc.ctx, rc.repo, rc.head, p) }}
 }
 
 // snapshot reads the repo config, the policy and the values files at the
@@ -411,7 +417,7 @@ func (rc *repoCycle) executor() *executor {
 func (rc *repoCycle) snapshot() bool {
 	read := func(p string, _ int64) ([]byte, error) { return rc.b.readFile(rc.ctx, rc.repo, rc.head, p) }
 	got, err := plan.ReadSnapshot(read, plan.ReadOptions{Commit: rc.head, StopIfPaused: true,
-		List: rc.manifests, Kustomizer: rc.b.opts.Kustomizer})
+		List: rc.manifests, Kustomizer: rc.b.opts.Kustomizer, ConfigHub: rc.hubReader()})
 	// What the repository's units claim, for Concerned. A paused, missing
 	// or invalid config claims nothing (nothing is written back; the push
 	// that changes it cycles the repository again); a config that could

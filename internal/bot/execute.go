@@ -63,6 +63,9 @@ type executor struct {
 	read func(path string) ([]byte, error)
 	rep  *RepoReport
 	log  *slog.Logger
+	// revisions writes and proves the revisions of ConfigHub units; nil
+	// without a ConfigHub server.
+	revisions Revisions
 
 	rateLimit error
 	// merges are the default branch's heads this cycle's own merges made.
@@ -220,6 +223,10 @@ func (x *executor) do(e lifecycle.Effect) bool {
 		return x.autoMerge(e)
 	case lifecycle.Proven:
 		return x.proven(e)
+	case lifecycle.Revise:
+		return x.revise(e)
+	case lifecycle.Replan:
+		return x.replan(e)
 	case lifecycle.Reverted:
 		return x.reverted(e)
 	case lifecycle.DriftIssue:
@@ -608,7 +615,7 @@ func (x *executor) cleanup(e lifecycle.Effect) bool {
 // merge commit, a comment, then the label, which marks the follow-up done.
 func (x *executor) proven(e lifecycle.Effect) bool {
 	st := e.Pull
-	pr, m := st.PR, st.Marker
+	m := st.Marker
 	var docs []plan.File
 	for _, p := range m.Receipts {
 		// The receipt as the default branch holds it now, read at the
@@ -619,10 +626,20 @@ func (x *executor) proven(e lifecycle.Effect) bool {
 		}
 		docs = append(docs, plan.File{Path: p, Data: data})
 	}
+	if m.Revision != nil {
+		return x.provenRevision(e, docs)
+	}
 	run, comment, err := e.Evidence.Proven(st, docs)
 	if err != nil {
 		return x.fail(e.Branch, err)
 	}
+	return x.publishProven(e, run, comment)
+}
+
+// publishProven posts the proven check run on the merge commit, comments
+// and labels the pull request done.
+func (x *executor) publishProven(e lifecycle.Effect, run forge.CheckRun, comment string) bool {
+	pr, m := e.Pull.PR, e.Pull.Marker
 	if _, _, ok := x.postCheck(e, run, forge.UnlessSame, nil); !ok {
 		return false
 	}

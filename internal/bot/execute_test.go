@@ -40,6 +40,7 @@ var effectNames = []string{
 	"Effect", "Pull", "Kind",
 	"Open", "Update", "Keep", "Close", "Comment", "AutoMerge", "Merge", "Skip", "Cleanup", "Check", "Disarm",
 	"Proven", "Reverted", "FollowUp", "DriftIssue", "Hold", "Release", "Record", "Review", "Label", "Unlabel",
+	"Revise", "Replan",
 	"LeaveAlone", "Reuse", "Rewrite",
 }
 
