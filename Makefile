@@ -40,6 +40,11 @@ demo: build ## Run the whole round trip against an in-process local hub (needs g
 	@command -v git >/dev/null 2>&1 || { echo "make demo needs git: install it (Debian/Ubuntu: apt-get install git)"; exit 1; }
 	./$(BIN) demo
 
+.PHONY: demo-confighub
+demo-confighub: build ## Run the round trip with the desired state in a ConfigHub Unit (the ConfigHub stand-in; loopback only)
+	@command -v git >/dev/null 2>&1 || { echo "make demo-confighub needs git: install it (Debian/Ubuntu: apt-get install git)"; exit 1; }
+	./$(BIN) demo --confighub
+
 .PHONY: fmt-check
 fmt-check: ## Fail when a Go file is not gofmt-clean
 	@files=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

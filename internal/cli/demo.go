@@ -13,10 +13,11 @@ func newDemoCmd() *cobra.Command {
 	var (
 		asJSON     bool
 		breakGlass bool
+		configHub  bool
 		out        string
 	)
 	cmd := &cobra.Command{
-		Use:   "demo [--json] [--out DIR] [--break-glass]",
+		Use:   "demo [--json] [--out DIR] [--break-glass | --confighub]",
 		Short: "Run the whole round trip against an in-process local hub",
 		Long: `Run reverse reconciliation end to end on this machine, with no GitHub
 account and no network but loopback: a local GitHub-compatible hub serves a
@@ -26,6 +27,12 @@ backflow/receipt); simulated clusters take alice's incident fix (redis-replicas
 3 -> 4, attributed by the audit log) and bob's unauthorized image change; real
 reconcile cycles through the GitHub adapter open, check and merge the pull
 request, a forward apply keeps the fix, and the follow-up proves the receipt.
+
+With --confighub, the same incident with prod-us-east's desired state in a
+ConfigHub Unit held by the ConfigHub stand-in on loopback: the pull request
+carries the receipt and the Unit's dry-run diff and auto-merges, the next
+cycle writes the revision conditionally, the stand-in applies it, and the
+follow-up proves the receipt naming the revision.
 
 Each step is shown on stdout; --json prints a summary instead. The proven
 receipt is written to --out (default: a new temporary folder). Needs git.
@@ -39,11 +46,20 @@ proves it, and a cycle after it shows the expiry does not fire twice.
 Exit 0 when the round trip completed; 2 when it could not run.`,
 		Args: cliroot.ExactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if breakGlass && configHub {
+				return cliroot.UsageError("demo: --break-glass and --confighub are two stories: give one")
+			}
 			opts := demo.Options{Out: out, BreakGlass: breakGlass}
 			if !asJSON {
 				opts.Narration = cmd.OutOrStdout()
 			}
-			sum, err := demo.Run(cmd.Context(), opts)
+			var sum any
+			var err error
+			if configHub {
+				sum, err = demo.RunConfigHub(cmd.Context(), opts)
+			} else {
+				sum, err = demo.Run(cmd.Context(), opts)
+			}
 			if err != nil {
 				return cliroot.UsageError("demo: %v", err)
 			}
@@ -60,5 +76,7 @@ Exit 0 when the round trip completed; 2 when it could not run.`,
 	cmd.Flags().StringVar(&out, "out", "", "folder for the proven receipt (default: a new temporary folder)")
 	cmd.Flags().BoolVar(&breakGlass, "break-glass", false,
 		"accept the fix for 2h only, then show the pull request that restores desired state")
+	cmd.Flags().BoolVar(&configHub, "confighub", false,
+		"run the incident with the desired state in a ConfigHub Unit (the ConfigHub stand-in on loopback)")
 	return cmd
 }

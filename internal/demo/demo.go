@@ -548,6 +548,13 @@ github:
 repositories: [%s]
 observations:
 %s`, h.AppID(), r.hub.APIURL(), h.AppSlug(), Repository, sources.String())
+	return r.loadBot(conf)
+}
+
+// loadBot writes the bot config conf beside the App key, loads it as
+// `backflow run` does, and builds the GitHub adapter and the bot (with the
+// ConfigHub store its confighub section names, if any).
+func (r *run) loadBot(conf string) error {
 	confPath := filepath.Join(r.work, "backflow.yaml")
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		return fmt.Errorf("writing the bot config: %w", err)
@@ -570,6 +577,9 @@ observations:
 	// A fresh commit key: the demo's bot is the only process acting as its App.
 	opts := app.BotOptions(cfg, key, r.adapter, cfg.Sources(), slog.New(slog.DiscardHandler))
 	opts.Now = r.clock.Now
+	if opts.Revisions, err = cfg.Revisions(); err != nil {
+		return err
+	}
 	opts.CommitKey = make([]byte, 32)
 	if _, err := rand.Read(opts.CommitKey); err != nil {
 		return err
