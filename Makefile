@@ -88,8 +88,10 @@ fuzz: ## Run every Go fuzz target for FUZZTIME each (seeds from testdata/); prin
 .PHONY: reliability
 reliability: ## Run the reliability and security suite in full (no -race, larger counts); print its figures
 	@mkdir -p bin
-	set -o pipefail; $(GO) test -count=1 -timeout 30m -v ./internal/reliability/ -args -full -figures $(CURDIR)/bin/reliability-figures.md \
-		| grep -E '^(--- |ok|FAIL|PASS)|FIGURE'
+	set -o pipefail; $(GO) test -count=1 -timeout 30m -v ./internal/reliability/ -args -full -figures $(CURDIR)/bin/reliability-figures.md 2>&1 \
+		| tee bin/reliability.log | grep -E '^(--- |ok|FAIL|PASS)|FIGURE' \
+		|| { echo "== what the failing cases said (whole log: bin/reliability.log)"; \
+		     grep -vE 'FIGURE' bin/reliability.log | grep -E -A8 '^[[:space:]]+[a-z0-9_]+_test\.go:[0-9]+:|^panic:' | head -300; exit 1; }
 	@cat bin/reliability-figures.md
 
 ACTIONLINT_VERSION := v1.7.12

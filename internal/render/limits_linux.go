@@ -62,13 +62,15 @@ func addressSpace() (int64, error) {
 }
 
 // limitCPU sets the soft CPU limit (RLIMIT_CPU) to the CPU time used so far
-// plus the rendering's timeout on each processor the child may run on, and a
-// second: a rendering that spins past it gets SIGXCPU and the child exits,
-// even when its parent has stopped waiting. A process's CPU time grows by at
-// most its processors per second of wall time (the collector's workers run
-// beside the template), so the parent's wall-clock deadline always comes
-// first: the limit is a backstop and never cuts a rendering short of its
-// timeout on a machine with many processors.
+// plus twice the rendering's timeout on each processor the child may run
+// on, and a second: a rendering that spins past it gets SIGXCPU and the
+// child exits, even when its parent has stopped waiting. The limit is a
+// backstop for a child nobody waits for, so the parent's wall-clock
+// deadline must come first: a process's Go code runs on at most its
+// processors per second of wall time (the collector's workers beside the
+// template), but the kernel also counts the time its threads spend outside
+// them (page faults, returning memory under the memory limit), hence the
+// factor of two.
 func limitCPU(timeout time.Duration) {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
@@ -79,7 +81,7 @@ func limitCPU(timeout time.Duration) {
 	if syscall.Getrlimit(syscall.RLIMIT_CPU, &lim) != nil {
 		return
 	}
-	budget := timeout * time.Duration(runtime.GOMAXPROCS(0))
+	budget := 2 * timeout * time.Duration(runtime.GOMAXPROCS(0))
 	lim.Cur = min(uint64(math.Ceil((used+budget).Seconds()))+1, lim.Max)
 	_ = syscall.Setrlimit(syscall.RLIMIT_CPU, &lim)
 }
