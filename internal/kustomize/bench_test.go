@@ -2,6 +2,9 @@ package kustomize
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -41,19 +44,49 @@ func fluxOverlayOf(n int) map[string][]byte {
 	return files
 }
 
+// e2eOverlay is the live end-to-end test's kustomization
+// (testdata/e2e/kustomize of the repository), by path under it.
+func e2eOverlay(b *testing.B) map[string][]byte {
+	b.Helper()
+	root := filepath.Join("..", "..", "testdata", "e2e", "kustomize")
+	files := map[string][]byte{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		files[filepath.ToSlash(rel)] = data
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return files
+}
+
 // BenchmarkBuild is one build of an overlay: the small one of the tests
-// (testdata/shop, 6 objects) and one over 200 resources.
+// (testdata/shop, 6 objects), the end-to-end test's (2 objects) and one
+// over 200 resources.
 func BenchmarkBuild(b *testing.B) {
 	small, _ := build(b, "overlays/prod")
 	for _, tc := range []struct {
-		name  string
-		files map[string][]byte
-	}{{"small", small}, {"200-resources", overlayOf(200)}, {"200-resources-flux-postbuild", fluxOverlayOf(200)}} {
+		name, dir string
+		files     map[string][]byte
+	}{
+		{"small", "overlays/prod", small},
+		{"e2e", "envs/prod", e2eOverlay(b)},
+		{"200-resources", "overlays/prod", overlayOf(200)},
+		{"200-resources-flux-postbuild", "overlays/prod", fluxOverlayOf(200)},
+	} {
 		b.Run(tc.name, func(b *testing.B) {
 			var times []time.Duration
 			for b.Loop() {
 				start := time.Now()
-				if _, err := Run(tc.files, "overlays/prod"); err != nil {
+				if _, err := Run(tc.files, tc.dir); err != nil {
 					b.Fatal(err)
 				}
 				times = append(times, time.Since(start))
@@ -63,46 +96,61 @@ func BenchmarkBuild(b *testing.B) {
 	}
 }
 
-// BenchmarkWriteBack is a write-back of the 200-resource overlay's db
-// replicas as the planner makes it (build before, locate, write, build
-// after, witness), reporting the witness's share: the two builds and the
-// comparison, of the whole.
+// BenchmarkWriteBack is a write-back of a replica count as the planner
+// makes it (build before, locate, write, build after, witness), of the
+// 200-resource overlay's db and of the end-to-end test's web-cache,
+// reporting its median and p99 and the witness's share: the two builds
+// and the comparison, of the whole.
 func BenchmarkWriteBack(b *testing.B) {
-	files := overlayOf(200)
-	var witnessed, total time.Duration
-	for b.Loop() {
-		t0 := time.Now()
-		before, err := Run(files, "overlays/prod")
-		if err != nil {
-			b.Fatal(err)
-		}
-		t1 := time.Now()
-		s, err := Locate(files, before, "apps/v1|StatefulSet|shop|db", "spec.replicas")
-		if err != nil {
-			b.Fatal(err)
-		}
-		w, err := Write(files[s.File], s, int64(3), int64(4))
-		if err != nil {
-			b.Fatal(err)
-		}
-		t2 := time.Now()
-		after := map[string][]byte{}
-		for p, d := range files {
-			after[p] = d
-		}
-		after[w.File] = w.Data
-		ab, err := Run(after, "overlays/prod")
-		if err != nil {
-			b.Fatal(err)
-		}
-		if m := Witness(before, ab, []witness.Accepted{{Object: "apps/v1|StatefulSet|shop|db", Field: "spec.replicas", Live: int64(4)}}); len(m) > 0 {
-			b.Fatal(m)
-		}
-		t3 := time.Now()
-		witnessed += t1.Sub(t0) + t3.Sub(t2)
-		total += t3.Sub(t0)
+	for _, tc := range []struct {
+		name, dir, object string
+		files             map[string][]byte
+		old, live         int64
+	}{
+		{"200-resources", "overlays/prod", "apps/v1|StatefulSet|shop|db", overlayOf(200), 3, 4},
+		{"e2e", "envs/prod", "apps/v1|StatefulSet|redis|web-cache", e2eOverlay(b), 3, 4},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var witnessed, total time.Duration
+			var times []time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				before, err := Run(tc.files, tc.dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				s, err := Locate(tc.files, before, tc.object, "spec.replicas")
+				if err != nil {
+					b.Fatal(err)
+				}
+				w, err := Write(tc.files[s.File], s, tc.old, tc.live)
+				if err != nil {
+					b.Fatal(err)
+				}
+				t2 := time.Now()
+				after := map[string][]byte{}
+				for p, d := range tc.files {
+					after[p] = d
+				}
+				after[w.File] = w.Data
+				ab, err := Run(after, tc.dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				accepted := []witness.Accepted{{Object: tc.object, Field: "spec.replicas", Live: tc.live}}
+				if m := Witness(before, ab, accepted); len(m) > 0 {
+					b.Fatal(m)
+				}
+				t3 := time.Now()
+				witnessed += t1.Sub(t0) + t3.Sub(t2)
+				total += t3.Sub(t0)
+				times = append(times, t3.Sub(t0))
+			}
+			report(b, times)
+			b.ReportMetric(100*float64(witnessed)/float64(total), "%witness")
+		})
 	}
-	b.ReportMetric(100*float64(witnessed)/float64(total), "%witness")
 }
 
 func report(b *testing.B, times []time.Duration) {

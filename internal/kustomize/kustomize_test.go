@@ -101,17 +101,17 @@ func TestLocate(t *testing.T) {
 		refused            string
 	}{
 		{"the overlay's replicas: entry", web, "spec.replicas",
-			Source{File: prodK, Path: "replicas[0].count", Kind: KindReplicas, Dir: "overlays/prod"}, ""},
+			Source{File: prodK, Path: "replicas[0].count", Kind: KindReplicas, Dir: "overlays/prod", Name: "web"}, ""},
 		{"the overlay's images: entry", web, "spec.template.spec.containers[0].image",
-			Source{File: prodK, Path: "images[0]", Kind: KindImages, Dir: "overlays/prod"}, ""},
+			Source{File: prodK, Path: "images[0]", Kind: KindImages, Dir: "overlays/prod", Name: "web"}, ""},
 		{"a strategic-merge patch file of the overlay", db, "spec.minReadySeconds",
-			Source{File: "overlays/prod/db-patch.yaml", Path: "spec.minReadySeconds", Kind: KindPatch, Dir: "overlays/prod"}, ""},
+			Source{File: "overlays/prod/db-patch.yaml", Path: "spec.minReadySeconds", Kind: KindPatch, Dir: "overlays/prod", Name: "db"}, ""},
 		{"an inline JSON 6902 patch of the overlay", web, "spec.revisionHistoryLimit",
-			Source{File: prodK, Path: "patches[1].patch", InlinePath: "[0].value", Kind: KindPatch, Dir: "overlays/prod"}, ""},
+			Source{File: prodK, Path: "patches[1].patch", InlinePath: "[0].value", Kind: KindPatch, Dir: "overlays/prod", Name: "web"}, ""},
 		{"the shared base's resource file", db, "spec.replicas",
-			Source{File: "base/db.yaml", Document: 0, Path: "spec.replicas", Kind: KindResource, Dir: "base"}, ""},
+			Source{File: "base/db.yaml", Document: 0, Path: "spec.replicas", Kind: KindResource, Dir: "base", Name: "db"}, ""},
 		{"the overlay's own resource file", cache, "spec.replicas",
-			Source{File: "overlays/prod/cache.yaml", Path: "spec.replicas", Kind: KindResource, Dir: "overlays/prod"}, ""},
+			Source{File: "overlays/prod/cache.yaml", Path: "spec.replicas", Kind: KindResource, Dir: "overlays/prod", Name: "cache"}, ""},
 	} {
 		got, err := Locate(files, b, tc.object, tc.field)
 		if err != nil {

@@ -37,6 +37,10 @@ type Source struct {
 	// Affix is, for a postBuild variable, the field's text before and
 	// after the variable's reference.
 	Affix [2]string
+	// Name is the object's name in its resource file, before namePrefix
+	// and nameSuffix: kustomize matches replicas: entries and patch
+	// targets of every kustomization of the build against it.
+	Name string
 }
 
 // Sources kinds.
@@ -58,9 +62,13 @@ var imageField = regexp.MustCompile(
 // Locate finds which source of the build of dir from files sets field of
 // object (a witness.Key): the last writer, as kustomize applies a
 // kustomization (its resources and their kustomizations first, then its
-// patches in order, then its images: and replicas: entries). A value made
-// by a generator, a replacement or a component is refused (ErrRefused)
-// with a reason naming where it comes from.
+// patchesStrategicMerge, its patches, its namespace:, namePrefix: and
+// nameSuffix:, its patchesJson6902, then its replicas: and images:
+// entries). The object's document in its resource file is the one the
+// chain's renaming turns into the built name and namespace, and entries
+// and patch targets are matched as kustomize matches them (identity.go).
+// A value made by a generator, a replacement or a component is refused
+// (ErrRefused) with a reason naming where it comes from.
 func Locate(files map[string][]byte, b *Build, object, field string) (Source, error) {
 	obj, ok := b.Rendering.Objects[object]
 	if !ok {
@@ -76,7 +84,6 @@ func Locate(files map[string][]byte, b *Build, object, field string) (Source, er
 			ErrRefused,
 		)
 	}
-	kind, name := str(obj["kind"]), str(meta(obj)["name"])
 	segs, err := yamlnode.ParsePath(field)
 	if err != nil {
 		return Source{}, err
@@ -84,33 +91,38 @@ func Locate(files map[string][]byte, b *Build, object, field string) (Source, er
 	live, _ := yamlnode.Lookup(obj, segs)
 	if raw, ok := b.Raw[object]; ok {
 		live, _ = yamlnode.Lookup(raw, segs)
+		// Kustomize's names and labels are those before substitution.
+		obj = raw
 	}
 	if substitution.MatchString(str(live)) {
 		return locateVariable(b, object, field, str(live))
+	}
+	if o.Path == "" {
+		return Source{}, fmt.Errorf("kustomize does not say which file %s comes from: %w", object, ErrRefused)
 	}
 	// The chain of kustomizations from dir down to the resource file.
 	chain, err := chainTo(files, b.Dir, o.Path)
 	if err != nil {
 		return Source{}, err
 	}
-	for _, k := range chain {
-		if s, found, err := atLevel(files, k, kind, name, field, segs, live); err != nil || found {
-			return s, err
-		}
-	}
-	if o.Path == "" {
-		return Source{}, fmt.Errorf("kustomize does not say which file %s comes from: %w", object, ErrRefused)
-	}
-	doc, err := documentOf(files[o.Path], o.Path, kind, name)
+	doc, levels, err := original(files[o.Path], o.Path, chain, obj)
 	if err != nil {
 		return Source{}, err
 	}
+	for i, k := range chain {
+		s, found, err := atLevel(files, k, levels[i], field, segs, live)
+		if err != nil || found {
+			s.Name = levels[i].before.org().Name
+			return s, err
+		}
+	}
 	return Source{File: o.Path, Document: doc, Path: field, Kind: KindResource, Dir: path.Dir(o.Path),
-		Why: fmt.Sprintf("the resource file %s", o.Path)}, nil
+		Name: levels[0].before.org().Name, Why: fmt.Sprintf("the resource file %s", o.Path)}, nil
 }
 
 // chainTo lists the kustomizations from dir to the one whose resources
-// list file, outermost first.
+// list file, outermost first, following resources and components into
+// the kustomizations they name wherever they are in the repository.
 func chainTo(files map[string][]byte, dir, file string) ([]*Kustomization, error) {
 	read := func(p string) ([]byte, error) {
 		if d, ok := files[p]; ok {
@@ -118,49 +130,78 @@ func chainTo(files map[string][]byte, dir, file string) ([]*Kustomization, error
 		}
 		return nil, fmt.Errorf("%s: not among the build's files", p)
 	}
-	var out []*Kustomization
-	for dir != "" {
+	seen := map[string]bool{}
+	var walk func(dir string) ([]*Kustomization, error)
+	walk = func(dir string) ([]*Kustomization, error) {
+		if seen[dir] {
+			return nil, nil
+		}
+		seen[dir] = true
 		k, err := readKustomization(read, dir, map[string][]byte{})
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, k)
-		next := ""
 		for _, r := range append(slices.Clone(k.Resources), k.Components...) {
 			p := path.Clean(path.Join(k.Dir, r))
-			if p == file {
-				next = ""
-				break
-			}
-			if strings.HasPrefix(file, p+"/") {
-				next = p
-				if slices.Contains(k.Components, r) {
-					return nil, fmt.Errorf(
-						"%s comes from the component %s: a component is shared by the overlays that include it: %w",
-						file,
-						p,
-						ErrRefused,
-					)
+			var below []*Kustomization
+			switch {
+			case p == file:
+			case isKustomization(files, p):
+				if below, err = walk(p); err != nil {
+					return nil, err
 				}
+				if below == nil {
+					continue
+				}
+			default:
+				continue
 			}
+			if slices.Contains(k.Components, r) {
+				return nil, fmt.Errorf(
+					"%s comes from the component %s: a component is shared by the overlays that include it: %w",
+					file,
+					p,
+					ErrRefused,
+				)
+			}
+			return append([]*Kustomization{k}, below...), nil
 		}
-		dir = next
+		return nil, nil
 	}
-	return out, nil
+	chain, err := walk(dir)
+	if err != nil {
+		return nil, err
+	}
+	if chain == nil {
+		return nil, fmt.Errorf("kustomize build %s: no kustomization lists %s", dir, file)
+	}
+	return chain, nil
+}
+
+// isKustomization reports whether dir holds a kustomization file among
+// files.
+func isKustomization(files map[string][]byte, dir string) bool {
+	_, err := OverlayFile(files, dir)
+	return err == nil
 }
 
 // atLevel finds the source of field among k's own transformers, the last
-// writer first: replicas:, images:, then its patches in reverse order.
+// writer first: replacements, images:, replicas:, then its patches in
+// reverse of kustomize's order (patchesStrategicMerge, patches, then
+// patchesJson6902 after the kustomization's renaming).
 func atLevel(
 	files map[string][]byte,
 	k *Kustomization,
-	kind, name, field string,
+	id seen,
+	field string,
 	segs []yamlnode.Segment,
 	live any,
 ) (Source, bool, error) {
+	kind, name := id.after.cur().Kind, id.after.cur().Name
 	for _, r := range k.Replacements {
 		for _, t := range r.Targets {
-			if t == nil || t.Select == nil || !selects(t.Select, kind, name) {
+			if t == nil || t.Select == nil || !selects(t.Select, id.after) ||
+				slices.ContainsFunc(t.Reject, func(s *types.Selector) bool { return s != nil && selects(s, id.after) }) {
 				continue
 			}
 			for _, fp := range t.FieldPaths {
@@ -177,16 +218,8 @@ func atLevel(
 			}
 		}
 	}
-	if field == "spec.replicas" {
-		for i := len(k.Replicas) - 1; i >= 0; i-- {
-			if k.Replicas[i].Name == name {
-				return Source{File: k.File, Path: fmt.Sprintf("replicas[%d].count", i), Kind: KindReplicas, Dir: k.Dir,
-					Why: fmt.Sprintf("the replicas: entry for %s in %s", name, k.File)}, true, nil
-			}
-		}
-	}
 	if imageField.MatchString(field) {
-		if s, ok := str(live), true; ok && s != "" {
+		if s := str(live); s != "" {
 			img := imageName(s)
 			for i := len(k.Images) - 1; i >= 0; i-- {
 				im := k.Images[i]
@@ -197,19 +230,24 @@ func atLevel(
 			}
 		}
 	}
+	if field == "spec.replicas" && slices.Contains(replicasKinds, kind) {
+		for i := len(k.Replicas) - 1; i >= 0; i-- {
+			if named(id.after, k.Replicas[i].Name) {
+				return Source{File: k.File, Path: fmt.Sprintf("replicas[%d].count", i), Kind: KindReplicas, Dir: k.Dir,
+					Why: fmt.Sprintf("the replicas: entry for %s in %s", k.Replicas[i].Name, k.File)}, true, nil
+			}
+		}
+	}
 	type patchAt struct {
-		p    types.Patch
-		key  string
-		smp  bool
-		json bool
+		p   types.Patch
+		key string
+		// as is the object as the patch sees it.
+		as identity
 	}
 	var patches []patchAt
-	for i, p := range k.Patches {
-		patches = append(patches, patchAt{p: p, key: fmt.Sprintf("patches[%d]", i)})
-	}
 	for i, p := range k.PatchesStrategicMerge {
 		s := string(p)
-		pa := patchAt{key: fmt.Sprintf("patchesStrategicMerge[%d]", i), smp: true}
+		pa := patchAt{key: fmt.Sprintf("patchesStrategicMerge[%d]", i), as: id.before}
 		if strings.Contains(s, "\n") {
 			pa.p.Patch = s
 		} else {
@@ -217,8 +255,11 @@ func atLevel(
 		}
 		patches = append(patches, pa)
 	}
+	for i, p := range k.Patches {
+		patches = append(patches, patchAt{p: p, key: fmt.Sprintf("patches[%d]", i), as: id.before})
+	}
 	for i, p := range k.PatchesJson6902 {
-		patches = append(patches, patchAt{p: p, key: fmt.Sprintf("patchesJson6902[%d]", i), json: true})
+		patches = append(patches, patchAt{p: p, key: fmt.Sprintf("patchesJson6902[%d]", i), as: id.after})
 	}
 	for i := len(patches) - 1; i >= 0; i-- {
 		pa := patches[i]
@@ -227,10 +268,10 @@ func atLevel(
 			file = path.Clean(path.Join(k.Dir, pa.p.Path))
 			text, where = string(files[file]), ""
 		}
-		if pa.p.Target != nil && !selects(pa.p.Target, kind, name) {
+		if pa.p.Target != nil && !selects(pa.p.Target, pa.as) {
 			continue
 		}
-		inner, doc, ok := inPatch(text, kind, name, field, segs, pa.p.Target != nil)
+		inner, doc, ok := inPatch(text, pa.as, field, segs, pa.p.Target != nil)
 		if !ok {
 			continue
 		}
@@ -255,9 +296,10 @@ func atLevel(
 // inPatch finds field in a patch's text: a JSON 6902 operation list (an
 // add or replace of the field's pointer) or a strategic-merge patch of the
 // object (the field's own path, without list indices, whose merge by key
-// backflow does not redo). It returns the path of the value in the patch
-// and the document holding it.
-func inPatch(text, kind, name, field string, segs []yamlnode.Segment, targeted bool) (string, int, bool) {
+// backflow does not redo); an untargeted strategic-merge document patches
+// the object when kustomize would match it to the object seen as id. It
+// returns the path of the value in the patch and the document holding it.
+func inPatch(text string, id identity, field string, segs []yamlnode.Segment, targeted bool) (string, int, bool) {
 	var ops []struct {
 		Op   string `json:"op"`
 		Path string `json:"path"`
@@ -279,7 +321,7 @@ func inPatch(text, kind, name, field string, segs []yamlnode.Segment, targeted b
 		if sigsyaml.Unmarshal([]byte(text[d.Start:d.End]), &m) != nil || m == nil {
 			continue
 		}
-		if !targeted && (str(m["kind"]) != kind || str(meta(m)["name"]) != name) {
+		if !targeted && !patches(m, id) {
 			continue
 		}
 		if _, ok := yamlnode.Lookup(m, segs); ok {
@@ -301,32 +343,6 @@ func pointer(segs []yamlnode.Segment) string {
 		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(s.Key))
 	}
 	return b.String()
-}
-
-func selects(s *types.Selector, kind, name string) bool {
-	match := func(pattern, v string) bool {
-		if pattern == "" {
-			return true
-		}
-		ok, err := regexp.MatchString("^(?:"+pattern+")$", v)
-		return err == nil && ok
-	}
-	return match(s.Kind, kind) && match(s.Name, name)
-}
-
-// documentOf is the index of the document of a resource file that is
-// kind/name.
-func documentOf(data []byte, file, kind, name string) (int, error) {
-	for i, d := range yamlnode.SplitDocuments(data) {
-		var m map[string]any
-		if sigsyaml.Unmarshal(data[d.Start:d.End], &m) != nil || m == nil {
-			continue
-		}
-		if str(m["kind"]) == kind && str(meta(m)["name"]) == name {
-			return i, nil
-		}
-	}
-	return 0, fmt.Errorf("%s: no document is %s/%s", file, kind, name)
 }
 
 // imageName is an image reference without its tag or digest.

@@ -3,8 +3,9 @@
 # apply (kustomize-controller and source-controller), once per version, into
 # the user's cache (outside the clone, so every checkout shares it). Prints
 # each binary's path on its own line, kustomize-controller first. Cold, on two
-# cores, kustomize-controller takes about 3 minutes and source-controller
-# about 4; they build at the lowest priority, one package at a time.
+# cores shared with other builds, kustomize-controller takes about 7 minutes
+# and source-controller about 4; they build at the lowest priority, one
+# package at a time.
 #
 # Each controller's own module replaces its api module with ./api, a folder
 # its module zip leaves out, so each is built from a small module under

@@ -102,7 +102,11 @@ func (b *Builder) Write(
 		if mine {
 			w, err = kustomize.Write(cur[src.File], src, f.Old, f.Live)
 		} else {
-			kind, name := kustomize.KindName(built, f.Object)
+			// The name in the resource file: the overlay's patches run
+			// before its namePrefix and nameSuffix, and kustomize matches
+			// a replicas: entry or a patch target by the original name too.
+			kind, _ := kustomize.KindName(built, f.Object)
+			name := src.Name
 			why := fmt.Sprintf("Not claimed: %s sets this field, but other environments' overlays build it too; "+
 				"the value is written as an override into %s, and the shared file is left as it is.", src.Why, overlay)
 			w, err = kustomize.Override(cur[overlay], overlay, kind, name, f.Field, f.Old, f.Live, why)
