@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +28,7 @@ type recorder struct {
 
 type recorded struct {
 	method, path string
+	query        url.Values
 	status       int
 	header       http.Header
 	body         []byte
@@ -43,7 +46,8 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	r.mu.Lock()
-	r.got = append(r.got, recorded{req.Method, strings.TrimPrefix(req.URL.Path, confighubtest.BasePath), resp.StatusCode, resp.Header.Clone(), body})
+	r.got = append(r.got, recorded{req.Method, strings.TrimPrefix(req.URL.Path, confighubtest.BasePath), req.URL.Query(),
+		resp.StatusCode, resp.Header.Clone(), body})
 	r.mu.Unlock()
 	return resp, nil
 }
@@ -252,6 +256,10 @@ func TestAnswersConformToTheDescription(t *testing.T) {
 	if _, err := c.GetUnit(ctx, ref); err == nil {
 		t.Fatal("an injected 500 succeeded")
 	}
+	hub.Fail(confighubtest.OpListUnits, 403, 1)
+	if _, err := c.Resolve(ctx, "prod", "redis"); err == nil {
+		t.Fatal("an injected 403 succeeded")
+	}
 
 	seen := map[string]bool{}
 	for _, r := range rec.got {
@@ -265,16 +273,64 @@ func TestAnswersConformToTheDescription(t *testing.T) {
 			t.Errorf("%s was never driven", op)
 		}
 	}
+	if msg := pagedAsDescribed(sch, rec.got); msg != "" {
+		t.Error(msg)
+	}
 	statuses := map[int]bool{}
 	for _, r := range rec.got {
 		statuses[r.status] = true
 	}
 	t.Logf("validated %d answers of %d operations (statuses %v)", len(rec.got), len(sch.ops), statuses)
-	for _, want := range []int{200, 400, 401, 404, 409, 500} {
+	for _, want := range []int{200, 400, 401, 403, 404, 409, 500} {
 		if !statuses[want] {
 			t.Errorf("no answer with status %d was checked", want)
 		}
 	}
+}
+
+// listOps are the operations whose 200 answer the description gives a
+// ConfigHub-Continue header: the only ones that may carry it.
+var listOps = map[string]bool{
+	"GET /space": true, "GET /space/{space_id}/unit": true, "GET /space/{space_id}/unit/{unit_id}/revision": true,
+}
+
+// pagedAsDescribed checks the recorded answers' paging: ConfigHub-Continue
+// only on a list operation's 200, and each token served taken as the
+// continue parameter of the same operation's next request; revisions, of
+// which the test makes more than a page, were paged. It returns what is
+// wrong, or "".
+func pagedAsDescribed(sch schemas, got []recorded) string {
+	var bad []string
+	served := map[string]string{} // op + token -> the path that served it
+	followed := map[string]bool{}
+	for _, r := range got {
+		op := sch.templateOf(r.method, r.path)
+		if c := r.query.Get("continue"); c != "" {
+			if served[op+" "+c] != r.path {
+				bad = append(bad, fmt.Sprintf("%s: continue %q is no token this operation served", op, c))
+			}
+			followed[op] = true
+		}
+		tok := r.header.Get("ConfigHub-Continue")
+		if tok == "" {
+			continue
+		}
+		if !listOps[op] || r.status != http.StatusOK {
+			bad = append(bad, fmt.Sprintf("%s %d: a ConfigHub-Continue header the description does not give it", op,
+				r.status))
+		}
+		served[op+" "+tok] = r.path
+	}
+	for key := range served {
+		op := key[:strings.LastIndex(key, " ")]
+		if !followed[op] {
+			bad = append(bad, op+": a ConfigHub-Continue token was not followed")
+		}
+	}
+	if !followed["GET /space/{space_id}/unit/{unit_id}/revision"] {
+		bad = append(bad, "ListExtendedRevisions was never paged")
+	}
+	return strings.Join(bad, "\n")
 }
 
 // TestDriftIsCaught: the schemas bite. Each body is what the stand-in
@@ -298,6 +354,37 @@ func TestDriftIsCaught(t *testing.T) {
 	}
 	for _, tc := range cases {
 		if sch.check(recorded{method: tc.method, path: tc.path, status: tc.status, body: []byte(tc.body)}) == "" {
+			t.Errorf("%s: accepted", tc.why)
+		}
+	}
+	page := func(method, path string, status int, token, cont string) recorded {
+		r := recorded{method: method, path: path, status: status, header: http.Header{}, query: url.Values{}}
+		if token != "" {
+			r.header.Set("ConfigHub-Continue", token)
+		}
+		if cont != "" {
+			r.query.Set("continue", cont)
+		}
+		return r
+	}
+	revs := "/space/s/unit/u/revision"
+	paged := []recorded{page("GET", revs, 200, "t1", ""), page("GET", revs, 200, "", "t1")}
+	if msg := pagedAsDescribed(sch, paged); msg != "" {
+		t.Fatalf("paging as described refused: %s", msg)
+	}
+	for _, tc := range []struct {
+		why string
+		got []recorded
+	}{
+		{"a ConfigHub-Continue on an operation that is no list", append(slices.Clone(paged),
+			page("GET", "/space/s/unit/u", 200, "t2", ""), page("GET", "/space/s/unit/u", 200, "", "t2"))},
+		{"a ConfigHub-Continue on an error", append(slices.Clone(paged),
+			page("GET", "/space", 500, "t2", ""), page("GET", "/space", 200, "", "t2"))},
+		{"a token the client did not follow", append(slices.Clone(paged), page("GET", "/space", 200, "t2", ""))},
+		{"a continue no answer served", append(slices.Clone(paged), page("GET", "/space", 200, "", "t9"))},
+		{"revisions never paged", nil},
+	} {
+		if pagedAsDescribed(sch, tc.got) == "" {
 			t.Errorf("%s: accepted", tc.why)
 		}
 	}
