@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +30,7 @@ type recorder struct {
 type recorded struct {
 	method, path string
 	query        url.Values
+	reqHeader    http.Header
 	status       int
 	header       http.Header
 	body         []byte
@@ -47,7 +49,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	r.mu.Lock()
 	r.got = append(r.got, recorded{req.Method, strings.TrimPrefix(req.URL.Path, confighubtest.BasePath), req.URL.Query(),
-		resp.StatusCode, resp.Header.Clone(), body})
+		req.Header.Clone(), resp.StatusCode, resp.Header.Clone(), body})
 	r.mu.Unlock()
 	return resp, nil
 }
@@ -276,16 +278,125 @@ func TestAnswersConformToTheDescription(t *testing.T) {
 	if msg := pagedAsDescribed(sch, rec.got); msg != "" {
 		t.Error(msg)
 	}
+	params := loadParameters(t)
+	for _, r := range rec.got {
+		if msg := params.check(sch.templateOf(r.method, r.path), r); msg != "" {
+			t.Error(msg)
+		}
+	}
 	statuses := map[int]bool{}
 	for _, r := range rec.got {
 		statuses[r.status] = true
 	}
-	t.Logf("validated %d answers of %d operations (statuses %v)", len(rec.got), len(sch.ops), statuses)
+	t.Logf("validated %d answers and requests of %d operations (statuses %v)", len(rec.got), len(sch.ops), statuses)
 	for _, want := range []int{200, 400, 401, 403, 404, 409, 500} {
 		if !statuses[want] {
 			t.Errorf("no answer with status %d was checked", want)
 		}
 	}
+}
+
+// parameters is testdata/openapi/parameters.json: by "METHOD /template",
+// the query parameters the description lists for the operation, each
+// with its schema, the values its include parameter names, and the media
+// type of its request body.
+type parameters map[string]struct {
+	query   map[string]*jsonschema.Schema
+	include []string
+	body    string
+}
+
+func loadParameters(t *testing.T) parameters {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "openapi", "parameters.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var desc struct {
+		Operations []struct {
+			Operation string
+			Query     map[string]json.RawMessage
+			Include   []string
+			Body      string
+		}
+	}
+	if err := json.Unmarshal(data, &desc); err != nil {
+		t.Fatal(err)
+	}
+	out := parameters{}
+	for i, o := range desc.Operations {
+		c := jsonschema.NewCompiler()
+		c.AssertFormat()
+		q := map[string]*jsonschema.Schema{}
+		for name, raw := range o.Query {
+			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := fmt.Sprintf("mem://parameters/%d/%s", i, name)
+			if err := c.AddResource(u, doc); err != nil {
+				t.Fatal(err)
+			}
+			if q[name], err = c.Compile(u); err != nil {
+				t.Fatalf("%s %s: %v", o.Operation, name, err)
+			}
+		}
+		out[o.Operation] = struct {
+			query   map[string]*jsonschema.Schema
+			include []string
+			body    string
+		}{q, o.Include, o.Body}
+	}
+	return out
+}
+
+// check says what of request r to operation op the description does not
+// list: a query parameter it does not name, a value its schema refuses (a
+// query string read as the schema's type), an include value it does not
+// name, a body of another media type. It returns "" when there is none.
+func (p parameters) check(op string, r recorded) string {
+	o, ok := p[op]
+	if !ok {
+		return op + ": no parameters extracted"
+	}
+	var bad []string
+	for name, vs := range r.query {
+		sch := o.query[name]
+		if sch == nil {
+			bad = append(bad, fmt.Sprintf("query parameter %q is not the description's", name))
+			continue
+		}
+		for _, v := range vs {
+			var val any = v
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				val = json.Number(strconv.FormatInt(n, 10))
+			} else if b, err := strconv.ParseBool(v); err == nil {
+				val = b
+			}
+			if err := sch.Validate(val); err != nil {
+				// A string schema takes the text as it came.
+				if err2 := sch.Validate(v); err2 != nil {
+					bad = append(bad, fmt.Sprintf("%s=%q: %v", name, v, err))
+				}
+			}
+		}
+		if name == "include" {
+			for _, v := range vs {
+				for part := range strings.SplitSeq(v, ",") {
+					if !slices.Contains(o.include, part) {
+						bad = append(bad, fmt.Sprintf("include %q names none of %v", part, o.include))
+					}
+				}
+			}
+		}
+	}
+	if ct := r.reqHeader.Get("Content-Type"); o.body != "" && ct != o.body {
+		bad = append(bad, fmt.Sprintf("a %s body, want %s", ct, o.body))
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return op + ": " + strings.Join(bad, "; ")
 }
 
 // listOps are the operations whose 200 answer the description gives a
@@ -385,6 +496,36 @@ func TestDriftIsCaught(t *testing.T) {
 		{"revisions never paged", nil},
 	} {
 		if pagedAsDescribed(sch, tc.got) == "" {
+			t.Errorf("%s: accepted", tc.why)
+		}
+	}
+	params := loadParameters(t)
+	const upload, getUnit = "PUT /space/{space_id}/unit/{unit_id}/data", "GET /space/{space_id}/unit/{unit_id}"
+	req := func(q, contentType string) recorded {
+		v, err := url.ParseQuery(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return recorded{query: v, reqHeader: http.Header{"Content-Type": {contentType}}}
+	}
+	const octets = "application/octet-stream"
+	if msg := params.check(upload, req("dry_run=true&include=Diff&last_change_description=x", octets)); msg != "" {
+		t.Fatalf("the client's dry run refused: %s", msg)
+	}
+	for _, tc := range []struct {
+		why, op string
+		r       recorded
+	}{
+		{"a parameter the description does not name", upload, req("dryRun=true&include=Diff", octets)},
+		{"a boolean that is not one", upload, req("dry_run=yes", octets)},
+		{"a limit over the description's 1000", "GET /space", req("limit=5000", "")},
+		{"an include value the operation does not name", upload, req("include=Diffs", octets)},
+		{"GetUnit's include naming a field, not an expansion", getUnit, req("include=DataHash", "")},
+		{"the data uploaded as JSON", upload, req("include=Diff", "application/json")},
+		{"a query parameter on DownloadUnitData, which has none", "GET /space/{space_id}/unit/{unit_id}/data",
+			req("include=Diff", "")},
+	} {
+		if params.check(tc.op, tc.r) == "" {
 			t.Errorf("%s: accepted", tc.why)
 		}
 	}
