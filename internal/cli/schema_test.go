@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -29,6 +30,15 @@ func schemaOf(t *testing.T, kind string) *jsonschema.Schema {
 // which the loader rejects as well.
 func TestConfigSchemasAcceptExamplesAndRejectTypos(t *testing.T) {
 	botServe := "version: 1\ngithub:\n  appId: 7\n  privateKeyFile: app.pem\nserver:\n  listen: :8080\n  jitter: 0\n  shutdownTimeout: 30s\n  webhook: {secretFile: hook}\n  observations: {tokenFile: token, trust: audit-log}\n"
+	botHub := "version: 1\ngithub:\n  appId: 7\n  privateKeyFile: app.pem\nconfighub:\n  url: https://hub.confighub.com/api\n" +
+		"  tokenFile: confighub-token\n  timeout: 10s\n  maxDataSize: 1048576\n"
+	repoHub := strings.NewReplacer("    valuesFiles:\n      - envs/prod-us-east/redis/values.yaml\n",
+		"    confighub: {space: prod-us-east, unit: redis}\n",
+		"    chart:\n      name: bitnami/redis\n      version: \"25.5.3\"\n  - name: redis\n    environment: prod-eu-west\n",
+		"  - name: redis\n    environment: prod-eu-west\n").Replace(string(read(t, "../../config/repo/backflow.yaml")))
+	if !strings.Contains(repoHub, "confighub: {space: prod-us-east, unit: redis}\n    objects:") {
+		t.Fatalf("the example repo config changed shape:\n%s", repoHub)
+	}
 	for _, tc := range []struct {
 		kind, name string
 		data       []byte
@@ -40,6 +50,9 @@ func TestConfigSchemasAcceptExamplesAndRejectTypos(t *testing.T) {
 		{"policy", "every policy extension", read(t, "../../internal/policy/testdata/bounds-and-globs.yaml"), func(b []byte) error { _, err := policy.Parse("p.yaml", b); return err }, [2]string{"pattern:", "patern:"}},
 		{"bot", "config/bot/backflow.yaml", read(t, "../../config/bot/backflow.yaml"), func(b []byte) error { _, err := botconfig.ParseConfig("b.yaml", b); return err }, [2]string{"appId:", "appID:"}},
 		{"bot", "a serve config", []byte(botServe), func(b []byte) error { _, err := botconfig.ParseServerSection("b.yaml", b); return err }, [2]string{"shutdownTimeout:", "shutdownTimout:"}},
+		// The token by a file, never inline: "token:" is no key of the section.
+		{"bot", "a ConfigHub server", []byte(botHub), func(b []byte) error { _, err := botconfig.ParseConfig("b.yaml", b); return err }, [2]string{"tokenFile:", "token:"}},
+		{"repo", "a unit in a ConfigHub Unit", []byte(repoHub), func(b []byte) error { _, err := repoconfig.Parse("backflow.yaml", b); return err }, [2]string{"unit: redis}", "uint: redis}"}},
 	} {
 		s := schemaOf(t, tc.kind)
 		if err := s.Validate(schematest.YAML(t, tc.data)); err != nil {

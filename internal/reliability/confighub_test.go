@@ -3,7 +3,8 @@ package reliability
 import (
 	"bytes"
 	"context"
-	"net/http"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,20 +14,18 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/app"
 	"github.com/backflow-dev/backflow/internal/bot"
-	"github.com/backflow-dev/backflow/internal/confighub"
+	"github.com/backflow-dev/backflow/internal/botconfig"
 	"github.com/backflow-dev/backflow/internal/confighub/confighubtest"
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/forge/forgetest"
 	ghforge "github.com/backflow-dev/backflow/internal/forge/github"
-	"github.com/backflow-dev/backflow/internal/hubstore"
 	"github.com/backflow-dev/backflow/internal/lifecycle"
 	"github.com/backflow-dev/backflow/internal/plan"
 )
 
 const (
-	hubBot   = "0b07b07b-0000-4000-8000-000000000001"
-	hubBob   = "b0b00000-0000-4000-8000-000000000002"
-	hubToken = "reliability confighub token"
+	hubBot = "0b07b07b-0000-4000-8000-000000000001"
+	hubBob = "b0b00000-0000-4000-8000-000000000002"
 )
 
 // unitData is prod-us-east's redis as its ConfigHub Unit holds it at
@@ -43,6 +42,9 @@ type hubRound struct {
 	watch *staticSource
 	b     *bot.Bot
 	revs  bot.Revisions
+	// url is the stand-in's API; token the bot's ConfigHub token, a canary
+	// that differs per run.
+	url, token string
 }
 
 // newHubRound starts the stand-in with opts (its clock the hub's) and a
@@ -60,8 +62,9 @@ func newHubRound(t *testing.T, opts confighubtest.Options, timeout time.Duration
 		"- field: spec.replicas", 1)
 	e := newHubEnv(t, files)
 	unitData = forgetest.ReadFiles(t, filepath.Join("testdata", "confighub"))["redis.yaml"]
-	addCanary("confighub token", hubToken)
-	opts.Tokens = map[string]string{hubToken: hubBot}
+	token := "confighub-canary-" + randomHex(t, 12)
+	addCanary("confighub token", token)
+	opts.Tokens = map[string]string{token: hubBot}
 	opts.Now = e.clock.Now
 	ch := confighubtest.New(opts)
 	url, stop, err := ch.Listen()
@@ -73,17 +76,39 @@ func newHubRound(t *testing.T, opts confighubtest.Options, timeout time.Duration
 	if _, err := ch.AddUnit(usEast, "redis", confighubtest.ToolchainKubernetesYAML, []byte(unitData), hubBob); err != nil {
 		t.Fatal(err)
 	}
-	c, err := confighub.New(confighub.Config{URL: url, Token: hubToken, HTTP: &http.Client{Timeout: timeout}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var revs bot.Revisions = app.HubRevisions{Store: &hubstore.Store{Client: c}}
+	revs := hubRevisions(t, url, token, timeout)
 	if wrap != nil {
 		revs = wrap(revs)
 	}
-	r := &hubRound{hubEnv: e, ch: ch, watch: &staticSource{}, revs: revs}
+	r := &hubRound{hubEnv: e, ch: ch, watch: &staticSource{}, revs: revs, url: url, token: token}
 	r.restart()
 	return r
+}
+
+// hubRevisions is the ConfigHub store as the serving bot builds it: from
+// a bot config whose confighub section names url and a token file holding
+// token.
+func hubRevisions(t *testing.T, url, token string, timeout time.Duration) bot.Revisions {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "confighub-token"), []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("version: 1\ngithub:\n  appId: 7\n  privateKeyEnv: KEY\n"+
+		"confighub:\n  url: %s\n  tokenFile: confighub-token\n  timeout: %s\n", url, timeout)
+	path := filepath.Join(dir, "backflow.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bc, err := botconfig.LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revs, err := app.Wire(bc).Revisions()
+	if err != nil || revs == nil {
+		t.Fatalf("the confighub section built no store: %v", err)
+	}
+	return revs
 }
 
 // restart is a new backflow process: a new adapter and bot, nothing kept

@@ -2,9 +2,11 @@ package reliability
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -110,4 +112,54 @@ func TestCase28AdmissionPortClosedByDefault(t *testing.T) {
 	}
 	report(t, "28", "admission-port-closed-by-default", "network_policies_with_webhook_on", policies, "admission_port_peers", peers,
 		"rules_open_to_every_pod", open, "values_refused_without_source_ranges", fmt.Sprintf("%d/%d", refused, len(cases)), "client_ca_wired", wired)
+}
+
+// The chart's confighub values reach the bot config as the loader reads
+// it, the token only as the Secret's confighub-token file; a URL without
+// a token, or with credentials in it, is refused naming the value.
+func TestDeployChartConfigHub(t *testing.T) {
+	const token = "chart-confighub-token-canary"
+	// The deploy values turn the webhook on, which needs its peers.
+	const np = "networkPolicy: {admissionFrom: [{ipBlock: {cidr: 172.16.0.0/28}}]}\n"
+	objs, err := renderDeployChart(t, np+"confighub: {url: \"https://hub.confighub.com/api\", timeout: 10s, maxDataSize: 1048576}\n"+
+		"credentials: {confighubToken: "+token+"}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, _ := objs["v1|ConfigMap|backflow|bf-backflow"]["data"].(map[string]any)
+	cfg, err := botconfig.ParseConfig("ConfigMap config.yaml", []byte(fmt.Sprint(cm["config.yaml"])))
+	if err != nil {
+		t.Fatalf("the rendered config: %v", err)
+	}
+	if h := cfg.ConfigHub; h.URL != "https://hub.confighub.com/api" || h.TokenFile != "/var/run/secrets/backflow/confighub-token" ||
+		h.Timeout.Duration != 10*time.Second || h.MaxDataSize != 1048576 {
+		t.Errorf("the rendered confighub section: %+v", h)
+	}
+	if strings.Contains(fmt.Sprint(cm), token) {
+		t.Error("the token is in the ConfigMap")
+	}
+	sec, _ := objs["v1|Secret|backflow|bf-backflow"]["data"].(map[string]any)
+	if got, _ := base64.StdEncoding.DecodeString(fmt.Sprint(sec["confighub-token"])); string(got) != token {
+		t.Errorf("the Secret's confighub-token is %q", got)
+	}
+	objs, err = renderDeployChart(t, np)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, _ = objs["v1|ConfigMap|backflow|bf-backflow"]["data"].(map[string]any)
+	sec, _ = objs["v1|Secret|backflow|bf-backflow"]["data"].(map[string]any)
+	if strings.Contains(fmt.Sprint(cm["config.yaml"]), "confighub") || sec["confighub-token"] != nil {
+		t.Errorf("without confighub.url the chart renders a ConfigHub section or token")
+	}
+	for _, tc := range []struct{ why, values, want string }{
+		{"a URL without its token", "confighub: {url: \"https://hub.example/api\"}\n", "credentials.confighubToken"},
+		{"credentials in the URL", "confighub: {url: \"https://me:tok@hub.example/api\"}\ncredentials: {confighubToken: t}\n",
+			"confighub"},
+		{"a timeout that is no duration", "confighub: {url: \"https://hub.example/api\", timeout: soon}\n" +
+			"credentials: {confighubToken: t}\n", "timeout"},
+	} {
+		if _, err := renderDeployChart(t, np+tc.values); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error naming %s", tc.why, err, tc.want)
+		}
+	}
 }

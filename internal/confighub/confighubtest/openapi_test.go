@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +29,8 @@ type recorder struct {
 
 type recorded struct {
 	method, path string
+	query        url.Values
+	reqHeader    http.Header
 	status       int
 	header       http.Header
 	body         []byte
@@ -43,7 +48,8 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	r.mu.Lock()
-	r.got = append(r.got, recorded{req.Method, strings.TrimPrefix(req.URL.Path, confighubtest.BasePath), resp.StatusCode, resp.Header.Clone(), body})
+	r.got = append(r.got, recorded{req.Method, strings.TrimPrefix(req.URL.Path, confighubtest.BasePath), req.URL.Query(),
+		req.Header.Clone(), resp.StatusCode, resp.Header.Clone(), body})
 	r.mu.Unlock()
 	return resp, nil
 }
@@ -252,6 +258,10 @@ func TestAnswersConformToTheDescription(t *testing.T) {
 	if _, err := c.GetUnit(ctx, ref); err == nil {
 		t.Fatal("an injected 500 succeeded")
 	}
+	hub.Fail(confighubtest.OpListUnits, 403, 1)
+	if _, err := c.Resolve(ctx, "prod", "redis"); err == nil {
+		t.Fatal("an injected 403 succeeded")
+	}
 
 	seen := map[string]bool{}
 	for _, r := range rec.got {
@@ -265,16 +275,173 @@ func TestAnswersConformToTheDescription(t *testing.T) {
 			t.Errorf("%s was never driven", op)
 		}
 	}
+	if msg := pagedAsDescribed(sch, rec.got); msg != "" {
+		t.Error(msg)
+	}
+	params := loadParameters(t)
+	for _, r := range rec.got {
+		if msg := params.check(sch.templateOf(r.method, r.path), r); msg != "" {
+			t.Error(msg)
+		}
+	}
 	statuses := map[int]bool{}
 	for _, r := range rec.got {
 		statuses[r.status] = true
 	}
-	t.Logf("validated %d answers of %d operations (statuses %v)", len(rec.got), len(sch.ops), statuses)
-	for _, want := range []int{200, 400, 401, 404, 409, 500} {
+	t.Logf("validated %d answers and requests of %d operations (statuses %v)", len(rec.got), len(sch.ops), statuses)
+	for _, want := range []int{200, 400, 401, 403, 404, 409, 500} {
 		if !statuses[want] {
 			t.Errorf("no answer with status %d was checked", want)
 		}
 	}
+}
+
+// parameters is testdata/openapi/parameters.json: by "METHOD /template",
+// the query parameters the description lists for the operation, each
+// with its schema, the values its include parameter names, and the media
+// type of its request body.
+type parameters map[string]struct {
+	query   map[string]*jsonschema.Schema
+	include []string
+	body    string
+}
+
+func loadParameters(t *testing.T) parameters {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "openapi", "parameters.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var desc struct {
+		Operations []struct {
+			Operation string
+			Query     map[string]json.RawMessage
+			Include   []string
+			Body      string
+		}
+	}
+	if err := json.Unmarshal(data, &desc); err != nil {
+		t.Fatal(err)
+	}
+	out := parameters{}
+	for i, o := range desc.Operations {
+		c := jsonschema.NewCompiler()
+		c.AssertFormat()
+		q := map[string]*jsonschema.Schema{}
+		for name, raw := range o.Query {
+			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := fmt.Sprintf("mem://parameters/%d/%s", i, name)
+			if err := c.AddResource(u, doc); err != nil {
+				t.Fatal(err)
+			}
+			if q[name], err = c.Compile(u); err != nil {
+				t.Fatalf("%s %s: %v", o.Operation, name, err)
+			}
+		}
+		out[o.Operation] = struct {
+			query   map[string]*jsonschema.Schema
+			include []string
+			body    string
+		}{q, o.Include, o.Body}
+	}
+	return out
+}
+
+// check says what of request r to operation op the description does not
+// list: a query parameter it does not name, a value its schema refuses (a
+// query string read as the schema's type), an include value it does not
+// name, a body of another media type. It returns "" when there is none.
+func (p parameters) check(op string, r recorded) string {
+	o, ok := p[op]
+	if !ok {
+		return op + ": no parameters extracted"
+	}
+	var bad []string
+	for name, vs := range r.query {
+		sch := o.query[name]
+		if sch == nil {
+			bad = append(bad, fmt.Sprintf("query parameter %q is not the description's", name))
+			continue
+		}
+		for _, v := range vs {
+			var val any = v
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				val = json.Number(strconv.FormatInt(n, 10))
+			} else if b, err := strconv.ParseBool(v); err == nil {
+				val = b
+			}
+			if err := sch.Validate(val); err != nil {
+				// A string schema takes the text as it came.
+				if err2 := sch.Validate(v); err2 != nil {
+					bad = append(bad, fmt.Sprintf("%s=%q: %v", name, v, err))
+				}
+			}
+		}
+		if name == "include" {
+			for _, v := range vs {
+				for part := range strings.SplitSeq(v, ",") {
+					if !slices.Contains(o.include, part) {
+						bad = append(bad, fmt.Sprintf("include %q names none of %v", part, o.include))
+					}
+				}
+			}
+		}
+	}
+	if ct := r.reqHeader.Get("Content-Type"); o.body != "" && ct != o.body {
+		bad = append(bad, fmt.Sprintf("a %s body, want %s", ct, o.body))
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return op + ": " + strings.Join(bad, "; ")
+}
+
+// listOps are the operations whose 200 answer the description gives a
+// ConfigHub-Continue header: the only ones that may carry it.
+var listOps = map[string]bool{
+	"GET /space": true, "GET /space/{space_id}/unit": true, "GET /space/{space_id}/unit/{unit_id}/revision": true,
+}
+
+// pagedAsDescribed checks the recorded answers' paging: ConfigHub-Continue
+// only on a list operation's 200, and each token served taken as the
+// continue parameter of the same operation's next request; revisions, of
+// which the test makes more than a page, were paged. It returns what is
+// wrong, or "".
+func pagedAsDescribed(sch schemas, got []recorded) string {
+	var bad []string
+	served := map[string]string{} // op + token -> the path that served it
+	followed := map[string]bool{}
+	for _, r := range got {
+		op := sch.templateOf(r.method, r.path)
+		if c := r.query.Get("continue"); c != "" {
+			if served[op+" "+c] != r.path {
+				bad = append(bad, fmt.Sprintf("%s: continue %q is no token this operation served", op, c))
+			}
+			followed[op] = true
+		}
+		tok := r.header.Get("ConfigHub-Continue")
+		if tok == "" {
+			continue
+		}
+		if !listOps[op] || r.status != http.StatusOK {
+			bad = append(bad, fmt.Sprintf("%s %d: a ConfigHub-Continue header the description does not give it", op,
+				r.status))
+		}
+		served[op+" "+tok] = r.path
+	}
+	for key := range served {
+		op := key[:strings.LastIndex(key, " ")]
+		if !followed[op] {
+			bad = append(bad, op+": a ConfigHub-Continue token was not followed")
+		}
+	}
+	if !followed["GET /space/{space_id}/unit/{unit_id}/revision"] {
+		bad = append(bad, "ListExtendedRevisions was never paged")
+	}
+	return strings.Join(bad, "\n")
 }
 
 // TestDriftIsCaught: the schemas bite. Each body is what the stand-in
@@ -298,6 +465,67 @@ func TestDriftIsCaught(t *testing.T) {
 	}
 	for _, tc := range cases {
 		if sch.check(recorded{method: tc.method, path: tc.path, status: tc.status, body: []byte(tc.body)}) == "" {
+			t.Errorf("%s: accepted", tc.why)
+		}
+	}
+	page := func(method, path string, status int, token, cont string) recorded {
+		r := recorded{method: method, path: path, status: status, header: http.Header{}, query: url.Values{}}
+		if token != "" {
+			r.header.Set("ConfigHub-Continue", token)
+		}
+		if cont != "" {
+			r.query.Set("continue", cont)
+		}
+		return r
+	}
+	revs := "/space/s/unit/u/revision"
+	paged := []recorded{page("GET", revs, 200, "t1", ""), page("GET", revs, 200, "", "t1")}
+	if msg := pagedAsDescribed(sch, paged); msg != "" {
+		t.Fatalf("paging as described refused: %s", msg)
+	}
+	for _, tc := range []struct {
+		why string
+		got []recorded
+	}{
+		{"a ConfigHub-Continue on an operation that is no list", append(slices.Clone(paged),
+			page("GET", "/space/s/unit/u", 200, "t2", ""), page("GET", "/space/s/unit/u", 200, "", "t2"))},
+		{"a ConfigHub-Continue on an error", append(slices.Clone(paged),
+			page("GET", "/space", 500, "t2", ""), page("GET", "/space", 200, "", "t2"))},
+		{"a token the client did not follow", append(slices.Clone(paged), page("GET", "/space", 200, "t2", ""))},
+		{"a continue no answer served", append(slices.Clone(paged), page("GET", "/space", 200, "", "t9"))},
+		{"revisions never paged", nil},
+	} {
+		if pagedAsDescribed(sch, tc.got) == "" {
+			t.Errorf("%s: accepted", tc.why)
+		}
+	}
+	params := loadParameters(t)
+	const upload, getUnit = "PUT /space/{space_id}/unit/{unit_id}/data", "GET /space/{space_id}/unit/{unit_id}"
+	req := func(q, contentType string) recorded {
+		v, err := url.ParseQuery(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return recorded{query: v, reqHeader: http.Header{"Content-Type": {contentType}}}
+	}
+	const octets = "application/octet-stream"
+	if msg := params.check(upload, req("dry_run=true&include=Diff&last_change_description=x", octets)); msg != "" {
+		t.Fatalf("the client's dry run refused: %s", msg)
+	}
+	for _, tc := range []struct {
+		why, op string
+		r       recorded
+	}{
+		{"a parameter the description does not name", upload, req("dryRun=true&include=Diff", octets)},
+		{"a boolean that is not one", upload, req("dry_run=yes", octets)},
+		{"a limit over the description's 1000", "GET /space", req("limit=5000", "")},
+		{"an include value the operation does not name", upload, req("include=Diffs", octets)},
+		{"GetUnit's include naming a field, not an expansion", getUnit, req("include=DataHash", "")},
+		{"the data uploaded as JSON", upload, req("include=Diff", "application/json")},
+		{"a query parameter on DownloadUnitData, which has none", "GET /space/{space_id}/unit/{unit_id}/data",
+			req("include=Diff", "")},
+	} {
+		if params.check(tc.op, tc.r) == "" {
 			t.Errorf("%s: accepted", tc.why)
 		}
 	}

@@ -202,6 +202,12 @@ all namespaces; the grants follow it exactly.
 {{- with $v.audit.webhook.maxBytes }}{{ $_ := set $w "maxBytes" . }}{{ end -}}
 {{- $_ := set $c "audit" (dict "webhook" $w) -}}
 {{- end -}}
+{{- if $v.confighub.url -}}
+{{- $h := dict "url" $v.confighub.url "tokenFile" (printf "%s/confighub-token" $sec) -}}
+{{- with $v.confighub.timeout }}{{ $_ := set $h "timeout" . }}{{ end -}}
+{{- with $v.confighub.maxDataSize }}{{ $_ := set $h "maxDataSize" (int64 .) }}{{ end -}}
+{{- $_ := set $c "confighub" $h -}}
+{{- end -}}
 {{- if $v.admission.enabled -}}
 {{- if not $v.kube.enabled }}{{ fail "admission.enabled needs kube.enabled: the watch confirms what the webhook records" }}{{ end -}}
 {{- $a := dict "listen" ":8443" "certFile" "/var/run/secrets/backflow-admission/tls.crt" "keyFile" "/var/run/secrets/backflow-admission/tls.key" -}}
