@@ -4,7 +4,10 @@
 // editor, the repository config, the planner, the lifecycle and the leaf
 // yamlnode) links no client of any kind, the bot reaches GitHub only
 // through the forge port, the local hub stays independent of the product
-// it simulates GitHub for, and so on. It has no code outside its test.
+// it simulates GitHub for, and so on. It also holds that an object key is
+// read and printed only by observe.ObjectKey, never split, joined or
+// concatenated at "|" by hand (testdata/handsplit is what that rule must
+// find). It has no code outside its tests.
 //
 // It must not be imported by anything.
 package archtest

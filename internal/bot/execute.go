@@ -47,7 +47,9 @@ type Writer interface {
 // the pull request, auto-merge cannot be armed) is answered by the
 // effect's own data. It stops a chain at the first effect that fails and
 // reports it; the next cycle decides again. It reaches internal/lifecycle
-// only through the effect types (held by TestExecutorReachesTheLifecycleOnlyThroughEffects).
+// only through the effect types and the few methods on them that read the
+// forge's answer and return data (an allow-list held by
+// TestExecutorReachesTheLifecycleOnlyThroughEffects).
 type executor struct {
 	ctx    context.Context
 	f      Writer

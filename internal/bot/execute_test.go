@@ -1,12 +1,20 @@
 package bot
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"go/ast"
+	"go/importer"
 	"go/parser"
 	"go/token"
+	"go/types"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -24,14 +32,175 @@ import (
 
 // The executor never calls back into the lifecycle while it carries out a
 // chain: the only lifecycle names execute.go spells are the effect types
-// and their constants, and the executor holds no lifecycle.Input nor the
-// repository cycle that does, so every lifecycle method it can reach is
-// one of an effect's own data. And it makes through its port only the
-// coarse operations: the fine calls each is made of stay in forge.Steps.
+// and their constants, the executor holds no lifecycle.Input nor the
+// repository cycle that does, and every lifecycle method it calls, in
+// execute.go or any other of its methods, is one lifecycleMethods allows.
+// And it makes through its port only the coarse operations: the fine calls
+// each is made of stay in forge.Steps.
 func TestExecutorReachesTheLifecycleOnlyThroughEffects(t *testing.T) {
 	for _, p := range executorProblems(t, "execute.go") {
 		t.Error(p)
 	}
+	for _, p := range lifecycleMethodProblems(t) {
+		t.Error(p)
+	}
+}
+
+// lifecycleMethods are the lifecycle methods the executor may call (in
+// execute.go and in any method of the executor), on what an effect carries,
+// each with why it is no decision: it reads the effect's own data and the
+// forge's answer, and returns data. A method not listed here is a call back
+// into the lifecycle's rules, found by the type checker whatever the
+// receiver's variable is called.
+var lifecycleMethods = map[string]string{
+	"Kind.Reported":              "whether an effect of the kind is reported as an action: a property of the kind",
+	"Proposal.CommitOn":          "the commit of the proposal's files, message and trailers on the base the forge gave",
+	"Proposal.Title":             "the title the proposal carries, rendered",
+	"Proposal.Body":              "the body the proposal carries, with the marker given, rendered",
+	"Proposal.CheckRun":          "the receipt check's run the proposal carries, for the head the write made",
+	"Proposal.MergeNote":         "the note a merged write-back's marker carries, from the proposal's data",
+	"Proposal.ProposedElsewhere": "finds this proposal's own pull request in the forge's listing, by its branch and change",
+	"Proposal.Recover": "names which of an Open's recoveries the commits the forge found on the branch call for " +
+		"(whose commits they are), the recoveries fixed when the effect was decided",
+	"Marker.Written": "the marker with the head and base the forge reports the write made",
+	"Marker.Sealed":  "the marker sealed with the commit key for this pull request",
+	"Marker.Into":    "the body with the marker put into it",
+	"Effect.BaseMoved": "whether the head the forge reports is still the effect's base, the cycle's own merges " +
+		"aside",
+	"Effect.Bounded":        "the Bound check's run for the verdict on the diff the forge gave",
+	"Effect.Mergeable":      "whether the pull request the forge returned is mergeable and green at the effect's head",
+	"Effect.RefusedComment": "the comment quoting GitHub's refusal to arm auto-merge, unless the pull request has it",
+	"Effect.WitnessComment": "the comment quoting the store's refusal of a revision",
+	"Evidence.Policy":       "the policy the follow-up was decided against",
+	"Evidence.Proven": "the proven check run and comment of the receipts the default branch holds, each verified " +
+		"against the evidence's policy",
+	"Evidence.Published": "the proven check run and comment of the receipts the store proved",
+}
+
+// The allow-list is held by type, not by name: a call back into the
+// lifecycle's rules from an executor method is found, and a method the
+// executor may call on an effect is not allowed on another type.
+func TestLifecycleMethodRuleFindsACallBack(t *testing.T) {
+	got := lifecycleMethodProblems(t, filepath.Join("testdata", "executor", "redecide.go"))
+	var found []string
+	for _, p := range got {
+		if strings.Contains(p, "redecide.go") {
+			found = append(found, p)
+		}
+	}
+	want := []string{"Input.Chain", "Input.BaseMoved"}
+	if len(found) != len(want) {
+		t.Fatalf("found %d calls in redecide.go, want %d:\n%s", len(found), len(want), strings.Join(got, "\n"))
+	}
+	for i, w := range want {
+		if !strings.Contains(found[i], "lifecycle's "+w+" ") {
+			t.Errorf("found %q, want the call of %s", found[i], w)
+		}
+	}
+}
+
+// lifecycleMethodProblems type-checks package bot (its files other than
+// the tests, with extra) and lists the executor's calls of lifecycle
+// methods that lifecycleMethods does not allow, in order. The packages it
+// imports are read from their export data, as go list -export builds it.
+func lifecycleMethodProblems(t *testing.T, extra ...string) []string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", ".")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	exports := map[string]string{}
+	for line := range strings.Lines(string(out)) {
+		if p, e, ok := strings.Cut(strings.TrimSpace(line), "\t"); ok && e != "" {
+			exports[p] = e
+		}
+	}
+	names, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	var files []*ast.File
+	for _, n := range append(names, extra...) {
+		if strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, n, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+		e, ok := exports[path]
+		if !ok {
+			return nil, fmt.Errorf("go list gave no export data for %s", path)
+		}
+		return os.Open(e)
+	})
+	info := &types.Info{Selections: map[*ast.SelectorExpr]*types.Selection{}}
+	if _, err := (&types.Config{Importer: imp}).Check(module+"/internal/bot", fset, files, info); err != nil {
+		t.Fatal(err)
+	}
+	var problems []string
+	called := map[string]bool{}
+	for _, f := range files {
+		whole := filepath.Base(fset.File(f.Pos()).Name()) == "execute.go"
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || !whole && (fd.Recv == nil || !strings.Contains(typeNames(fd.Recv), "executor")) {
+				continue
+			}
+			ast.Inspect(fd, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				if name, ok := lifecycleMethod(info.Selections[sel]); ok {
+					called[name] = true
+					if _, allowed := lifecycleMethods[name]; !allowed {
+						problems = append(problems, fmt.Sprintf("%s: the executor calls the lifecycle's %s "+
+							"(not in lifecycleMethods): a call back into its rules", fset.Position(sel.Sel.Pos()), name))
+					}
+				}
+				return true
+			})
+		}
+	}
+	// The list stays exact: what the executor no longer calls goes.
+	for _, name := range slices.Sorted(maps.Keys(lifecycleMethods)) {
+		if !called[name] {
+			problems = append(problems, "lifecycleMethods allows "+name+", which the executor does not call")
+		}
+	}
+	return problems
+}
+
+// module is the module path of the project.
+const module = "github.com/backflow-dev/backflow"
+
+// lifecycleMethod names the method s selects as Type.Method when it is one
+// of internal/lifecycle's.
+func lifecycleMethod(s *types.Selection) (string, bool) {
+	if s == nil || s.Kind() == types.FieldVal {
+		return "", false
+	}
+	fn, ok := s.Obj().(*types.Func)
+	if !ok || fn.Pkg() == nil || fn.Pkg().Path() != module+"/internal/lifecycle" {
+		return "", false
+	}
+	recv := fn.Type().(*types.Signature).Recv().Type()
+	if p, ok := recv.(*types.Pointer); ok {
+		recv = p.Elem()
+	}
+	named, ok := recv.(*types.Named)
+	if !ok {
+		return "", false
+	}
+	return named.Obj().Name() + "." + fn.Name(), true
 }
 
 // effectNames are the lifecycle identifiers the executor may name: the

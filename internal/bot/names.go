@@ -9,20 +9,13 @@ const (
 	// ProvenCheckName is the check run on the merge commit that carries the
 	// proven receipt.
 	ProvenCheckName = lifecycle.ProvenCheckName
-	// LabelReverseReconcile marks every write-back pull request.
-	LabelReverseReconcile = lifecycle.LabelReverseReconcile
 	// LabelPreAuthorized marks a write-back that merges without review.
 	LabelPreAuthorized = lifecycle.LabelPreAuthorized
 	// LabelPersonCommit marks a write-back pull request that carries a
 	// commit backflow did not make.
 	LabelPersonCommit = lifecycle.LabelPersonCommit
-	// LabelProven and LabelReverted mark a merged write-back's follow-up done.
-	LabelProven   = lifecycle.LabelProven
-	LabelReverted = lifecycle.LabelReverted
 	// LabelDrift marks the tracking issue of unauthorized drift.
 	LabelDrift = lifecycle.LabelDrift
-	// DriftIssueTitle is the title of the tracking issue.
-	DriftIssueTitle = lifecycle.DriftIssueTitle
 )
 
 // Marker is the bot's memory of one write-back in its pull request's body.

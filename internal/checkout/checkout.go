@@ -13,15 +13,6 @@ import (
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
 
-// ReadCheckout reads what the planner needs from the working tree of a
-// checkout at dir, through the one snapshot reader every command shares
-// (plan.ReadSnapshot): files are read as repoconfig.ReadRepoFile reads them
-// (no path leaving the checkout, no symlink, size-capped), and the snapshot
-// names the commit checked out when dir is the top of a git checkout. Its
-// renderer reads units' charts from the working tree, and fetches remote
-// ones into render's default cache.
-func ReadCheckout(dir string) (plan.Read, error) { return ReadCheckoutWith(dir, Options{}) }
-
 // Options tune reading a checkout.
 type Options struct {
 	// ConfigHub reads the ConfigHub Units that units name (the ConfigHub
@@ -29,8 +20,14 @@ type Options struct {
 	ConfigHub func(repoconfig.ConfigHub) ([]byte, plan.ConfigHubHead, error)
 }
 
-// ReadCheckoutWith is ReadCheckout with opts.
-func ReadCheckoutWith(dir string, opts Options) (plan.Read, error) {
+// readCheckout reads what the planner needs from the working tree of a
+// checkout at dir, through the one snapshot reader every command shares
+// (plan.ReadSnapshot): files are read as repoconfig.ReadRepoFile reads them
+// (no path leaving the checkout, no symlink, size-capped), and the snapshot
+// names the commit checked out when dir is the top of a git checkout. Its
+// renderer reads units' charts from the working tree, and fetches remote
+// ones into render's default cache.
+func readCheckout(dir string, opts Options) (plan.Read, error) {
 	read := func(p string, limit int64) ([]byte, error) { return repoconfig.ReadRepoFile(dir, p, limit) }
 	list := func(p string) ([]string, error) { return repoconfig.ListRepoDir(dir, p) }
 	got, err := plan.ReadSnapshot(

@@ -1,6 +1,6 @@
 // Package checkout reads a GitOps repository from disk or from git the way
-// backflow will: a checkout's snapshot for the planner (ReadCheckout, and
-// PlanCheckout, which plans the observation files given against it), the
+// backflow will: a checkout's plan (PlanCheckout, which reads the
+// checkout's snapshot and plans the observation files given against it), the
 // check of its repo config, policy and values files (Check) and of its
 // units' charts against the policy (CheckCharts), the values files backflow
 // map is given (ReadValuesFiles), and a pull request's whole diff between

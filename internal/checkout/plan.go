@@ -84,7 +84,7 @@ func PlanCheckout(repo string, paths []string, ceiling observe.Attribution, now 
 // PlanCheckoutWith is PlanCheckout reading the checkout with opts.
 func PlanCheckoutWith(repo string, paths []string, ceiling observe.Attribution, now time.Time,
 	opts Options) (plan.Result, error) {
-	snap, err := ReadCheckoutWith(repo, opts)
+	snap, err := readCheckout(repo, opts)
 	if err != nil {
 		return plan.Result{}, err
 	}

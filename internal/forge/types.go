@@ -214,7 +214,9 @@ type PullRequestFilter struct {
 	State PRState
 }
 
-// MergeMethod is how a pull request is merged.
+// MergeMethod is how a pull request is merged, in GitHub's words: merge,
+// squash or rebase (replaying the head's commits onto the base). The repo
+// config's autoMerge.method spells them the same and is converted as it is.
 type MergeMethod string
 
 const (
@@ -222,8 +224,6 @@ const (
 	MergeCommit MergeMethod = "merge"
 	// MergeSquash squashes the head's commits into one.
 	MergeSquash MergeMethod = "squash"
-	// MergeRebase replays the head's commits onto the base.
-	MergeRebase MergeMethod = "rebase"
 )
 
 // Comment is a comment on a pull request or issue.

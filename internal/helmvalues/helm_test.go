@@ -14,6 +14,7 @@ import (
 	"helm.sh/helm/v4/pkg/chart/common/util"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"sigs.k8s.io/yaml"
 
 	"github.com/backflow-dev/backflow/internal/helmvalues"
 )
@@ -21,6 +22,20 @@ import (
 // corpus reads, with Helm's own values reader, the real charts' values
 // files of the corpus and the shared charts' values files, by name.
 func corpus(t *testing.T) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	for p, data := range corpusFiles(t) {
+		v, err := loader.LoadValues(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		out[p] = v
+	}
+	return out
+}
+
+// corpusFiles are the corpus's and the shared charts' values files, by name.
+func corpusFiles(t *testing.T) map[string][]byte {
 	t.Helper()
 	paths, err := filepath.Glob(filepath.Join("..", "..", "testdata", "corpus", "values", "*.yaml"))
 	if err != nil {
@@ -34,17 +49,13 @@ func corpus(t *testing.T) map[string]map[string]any {
 	if len(paths) < 17 {
 		t.Fatalf("found %d values files, want the corpus and the shared charts", len(paths))
 	}
-	out := map[string]map[string]any{}
+	out := map[string][]byte{}
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := loader.LoadValues(bytes.NewReader(data))
-		if err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		out[p] = v
+		out[p] = data
 	}
 	return out
 }
@@ -220,5 +231,38 @@ func TestTypedIsHelmsReader(t *testing.T) {
 	}
 	if total < 100 {
 		t.Fatalf("the corpus held %d numbers, too few to say anything", total)
+	}
+}
+
+// Plain keeps the numbers Helm reads: on the corpus, read with numbers as
+// JSON numbers (as the planner's and the renderer's readers have them),
+// Plain's tree holds integers as int64 and the rest as float64, and typed
+// as Helm's reader types numbers it is exactly what Helm read.
+func TestPlainIsHelmsNumbers(t *testing.T) {
+	helm := corpus(t)
+	ints, floats := 0, 0
+	for name, data := range corpusFiles(t) {
+		var v map[string]any
+		if err := yaml.Unmarshal(data, &v, func(d *json.Decoder) *json.Decoder { d.UseNumber(); return d }); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := helmvalues.Plain(v)
+		helmvalues.Map(got, func(s any) any {
+			switch s.(type) {
+			case int64:
+				ints++
+			case float64:
+				floats++
+			case json.Number:
+				t.Errorf("%s: Plain left the JSON number %v", name, s)
+			}
+			return s
+		})
+		if !reflect.DeepEqual(helmvalues.Typed(got), any(helm[name])) {
+			t.Errorf("%s: Plain's numbers are not the numbers Helm read", name)
+		}
+	}
+	if ints < 100 || floats == 0 {
+		t.Fatalf("the corpus held %d integers and %d other numbers, too few to say anything", ints, floats)
 	}
 }

@@ -132,6 +132,34 @@ func typed(v any) any {
 	return v
 }
 
+// Plain copies a values tree read with its numbers as JSON numbers (the
+// reader Helm's is held to, keeping each number as its text wrote it) with
+// every number a plain Go number: an int64 where the text is an integer that
+// fits one, else a float64, else (a number too large for either) its text as
+// a string; an int, from a reader that gives ints, becomes an int64. It is
+// the same numbers as Typed, typed apart on purpose: what the planner hands
+// the values editor and the receipt is written back as text, where 3 must
+// stay 3 and not become 3.0, and a rendered Kubernetes object is compared
+// with the live one, whose integer fields are integers. Typed is for
+// comparing values as Helm sees them; Typed(Plain(v)) is Typed(v).
+func Plain(v any) any { return Map(v, plain) }
+
+func plain(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		if f, err := x.Float64(); err == nil {
+			return f
+		}
+		return x.String()
+	case int:
+		return int64(x)
+	}
+	return v
+}
+
 // Map copies a values tree (mappings and lists, to any depth) with f
 // applied to every other value in it, nulls included.
 func Map(v any, f func(any) any) any {

@@ -72,3 +72,29 @@ func TestTypedJSON(t *testing.T) {
 		t.Errorf("a number too large for a float64 became %v", got)
 	}
 }
+
+// Plain gives each number the plain Go type its text says, where Typed
+// gives every number a float64.
+func TestPlain(t *testing.T) {
+	tests := []struct {
+		why  string
+		in   any
+		want any
+	}{
+		{"an integer stays an integer", json.Number("3"), int64(3)},
+		{"a negative integer too", json.Number("-42"), int64(-42)},
+		{"a fraction is a float64", json.Number("4.5"), 4.5},
+		{"an integer past int64 is a float64", json.Number("9223372036854775808"), float64(1 << 63)},
+		{"a number past float64 keeps its text", json.Number("1e999"), "1e999"},
+		{"an int from another reader is an int64", 4, int64(4)},
+		{"a float64 is left as it is", 4.0, 4.0},
+		{"a string that looks like a number is a string", "3", "3"},
+		{"nested in mappings and lists", map[string]any{"a": []any{json.Number("1"), map[string]any{"b": 2}}},
+			map[string]any{"a": []any{int64(1), map[string]any{"b": int64(2)}}}},
+	}
+	for _, tt := range tests {
+		if got := Plain(tt.in); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: Plain(%#v) = %#v, want %#v", tt.why, tt.in, got, tt.want)
+		}
+	}
+}

@@ -115,8 +115,8 @@ type AdmissionLog struct {
 	pending        map[string][]*AdmissionRecord // object uid -> waiting records
 	npending       int
 	pendingBytes   int64
-	confirmed      map[string][]*AdmissionRecord // audit object key -> confirmed records
-	order          []*AdmissionRecord            // confirmed records, oldest first
+	confirmed      map[AuditName][]*AdmissionRecord // the object written -> confirmed records
+	order          []*AdmissionRecord               // confirmed records, oldest first
 	confirmedBytes int64
 	seen           map[string]watched // object uid -> what the watch last saw of it
 	expired        int
@@ -509,9 +509,9 @@ func (l *AdmissionLog) supersedeLocked(uid string, c transitionChange) {
 
 func (l *AdmissionLog) keepLocked(r *AdmissionRecord) {
 	if l.confirmed == nil {
-		l.confirmed = map[string][]*AdmissionRecord{}
+		l.confirmed = map[AuditName][]*AdmissionRecord{}
 	}
-	key := admissionObjKey(r.Object.Group, r.Object.Namespace, r.Object.Name)
+	key := r.Object.AuditName()
 	l.confirmed[key] = append(l.confirmed[key], r)
 	l.order = append(l.order, r)
 	l.confirmedBytes += r.held
@@ -526,7 +526,7 @@ func (l *AdmissionLog) dropOldestLocked() {
 	l.order[0] = nil
 	l.order = l.order[1:]
 	l.confirmedBytes -= old.held
-	k := admissionObjKey(old.Object.Group, old.Object.Namespace, old.Object.Name)
+	k := old.Object.AuditName()
 	rs := slices.DeleteFunc(l.confirmed[k], func(r *AdmissionRecord) bool { return r == old })
 	if len(rs) == 0 {
 		delete(l.confirmed, k)
@@ -599,10 +599,9 @@ func valueAt(obj any, segs []yamlnode.Segment) (any, bool) {
 // (any resource of its group: the join matches the resource) that still
 // attribute a field.
 func (l *AdmissionLog) RecordsOf(k ObjectKey) []AdmissionRecord {
-	group, _ := SplitAPIVersion(k.APIVersion)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	rs := l.confirmed[admissionObjKey(group, k.Namespace, k.Name)]
+	rs := l.confirmed[k.AuditName()]
 	out := make([]AdmissionRecord, 0, len(rs))
 	for _, r := range rs {
 		if !r.Confirmed() {
@@ -640,10 +639,6 @@ func (l *AdmissionLog) Stats() AdmissionStats {
 	l.mu.Unlock()
 	l.report(nil, refusals)
 	return st
-}
-
-func admissionObjKey(group, namespace, name string) string {
-	return group + "|" + namespace + "|" + name
 }
 
 // HeldBytes estimates the memory r holds: its strings and the values of

@@ -90,6 +90,26 @@ func (o AuditObject) Key() ObjectKey {
 	return ObjectKey{APIVersion: gv, Namespace: o.Namespace, Name: o.Name}
 }
 
+// AuditName is what an audit event and an object key have in common: the
+// object's API group, namespace and name. An audit event names the resource
+// (deployments), not the kind, so the join takes any resource of the group
+// by that name. It is comparable, for the audit and admission logs' indexes.
+type AuditName struct {
+	Group, Namespace, Name string
+}
+
+// AuditName is o's group, namespace and name.
+func (o AuditObject) AuditName() AuditName {
+	return AuditName{Group: o.Group, Namespace: o.Namespace, Name: o.Name}
+}
+
+// AuditName is k's group (its apiVersion without the version), namespace
+// and name: what an audit event that wrote k names.
+func (k ObjectKey) AuditName() AuditName {
+	group, _ := SplitAPIVersion(k.APIVersion)
+	return AuditName{Group: group, Namespace: k.Namespace, Name: k.Name}
+}
+
 // String is group/version/resource[/subresource] namespace/name.
 func (o AuditObject) String() string {
 	gv := o.Version

@@ -363,3 +363,35 @@ func TestAttributeForwardApplyBehindItsEvent(t *testing.T) {
 		t.Errorf("change %+v, want bob at audit-log", got.Change)
 	}
 }
+
+// An object key and the audit object of a write to it name the same object
+// for the join when their groups, namespaces and names agree, whatever the
+// version, resource or kind.
+func TestAuditName(t *testing.T) {
+	tests := []struct {
+		why  string
+		key  ObjectKey
+		obj  AuditObject
+		same bool
+	}{
+		{"a grouped kind and its resource", ObjectKey{"apps/v1", "Deployment", "ns", "web"},
+			AuditObject{Group: "apps", Version: "v1", Resource: "deployments", Namespace: "ns", Name: "web"}, true},
+		{"another version of the group", ObjectKey{"apps/v1beta2", "Deployment", "ns", "web"},
+			AuditObject{Group: "apps", Version: "v1", Resource: "deployments", Namespace: "ns", Name: "web"}, true},
+		{"the core group is empty", ObjectKey{"v1", "ConfigMap", "ns", "cfg"},
+			AuditObject{Version: "v1", Resource: "configmaps", Namespace: "ns", Name: "cfg"}, true},
+		{"a subresource writes its object", ObjectKey{"apps/v1", "Deployment", "ns", "web"},
+			AuditObject{Group: "apps", Version: "v1", Resource: "deployments", Subresource: "scale", Namespace: "ns",
+				Name: "web"}, true},
+		{"another group", ObjectKey{"apps/v1", "Deployment", "ns", "web"},
+			AuditObject{Group: "extensions", Version: "v1beta1", Resource: "deployments", Namespace: "ns", Name: "web"},
+			false},
+		{"a segment's bar does not run into the next", ObjectKey{"v1", "ConfigMap", "a|b", "c"},
+			AuditObject{Version: "v1", Resource: "configmaps", Namespace: "a", Name: "b|c"}, false},
+	}
+	for _, tt := range tests {
+		if got := tt.key.AuditName() == tt.obj.AuditName(); got != tt.same {
+			t.Errorf("%s: %v and %v name the same object: %v, want %v", tt.why, tt.key, tt.obj, got, tt.same)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/backflow-dev/backflow/internal/helmvalues"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
@@ -162,7 +163,7 @@ func mergedAfter(t *testing.T, snap Snapshot, res Result, env string) map[string
 			}
 			trees = append(trees, tree)
 		}
-		return plain(MergeValues(trees)).(map[string]any)
+		return helmvalues.Plain(MergeValues(trees)).(map[string]any)
 	}
 	t.Fatalf("no unit in %s", env)
 	return nil

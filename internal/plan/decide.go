@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/backflow-dev/backflow/internal/helmvalues"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
@@ -272,7 +273,7 @@ func (p *planner) fieldState(fs *fieldState, f *observe.Field, g *group, uv *uni
 	if f.Ambiguous != "" {
 		// Nothing live to type: desired is still what the change starts from.
 		if f.HasDesired {
-			fs.obsDesired = plain(f.DesiredLike(fs.repo))
+			fs.obsDesired = helmvalues.Plain(f.DesiredLike(fs.repo))
 		}
 		return
 	}
@@ -290,10 +291,10 @@ func (p *planner) fieldState(fs *fieldState, f *observe.Field, g *group, uv *uni
 		return
 	}
 	if !f.Removed {
-		fs.live = plain(f.LiveLike(fs.repo))
+		fs.live = helmvalues.Plain(f.LiveLike(fs.repo))
 	}
 	if f.HasDesired {
-		fs.obsDesired = plain(f.DesiredLike(fs.repo))
+		fs.obsDesired = helmvalues.Plain(f.DesiredLike(fs.repo))
 	}
 }
 
@@ -626,12 +627,13 @@ func (p *planner) clusterAgreement(g *group, fields []*fieldState, add func(stri
 					fs.f.Path,
 					cluster,
 				)
-			case o.Fields[i].Removed != fs.f.Removed || !values.Equal(plain(o.Fields[i].LiveLike(fs.repo)), fs.live):
+			case o.Fields[i].Removed != fs.f.Removed || !values.Equal(helmvalues.Plain(o.Fields[i].LiveLike(fs.repo)), fs.live):
 				if secret {
 					add("clusters-disagree: requireClusterAgreement: %s differs on cluster %s", fs.f.Path, cluster)
 				} else {
 					add("clusters-disagree: requireClusterAgreement: %s is %s on cluster %s but %s on %s",
-						fs.f.Path, values.Format(plain(o.Fields[i].LiveLike(fs.repo))), cluster, values.Format(fs.live), g.newest.Cluster)
+						fs.f.Path, values.Format(helmvalues.Plain(o.Fields[i].LiveLike(fs.repo))), cluster,
+						values.Format(fs.live), g.newest.Cluster)
 				}
 			}
 		}
@@ -673,10 +675,10 @@ func (p *planner) rawChanges(o *observe.Observation, show func(any) any) []Chang
 		}
 		var live, desired any
 		if !f.Removed {
-			live = plain(f.LiveLike(nil))
+			live = helmvalues.Plain(f.LiveLike(nil))
 		}
 		if f.HasDesired {
-			desired = plain(f.DesiredLike(nil))
+			desired = helmvalues.Plain(f.DesiredLike(nil))
 			if !f.Removed && f.Ambiguous == "" && values.Equal(live, desired) {
 				continue
 			}

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -180,37 +179,7 @@ func (p *planner) lookup(tree map[string]any, path string) (any, bool) {
 	if !ok {
 		return nil, false
 	}
-	return plain(v), true
-}
-
-// plain turns json.Number (Helm's reader keeps numbers exact that way) into
-// int64 or float64, inside mappings and lists too.
-func plain(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		if f, err := x.Float64(); err == nil {
-			return f
-		}
-		return x.String()
-	case int:
-		return int64(x)
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = plain(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = plain(e)
-		}
-		return out
-	}
-	return v
+	return helmvalues.Plain(v), true
 }
 
 // editedFile chooses the values file a write-back of path edits: the last

@@ -70,10 +70,6 @@ type Expiry struct {
 	Why string
 }
 
-// ErrReceiptsUnlisted marks a receipts folder that could not be listed:
-// what is due cannot be known from it.
-var ErrReceiptsUnlisted = errors.New("the receipts folder could not be listed")
-
 // glass is what the default branch's receipts say about temporary
 // acceptances, read once per plan.
 type glass struct {

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/backflow-dev/backflow/internal/helmvalues"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
@@ -62,7 +63,7 @@ func (r *Result) DesiredFieldOf(env, unit, object, field string) (any, bool) {
 	for _, d := range r.Desired {
 		if d.Environment == env && d.Unit == unit {
 			v, ok := repoconfig.Lookup(d.Objects[object], field)
-			return plain(v), ok
+			return helmvalues.Plain(v), ok
 		}
 	}
 	return nil, false

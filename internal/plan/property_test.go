@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backflow-dev/backflow/internal/helmvalues"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/values"
 )
@@ -91,7 +92,7 @@ func TestEveryAllowVerifies(t *testing.T) {
 						if c.ValuesFile != f.Path {
 							continue
 						}
-						if got, err := vf.Get(c.ValuePath); err != nil || !values.Equal(plain(got), c.To) {
+						if got, err := vf.Get(c.ValuePath); err != nil || !values.Equal(helmvalues.Plain(got), c.To) {
 							t.Errorf("case %d: %s holds %v at %s, want %v", i, f.Path, got, c.ValuePath, c.To)
 						}
 					}

@@ -190,7 +190,7 @@ func nodeJSON(buf *bytes.Buffer, n *yaml.Node) error {
 		if err := n.Decode(&v); err != nil {
 			return err
 		}
-		b, err := json.Marshal(jsonSafe(plain(v)))
+		b, err := json.Marshal(jsonSafe(helmvalues.Plain(v)))
 		if err != nil {
 			return err
 		}

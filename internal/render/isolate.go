@@ -18,6 +18,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/backflow-dev/backflow/internal/helmvalues"
 )
 
 // The parent's side of the render children (see child.go). A child is
@@ -313,7 +315,7 @@ func readReply(line []byte) (reply, error) {
 		return r, err
 	}
 	for k, obj := range r.Objects {
-		r.Objects[k] = plain(obj).(map[string]any)
+		r.Objects[k] = helmvalues.Plain(obj).(map[string]any)
 	}
 	return r, nil
 }

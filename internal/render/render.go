@@ -252,7 +252,9 @@ func decodeObject(doc string) (map[string]any, error) {
 	if !ok {
 		return nil, fmt.Errorf("a rendered document is not a mapping")
 	}
-	return plain(m).(map[string]any), nil
+	// A rendered document is a Kubernetes object, whose integers stay
+	// integers (helmvalues.Plain).
+	return helmvalues.Plain(m).(map[string]any), nil
 }
 
 func objectKey(obj map[string]any, releaseNS string) (string, error) {
@@ -268,24 +270,6 @@ func objectKey(obj map[string]any, releaseNS string) (string, error) {
 		ns = releaseNS
 	}
 	return witness.Key(api, kind, ns, name), nil
-}
-
-// plain makes JSON numbers int64 when integral, else float64: a rendered
-// document is a Kubernetes object, whose integers stay integers.
-func plain(v any) any {
-	return helmvalues.Map(v, func(s any) any {
-		x, ok := s.(json.Number)
-		if !ok {
-			return s
-		}
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		if f, err := x.Float64(); err == nil {
-			return f
-		}
-		return x.String()
-	})
 }
 
 // userValues layers the values files in order, as Helm layers -f files

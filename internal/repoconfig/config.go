@@ -65,13 +65,18 @@ type Config struct {
 
 type index struct {
 	envOf map[string]string // cluster -> environment
-	// claims maps environment|Kind|namespace to the units with a pattern
-	// whose kind and namespace segments have no glob; wild lists, per
-	// environment, the units with any other pattern.
-	claims map[string][]int
+	// claims maps an environment, kind and namespace to the units with a
+	// pattern whose kind and namespace segments have no glob; wild lists,
+	// per environment, the units with any other pattern.
+	claims map[claimKey][]int
 	wild   map[string][]int
 	fields []FieldPattern
 }
+
+// claimKey is what the index of claims is keyed on: the object's kind and
+// namespace in an environment (a pattern's apiVersion and name may hold
+// globs, and are matched unit by unit).
+type claimKey struct{ env, kind, namespace string }
 
 // Environment is a set of clusters that share desired state.
 type Environment struct {

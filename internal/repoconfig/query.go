@@ -46,7 +46,7 @@ func (c *Config) UnitFor(env, object string) (*Unit, bool) {
 		return nil, false
 	}
 	if k, err := observe.ParseObjectPattern(object); err == nil {
-		for _, i := range c.index.claims[env+"|"+k.Kind+"|"+k.Namespace] {
+		for _, i := range c.index.claims[claimKey{env, k.Kind, k.Namespace}] {
 			if c.Units[i].claims(object) {
 				return &c.Units[i], true
 			}

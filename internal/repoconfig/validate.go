@@ -534,7 +534,7 @@ func (c *Config) applyDefaults() {
 }
 
 func (c *Config) buildIndex() {
-	x := &index{envOf: map[string]string{}, claims: map[string][]int{}, wild: map[string][]int{}}
+	x := &index{envOf: map[string]string{}, claims: map[claimKey][]int{}, wild: map[string][]int{}}
 	for name, e := range c.Environments {
 		for _, cl := range e.Clusters {
 			x.envOf[cl] = name
@@ -547,7 +547,7 @@ func (c *Config) buildIndex() {
 				x.wild[u.Environment] = appendOnce(x.wild[u.Environment], i)
 				continue
 			}
-			key := u.Environment + "|" + k.Kind + "|" + k.Namespace
+			key := claimKey{u.Environment, k.Kind, k.Namespace}
 			x.claims[key] = appendOnce(x.claims[key], i)
 		}
 	}

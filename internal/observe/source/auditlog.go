@@ -24,12 +24,15 @@ type AuditLog struct {
 
 	mu    sync.Mutex
 	order []auditRef
-	byObj map[string][]observe.AuditEvent
+	byObj map[observe.AuditName][]observe.AuditEvent
 	ids   map[string]bool
 	files []*auditFile
 }
 
-type auditRef struct{ obj, id string }
+type auditRef struct {
+	obj observe.AuditName
+	id  string
+}
 
 // auditFile is a log file read as it grows.
 type auditFile struct {
@@ -50,7 +53,7 @@ func (l *AuditLog) Add(events ...observe.AuditEvent) int {
 
 func (l *AuditLog) addLocked(events []observe.AuditEvent) int {
 	if l.byObj == nil {
-		l.byObj, l.ids = map[string][]observe.AuditEvent{}, map[string]bool{}
+		l.byObj, l.ids = map[observe.AuditName][]observe.AuditEvent{}, map[string]bool{}
 	}
 	limit := l.Max
 	if limit <= 0 {
@@ -61,7 +64,7 @@ func (l *AuditLog) addLocked(events []observe.AuditEvent) int {
 		if e.AuditID != "" && l.ids[e.AuditID] {
 			continue
 		}
-		key := auditObjKey(e.Object.Group, e.Object.Namespace, e.Object.Name)
+		key := e.Object.AuditName()
 		l.byObj[key] = append(l.byObj[key], e)
 		l.order = append(l.order, auditRef{key, e.AuditID})
 		if e.AuditID != "" {
@@ -81,10 +84,6 @@ func (l *AuditLog) addLocked(events []observe.AuditEvent) int {
 	return added
 }
 
-func auditObjKey(group, namespace, name string) string {
-	return group + "|" + namespace + "|" + name
-}
-
 // Len is the number of events kept.
 func (l *AuditLog) Len() int {
 	l.mu.Lock()
@@ -95,10 +94,9 @@ func (l *AuditLog) Len() int {
 // EventsOf returns the kept events of objects named like k (any resource
 // of its group: observe.Attribute matches the resource).
 func (l *AuditLog) EventsOf(k observe.ObjectKey) []observe.AuditEvent {
-	group, _ := observe.SplitAPIVersion(k.APIVersion)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]observe.AuditEvent(nil), l.byObj[auditObjKey(group, k.Namespace, k.Name)]...)
+	return append([]observe.AuditEvent(nil), l.byObj[k.AuditName()]...)
 }
 
 // Tail makes Refresh read the audit log file at path (JSON lines, as the
