@@ -110,11 +110,13 @@ func TestChartHold(t *testing.T) {
 	for _, v := range vap.Spec.Validations {
 		messages = append(messages, v.Message)
 	}
-	for _, w := range []string{"not spec", "not labels", "only its hold annotations"} {
+	for _, w := range []string{"not spec, data or any other field", "not labels, finalizers, owners or other metadata",
+		"only its hold annotations"} {
 		if !slices.ContainsFunc(messages, func(m string) bool { return strings.Contains(m, w) }) {
 			t.Errorf("why: the policy refuses a change %s; messages %q", w, messages)
 		}
 	}
+	checkFrozenWhole(t, vap)
 	b := one[*admissionv1.ValidatingAdmissionPolicyBinding](t, objs, "ValidatingAdmissionPolicyBinding")
 	if b.Spec.PolicyName != vap.Name || !slices.Equal(b.Spec.ValidationActions, []admissionv1.ValidationAction{admissionv1.Deny}) {
 		t.Errorf("binding %+v", b.Spec)
@@ -138,4 +140,66 @@ func filterName(objs []object, name, ns string) []object {
 		}
 	}
 	return out
+}
+
+// checkFrozenWhole holds the hold's admission policy to comparing objects
+// whole: every top-level field but metadata, every metadata field but the
+// annotations and those the API server sets on each update, so a kind's
+// own fields (a ConfigMap's data, binaryData, immutable) need no listing;
+// no validation names a field of one kind.
+func checkFrozenWhole(t *testing.T, vap *admissionv1.ValidatingAdmissionPolicy) {
+	t.Helper()
+	var exprs []string
+	for _, v := range vap.Spec.Validations {
+		exprs = append(exprs, v.Expression)
+	}
+	for _, w := range []string{
+		"object.all(k, k == 'metadata' || k in oldObject && object[k] == oldObject[k])",
+		"oldObject.all(k, k == 'metadata' || k in object)",
+		"object.metadata.all(k, k in variables.unfrozen || k in oldObject.metadata && object.metadata[k] == oldObject.metadata[k])",
+		"oldObject.metadata.all(k, k in variables.unfrozen || k in object.metadata)",
+	} {
+		if !slices.ContainsFunc(exprs, func(e string) bool { return strings.Contains(e, w) }) {
+			t.Errorf("why: the policy compares the objects whole (%s); expressions %q", w, exprs)
+		}
+	}
+	for _, e := range exprs {
+		for _, field := range []string{"object.spec", "object.data", "object.metadata.labels", "object.metadata.finalizers"} {
+			if strings.Contains(e, field) {
+				t.Errorf("why: a listed field leaves the others of another kind free; %q names %s", e, field)
+			}
+		}
+	}
+	unfrozen := ""
+	for _, v := range vap.Spec.Variables {
+		if v.Name == "unfrozen" {
+			unfrozen = v.Expression
+		}
+	}
+	if unfrozen != "['annotations', 'generation', 'managedFields', 'resourceVersion']" {
+		t.Errorf("why: only the annotations (checked key by key) and what the API server sets on an update "+
+			"are not compared whole; unfrozen is %q", unfrozen)
+	}
+}
+
+func TestChartHoldConfigMap(t *testing.T) {
+	ch := loadChart(t)
+	// why: hold.objects takes any kind; a ConfigMap's policy covers
+	// configmaps and freezes data like any field.
+	out, err := render(ch, values(t, base, kubeObjects+`
+hold:
+  enabled: true
+  objects:
+    - {apiVersion: v1, kind: ConfigMap, namespace: shop, name: web-config}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := decodeAll(t, out)
+	vap := one[*admissionv1.ValidatingAdmissionPolicy](t, objs, "ValidatingAdmissionPolicy")
+	rules := vap.Spec.MatchConstraints.ResourceRules
+	if len(rules) != 1 || rules[0].APIGroups[0] != "" || rules[0].Resources[0] != "configmaps" {
+		t.Errorf("why: the policy covers the configmaps backflow may patch; got %+v", rules)
+	}
+	checkFrozenWhole(t, vap)
 }
