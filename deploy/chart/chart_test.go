@@ -822,7 +822,7 @@ func TestKustomizeManifests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, dir := range []string{"../kubernetes", "../admission"} {
+	for _, dir := range []string{"../kubernetes", "../admission", "../hold"} {
 		kdata, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
 		if err != nil {
 			t.Fatal(err)

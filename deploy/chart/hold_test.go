@@ -1,12 +1,19 @@
 package chart_test
 
 import (
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/backflow-dev/backflow/internal/botconfig"
 )
 
 const holdValues = kubeObjects + `
@@ -51,6 +58,10 @@ func TestChartHold(t *testing.T) {
 	if p := patchRules(objs); len(p) != 0 {
 		t.Errorf("why: without hold nothing grants patch; got %v", p)
 	}
+	if bc, err := botconfig.ParseConfig("config.yaml", []byte(one[*corev1.ConfigMap](t, objs, "ConfigMap").Data["config.yaml"])); err != nil ||
+		bc.Hold.Enabled {
+		t.Errorf("why: without hold backflow's config places no hold; %v", err)
+	}
 	if n := len(find[*admissionv1.ValidatingAdmissionPolicy](objs, "ValidatingAdmissionPolicy")); n != 0 {
 		t.Errorf("why: without hold there is no admission policy; got %d", n)
 	}
@@ -83,6 +94,10 @@ func TestChartHold(t *testing.T) {
 			}
 		}
 	}
+	if bc, err := botconfig.ParseConfig("config.yaml", []byte(one[*corev1.ConfigMap](t, objs, "ConfigMap").Data["config.yaml"])); err != nil ||
+		!bc.Hold.Enabled {
+		t.Errorf("why: hold.enabled turns holds on in backflow's config, not only its grants; %v", err)
+	}
 	sa := one[*rbacv1.RoleBinding](t, filterName(objs, fullname+"-hold", "redis"), "RoleBinding").Subjects[0]
 	if sa.Kind != "ServiceAccount" || sa.Namespace != namespace {
 		t.Errorf("the hold's binding names %+v", sa)
@@ -110,11 +125,13 @@ func TestChartHold(t *testing.T) {
 	for _, v := range vap.Spec.Validations {
 		messages = append(messages, v.Message)
 	}
-	for _, w := range []string{"not spec", "not labels", "only its hold annotations"} {
+	for _, w := range []string{"not spec, data or any other field", "not labels, finalizers, owners or other metadata",
+		"only its hold annotations"} {
 		if !slices.ContainsFunc(messages, func(m string) bool { return strings.Contains(m, w) }) {
 			t.Errorf("why: the policy refuses a change %s; messages %q", w, messages)
 		}
 	}
+	checkFrozenWhole(t, vap)
 	b := one[*admissionv1.ValidatingAdmissionPolicyBinding](t, objs, "ValidatingAdmissionPolicyBinding")
 	if b.Spec.PolicyName != vap.Name || !slices.Equal(b.Spec.ValidationActions, []admissionv1.ValidationAction{admissionv1.Deny}) {
 		t.Errorf("binding %+v", b.Spec)
@@ -138,4 +155,151 @@ func filterName(objs []object, name, ns string) []object {
 		}
 	}
 	return out
+}
+
+// checkFrozenWhole holds the hold's admission policy to comparing objects
+// whole: every top-level field but metadata, every metadata field but the
+// annotations and those the API server sets on each update, so a kind's
+// own fields (a ConfigMap's data, binaryData, immutable) need no listing;
+// no validation names a field of one kind.
+func checkFrozenWhole(t *testing.T, vap *admissionv1.ValidatingAdmissionPolicy) {
+	t.Helper()
+	var exprs []string
+	for _, v := range vap.Spec.Validations {
+		exprs = append(exprs, v.Expression)
+	}
+	for _, w := range []string{
+		"object.all(k, k == 'metadata' || k in oldObject && object[k] == oldObject[k])",
+		"oldObject.all(k, k == 'metadata' || k in object)",
+		"object.metadata.all(k, k in variables.unfrozen || k in oldObject.metadata && object.metadata[k] == oldObject.metadata[k])",
+		"oldObject.metadata.all(k, k in variables.unfrozen || k in object.metadata)",
+	} {
+		if !slices.ContainsFunc(exprs, func(e string) bool { return strings.Contains(e, w) }) {
+			t.Errorf("why: the policy compares the objects whole (%s); expressions %q", w, exprs)
+		}
+	}
+	for _, e := range exprs {
+		for _, field := range []string{"object.spec", "object.data", "object.metadata.labels", "object.metadata.finalizers"} {
+			if strings.Contains(e, field) {
+				t.Errorf("why: a listed field leaves the others of another kind free; %q names %s", e, field)
+			}
+		}
+	}
+	unfrozen := ""
+	for _, v := range vap.Spec.Variables {
+		if v.Name == "unfrozen" {
+			unfrozen = v.Expression
+		}
+	}
+	if unfrozen != "['annotations', 'generation', 'managedFields', 'resourceVersion']" {
+		t.Errorf("why: only the annotations (checked key by key) and what the API server sets on an update "+
+			"are not compared whole; unfrozen is %q", unfrozen)
+	}
+}
+
+func TestChartHoldConfigMap(t *testing.T) {
+	ch := loadChart(t)
+	// why: hold.objects takes any kind; a ConfigMap's policy covers
+	// configmaps and freezes data like any field.
+	out, err := render(ch, values(t, base, kubeObjects+`
+hold:
+  enabled: true
+  objects:
+    - {apiVersion: v1, kind: ConfigMap, namespace: shop, name: web-config}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := decodeAll(t, out)
+	vap := one[*admissionv1.ValidatingAdmissionPolicy](t, objs, "ValidatingAdmissionPolicy")
+	rules := vap.Spec.MatchConstraints.ResourceRules
+	if len(rules) != 1 || rules[0].APIGroups[0] != "" || rules[0].Resources[0] != "configmaps" {
+		t.Errorf("why: the policy covers the configmaps backflow may patch; got %+v", rules)
+	}
+	checkFrozenWhole(t, vap)
+}
+
+// TestKustomizeHold holds deploy/hold, the plain manifests with holds on,
+// to what the chart renders with hold.enabled for the same objects: the
+// same admission policy, patch only where the chart grants it, and holds
+// on in the config.
+func TestKustomizeHold(t *testing.T) {
+	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), "../hold")
+	if err != nil {
+		t.Fatalf("kustomize build deploy/hold: %v", err)
+	}
+	built, err := res.AsYaml()
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := decodeAll(t, map[string]string{"hold.yaml": string(built)})
+
+	// why: the watch's config is deploy/admission's, with holds on.
+	cm := one[*corev1.ConfigMap](t, objs, "ConfigMap")
+	bc, err := botconfig.ParseConfig("deploy/hold config.yaml", []byte(cm.Data["config.yaml"]))
+	if err != nil {
+		t.Fatalf("deploy/hold: not a valid bot config: %v", err)
+	}
+	if !bc.Hold.Enabled || len(bc.Observations) == 0 {
+		t.Errorf("why: deploy/hold turns holds on beside the watch; hold %+v, observations %v", bc.Hold, bc.Observations)
+	}
+
+	// why: patch only on the held kind in its namespace, get and patch on
+	// the applier by name, as the chart grants them.
+	p := patchRules(objs)
+	want := map[string]string{"redis": "apps/statefulsets", "flux-system": "kustomize.toolkit.fluxcd.io/kustomizations"}
+	if len(p) != len(want) {
+		t.Errorf("deploy/hold grants patch in %v, want %v", p, want)
+	}
+	for ns, what := range want {
+		if rules := p[ns]; len(rules) != 1 || rules[0].APIGroups[0]+"/"+rules[0].Resources[0] != what {
+			t.Errorf("deploy/hold: %s: patch on exactly %s; got %+v", ns, what, rules)
+		}
+	}
+	for _, rb := range find[*rbacv1.RoleBinding](objs, "RoleBinding") {
+		if s := rb.Subjects[0]; s.Kind != "ServiceAccount" || s.Name != "backflow" || s.Namespace != "backflow" {
+			t.Errorf("deploy/hold: RoleBinding %s/%s binds %+v, want backflow's service account", rb.Namespace, rb.Name, s)
+		}
+	}
+
+	// why: the same policy as the chart's, for backflow's service account.
+	ch := loadChart(t)
+	out, err := render(ch, values(t, base, kubeObjects+`
+hold:
+  enabled: true
+  objects:
+    - {apiVersion: apps/v1, kind: StatefulSet, namespace: redis, name: "redis-*"}
+  appliers:
+    - {apiVersion: kustomize.toolkit.fluxcd.io/v1, kind: Kustomization, namespace: flux-system, name: apps}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chartVAP := one[*admissionv1.ValidatingAdmissionPolicy](t, decodeAll(t, out), "ValidatingAdmissionPolicy").Spec
+	plain := one[*admissionv1.ValidatingAdmissionPolicy](t, objs, "ValidatingAdmissionPolicy")
+	checkFrozenWhole(t, plain)
+	got := plain.Spec
+	if !reflect.DeepEqual(got.Variables, chartVAP.Variables) || !reflect.DeepEqual(got.Validations, chartVAP.Validations) ||
+		!reflect.DeepEqual(got.FailurePolicy, chartVAP.FailurePolicy) {
+		t.Errorf("deploy/hold's admission policy differs from the chart's:\n got %+v\nwant %+v", got, chartVAP)
+	}
+	rules := func(s admissionv1.ValidatingAdmissionPolicySpec) []string {
+		var out []string
+		for _, r := range s.MatchConstraints.ResourceRules {
+			out = append(out, fmt.Sprint(r.APIGroups, r.APIVersions, r.Resources, r.Operations))
+		}
+		slices.Sort(out)
+		return out
+	}
+	if !slices.Equal(rules(got), rules(chartVAP)) {
+		t.Errorf("deploy/hold's policy covers %v, the chart's %v", rules(got), rules(chartVAP))
+	}
+	if len(got.MatchConditions) != 1 ||
+		got.MatchConditions[0].Expression != `request.userInfo.username == "system:serviceaccount:backflow:backflow"` {
+		t.Errorf("why: the policy binds backflow's service account of deploy/kubernetes; got %+v", got.MatchConditions)
+	}
+	b := one[*admissionv1.ValidatingAdmissionPolicyBinding](t, objs, "ValidatingAdmissionPolicyBinding")
+	if b.Spec.PolicyName != plain.Name || !slices.Equal(b.Spec.ValidationActions, []admissionv1.ValidationAction{admissionv1.Deny}) {
+		t.Errorf("deploy/hold binding %+v", b.Spec)
+	}
 }

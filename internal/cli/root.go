@@ -23,6 +23,7 @@ func newRootCmd() *cobra.Command {
 		newVerifyCmd(), newReceiptsCmd(), newPolicyCmd(),
 		newMapCmd(),
 		newAppCmd(),
+		newArgoCDCmd(),
 	)
 	return root
 }

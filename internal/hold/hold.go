@@ -6,7 +6,9 @@
 // and pull request, and since when; the patches that place and release
 // them, touching nothing but those annotations; how a hold read back from a
 // live object is judged (sealed by backflow, forged, or a person's mark);
-// and when a hold is due for release.
+// and when a hold is due for release. For Argo CD, which has no per-object
+// hold, it builds from the policy the Application's ignoreDifferences items
+// that keep self-heal off the accepted fields.
 //
 // It is pure: it decides and builds, and an adapter applies what it
 // builds. It must not import clients of any kind.

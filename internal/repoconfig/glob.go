@@ -270,3 +270,8 @@ func matchParts(parts []string, key string) bool {
 	}
 	return strings.HasSuffix(key, last)
 }
+
+// ObjectsOverlap reports whether some object key matches both object-key
+// globs p and q (apiVersion|Kind|namespace|name): exactly, segment by
+// segment.
+func ObjectsOverlap(p, q string) bool { return objectsOverlap(p, q) }

@@ -218,6 +218,7 @@ all namespaces; the grants follow it exactly.
 {{- with $v.admission.clientCA }}{{ $_ := set $a "clientCAFile" "/etc/backflow/admission-client-ca.crt" }}{{ end -}}
 {{- $_ := set $c "admission" $a -}}
 {{- end -}}
+{{- if $v.hold.enabled }}{{ $_ := set $c "hold" (dict "enabled" true) }}{{ end -}}
 {{- $s := dict "listen" ":8080" "webhook" (dict "secretFile" (printf "%s/webhook-secret" $sec)) -}}
 {{- range $k := list "schedule" "jitter" "maxBodyBytes" "maxWebhookBytes" "shutdownTimeout" -}}
 {{- with index $v.server $k }}{{ $_ := set $s $k . }}{{ end -}}
