@@ -283,7 +283,8 @@ type ChartsConfig struct {
 	// Timeout bounds one fetch (default render.DefaultFetchTimeout).
 	Timeout Duration `yaml:"timeout"`
 	// AllowedHosts are the hosts (host, or host:port) a fetch may be
-	// redirected to besides its own, and a Chart.lock may pin
+	// redirected to besides its own, a chart repository's index may name
+	// the archive on besides its own, and a Chart.lock may pin
 	// dependencies to besides the host of the unit's chart.
 	AllowedHosts []string `yaml:"allowedHosts"`
 	// Render bounds one rendering (render.Bounds, built by internal/app;
