@@ -249,6 +249,11 @@ type AdmissionConfig struct {
 	// confirmed together; a review that does not fit is refused. Zero
 	// means 16 MiB.
 	MaxHeldBytes int64 `yaml:"maxHeldBytes"`
+	// MaxInFlightBytes bounds the bytes of the reviews being read at once,
+	// each weighed by its Content-Length (the body cap when it gives
+	// none); a review that does not fit is answered 429 with Retry-After.
+	// Zero means 8 MiB.
+	MaxInFlightBytes int64 `yaml:"maxInFlightBytes"`
 }
 
 // Enabled reports whether the webhook is configured.
@@ -469,6 +474,8 @@ func (c *Config) validate() []string {
 			fail("admission.ttl", "must be positive")
 		case a.MaxHeldBytes < 0:
 			fail("admission.maxHeldBytes", "must be positive")
+		case a.MaxInFlightBytes < 0:
+			fail("admission.maxInFlightBytes", "must be positive")
 		}
 		if a.Listen != "" {
 			if _, _, err := net.SplitHostPort(a.Listen); err != nil {
