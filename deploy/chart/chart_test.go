@@ -87,7 +87,7 @@ charts: {maxBytes: 1048576, timeout: 30s, allowedHosts: [production.cloudflare.d
 `},
 	{"kube watch", kubeObjects},
 	{"admission with cert-manager", kubeObjects + `
-admission: {enabled: true}
+admission: {enabled: true, maxHeldBytes: 33554432, maxInFlightBytes: 4194304}
 networkPolicy: {admissionFrom: [{ipBlock: {cidr: 172.16.0.0/28}}]}
 `},
 	{"admission with a client CA", kubeObjects + `
@@ -433,6 +433,22 @@ func checkConfig(t *testing.T, name string, vals map[string]any, objs []object, 
 			}
 		} else if secret == fullname {
 			t.Errorf("%s: the pod mounts the Secret %s, which the chart does not render", f, secret)
+		}
+	}
+	// The records' budgets reach the config as set (a chart install was
+	// otherwise held to the defaults), and stay unset at 0.
+	for key, got := range map[string]int64{"maxHeldBytes": bc.Admission.MaxHeldBytes, "maxInFlightBytes": bc.Admission.MaxInFlightBytes} {
+		var want int64
+		switch v := get(vals, "admission", key).(type) {
+		case float64:
+			want = int64(v)
+		case int64:
+			want = v
+		case int:
+			want = int64(v)
+		}
+		if got != want {
+			t.Errorf("admission.%s %d in the config, %d in the values", key, got, want)
 		}
 	}
 	if ca, _ := get(vals, "admission", "clientCA").(string); ca != "" || bc.Admission.ClientCAFile != "" {
@@ -799,6 +815,16 @@ func TestChartRefuses(t *testing.T) {
 		// pods from posting forged reviews; the schema now refuses it.
 		{"admission without source ranges", kubeObjects + "admission: {enabled: true}", "admissionFrom"},
 		{"admission with empty source ranges", kubeObjects + "admission: {enabled: true}\nnetworkPolicy: {admissionFrom: []}", "admissionFrom"},
+		{"held bytes negative", kubeObjects + "admission: {enabled: true, maxHeldBytes: -1}\nnetworkPolicy: {admissionFrom: [{ipBlock: {cidr: 10.0.0.0/8}}]}", "maxHeldBytes"},
+		{"bytes in flight not a number", kubeObjects + "admission: {enabled: true, maxInFlightBytes: 8Mi}\nnetworkPolicy: {admissionFrom: [{ipBlock: {cidr: 10.0.0.0/8}}]}", "maxInFlightBytes"},
+		// why: a peer that admits everyone leaves the admission port as
+		// open as no policy: every namespace, every address, v4 or v6.
+		{"admission from every namespace", kubeObjects + "admission: {enabled: true}\nnetworkPolicy: {admissionFrom: [{namespaceSelector: {}}]}", "admissionFrom"},
+		{"admission from an empty selector's labels", kubeObjects + "admission: {enabled: true}\nnetworkPolicy: {admissionFrom: [{namespaceSelector: {matchLabels: {}}}]}", "admissionFrom"},
+		{"admission from every IPv4 address", kubeObjects + "admission: {enabled: true}\nnetworkPolicy: {admissionFrom: [{ipBlock: {cidr: 0.0.0.0/0}}]}", "admissionFrom"},
+		{"admission from every IPv6 address", kubeObjects + "admission: {enabled: true}\nnetworkPolicy: {admissionFrom: [{ipBlock: {cidr: '::/0'}}]}", "admissionFrom"},
+		{"admission from an empty peer", kubeObjects + "admission: {enabled: true}\nnetworkPolicy: {admissionFrom: [{}]}", "admissionFrom"},
+		{"admission from a wide peer beside a narrow one", kubeObjects + "admission: {enabled: true}\nnetworkPolicy: {admissionFrom: [{ipBlock: {cidr: 10.0.0.0/8}}, {ipBlock: {cidr: 0.0.0.0/0}}]}", "admissionFrom"},
 		{"client CA not PEM", kubeObjects + "admission: {enabled: true, clientCA: abc}\nnetworkPolicy: {admissionFrom: [{ipBlock: {cidr: 10.0.0.0/8}}]}", "clientCA"},
 		{"ingress without a host", "ingress: {enabled: true}", "ingress.host is required"},
 		{"push token missing", "server: {observations: {enabled: true}}", "credentials.observationToken is required"},

@@ -127,8 +127,12 @@ func serveAdmission(c *Wiring, metrics *server.Metrics, logger *slog.Logger) (*a
 			return st.PendingBytes, st.ConfirmedBytes
 		}, observe.AdmissionRefusalReasons...)
 	}
-	h := &source.AdmissionHandler{Log: log, MaxBytes: a.MaxBytes, Logger: logger,
+	h := &source.AdmissionHandler{Log: log, MaxBytes: a.MaxBytes, MaxInFlightBytes: a.MaxInFlightBytes, Logger: logger,
 		Options: observe.AdmissionOptions{GitOpsUsers: a.GitOpsUsers, GitOpsGroups: a.GitOpsGroups}}
+	if metrics != nil {
+		metrics.WatchAdmissionInFlight(h.InFlightBytes)
+		h.OnBusy = metrics.AdmissionBusy
+	}
 	return &admissionListener{ln: ln, handler: h, tls: cfg, logger: logger}, nil
 }
 

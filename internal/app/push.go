@@ -157,10 +157,19 @@ func (p *PushStore) Accept(ctx context.Context, body []byte) (server.PushResult,
 		p.seq++
 		p.triggers[t.Cluster+"\x00"+t.Object.String()] = pushed[observe.Trigger]{t, p.seq, jsonSize(t)}
 	}
+	// What a push is believed at: a deletion it reports is believed no
+	// further than its observations would be.
+	trust := ceiling
+	if trust == "" {
+		trust = observe.DefaultCeiling
+	}
 	for _, f := range forgets {
-		// A deleted object's pushed state describes nothing live.
+		// A deleted object's pushed state describes nothing live; but a
+		// push says so only as far as it is trusted: the observations
+		// above its trust (the bearer token's, when the secret URL says it
+		// is gone) stay, ranked by the planner as any other.
 		for k, o := range p.obs {
-			if f.Covers(o.v.Cluster, o.v.Object, o.v.ObservedAt) {
+			if f.Covers(o.v.Cluster, o.v.Object, o.v.ObservedAt) && o.v.TrustLevel().Rank() <= trust.Rank() {
 				delete(p.obs, k)
 			}
 		}

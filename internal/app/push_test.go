@@ -211,3 +211,39 @@ func TestPushStoreKeepsEachTrust(t *testing.T) {
 		t.Errorf("after a newer audit-log push: %v, want its live 5", got)
 	}
 }
+
+// TestPushStoreForgetsOnlyAtItsTrust: a resource.deleted drops the
+// object's observations at or below the trust of the push that says so.
+func TestPushStoreForgetsOnlyAtItsTrust(t *testing.T) {
+	url := server.WithPushVia(context.Background(), server.ViaSecretURL)
+	for _, tc := range []struct {
+		name string
+		via  context.Context
+		want map[observe.Attribution]bool // the trust levels kept
+	}{
+		// why: the secret URL (asserted) must not wipe what the bearer
+		// token (audit-log) established; its own asserted state goes.
+		{"secret URL", url, map[observe.Attribution]bool{observe.AttributionAuditLog: true}},
+		// why: the bearer token is trusted above both: both go.
+		{"bearer token", context.Background(), map[observe.Attribution]bool{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := NewPushStore(observe.AttributionAuditLog, "", func([]observe.ObjectKey) []string { return []string{"acme/gitops"} })
+			for _, ctx := range []context.Context{context.Background(), url} {
+				if _, err := p.Accept(ctx, []byte(nativeDoc("prod-us-east-1", "2026-06-18T12:00:00Z", "audit-log", 4))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := p.Accept(tc.via, []byte(deletedEvent)); err != nil {
+				t.Fatal(err)
+			}
+			got := map[observe.Attribution]bool{}
+			for _, o := range p.Read(context.Background()).Observations {
+				got[o.TrustLevel()] = true
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("kept %v after the deletion, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -249,6 +249,11 @@ type AdmissionConfig struct {
 	// confirmed together; a review that does not fit is refused. Zero
 	// means 16 MiB.
 	MaxHeldBytes int64 `yaml:"maxHeldBytes"`
+	// MaxInFlightBytes bounds the bytes of the reviews being read at once,
+	// each weighed by its Content-Length (the body cap when it gives
+	// none); a review that does not fit is answered 429 with Retry-After.
+	// Zero means 8 MiB.
+	MaxInFlightBytes int64 `yaml:"maxInFlightBytes"`
 }
 
 // Enabled reports whether the webhook is configured.
@@ -283,7 +288,8 @@ type ChartsConfig struct {
 	// Timeout bounds one fetch (default render.DefaultFetchTimeout).
 	Timeout Duration `yaml:"timeout"`
 	// AllowedHosts are the hosts (host, or host:port) a fetch may be
-	// redirected to besides its own, and a Chart.lock may pin
+	// redirected to besides its own, a chart repository's index may name
+	// the archive on besides its own, and a Chart.lock may pin
 	// dependencies to besides the host of the unit's chart.
 	AllowedHosts []string `yaml:"allowedHosts"`
 	// Render bounds one rendering (render.Bounds, built by internal/app;
@@ -468,6 +474,8 @@ func (c *Config) validate() []string {
 			fail("admission.ttl", "must be positive")
 		case a.MaxHeldBytes < 0:
 			fail("admission.maxHeldBytes", "must be positive")
+		case a.MaxInFlightBytes < 0:
+			fail("admission.maxInFlightBytes", "must be positive")
 		}
 		if a.Listen != "" {
 			if _, _, err := net.SplitHostPort(a.Listen); err != nil {

@@ -44,8 +44,9 @@ func TestParseConfig(t *testing.T) {
 		{"render memory", "a memory budget is a size", minimalConfig + "charts:\n  render:\n    maxMemory: -1\n", "charts.render.maxMemory: must not be negative"},
 		{"charts hosts", "hosts a fetch may reach besides the chart's own", minimalConfig + "charts:\n  allowedHosts: [charts.example.com, \"registry.example.com:5000\"]\n", ""},
 		{"charts host URL", "an allowed host is a host, not a URL", minimalConfig + "charts:\n  allowedHosts: [\"https://charts.example.com/x\"]\n", "charts.allowedHosts[0]"},
-		{"admission", "a complete admission section", minimalConfig + "admission:\n  certFile: c\n  keyFile: k\n  gitopsUsers: [flux]\n  ttl: 1m\n  maxHeldBytes: 33554432\n", ""},
+		{"admission", "a complete admission section", minimalConfig + "admission:\n  certFile: c\n  keyFile: k\n  gitopsUsers: [flux]\n  ttl: 1m\n  maxHeldBytes: 33554432\n  maxInFlightBytes: 8388608\n", ""},
 		{"admission budget", "the records' budget is a size", minimalConfig + "admission:\n  certFile: c\n  keyFile: k\n  maxHeldBytes: -1\n", "admission.maxHeldBytes: must be positive"},
+		{"admission in flight", "the bytes in flight are a size", minimalConfig + "admission:\n  certFile: c\n  keyFile: k\n  maxInFlightBytes: -1\n", "admission.maxInFlightBytes: must be positive"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -37,9 +37,11 @@ with server.observations.urlTokensFile or urlTokensEnv, the secret URL
 default asserted; the token is never logged, list several to rotate); logs
 are JSON lines on stderr unless --log-format text. With an admission:
 section (listen, certFile, keyFile, optional clientCAFile, gitopsUsers,
-gitopsGroups, maxBytes, ttl, maxHeldBytes) it also serves POST /admission, the validating admission webhook that records
-who changed which fields, on a TLS listener of its own: it always allows,
-and a record attributes a change (level admission) only once the watch
+gitopsGroups, maxBytes, ttl, maxHeldBytes, maxInFlightBytes) it also
+serves POST /admission, the validating admission webhook that records who
+changed which fields, on a TLS listener of its own: it always allows (or
+answers 429 with Retry-After while maxInFlightBytes are being read), and a
+record attributes a change (level admission) only once the watch
 sees the very next write after the reviewed version make exactly the
 recorded change; others are logged as refused. SIGTERM or SIGINT stops
 accepting requests and lets running cycles finish within

@@ -55,9 +55,10 @@ func renderDeployChart(t *testing.T, more string) (map[string]map[string]any, er
 // Case 28: the chart with the admission webhook on and otherwise default
 // values renders a NetworkPolicy that admits the webhook's port only from
 // networkPolicy.admissionFrom; values with the webhook on and no source
-// ranges (none, or an empty list) are refused by the chart's schema naming
-// admissionFrom; a client CA value reaches the admission listener's
-// clientCAFile.
+// ranges (none, or an empty list), or with a peer that admits everyone
+// (every namespace, every IPv4 or IPv6 address, an empty peer), are refused
+// by the chart's schema naming admissionFrom; a client CA value reaches the
+// admission listener's clientCAFile.
 func TestCase28AdmissionPortClosedByDefault(t *testing.T) {
 	objs, err := renderDeployChart(t, "networkPolicy: {admissionFrom: [{ipBlock: {cidr: 172.16.0.0/28}}]}\n")
 	if err != nil {
@@ -96,6 +97,23 @@ func TestCase28AdmissionPortClosedByDefault(t *testing.T) {
 		}
 		refused++
 	}
+	wideOpen := 0
+	wide := []string{
+		"networkPolicy: {admissionFrom: [{namespaceSelector: {}}]}\n",
+		"networkPolicy: {admissionFrom: [{namespaceSelector: {matchLabels: {}}}]}\n",
+		"networkPolicy: {admissionFrom: [{ipBlock: {cidr: 0.0.0.0/0}}]}\n",
+		"networkPolicy: {admissionFrom: [{ipBlock: {cidr: '::/0'}}]}\n",
+		"networkPolicy: {admissionFrom: [{}]}\n",
+		"networkPolicy: {admissionFrom: [{ipBlock: {cidr: 172.16.0.0/28}}, {ipBlock: {cidr: 0.0.0.0/0}}]}\n",
+	}
+	for _, more := range wide {
+		_, err := renderDeployChart(t, more)
+		if err == nil || !strings.Contains(err.Error(), "admissionFrom") {
+			t.Errorf("the webhook on with %q: %v, want the values refused naming admissionFrom", more, err)
+			continue
+		}
+		wideOpen++
+	}
 	const ca = "-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n"
 	objs, err = renderDeployChart(t, fmt.Sprintf("networkPolicy: {admissionFrom: [{ipBlock: {cidr: 172.16.0.0/28}}]}\nadmission: {enabled: true, clientCA: %q}\n", ca))
 	if err != nil {
@@ -111,7 +129,8 @@ func TestCase28AdmissionPortClosedByDefault(t *testing.T) {
 		t.Errorf("admission.clientCAFile %q, the ConfigMap's CA %q", f, cm["admission-client-ca.crt"])
 	}
 	report(t, "28", "admission-port-closed-by-default", "network_policies_with_webhook_on", policies, "admission_port_peers", peers,
-		"rules_open_to_every_pod", open, "values_refused_without_source_ranges", fmt.Sprintf("%d/%d", refused, len(cases)), "client_ca_wired", wired)
+		"rules_open_to_every_pod", open, "values_refused_without_source_ranges", fmt.Sprintf("%d/%d", refused, len(cases)),
+		"wide_open_peers_refused", fmt.Sprintf("%d/%d", wideOpen, len(wide)), "client_ca_wired", wired)
 }
 
 // The chart's confighub values reach the bot config as the loader reads

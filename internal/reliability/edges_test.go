@@ -147,14 +147,34 @@ func redirectAll(t *testing.T, to string) *httptest.Server {
 	return srv
 }
 
+// indexPointing is a Helm chart repository on loopback (TLS) whose
+// index.yaml names chart name's archive (version 1.0.0, data) on to.
+func indexPointing(t *testing.T, name, data, to string) *httptest.Server {
+	t.Helper()
+	sum := sha256.Sum256([]byte(data))
+	idx := fmt.Sprintf("apiVersion: v1\nentries:\n  %s:\n    - {name: %s, version: 1.0.0, urls: [%q], digest: %s}\n",
+		name, name, to+"/stable/charts/"+name+".tgz", hex.EncodeToString(sum[:]))
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/stable/index.yaml" {
+			http.NotFound(w, r)
+			return
+		}
+		io.WriteString(w, idx)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // Case 30: the smaller edges. Two backflow app create runs into one
 // folder, both past their start-up checks, both completing: the second
 // writes nothing and the first App's private key stays; the page refuses a
 // Host that is not a loopback name (DNS rebinding). A unit's remote chart
-// whose repository redirects to another host, or from https to http, and
-// one whose Chart.lock pins a dependency to a host the unit's chart does
-// not name, are denied naming the refusal; the same chart served directly
-// is witnessed and allowed (the control).
+// whose repository redirects to another host, or from https to http, or
+// whose index names the archive on another host or over http, one whose
+// Chart.lock pins a dependency to a host the unit's chart does not name,
+// and one whose Chart.lock pins it over http on an allowed host, are
+// denied naming the refusal; the same chart served directly is witnessed
+// and allowed (the control).
 func TestCase30AppCreateAndFetchEdges(t *testing.T) {
 	hubA, urlA := newManifestHub(t)
 	_, urlB := newManifestHub(t)
@@ -209,21 +229,34 @@ func TestCase30AppCreateAndFetchEdges(t *testing.T) {
 	lockRepo := chartIndex(t, map[string]string{"redis": tgz(t, "redis", locked)})
 	plain := httptest.NewServer(repo.Config.Handler)
 	t.Cleanup(plain.Close)
+	plainLib := httptest.NewServer(other.Config.Handler)
+	t.Cleanup(plainLib.Close)
+	plainDeps := "dependencies:\n  - name: lib\n    version: 0.1.0\n    repository: " + plainLib.URL + "/stable\n"
+	plainLocked := redisChart("redis", map[string]string{
+		"Chart.yaml": chart["Chart.yaml"] + plainDeps,
+		"Chart.lock": plainDeps + "digest: sha256:0000000000000000000000000000000000000000000000000000000000000000\n",
+	})
+	plainLockRepo := chartIndex(t, map[string]string{"redis": tgz(t, "redis", plainLocked)})
+	archive := tgz(t, "redis", chart)
 	tlsConfig := repo.Client().Transport.(*http.Transport).TLSClientConfig
 	denied := map[string]int{}
 	var controlOutcome string
 	for _, tc := range []struct {
 		name, repository, want string
+		allowed                []string
 	}{
-		{"served directly", repo.URL, ""},
-		{"redirect to another host", redirectAll(t, repo.URL).URL, "redirect refused"},
-		{"redirect from https to http", redirectAll(t, plain.URL).URL, "redirect refused"},
-		{"Chart.lock naming another host", lockRepo.URL, "host not allowed"},
+		{"served directly", repo.URL, "", nil},
+		{"redirect to another host", redirectAll(t, repo.URL).URL, "redirect refused", nil},
+		{"redirect from https to http", redirectAll(t, plain.URL).URL, "redirect refused", nil},
+		{"index naming another host", indexPointing(t, "redis", archive, repo.URL).URL, "chart URL refused", nil},
+		{"index naming http", indexPointing(t, "redis", archive, plain.URL).URL, "chart URL refused", []string{"127.0.0.1"}},
+		{"Chart.lock naming another host", lockRepo.URL, "host not allowed", nil},
+		{"Chart.lock over http, host allowed", plainLockRepo.URL, "https to http refused", []string{"127.0.0.1"}},
 	} {
 		files := gitopsFiles(t)
 		reviewOnly(files)
 		withUnitChart(t, files, fmt.Sprintf("{name: redis, version: 1.0.0, repository: %q}", tc.repository+"/stable"), "", nil)
-		fetch := render.NewFetcher(render.FetchOptions{CacheDir: t.TempDir(), TLS: tlsConfig.Clone()})
+		fetch := render.NewFetcher(render.FetchOptions{CacheDir: t.TempDir(), TLS: tlsConfig.Clone(), AllowedHosts: tc.allowed})
 		outcome, reasons, prs := renderDecision(newHubEnv(t, files), app.RendererWith(fetch, render.Bounds{}))
 		t.Logf("%s: %s: %s", tc.name, outcome, reasons)
 		switch {
@@ -241,5 +274,7 @@ func TestCase30AppCreateAndFetchEdges(t *testing.T) {
 	report(t, "30", "app-create-and-fetch-edges", "first_key_kept", kept, "second_run_exit", c,
 		"foreign_hosts_refused", fmt.Sprintf("%d/%d", foreign, len(hosts)),
 		"redirects_refused", fmt.Sprintf("%d/2", denied["redirect refused"]), "chart_lock_hosts_refused", fmt.Sprintf("%d/1", denied["host not allowed"]),
+		"index_urls_refused", fmt.Sprintf("%d/2", denied["chart URL refused"]),
+		"chart_lock_downgrades_refused", fmt.Sprintf("%d/1", denied["https to http refused"]),
 		"control_allowed", controlOutcome == string(plan.Allow))
 }

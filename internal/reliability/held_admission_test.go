@@ -1,9 +1,14 @@
 package reliability
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"net/http"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/backflow-dev/backflow/internal/observe"
@@ -98,4 +103,117 @@ func TestCase27AdmissionRecordsBoundedByBytes(t *testing.T) {
 	report(t, "27", "admission-records-bounded-by-bytes", "reviews", n, "review_bytes", size, "budget_bytes", budget,
 		"held_bytes", st.PendingBytes+st.ConfirmedBytes, "peak_held_bytes", peakHeld, "kept", st.Pending-1, "refused_for_budget", refused,
 		"heap_before_bytes", before, "peak_heap_bytes", peak, "heap_after_bytes", after, "peak_heap_growth_bytes", growth)
+}
+
+// Case 27b: the reviews being read at once are bounded by bytes. 40
+// reviews (10 in the short form) of ~4 MiB, posted to the real listener
+// all at once (no client certificate): the bytes in flight stay within
+// admission.maxInFlightBytes (the default), the reviews beyond it are
+// answered 429 with Retry-After before their bodies are read, and the
+// live heap grows by about the in-flight bound and the records' budget,
+// not by the reviews' sum.
+func TestCase27ConcurrentReviewsBoundedInFlight(t *testing.T) {
+	n := count(10, 40)
+	size := 4<<20 - 4096
+	var busy atomic.Int64
+	log := &observe.AdmissionLog{}
+	h := &source.AdmissionHandler{Log: log, OnBusy: func() { busy.Add(1) }}
+	l := startAdmissionListener(t, h, false)
+	l.post(t, admissionBody("warm-up"))
+	// Two bodies shared by every request, so the client's copies are in
+	// the heap before the measure starts.
+	bodies := [][]byte{bigReview(0, size), bigReview(1, size)}
+	before := liveHeap()
+	stop, sampled := make(chan struct{}), make(chan uint64)
+	go func() {
+		peak := before
+		for {
+			select {
+			case <-stop:
+				sampled <- peak
+				return
+			default:
+				peak = max(peak, liveHeap())
+			}
+		}
+	}()
+	var (
+		wg               sync.WaitGroup
+		start            = make(chan struct{})
+		mu               sync.Mutex
+		statuses         = map[int]int{}
+		failed           int
+		retryAfter       = true
+		peakInFlight     int64
+		peakInFlightSeen = make(chan struct{})
+	)
+	go func() {
+		defer close(peakInFlightSeen)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				v := h.InFlightBytes()
+				mu.Lock()
+				peakInFlight = max(peakInFlight, v)
+				mu.Unlock()
+				runtime.Gosched()
+			}
+		}
+	}()
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			resp, err := l.client.Post(l.url, "application/json", bytes.NewReader(bodies[i%2]))
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				// The listener closes a connection whose unread body it
+				// refused; the API server counts that as a failed call.
+				failed++
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			statuses[resp.StatusCode]++
+			if resp.StatusCode == http.StatusTooManyRequests && resp.Header.Get("Retry-After") != source.AdmissionRetryAfter {
+				retryAfter = false
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(stop)
+	peak := <-sampled
+	<-peakInFlightSeen
+	after := liveHeap()
+	growth := int64(peak) - int64(before)
+	bound := int64(source.DefaultAdmissionMaxInFlightBytes)
+	budget := int64(observe.DefaultAdmissionMaxHeldBytes)
+	if peakInFlight > bound {
+		t.Errorf("%d bytes in flight, over the bound of %d", peakInFlight, bound)
+	}
+	if statuses[http.StatusOK] == 0 || statuses[http.StatusOK]+statuses[http.StatusTooManyRequests]+failed != n {
+		t.Errorf("answers %v and %d failed calls for %d reviews: want some read and the rest turned away", statuses, failed, n)
+	}
+	if n > 4 && statuses[http.StatusTooManyRequests]+failed == 0 {
+		t.Errorf("no review of %d turned away: the bound did not hold", n)
+	}
+	if !retryAfter {
+		t.Errorf("a 429 without Retry-After: %s", source.AdmissionRetryAfter)
+	}
+	// Reading a review costs the heap up to about ten times its bytes
+	// (the body, then a mapping of many small entries decoded; twelve
+	// under the race detector); what is held waiting is within its own
+	// budget. Unbounded, the 40 reviews grew it by about 950 MB.
+	if limit := 16*bound + budget; growth > limit {
+		t.Errorf("the live heap grew by %d bytes over %d concurrent reviews, more than %d", growth, n, limit)
+	}
+	report(t, "27b", "admission-reads-bounded-in-flight", "reviews", n, "review_bytes", size, "in_flight_bound_bytes", bound,
+		"peak_in_flight_bytes", peakInFlight, "read", statuses[http.StatusOK], "answered_429", statuses[http.StatusTooManyRequests],
+		"connections_closed", failed, "busy_counted", busy.Load(), "heap_before_bytes", before, "peak_heap_bytes", peak,
+		"heap_after_bytes", after, "peak_heap_growth_bytes", growth)
 }

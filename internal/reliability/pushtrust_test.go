@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,9 +31,11 @@ const briefRepo = "gitops-brief"
 // alice's change by the bearer token (trusted at audit-log; review
 // required) and opens a pull request in each repository; then the secret
 // URL (asserted) says the object has no changed field, then that it is at
-// 5: neither closes the pull requests nor rewrites them, within the
-// freshness window and past it. A later observation by the bearer token
-// saying live is back at desired closes both.
+// 5, then that it was deleted and at 5 again: none closes the pull
+// requests nor rewrites them, within the freshness window and past it,
+// and the deletion drops only what the secret URL's trust reaches. A
+// later observation by the bearer token saying live is back at desired
+// closes both.
 func TestCase35LowerTrustPushNeverOverrules(t *testing.T) {
 	files := gitopsFiles(t)
 	reviewOnly(files)
@@ -75,7 +78,8 @@ server:
 		t.Fatal(err)
 	}
 	cycles := make(chan cycleNote, 1024)
-	base := startServe(t, config, slog.New(cycleNotes{Handler: e.log.Handler(), ch: cycles}))
+	denials := &denialCount{byRepo: map[string]int{}}
+	base := startServe(t, config, slog.New(cycleNotes{Handler: e.log.Handler(), ch: cycles, denials: denials}))
 	e.hub.SetWebhookURL(base + "/webhook")
 	repos := []forge.Repo{e.repo, briefFR}
 
@@ -107,8 +111,30 @@ server:
 		}
 	}
 
+	// The secret URL says the object was deleted, then again that it is
+	// at 5: the deletion drops the asserted observation only, so in gitops
+	// (default freshness) the bearer's change still outranks the asserted
+	// claim, and the cycle decides on it, denying nothing.
+	push(t, base+"/observations/"+urlToken, "", deletedReplicas(now.Add(2*time.Second)))
+	denials.reset()
+	push(t, base+"/observations/"+urlToken, "", pushedReplicas(now.Add(3*time.Second), "5"))
+	waitCycles(t, cycles, "observation", fullName, owner+"/"+briefRepo)
+	for _, r := range repos {
+		prs := e.pulls(a, r)
+		if len(prs) != 1 || prs[0].State != forge.StateOpen || prs[0].HeadSHA != heads[r.Name] {
+			overruled++
+			t.Errorf("%s: after an asserted deletion, an asserted push closed or rewrote the pull request: %+v", r.Name, prs)
+		}
+	}
+	trustedKept := 0
+	if n := denials.of(fullName); n == 0 {
+		trustedKept = 1
+	} else {
+		t.Errorf("%s: %d denials after the asserted deletion: the bearer's change was wiped and the asserted claim decided", fullName, n)
+	}
+
 	// The bearer token: live is back at desired. It closes both.
-	push(t, base+"/observations", bearer, pushedReplicas(now.Add(2*time.Second), ""))
+	push(t, base+"/observations", bearer, pushedReplicas(now.Add(4*time.Second), ""))
 	waitCycles(t, cycles, "observation", fullName, owner+"/"+briefRepo)
 	closedByTrusted := 0
 	for _, r := range repos {
@@ -119,8 +145,42 @@ server:
 			t.Errorf("%s: the bearer's observation at desired did not close the pull request: %+v", r.Name, prs)
 		}
 	}
-	report(t, "35", "lower-trust-push-never-overrules", "asserted_pushes", 2, "pull_requests", len(repos),
-		"closed_or_rewritten_by_asserted", overruled, "closed_by_the_trusted_push", closedByTrusted)
+	report(t, "35", "lower-trust-push-never-overrules", "asserted_pushes", 4, "pull_requests", len(repos),
+		"closed_or_rewritten_by_asserted", overruled, "trusted_change_kept_after_asserted_deletion", trustedKept,
+		"closed_by_the_trusted_push", closedByTrusted)
+}
+
+// deletedReplicas is cub-scout's resource.deleted of redis-replicas at at.
+func deletedReplicas(at time.Time) string {
+	ts := at.Format(time.RFC3339Nano)
+	return fmt.Sprintf(`{"type":"resource.deleted","timestamp":%q,"observation":{"source":"kubernetes-api",`+
+		`"mode":"watch-poll","observedAt":%q,"freshness":"point-in-time","scope":{"cluster":"prod-us-east-1",`+
+		`"namespace":"redis","kind":"StatefulSet"}},"resource":{"kind":"StatefulSet","name":"redis-replicas",`+
+		`"namespace":"redis"},"owner":{"type":"Flux","name":"redis"},"details":{"lastOwner":"Flux"}}`, ts, ts)
+}
+
+// denialCount counts serve's "unauthorized drift" lines by repository.
+type denialCount struct {
+	mu     sync.Mutex
+	byRepo map[string]int
+}
+
+func (d *denialCount) add(repo string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.byRepo[repo]++
+}
+
+func (d *denialCount) of(repo string) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.byRepo[repo]
+}
+
+func (d *denialCount) reset() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	clear(d.byRepo)
 }
 
 // pushedReplicas is a pushed observation of redis-replicas at at: with
@@ -208,12 +268,16 @@ type cycleNote struct {
 // wrapped handler does.
 type cycleNotes struct {
 	slog.Handler
-	ch   chan<- cycleNote
-	repo string
+	ch      chan<- cycleNote
+	repo    string
+	denials *denialCount // when set, counts denied drift by repository
 }
 
 func (n cycleNotes) Handle(ctx context.Context, r slog.Record) error {
 	err := n.Handler.Handle(ctx, r)
+	if n.denials != nil && r.Message == "unauthorized drift: not written back" {
+		n.denials.add(n.repo)
+	}
 	if r.Message == "cycle done" || r.Message == "cycle failed" {
 		note := cycleNote{repo: n.repo}
 		r.Attrs(func(a slog.Attr) bool {
@@ -231,7 +295,7 @@ func (n cycleNotes) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (n cycleNotes) WithAttrs(as []slog.Attr) slog.Handler {
-	out := cycleNotes{Handler: n.Handler.WithAttrs(as), ch: n.ch, repo: n.repo}
+	out := cycleNotes{Handler: n.Handler.WithAttrs(as), ch: n.ch, repo: n.repo, denials: n.denials}
 	for _, a := range as {
 		if a.Key == "repo" {
 			out.repo = a.Value.String()
@@ -241,7 +305,7 @@ func (n cycleNotes) WithAttrs(as []slog.Attr) slog.Handler {
 }
 
 func (n cycleNotes) WithGroup(g string) slog.Handler {
-	return cycleNotes{Handler: n.Handler.WithGroup(g), ch: n.ch, repo: n.repo}
+	return cycleNotes{Handler: n.Handler.WithGroup(g), ch: n.ch, repo: n.repo, denials: n.denials}
 }
 
 // waitCycles waits until each of repos has ended a cycle started for kind;

@@ -49,6 +49,13 @@ var (
 	// ErrFetchHost marks a dependency pinned to a host that neither the
 	// unit's chart names nor the allowed hosts list.
 	ErrFetchHost = errors.New("host not allowed")
+	// ErrFetchIndexURL marks a chart URL in a repository's index that
+	// names another scheme than the index's, or a host that is neither the
+	// index's nor an allowed one.
+	ErrFetchIndexURL = errors.New("chart URL refused")
+	// ErrFetchDowngrade marks a dependency pinned over plain HTTP by a
+	// chart fetched over TLS.
+	ErrFetchDowngrade = errors.New("https to http refused")
 	// ErrCacheTampered marks a cached chart whose bytes no longer have the
 	// digest it was cached under.
 	ErrCacheTampered = errors.New("cached chart does not match its digest")
@@ -217,31 +224,47 @@ func chartHost(c *repoconfig.Chart) string {
 	return ""
 }
 
+// beyond says why a fetch that started at from must not go on to to: to
+// has another scheme (so never https to http, nor http to https, which
+// only a redirect could do) or a host that is neither from's nor an
+// allowed one; "" when it may.
+func (f *Fetcher) beyond(from, to *url.URL) string {
+	switch {
+	case to.Scheme != from.Scheme:
+		return fmt.Sprintf("from %s to %s", from.Scheme, to.Scheme)
+	case !strings.EqualFold(to.Host, from.Host) && !f.allowed(to.Host):
+		return "a host the allowed hosts (charts.allowedHosts, --allow-host) do not list"
+	}
+	return ""
+}
+
+// schemeOf is the scheme a remote chart is fetched over ("https" for an
+// OCI registry), "" for a chart in the repository.
+func schemeOf(c *repoconfig.Chart) string {
+	switch {
+	case c == nil:
+		return ""
+	case c.OCI != "":
+		return "https"
+	case c.Repository != "":
+		if u, err := url.Parse(c.Repository); err == nil {
+			return strings.ToLower(u.Scheme)
+		}
+	}
+	return ""
+}
+
 // checkRedirect follows a redirect only to the scheme of the request that
 // started it (so never from https to http) and to its host or an allowed
 // one: a chart source cannot send backflow to another server, inside the
 // cluster or out, by answering 302.
 func (f *Fetcher) checkRedirect(req *http.Request, via []*http.Request) error {
 	first := via[0].URL
-	switch {
-	case len(via) >= 10:
+	if len(via) >= 10 {
 		return fmt.Errorf("%w: %s: more than 10 redirects", ErrFetchRedirect, first.Redacted())
-	case req.URL.Scheme != first.Scheme:
-		return fmt.Errorf(
-			"%w: %s redirects to %s, from %s to %s",
-			ErrFetchRedirect,
-			first.Redacted(),
-			req.URL.Redacted(),
-			first.Scheme,
-			req.URL.Scheme,
-		)
-	case !strings.EqualFold(req.URL.Host, first.Host) && !f.allowed(req.URL.Host):
-		return fmt.Errorf(
-			"%w: %s redirects to %s, a host the allowed hosts (charts.allowedHosts, --allow-host) do not list",
-			ErrFetchRedirect,
-			first.Redacted(),
-			req.URL.Redacted(),
-		)
+	}
+	if why := f.beyond(first, req.URL); why != "" {
+		return fmt.Errorf("%w: %s redirects to %s, %s", ErrFetchRedirect, first.Redacted(), req.URL.Redacted(), why)
 	}
 	return nil
 }
@@ -372,6 +395,17 @@ func (f *Fetcher) dependencies(ctx context.Context, lock []byte, names []string)
 				name,
 				ErrFetchHost,
 				host,
+			)
+		}
+		// Never from TLS to plain HTTP, even on the chart's own host or an
+		// allowed one, as a redirect may not.
+		if schemeOf(parent) == "https" && schemeOf(spec) == "http" {
+			return nil, fmt.Errorf(
+				"dependency %s: %w: Chart.lock pins it to %s, plain HTTP, and the unit's chart %s is fetched over TLS",
+				name,
+				ErrFetchDowngrade,
+				spec.Repository,
+				parent.Source(),
 			)
 		}
 		dep, err := f.fetch(ctx, spec, nil)
@@ -559,6 +593,20 @@ func (f *Fetcher) download(ctx context.Context, c *repoconfig.Chart) ([]byte, st
 			cv.URLs[0],
 			c.RepoChart(),
 			c.Version,
+		)
+	}
+	// The index is as much the chart source's as a redirect is: the URL
+	// it names follows the redirect rule, or an index on one host could
+	// send backflow to any other, or from https to http.
+	if why := f.beyond(base, u); why != "" {
+		return nil, "", fmt.Errorf(
+			"%w: the index of %s gives %s for chart %s version %s, %s",
+			ErrFetchIndexURL,
+			c.Repository,
+			u.Redacted(),
+			c.RepoChart(),
+			c.Version,
+			why,
 		)
 	}
 	data, err := f.get(ctx, u)

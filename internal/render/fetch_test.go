@@ -527,3 +527,134 @@ func TestFetchRedirects(t *testing.T) {
 		}
 	})
 }
+
+// indexNaming is a chart repository on loopback whose index names
+// url(its own URL) for podinfo's archive (relative URLs resolve against
+// /stable/), serving the rest with repo's answers.
+func indexNaming(t *testing.T, tgz []byte, url func(self string) string, repo http.Handler) *httptest.Server {
+	var srv *httptest.Server
+	srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/stable/index.yaml" {
+			repo.ServeHTTP(w, r)
+			return
+		}
+		fmt.Fprintf(w, `apiVersion: v1
+entries:
+  podinfo:
+    - apiVersion: v1
+      name: podinfo
+      version: %s
+      urls: [%q]
+      digest: %s
+`, podinfoVersion, url(srv.URL), strings.TrimPrefix(digestOf(tgz), "sha256:"))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestFetchIndexURLs(t *testing.T) {
+	// The index names the archive's URL: it follows the redirect rule, or
+	// an index on one host sends backflow to any other, or to plain HTTP.
+	tgz := podinfoTgz(t)
+	repo := newChartRepo(t, tgz)
+	h := repo.srv.Config.Handler
+	plain := httptest.NewServer(h)
+	t.Cleanup(plain.Close)
+	path := "/stable/charts/podinfo-" + podinfoVersion + ".tgz"
+	hostOf := func(s string) string {
+		return strings.TrimPrefix(strings.TrimPrefix(s, "https://"), "http://")
+	}
+	for _, tc := range []struct {
+		name    string
+		url     func(self string) string
+		allowed []string
+		want    error
+	}{
+		// why: the usual index names its archives relative to itself.
+		{"relative", func(string) string { return "charts/podinfo-" + podinfoVersion + ".tgz" }, nil, nil},
+		// why: a path from the root stays on the index's host.
+		{"relative from the root", func(string) string { return path }, nil, nil},
+		// why: an absolute URL on the index's own host and scheme.
+		{"absolute, same host", func(self string) string { return self + path }, nil, nil},
+		// why: an index must not send backflow to another server.
+		{"another host", func(string) string { return repo.srv.URL + path }, nil, render.ErrFetchIndexURL},
+		// why: charts hosted elsewhere (GitHub releases) work once allowed.
+		{"another host, allowed", func(string) string { return repo.srv.URL + path }, []string{hostOf(repo.srv.URL)}, nil},
+		// why: a scheme-relative URL is another host like any other.
+		{"scheme-relative", func(string) string { return "//" + hostOf(repo.srv.URL) + path }, nil, render.ErrFetchIndexURL},
+		// why: never from TLS to plain HTTP, even to an allowed host.
+		{"https to http", func(string) string { return plain.URL + path }, []string{"127.0.0.1"}, render.ErrFetchIndexURL},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			idx := indexNaming(t, tgz, tc.url, h)
+			f := render.NewFetcher(render.FetchOptions{CacheDir: t.TempDir(), TLS: tlsOf(repo.srv), AllowedHosts: tc.allowed})
+			_, err := f.Fetch(context.Background(), &repoconfig.Chart{Name: "podinfo", Version: podinfoVersion, Repository: idx.URL + "/stable"})
+			if (tc.want == nil && err != nil) || (tc.want != nil && !errors.Is(err, tc.want)) {
+				t.Fatalf("got %v, want %v", err, tc.want)
+			}
+			if tc.want != nil && !strings.Contains(err.Error(), "the index of "+idx.URL+"/stable gives") {
+				t.Errorf("%v: want the index and the URL it gives named", err)
+			}
+		})
+	}
+}
+
+func TestDependencyOverHTTPOfAnHTTPSChart(t *testing.T) {
+	// A Chart.lock pinning a dependency over plain HTTP: refused for a
+	// chart fetched over TLS, even on an allowed host, as a redirect from
+	// https to http is; a chart in the repository (fetched over nothing)
+	// may pin it on an allowed host.
+	lib := packageChart(t, writeChart(t, map[string]string{
+		"Chart.yaml":        "apiVersion: v2\nname: lib\nversion: 0.1.0\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-lib\n",
+	}), "lib")
+	index := "apiVersion: v1\nentries:\n  lib:\n    - {apiVersion: v2, name: lib, version: 0.1.0, urls: [lib-0.1.0.tgz], digest: " +
+		strings.TrimPrefix(digestOf(lib), "sha256:") + "}\n"
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/stable/index.yaml":
+			w.Write([]byte(index))
+		case "/stable/lib-0.1.0.tgz":
+			w.Write(lib)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer plain.Close()
+	reg := httptest.NewTLSServer(ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0))))
+	defer reg.Close()
+	deps := "dependencies:\n  - name: lib\n    version: 0.1.0\n    repository: " + plain.URL + "/stable\n"
+	repo := t.TempDir()
+	app := writeChart(t, map[string]string{
+		"Chart.yaml":        "apiVersion: v2\nname: app\nversion: 1.0.0\n" + deps,
+		"Chart.lock":        deps + "digest: sha256:0000000000000000000000000000000000000000000000000000000000000000\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-app\n",
+	})
+	push(t, reg, packageChart(t, app, "app"), "charts/app:1.0.0")
+	if err := os.Rename(app, filepath.Join(repo, "app")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		spec *repoconfig.Chart
+		want error
+	}{
+		// why: the registry is reached over TLS; its chart's dependency
+		// must not be read in the clear, whatever host it is on.
+		{"oci chart", &repoconfig.Chart{Name: "app", Version: "1.0.0", OCI: "oci://" + strings.TrimPrefix(reg.URL, "https://") + "/charts/app"}, render.ErrFetchDowngrade},
+		// why: the control: a chart in the repository has no scheme to
+		// lower, and the allowed host serves the dependency.
+		{"chart in the repository", &repoconfig.Chart{Name: "app", Path: "app"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := render.NewFetcher(render.FetchOptions{CacheDir: t.TempDir(), TLS: tlsOf(reg), AllowedHosts: []string{"127.0.0.1"}})
+			_, err := render.Load(context.Background(), render.DirSource{Root: repo}, f, tc.spec)
+			if (tc.want == nil && err != nil) || (tc.want != nil && !errors.Is(err, tc.want)) {
+				t.Fatalf("got %v, want %v", err, tc.want)
+			}
+			if tc.want != nil && (!strings.Contains(err.Error(), "dependency lib") || !strings.Contains(err.Error(), plain.URL)) {
+				t.Errorf("%v: want the dependency and its URL named", err)
+			}
+		})
+	}
+}

@@ -42,6 +42,7 @@ type Metrics struct {
 	buildInfo       prometheus.Gauge
 
 	admissionRefused *prometheus.CounterVec
+	admissionBusy    prometheus.Counter
 	temporary        *prometheus.GaugeVec
 }
 
@@ -123,6 +124,11 @@ func NewMetrics() *Metrics {
 	})
 	m.buildInfo = newBuildInfo("")
 	m.admissionRefused = newAdmissionRefused()
+	// Registered with the webhook only (WatchAdmissionInFlight).
+	m.admissionBusy = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "backflow_admission_reviews_busy_total",
+		Help: "Admission reviews answered 429 (Retry-After) because admission.maxInFlightBytes were being read.",
+	})
 	m.temporary = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "backflow_temporary_acceptances",
 		Help: "Temporary acceptances (break glass) on the default branches as of each repository's latest cycle, by state " +

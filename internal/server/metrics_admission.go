@@ -41,3 +41,19 @@ func newAdmissionRefused() *prometheus.CounterVec {
 			"expired).",
 	}, []string{"reason"})
 }
+
+// WatchAdmissionInFlight registers backflow_admission_inflight_bytes, read
+// from inFlight at each scrape (the bytes of the reviews being read), and
+// backflow_admission_reviews_busy_total at zero. It is called once, when
+// the webhook is configured.
+func (m *Metrics) WatchAdmissionInFlight(inFlight func() int64) {
+	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "backflow_admission_inflight_bytes",
+		Help: "Bytes of the admission reviews being read at once (each weighed by its Content-Length); bounded by " +
+			"admission.maxInFlightBytes.",
+	}, func() float64 { return float64(inFlight()) }), m.admissionBusy)
+}
+
+// AdmissionBusy counts a review answered 429 because too many bytes were
+// in flight.
+func (m *Metrics) AdmissionBusy() { m.admissionBusy.Inc() }

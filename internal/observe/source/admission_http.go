@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/observe"
@@ -15,6 +16,19 @@ import (
 // about 1.5 MiB.
 const DefaultAdmissionMaxBytes = 4 << 20
 
+// DefaultAdmissionMaxInFlightBytes bounds the review bytes being read and
+// parsed at once: two reviews at the body cap, or thousands of ordinary
+// ones (a few KB each). Reading costs the heap up to about ten times the
+// bytes (a mapping of many small entries, decoded), so this keeps a burst
+// of large reviews to tens of MB.
+const DefaultAdmissionMaxInFlightBytes = 8 << 20
+
+// AdmissionRetryAfter is the Retry-After of a review answered 429 because
+// too many bytes are in flight: the API server's webhook client (client-go)
+// retries a 429 after it within the webhook's timeoutSeconds, and with
+// failurePolicy Ignore admits the write unrecorded when time runs out.
+const AdmissionRetryAfter = "1"
+
 // AdmissionHandler serves POST /admission: the API server's validating
 // admission webhook. It always allows (backflow only watches): every
 // answer is allowed: true, echoing the request uid when the body carries
@@ -22,6 +36,13 @@ const DefaultAdmissionMaxBytes = 4 << 20
 // are kept in Log, to be confirmed by the watch. It logs nothing of a
 // review beyond the object's key, the user and the field names. It is
 // meant to be served only over TLS, on a listener of its own.
+//
+// The bytes of the reviews being read at once are bounded (MaxInFlightBytes,
+// each review weighed by its Content-Length, or the body cap when it gives
+// none): a review that does not fit is answered 429 with Retry-After before
+// its body is read, which the API server retries and, past its timeout,
+// ignores (failurePolicy: Ignore), so the write still goes through. One
+// review is always read when none is, whatever its weight.
 type AdmissionHandler struct {
 	// Log keeps the records.
 	Log *observe.AdmissionLog
@@ -33,6 +54,43 @@ type AdmissionHandler struct {
 	Logger *slog.Logger
 	// Now is the clock of the durations logged; nil means time.Now.
 	Now func() time.Time
+	// MaxInFlightBytes bounds the bytes of the reviews being read at once;
+	// zero means DefaultAdmissionMaxInFlightBytes.
+	MaxInFlightBytes int64
+	// OnBusy, when set, is called for each review answered 429.
+	OnBusy func()
+
+	mu       sync.Mutex
+	inFlight int64
+}
+
+// InFlightBytes is the weight of the reviews being read now.
+func (h *AdmissionHandler) InFlightBytes() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.inFlight
+}
+
+// acquire takes weight bytes of the in-flight bound, reporting whether they
+// fit (or nothing else is in flight).
+func (h *AdmissionHandler) acquire(weight int64) bool {
+	bound := h.MaxInFlightBytes
+	if bound <= 0 {
+		bound = DefaultAdmissionMaxInFlightBytes
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.inFlight > 0 && h.inFlight+weight > bound {
+		return false
+	}
+	h.inFlight += weight
+	return true
+}
+
+func (h *AdmissionHandler) release(weight int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.inFlight -= weight
 }
 
 // ServeHTTP implements http.Handler.
@@ -65,6 +123,24 @@ func (h *AdmissionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answer("")
 		return
 	}
+	// Weighed before reading: the body cap bounds one review, this bounds
+	// them together (40 reviews at the cap, read at once, held the heap at
+	// hundreds of MB).
+	weight := limit
+	if r.ContentLength >= 0 && r.ContentLength < limit {
+		weight = r.ContentLength
+	}
+	if !h.acquire(weight) {
+		if h.OnBusy != nil {
+			h.OnBusy()
+		}
+		log.Warn("admission review refused", "reason", "too many bytes in flight", "bytes", weight,
+			"retryAfter", AdmissionRetryAfter)
+		w.Header().Set("Retry-After", AdmissionRetryAfter)
+		http.Error(w, "too many admission review bytes in flight", http.StatusTooManyRequests)
+		return
+	}
+	defer h.release(weight)
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		reason := "unreadable body"

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/backflow-dev/backflow/internal/observe"
@@ -98,4 +99,70 @@ func TestAdmissionHandler(t *testing.T) {
 	if w.Code != http.StatusMethodNotAllowed {
 		t.Errorf("GET: %d", w.Code)
 	}
+}
+
+// stalledBody is a request body that says when it is first read, then
+// gives its bytes only once released.
+type stalledBody struct {
+	r        *bytes.Reader
+	reading  chan struct{}
+	released chan struct{}
+	once     sync.Once
+}
+
+func (b *stalledBody) Read(p []byte) (int, error) {
+	b.once.Do(func() { close(b.reading) })
+	<-b.released
+	return b.r.Read(p)
+}
+
+func TestAdmissionHandlerBoundsBytesInFlight(t *testing.T) {
+	scale := readReview(t, "scale")
+	busy := 0
+	h := &AdmissionHandler{Log: &observe.AdmissionLog{}, MaxBytes: 64 << 10, MaxInFlightBytes: 3 * int64(len(scale)) / 2,
+		OnBusy: func() { busy++ }}
+	// One review is being read (its body stalls): it holds its weight.
+	first := &stalledBody{r: bytes.NewReader(scale), reading: make(chan struct{}), released: make(chan struct{})}
+	r := httptest.NewRequest(http.MethodPost, "/admission", first)
+	r.ContentLength, r.TLS = int64(len(scale)), &tls.ConnectionState{}
+	done := make(chan *httptest.ResponseRecorder)
+	go func() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		done <- w
+	}()
+	<-first.reading
+	if got := h.InFlightBytes(); got != int64(len(scale)) {
+		t.Fatalf("%d bytes in flight, want the review's %d", got, len(scale))
+	}
+	for _, c := range []struct {
+		why  string
+		body []byte
+		want int
+	}{
+		// why: a second review of the same size does not fit beside the
+		// first: answered 429 with Retry-After before its body is read,
+		// which the API server's client retries.
+		{"over the bound", scale, http.StatusTooManyRequests},
+		// why: a small review still fits beside it.
+		{"within the bound", []byte(`{"request":{"uid":"small"}}`), http.StatusOK},
+	} {
+		w := postReview(h, c.body, true)
+		if w.Code != c.want {
+			t.Errorf("%s: status %d, want %d", c.why, w.Code, c.want)
+		}
+		if c.want == http.StatusTooManyRequests && w.Header().Get("Retry-After") != AdmissionRetryAfter {
+			t.Errorf("%s: Retry-After %q, want %q", c.why, w.Header().Get("Retry-After"), AdmissionRetryAfter)
+		}
+	}
+	close(first.released)
+	allowedUID(t, <-done)
+	if got := h.InFlightBytes(); got != 0 || busy != 1 {
+		t.Errorf("after the reviews: %d bytes in flight and %d busy answers, want 0 and 1", got, busy)
+	}
+	// why: once the first is read, the same review fits again; and one
+	// review larger than the whole bound is read when nothing else is.
+	allowedUID(t, postReview(h, scale, true))
+	h.MaxInFlightBytes = 16
+	allowedUID(t, postReview(h, scale, true))
 }

@@ -215,6 +215,8 @@ all namespaces; the grants follow it exactly.
 {{- with $v.admission.gitopsGroups }}{{ $_ := set $a "gitopsGroups" . }}{{ end -}}
 {{- with $v.admission.maxBytes }}{{ $_ := set $a "maxBytes" . }}{{ end -}}
 {{- with $v.admission.ttl }}{{ $_ := set $a "ttl" . }}{{ end -}}
+{{- with $v.admission.maxHeldBytes }}{{ $_ := set $a "maxHeldBytes" (int64 .) }}{{ end -}}
+{{- with $v.admission.maxInFlightBytes }}{{ $_ := set $a "maxInFlightBytes" (int64 .) }}{{ end -}}
 {{- with $v.admission.clientCA }}{{ $_ := set $a "clientCAFile" "/etc/backflow/admission-client-ca.crt" }}{{ end -}}
 {{- $_ := set $c "admission" $a -}}
 {{- end -}}
