@@ -60,19 +60,47 @@ func (in *Input) acceptedBy(prs []forge.PullRequest, x plan.Expiry) *Pull {
 		if !ok || m.Environment != x.Environment || m.Unit != x.Unit || m.Branch != pr.HeadRef {
 			continue
 		}
-		all := true
-		for _, c := range x.Changes {
-			if !slices.ContainsFunc(m.Changes, func(mc MarkerChange) bool {
-				return mc.Object == c.Object && mc.Field == c.Field && values.Equal(mc.To, c.To)
-			}) {
-				all = false
-			}
-		}
-		if all && (best == nil || pr.MergedAt.After(best.PR.MergedAt)) {
+		if carries(m, x) && (best == nil || pr.MergedAt.After(best.PR.MergedAt)) {
 			best = &Pull{PR: pr, Marker: m}
 		}
 	}
 	return best
+}
+
+// carries reports whether the marker m proposed every accepted change of
+// x, in its unit and environment.
+func carries(m *Marker, x plan.Expiry) bool {
+	if m.Environment != x.Environment || m.Unit != x.Unit {
+		return false
+	}
+	for _, c := range x.Changes {
+		if !slices.ContainsFunc(m.Changes, func(mc MarkerChange) bool {
+			return mc.Object == c.Object && mc.Field == c.Field && values.Equal(mc.To, c.To)
+		}) {
+			return false
+		}
+	}
+	return true
+}
+
+// expiredAcceptance says which expired temporary acceptance (due,
+// waiting, void, refused or restored) the held change merged as: the
+// merged pull request st of the hold carried it, on the held object;
+// empty when none did.
+func (in *Input) expiredAcceptance(st *Pull, h LiveHold) string {
+	if st == nil || !st.PR.Merged {
+		return ""
+	}
+	for _, x := range slices.Concat(in.Result.Expiries, in.Result.Restored) {
+		// The plan's state says expired by the plan's clock; an expiresAt
+		// that is no time is never taken for expired.
+		if x.State == plan.InForce || x.ExpiresAt.IsZero() || x.Object != h.Object.String() || !carries(st.Marker, x) {
+			continue
+		}
+		return fmt.Sprintf("the temporary acceptance %s (receipt %s) expired at %s and is %s",
+			x.Name, x.Receipt, x.ExpiresAt.UTC().Format(time.RFC3339), x.State)
+	}
+	return ""
 }
 
 // expiryLine is what a pull request's body says of a decision's term: a

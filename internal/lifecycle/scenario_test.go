@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/hold"
 	"github.com/backflow-dev/backflow/internal/observe"
 )
 
@@ -59,6 +60,49 @@ type scenario struct {
 	// ConfigHub makes prod-us-east's desired state a ConfigHub Unit, read
 	// at this hash and head revision (Values is then its replicas).
 	ConfigHub *scenarioHub `json:"confighub,omitempty"`
+	// Holds are backflow's sealed holds the hold port reads on the live
+	// objects at the start of the cycle.
+	Holds []scenarioHold `json:"holds,omitempty"`
+}
+
+// scenarioHold is a sealed hold of kustomize-controller's on
+// redis-replicas, placed for the proposal of pull request Pull.
+type scenarioHold struct {
+	Pull int `json:"pull"`
+	// Since and Until are the times after t0 it was placed at and is
+	// released at the latest.
+	Since string `json:"since"`
+	Until string `json:"until"`
+	// Applied is the applier's lastAppliedRevision; it never includes the
+	// merge.
+	Applied string `json:"applied,omitempty"`
+}
+
+// live is the hold as the hold port reads it back.
+func (h scenarioHold) live(t *testing.T, in *Input, prs []forge.PullRequest) LiveHold {
+	t.Helper()
+	i := slices.IndexFunc(prs, func(pr forge.PullRequest) bool { return pr.Number == h.Pull })
+	if i < 0 {
+		t.Fatalf("hold: no pull request #%d", h.Pull)
+	}
+	m, ok := in.pullMarker(prs[i])
+	if !ok {
+		t.Fatalf("hold: pull request #%d has no marker", h.Pull)
+	}
+	rec := hold.Record{Repo: in.Repo, PR: h.Pull, Branch: m.Branch, Fingerprint: m.Fingerprint, Cluster: usEastNode,
+		Object: replicasKey, UID: "u-1", Fields: []string{"spec.replicas"}, Controller: hold.FluxKustomize,
+		Applier: "flux-system/apps", Since: t0.Add(duration(t, h.Since)), Until: t0.Add(duration(t, h.Until))}
+	value, err := hold.Seal(in.CommitKey, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, st := hold.Read(in.CommitKey, usEastNode, "u-1",
+		map[string]string{hold.Annotation: value, hold.KustomizeReconcile: hold.Disabled})
+	key, err := observe.ParseObjectKey(replicasKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return LiveHold{Cluster: usEastNode, Object: key, UID: "u-1", Record: rec, State: st, Applied: h.Applied}
 }
 
 type scenarioObservation struct {
@@ -303,6 +347,14 @@ func (s scenario) chains(t *testing.T) string {
 	}
 	chains = append(chains, in.FollowUps(prs)...)
 	chains = append(chains, in.Expiries(prs)...)
+	var live []LiveHold
+	if len(s.Holds) > 0 {
+		in.Now = t0.Add(5 * time.Minute) // the cycle's time, as the plan's
+	}
+	for _, h := range s.Holds {
+		live = append(live, h.live(t, in, prs))
+	}
+	chains = append(chains, in.Holds(prs, live)...)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n", s.Why)
 	n := 0
@@ -357,6 +409,8 @@ func (s scenario) describe(t *testing.T, in *Input, e Effect) string {
 		data = append(data, "commits="+strings.Join(e.Commits, ","))
 	case Proven, Reverted, Replan:
 		data = append(data, "label="+e.Evidence.Label)
+	case Hold, Release:
+		data = append(data, "object="+e.Hold.Object.String(), fmt.Sprintf("reconcile=%t", e.Hold.ReconcilePatch != nil))
 	case Revise:
 		data = append(data, fmt.Sprintf("revision=%s/%s@%d", e.Revision.Space, e.Revision.Unit, e.Revision.Number()),
 			"if-match="+e.Revision.Head.DataHash)

@@ -48,6 +48,9 @@ const (
 	// policy no longer authorizes it, an edit is refused): said, and
 	// nothing is written.
 	Refused ExpiryState = "refused"
+	// Restored: expired, and a merged restoring receipt replaced it
+	// (Result.Restored).
+	Restored ExpiryState = "restored"
 )
 
 // Expiry is one temporary acceptance on the default branch.
@@ -131,11 +134,29 @@ func (p *planner) readReceipts() {
 					name:     x.Name,
 				}
 			}
+			p.res.Restored = append(p.res.Restored, restoredExpiry(path, r))
 		}
 		if r.Spec.Expiry != nil {
 			p.glass.temporary = append(p.glass.temporary, temporary{path: path, r: r})
 		}
 	}
+}
+
+// restoredExpiry is the acceptance the restoring receipt r at path ended,
+// as an Expiry in state Restored.
+func restoredExpiry(path string, r *receipt.Receipt) Expiry {
+	s, x := &r.Spec, r.Spec.Trigger.Expired
+	e := Expiry{Receipt: x.Receipt, Name: x.Name, Environment: s.Environment, Unit: s.Unit.Space,
+		Object: s.Observation.Object, SetBy: x.SetBy, State: Restored,
+		Why: fmt.Sprintf("expired at %s and restored by the receipt %s", x.ExpiresAt, path)}
+	if at, err := time.Parse(time.RFC3339, x.ExpiresAt); err == nil {
+		e.ExpiresAt = at
+	}
+	for _, cf := range s.Bounds.ChangedFields {
+		e.Changes = append(e.Changes, Change{Object: cf.Object, Field: cf.Field, ValuePath: cf.ValuePath,
+			ValuesFile: cf.ValuesFile, From: cf.To.V, To: cf.From.V, Authorized: true})
+	}
+	return e
 }
 
 // restoredLive says why a live field is no new change: it holds the value

@@ -181,6 +181,12 @@ type Result struct {
 	// Expiries are the temporary acceptances on the default branch, by
 	// receipt path, each with its state at the plan's time.
 	Expiries []Expiry
+	// Restored are the temporary acceptances a merged restoring receipt
+	// has ended (state Restored), by its path, each as the acceptance it
+	// ended: Changes' From the value restored, To the accepted one. They
+	// are done, so reports leave them out; the lifecycle releases a hold
+	// still protecting one.
+	Restored []Expiry
 }
 
 // Options tune how a plan is made, never what it decides: the Result is
