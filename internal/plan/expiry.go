@@ -541,6 +541,7 @@ func (p *planner) restoreDecision(
 		residual = []any{}
 		rules    []string
 		files    []string
+		entries  []string
 	)
 	for _, c := range x.Changes {
 		dec := p.snap.Policy.Evaluate(
@@ -561,6 +562,9 @@ func (p *planner) restoreDecision(
 			)
 		}
 		d.AutoMerge = d.AutoMerge && dec.Match.AutoMerge
+		if e := dec.Match.Path(); !slices.Contains(entries, e) {
+			entries = append(entries, e)
+		}
 		d.Changes = append(
 			d.Changes,
 			Change{Object: c.Object, Field: c.Field, ValuePath: c.ValuePath, ValuesFile: c.ValuesFile,
@@ -593,6 +597,17 @@ func (p *planner) restoreDecision(
 				),
 			)
 		}
+	}
+	if !slices.Contains(entries, x.SetBy) {
+		// The restore is made under the authority that set the expiry, or
+		// not at all: an edited policy whose other entry matches now would
+		// restore under an authority the acceptance never named.
+		return d, fmt.Errorf(
+			"the entry %s that set the expiry no longer authorizes restoring it (%s does now): "+
+				"restore by hand, or accept again",
+			x.SetBy,
+			strings.Join(entries, ", "),
+		)
 	}
 	slices.Sort(files)
 	first := x.Changes[0]
