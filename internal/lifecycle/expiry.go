@@ -13,8 +13,41 @@ import (
 
 // noteExpiryVoid prefixes the note a void expiry's comment leaves in the
 // marker of the pull request that carried the acceptance, with the
-// expiry's time: said once per acceptance.
+// receipt's path and the expiry's time (voidNote): said once per
+// acceptance, and void from then on (VoidedExpiries).
 const noteExpiryVoid = "expiry-void"
+
+// voidNote is the note of the void expiry at receipt path, expiring at.
+func voidNote(path, at string) string { return noteExpiryVoid + ":" + path + "@" + at }
+
+// VoidedExpiries are the temporary acceptances already said void, by
+// receipt path, each with the expiresAt it was said void at: read from
+// the notes of this App's merged pull requests whose markers verify under
+// commitKey for repo, so that the plan keeps them void (plan.Snapshot's
+// Voided) even when desired holds the accepted values again. An
+// acceptance merged without such a pull request is said in the plan
+// alone, and has no such record.
+func VoidedExpiries(commitKey []byte, repo, defaultBranch string, prs []forge.PullRequest) map[string]string {
+	out := map[string]string{}
+	for _, pr := range prs {
+		if !pr.Mine || !pr.Merged || pr.BaseRef != defaultBranch {
+			continue
+		}
+		m, ok := authenticMarker(commitKey, repo, pr)
+		if !ok {
+			continue
+		}
+		for _, n := range m.Notes {
+			rest, ok := strings.CutPrefix(n, noteExpiryVoid+":")
+			i := strings.LastIndexByte(rest, '@')
+			if !ok || i < 0 || !slices.Contains(m.Receipts, rest[:i]) {
+				continue
+			}
+			out[rest[:i]] = rest[i+1:]
+		}
+	}
+	return out
+}
 
 // Expiries are the chains the plan's temporary acceptances ask for
 // beyond their write-backs (a due expiry's restoring write-back is the
@@ -33,7 +66,7 @@ func (in *Input) Expiries(prs []forge.PullRequest) [][]Effect {
 		if st == nil {
 			continue
 		}
-		note := noteExpiryVoid + ":" + x.ExpiresAt.UTC().Format(time.RFC3339)
+		note := voidNote(x.Receipt, x.ExpiresAt.UTC().Format(time.RFC3339))
 		text := fmt.Sprintf(
 			"The temporary acceptance of this pull request (%s, receipt %s) expired at %s, but it is not restored: %s.",
 			code(x.Name),

@@ -16,6 +16,7 @@ import (
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/hold"
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/plan"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/scenarios/*/chain.txt from the lifecycle's decisions")
@@ -149,6 +150,8 @@ type scenarioPull struct {
 	// acceptance, as the bot opened it; Proven says its follow-up is done.
 	Restores bool `json:"restores,omitempty"`
 	Proven   bool `json:"proven,omitempty"`
+	// Notes are the one-time comments its marker records already.
+	Notes []string `json:"notes,omitempty"`
 }
 
 type scenarioCommit struct {
@@ -166,6 +169,25 @@ func (s scenario) input(t *testing.T) *Input {
 		obs = append(obs, s.observation(t, o))
 	}
 	return input(t, s.files(t), obs...)
+}
+
+// inputVoided is input planned with the expiries already said void.
+func (s scenario) inputVoided(t *testing.T, voided map[string]string) *Input {
+	t.Helper()
+	var obs []observe.Observation
+	for _, o := range s.Observations {
+		obs = append(obs, s.observation(t, o))
+	}
+	in := input(t, s.files(t), obs...)
+	in.Snapshot.Voided = voided
+	now := t0.Add(5 * time.Minute)
+	for _, o := range obs {
+		if o.ObservedAt.After(now) {
+			now = o.ObservedAt
+		}
+	}
+	in.Result = plan.Plan(obs, nil, in.Snapshot, now)
+	return in
 }
 
 func (s scenario) mutate(f map[string]string) {
@@ -264,6 +286,9 @@ func (p scenarioPull) pull(t *testing.T, s scenario) forge.PullRequest {
 	if pr.State == forge.StateClosed {
 		pr = edit(t, pr, func(m *Marker) { m.Closed, m.BranchDeleted = p.Closed, !p.Kept })
 	}
+	if len(p.Notes) > 0 {
+		pr = edit(t, pr, func(m *Marker) { m.Notes = append(m.Notes, p.Notes...) })
+	}
 	return pr
 }
 
@@ -325,6 +350,11 @@ func (s scenario) chains(t *testing.T) string {
 	var prs []forge.PullRequest
 	for _, p := range s.Pulls {
 		prs = append(prs, p.pull(t, s))
+	}
+	if voided := VoidedExpiries(commitKey, testRepo, "main", prs); len(voided) > 0 {
+		// Planned as the bot plans: with the expiries the pull requests'
+		// notes said void.
+		in = s.inputVoided(t, voided)
 	}
 	in.ClosedByBot = map[int]bool{}
 	for _, n := range s.ClosedByBot {

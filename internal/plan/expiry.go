@@ -319,6 +319,17 @@ func (p *planner) expiry(t temporary) Expiry {
 		x.State, x.Why = InForce, "accepted until "+at.UTC().Format(time.RFC3339)
 		return x
 	}
+	if said, ok := p.snap.Voided[t.path]; ok && said == at.UTC().Format(time.RFC3339) {
+		// Void is said once and stays: desired back at the accepted
+		// values since (a person put them back) is that person's choice,
+		// not the acceptance's, and is never restored over.
+		x.State, x.Why = Void, fmt.Sprintf(
+			"expired at %s and already said void on the pull request that carried it: it stays void, whatever desired "+
+				"holds since; nothing is restored",
+			said,
+		)
+		return x
+	}
 	u := p.unitNamed(s.Environment, s.Unit.Space)
 	if u == nil {
 		x.State, x.Why = Void, fmt.Sprintf(
