@@ -17,6 +17,10 @@ import (
 // acceptance, and void from then on (VoidedExpiries).
 const noteExpiryVoid = "expiry-void"
 
+// noteExpirySuperseded prefixes the note the comment on a temporary
+// acceptance a later one supersedes leaves, as noteExpiryVoid's does.
+const noteExpirySuperseded = "expiry-superseded"
+
 // voidNote is the note of the void expiry at receipt path, expiring at.
 func voidNote(path, at string) string { return noteExpiryVoid + ":" + path + "@" + at }
 
@@ -52,14 +56,14 @@ func VoidedExpiries(commitKey []byte, repo, defaultBranch string, prs []forge.Pu
 // Expiries are the chains the plan's temporary acceptances ask for
 // beyond their write-backs (a due expiry's restoring write-back is the
 // unit's, decided by Chain and followed up like any other): for a void
-// expiry, a comment once on the merged pull request that carried the
-// acceptance, saying nothing is restored and why. An acceptance made
+// or superseded expiry, a comment once on the merged pull request that
+// carried the acceptance, saying nothing is restored and why. An acceptance made
 // without a pull request of this App's (the receipt merged by hand) has
 // no such pull request; the plan and the drift issue still say it.
 func (in *Input) Expiries(prs []forge.PullRequest) [][]Effect {
 	var out [][]Effect
 	for _, x := range in.Result.Expiries {
-		if x.State != plan.Void {
+		if x.State != plan.Void && x.State != plan.Superseded {
 			continue
 		}
 		st := in.acceptedBy(prs, x)
@@ -74,6 +78,18 @@ func (in *Input) Expiries(prs []forge.PullRequest) [][]Effect {
 			x.ExpiresAt.UTC().Format(time.RFC3339),
 			cell(x.Why),
 		)
+		if x.State == plan.Superseded {
+			// Said once, while the later acceptance is proposed: once it
+			// merges, its receipt has replaced this one's.
+			note = noteExpirySuperseded + ":" + x.Receipt + "@" + x.ExpiresAt.UTC().Format(time.RFC3339)
+			text = fmt.Sprintf(
+				"The temporary acceptance of this pull request (%s, receipt %s, until %s) will not be restored: %s.",
+				code(x.Name),
+				code(x.Receipt),
+				x.ExpiresAt.UTC().Format(time.RFC3339),
+				cell(x.Why),
+			)
+		}
 		if e, ok := commentOnce(st, note, text); ok {
 			out = append(out, []Effect{e})
 		}
@@ -117,7 +133,8 @@ func carries(m *Marker, x plan.Expiry) bool {
 }
 
 // expiredAcceptance says which expired temporary acceptance (due,
-// waiting, void, refused or restored) the held change merged as: the
+// waiting, void, refused or restored; not one a later acceptance
+// supersedes) the held change merged as: the
 // merged pull request st of the hold carried it, on the held object;
 // empty when none did.
 func (in *Input) expiredAcceptance(st *Pull, h LiveHold) string {
@@ -127,7 +144,8 @@ func (in *Input) expiredAcceptance(st *Pull, h LiveHold) string {
 	for _, x := range slices.Concat(in.Result.Expiries, in.Result.Restored) {
 		// The plan's state says expired by the plan's clock; an expiresAt
 		// that is no time is never taken for expired.
-		if x.State == plan.InForce || x.ExpiresAt.IsZero() || x.Object != h.Object.String() || !carries(st.Marker, x) {
+		if x.State == plan.InForce || x.State == plan.Superseded || x.ExpiresAt.IsZero() || x.Object != h.Object.String() ||
+			!carries(st.Marker, x) {
 			continue
 		}
 		return fmt.Sprintf("the temporary acceptance %s (receipt %s) expired at %s and is %s",

@@ -62,6 +62,9 @@ func (s scenario) files(t *testing.T) func(map[string]string) {
 	return func(f map[string]string) {
 		s.mutate(f)
 		s.breakGlass(t, f)
+		if s.PermanentNow {
+			f[policyPath] = strings.Replace(f[policyPath], "          acceptFor: "+s.AcceptFor+"\n", "", 1)
+		}
 	}
 }
 

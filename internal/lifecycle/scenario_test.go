@@ -55,9 +55,12 @@ type scenario struct {
 	// its values file and receipt then on the default branch; Restored
 	// says the restoring write-back of that acceptance merged since.
 	AcceptFor string `json:"acceptFor,omitempty"`
-	Intent    string `json:"intent,omitempty"`
-	Accepted  string `json:"accepted,omitempty"`
-	Restored  bool   `json:"restored,omitempty"`
+	// PermanentNow takes acceptFor off the entry after the acceptance: a
+	// later acceptance of the field is for good.
+	PermanentNow bool   `json:"permanentNow,omitempty"`
+	Intent       string `json:"intent,omitempty"`
+	Accepted     string `json:"accepted,omitempty"`
+	Restored     bool   `json:"restored,omitempty"`
 	// ConfigHub makes prod-us-east's desired state a ConfigHub Unit, read
 	// at this hash and head revision (Values is then its replicas).
 	ConfigHub *scenarioHub `json:"confighub,omitempty"`
@@ -109,8 +112,10 @@ func (h scenarioHold) live(t *testing.T, in *Input, prs []forge.PullRequest) Liv
 type scenarioObservation struct {
 	// Live is spec.replicas live; NoField leaves the field out (back at
 	// desired).
-	Live    any    `json:"live"`
-	NoField bool   `json:"noField,omitempty"`
+	Live    any  `json:"live"`
+	NoField bool `json:"noField,omitempty"`
+	// Desired replaces the 3 the observer compared against.
+	Desired any    `json:"desired,omitempty"`
 	Manager string `json:"manager,omitempty"`
 	// At is the time after t0 it was observed at ("90s", "25m").
 	At string `json:"at,omitempty"`
@@ -213,6 +218,9 @@ func (o scenarioObservation) observation(t *testing.T) observe.Observation {
 	r := replicas(o.Live, o.Manager, duration(t, o.At))
 	if o.NoField {
 		r.Fields = nil
+	}
+	if o.Desired != nil && len(r.Fields) > 0 {
+		r.Fields[0].Desired = o.Desired
 	}
 	if o.Asserted {
 		r.Source, r.Trust = observe.SourceFile, observe.AttributionAsserted
