@@ -352,7 +352,8 @@ func (p *planner) expiries() {
 			// One restoring receipt per path a plan: the next one carries
 			// this acceptance, and the plan after restores it.
 			x.State, x.Why = Waiting, fmt.Sprintf(
-				"expired at %s; %s, at the same receipt path, is restored first, and carries this one",
+				"expired at %s; the acceptance of %s at the same receipt path is restored first, its receipt carrying "+
+					"this one to the next plan",
 				x.ExpiresAt.UTC().Format(time.RFC3339),
 				first,
 			)
@@ -361,7 +362,11 @@ func (p *planner) expiries() {
 		if x.State != Due {
 			continue
 		}
-		duePath[t.path] = x.Name
+		fields := make([]string, len(x.Changes))
+		for i, c := range x.Changes {
+			fields[i] = c.Field
+		}
+		duePath[t.path] = strings.Join(fields, ", ")
 		u := p.unitNamed(t.r.Spec.Environment, t.r.Spec.Unit.Space)
 		if due[u] == nil {
 			order = append(order, u)
