@@ -13,6 +13,7 @@ var temporaryStates = []string{
 	string(plan.Waiting),
 	string(plan.Void),
 	string(plan.Refused),
+	string(plan.Superseded),
 }
 
 // recordTemporary keeps the repository's temporary acceptances by state

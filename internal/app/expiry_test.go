@@ -31,14 +31,16 @@ func TestTemporaryAcceptancesGauge(t *testing.T) {
 		return &bot.Report{Repos: []*bot.RepoReport{rr}}
 	}
 	c.record(repo("acme/a", "in-force", "in-force", "due"))
-	c.record(repo("acme/b", "in-force"))
+	c.record(repo("acme/b", "in-force", "superseded"))
 	c.record(repo("acme/a", "in-force", "due"))
 	c.record(&bot.Report{Repos: []*bot.RepoReport{{Repo: "acme/b", Skipped: "paused"}}})
 	got := scrape()
 	for _, want := range []string{
 		`backflow_temporary_acceptances{state="in-force"} 2`,
 		`backflow_temporary_acceptances{state="due"} 1`,
-		`backflow_temporary_acceptances{state="void"} 0`} {
+		`backflow_temporary_acceptances{state="void"} 0`,
+		// why: a superseded acceptance is counted, so a dashboard sees it.
+		`backflow_temporary_acceptances{state="superseded"} 1`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("want %s in\n%s", want, got)
 		}

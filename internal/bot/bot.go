@@ -341,10 +341,25 @@ func (rc *repoCycle) run() {
 	if !rc.snapshot() {
 		return
 	}
+	var (
+		prs    []forge.PullRequest
+		prsErr error
+	)
+	if rc.cfg.WritesBack() {
+		// Listed before the plan: an expiry said void on the pull request
+		// that carried it stays void (its note), whatever desired holds.
+		if prs, prsErr = rc.b.pullRequests(rc.ctx, rc.repo); prsErr == nil {
+			rc.snap.Voided = lifecycle.VoidedExpiries(rc.b.opts.CommitKey, rc.repo.FullName(), rc.repo.DefaultBranch, prs)
+		}
+	}
 	rc.res = plan.PlanWith(rc.obs.Observations, rc.obs.Triggers, rc.snap, rc.now, plan.Options{Readings: rc.b.readings})
 	rc.report()
 	if !rc.cfg.WritesBack() {
 		rc.rep.Skipped = "observe-only: decisions reported, nothing written"
+		return
+	}
+	if prsErr != nil {
+		rc.fail("", fmt.Errorf("error listing pull requests: %w", prsErr))
 		return
 	}
 	// The lifecycle decides from the plan alone: its result carries the
@@ -353,11 +368,6 @@ func (rc *repoCycle) run() {
 		PolicySum: rc.policySum, Result: rc.res, Now: rc.now, GitOpsManagers: rc.b.opts.GitOpsManagers,
 		CommitKey: rc.b.opts.CommitKey, Repo: rc.repo.FullName()}
 	rc.in.Previews, rc.in.PreviewErrors = rc.previews()
-	prs, err := rc.b.pullRequests(rc.ctx, rc.repo)
-	if err != nil {
-		rc.fail("", fmt.Errorf("error listing pull requests: %w", err))
-		return
-	}
 	rc.in.Recovered = rc.recoverClosed(prs)
 	units, problems := rc.in.Index(prs)
 	rc.rep.Errors = append(rc.rep.Errors, problems...)

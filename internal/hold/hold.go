@@ -244,6 +244,11 @@ type PullState struct {
 	// Contested, when set, says who else changed a held field since the
 	// hold was placed: the change is re-planned, and the hold released.
 	Contested string
+	// Expired, when set, says the temporary acceptance the held change
+	// merged as has expired (its restoring write-back is due, made, or
+	// void): the change it protected is over, so the hold is released and
+	// the applier asked to reconcile.
+	Expired string
 }
 
 // AppliedRevision is the SHA a Flux lastAppliedRevision names.
@@ -268,8 +273,9 @@ type Decision struct {
 
 // Due decides a sealed hold r at now: released once the merged revision
 // is applied around the object (then the applier is asked to reconcile),
-// when the pull request was closed without merge or is gone, or at its
-// Until; else kept.
+// when the pull request was closed without merge or is gone, when the
+// temporary acceptance it merged as has expired, or at its Until; else
+// kept.
 func Due(r Record, st State, p PullState, now time.Time) Decision {
 	release := func(reconcile bool, format string, a ...any) Decision {
 		return Decision{Release: true, Reconcile: reconcile, Reason: fmt.Sprintf(format, a...)}
@@ -289,6 +295,8 @@ func Due(r Record, st State, p PullState, now time.Time) Decision {
 		return release(true, "the merge %s of %s is applied by %s (%s)", short(p.MergeCommit), r.Branch, r.Applier, p.Applied)
 	case !p.Open && !p.Merged:
 		return release(true, "the pull request of %s was closed without merge: the controller reverts the change", r.Branch)
+	case p.Merged && p.Expired != "":
+		return release(true, "the change it protected has expired: %s", p.Expired)
 	case !now.Before(r.Until):
 		return release(true, "held since %s, the maximum hold time (until %s) has passed",
 			r.Since.UTC().Format(time.RFC3339), r.Until.UTC().Format(time.RFC3339))

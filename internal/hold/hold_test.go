@@ -160,6 +160,10 @@ func TestDue(t *testing.T) {
 	later.Applied, later.AppliedIncludesMerge = "main@sha1:fedcba", true
 	stale := merged
 	stale.Applied = "main@sha1:aaaa"
+	expired := stale
+	expired.Expired = "the temporary acceptance x expired"
+	openExpired := open
+	openExpired.Expired = expired.Expired
 	for _, tc := range []struct {
 		why       string
 		st        State
@@ -176,6 +180,10 @@ func TestDue(t *testing.T) {
 		{"closed without merge: released", Sealed, PullState{Found: true}, since.Add(time.Minute), true, true, "closed without merge"},
 		{"the pull request gone", Sealed, PullState{}, since.Add(time.Minute), true, true, "no pull request"},
 		{"past the maximum", Sealed, open, since.Add(time.Hour), true, true, "maximum hold time"},
+		{"merged as a temporary acceptance that has expired, the merge not applied: released, then reconcile", Sealed,
+			expired, since.Add(time.Minute), true, true, "the change it protected has expired: the temporary acceptance x"},
+		{"an open pull request has no receipt on the default branch to expire", Sealed, openExpired,
+			since.Add(time.Minute), false, false, "is open"},
 		{"someone else changed a held field", Sealed, PullState{Found: true, Open: true, Contested: "bob"}, since, true, false, "bob changed"},
 		{"the mark removed by a person", Unmarked, open, since, true, false, "removed by someone else"},
 		{"a forged hold is never released", Forged, PullState{}, since.Add(48 * time.Hour), false, false, "not backflow's"},

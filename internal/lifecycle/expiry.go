@@ -13,27 +13,64 @@ import (
 
 // noteExpiryVoid prefixes the note a void expiry's comment leaves in the
 // marker of the pull request that carried the acceptance, with the
-// expiry's time: said once per acceptance.
+// receipt's path and the expiry's time (voidNote): said once per
+// acceptance, and void from then on (VoidedExpiries).
 const noteExpiryVoid = "expiry-void"
+
+// noteExpirySuperseded prefixes the note the comment on a temporary
+// acceptance a later one supersedes leaves, as noteExpiryVoid's does.
+const noteExpirySuperseded = "expiry-superseded"
+
+// voidNote is the note of the void expiry at receipt path, expiring at.
+func voidNote(path, at string) string { return noteExpiryVoid + ":" + path + "@" + at }
+
+// VoidedExpiries are the temporary acceptances already said void, by
+// receipt path, each with the expiresAt it was said void at: read from
+// the notes of this App's merged pull requests whose markers verify under
+// commitKey for repo, so that the plan keeps them void (plan.Snapshot's
+// Voided) even when desired holds the accepted values again. An
+// acceptance merged without such a pull request is said in the plan
+// alone, and has no such record.
+func VoidedExpiries(commitKey []byte, repo, defaultBranch string, prs []forge.PullRequest) map[string]string {
+	out := map[string]string{}
+	for _, pr := range prs {
+		if !pr.Mine || !pr.Merged || pr.BaseRef != defaultBranch {
+			continue
+		}
+		m, ok := authenticMarker(commitKey, repo, pr)
+		if !ok {
+			continue
+		}
+		for _, n := range m.Notes {
+			rest, ok := strings.CutPrefix(n, noteExpiryVoid+":")
+			i := strings.LastIndexByte(rest, '@')
+			if !ok || i < 0 || !slices.Contains(m.Receipts, rest[:i]) {
+				continue
+			}
+			out[rest[:i]] = rest[i+1:]
+		}
+	}
+	return out
+}
 
 // Expiries are the chains the plan's temporary acceptances ask for
 // beyond their write-backs (a due expiry's restoring write-back is the
 // unit's, decided by Chain and followed up like any other): for a void
-// expiry, a comment once on the merged pull request that carried the
-// acceptance, saying nothing is restored and why. An acceptance made
+// or superseded expiry, a comment once on the merged pull request that
+// carried the acceptance, saying nothing is restored and why. An acceptance made
 // without a pull request of this App's (the receipt merged by hand) has
 // no such pull request; the plan and the drift issue still say it.
 func (in *Input) Expiries(prs []forge.PullRequest) [][]Effect {
 	var out [][]Effect
 	for _, x := range in.Result.Expiries {
-		if x.State != plan.Void {
+		if x.State != plan.Void && x.State != plan.Superseded {
 			continue
 		}
 		st := in.acceptedBy(prs, x)
 		if st == nil {
 			continue
 		}
-		note := noteExpiryVoid + ":" + x.ExpiresAt.UTC().Format(time.RFC3339)
+		note := voidNote(x.Receipt, x.ExpiresAt.UTC().Format(time.RFC3339))
 		text := fmt.Sprintf(
 			"The temporary acceptance of this pull request (%s, receipt %s) expired at %s, but it is not restored: %s.",
 			code(x.Name),
@@ -41,6 +78,18 @@ func (in *Input) Expiries(prs []forge.PullRequest) [][]Effect {
 			x.ExpiresAt.UTC().Format(time.RFC3339),
 			cell(x.Why),
 		)
+		if x.State == plan.Superseded {
+			// Said once, while the later acceptance is proposed: once it
+			// merges, its receipt has replaced this one's.
+			note = noteExpirySuperseded + ":" + x.Receipt + "@" + x.ExpiresAt.UTC().Format(time.RFC3339)
+			text = fmt.Sprintf(
+				"The temporary acceptance of this pull request (%s, receipt %s, until %s) will not be restored: %s.",
+				code(x.Name),
+				code(x.Receipt),
+				x.ExpiresAt.UTC().Format(time.RFC3339),
+				cell(x.Why),
+			)
+		}
 		if e, ok := commentOnce(st, note, text); ok {
 			out = append(out, []Effect{e})
 		}
@@ -60,19 +109,49 @@ func (in *Input) acceptedBy(prs []forge.PullRequest, x plan.Expiry) *Pull {
 		if !ok || m.Environment != x.Environment || m.Unit != x.Unit || m.Branch != pr.HeadRef {
 			continue
 		}
-		all := true
-		for _, c := range x.Changes {
-			if !slices.ContainsFunc(m.Changes, func(mc MarkerChange) bool {
-				return mc.Object == c.Object && mc.Field == c.Field && values.Equal(mc.To, c.To)
-			}) {
-				all = false
-			}
-		}
-		if all && (best == nil || pr.MergedAt.After(best.PR.MergedAt)) {
+		if carries(m, x) && (best == nil || pr.MergedAt.After(best.PR.MergedAt)) {
 			best = &Pull{PR: pr, Marker: m}
 		}
 	}
 	return best
+}
+
+// carries reports whether the marker m proposed every accepted change of
+// x, in its unit and environment.
+func carries(m *Marker, x plan.Expiry) bool {
+	if m.Environment != x.Environment || m.Unit != x.Unit {
+		return false
+	}
+	for _, c := range x.Changes {
+		if !slices.ContainsFunc(m.Changes, func(mc MarkerChange) bool {
+			return mc.Object == c.Object && mc.Field == c.Field && values.Equal(mc.To, c.To)
+		}) {
+			return false
+		}
+	}
+	return true
+}
+
+// expiredAcceptance says which expired temporary acceptance (due,
+// waiting, void, refused or restored; not one a later acceptance
+// supersedes) the held change merged as: the
+// merged pull request st of the hold carried it, on the held object;
+// empty when none did.
+func (in *Input) expiredAcceptance(st *Pull, h LiveHold) string {
+	if st == nil || !st.PR.Merged {
+		return ""
+	}
+	for _, x := range slices.Concat(in.Result.Expiries, in.Result.Restored) {
+		// The plan's state says expired by the plan's clock; an expiresAt
+		// that is no time is never taken for expired.
+		if x.State == plan.InForce || x.State == plan.Superseded || x.ExpiresAt.IsZero() || x.Object != h.Object.String() ||
+			!carries(st.Marker, x) {
+			continue
+		}
+		return fmt.Sprintf("the temporary acceptance %s (receipt %s) expired at %s and is %s",
+			x.Name, x.Receipt, x.ExpiresAt.UTC().Format(time.RFC3339), x.State)
+	}
+	return ""
 }
 
 // expiryLine is what a pull request's body says of a decision's term: a

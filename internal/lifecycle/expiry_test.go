@@ -62,6 +62,9 @@ func (s scenario) files(t *testing.T) func(map[string]string) {
 	return func(f map[string]string) {
 		s.mutate(f)
 		s.breakGlass(t, f)
+		if s.PermanentNow {
+			f[policyPath] = strings.Replace(f[policyPath], "          acceptFor: "+s.AcceptFor+"\n", "", 1)
+		}
 	}
 }
 
@@ -127,5 +130,44 @@ func TestVoidExpirySaidOnce(t *testing.T) {
 	other := scenarioPull{Number: 3, Proposes: 6, Head: "c3", State: "merged", MergedAt: "-1h", Proven: true}.pull(t, s)
 	if got := in.Expiries([]forge.PullRequest{other}); len(got) != 0 {
 		t.Fatalf("said on a pull request that did not carry the acceptance: %v", got)
+	}
+}
+
+// TestVoidedExpiries reads the expiries said void from the notes of this
+// App's merged pull requests alone, each for a receipt its marker names.
+func TestVoidedExpiries(t *testing.T) {
+	s := scenario{AcceptFor: "8h", Accepted: "-8h10m", Values: "5"}
+	const path = ".backflow/receipts/prod-us-east/redis/redis_StatefulSet.apps.v1_redis-replicas.yaml"
+	const at = "2026-06-18T11:55:00Z"
+	said := func(p scenarioPull, note string) forge.PullRequest {
+		p.Notes = []string{note}
+		return p.pull(t, s)
+	}
+	merged := scenarioPull{Number: 1, Proposes: 4, Head: "c1", State: "merged", MergedAt: "-8h"}
+	open := scenarioPull{Number: 2, Proposes: 4, Head: "c2"}
+	// A note written into a marker by anyone but the App does not verify.
+	forged := merged.pull(t, s)
+	m, ok := ParseMarker(forged.Body)
+	if !ok {
+		t.Fatal("no marker")
+	}
+	m.Notes = append(m.Notes, voidNote(path, at))
+	forged.Body = replaceMarker(forged.Body, seal(m, []byte("another key"), testRepo, forged.Number))
+	for _, tc := range []struct {
+		why  string
+		pr   forge.PullRequest
+		want map[string]string
+	}{
+		{"the note of the merged pull request that carried the acceptance", said(merged, voidNote(path, at)),
+			map[string]string{path: at}},
+		{"an open pull request carried no acceptance", said(open, voidNote(path, at)), map[string]string{}},
+		{"a receipt its marker does not name is not its to void", said(merged, voidNote(".backflow/other.yaml", at)),
+			map[string]string{}},
+		{"another note", said(merged, "human-commit:abc"), map[string]string{}},
+		{"a marker that does not verify says nothing", forged, map[string]string{}},
+	} {
+		if got := VoidedExpiries(commitKey, testRepo, "main", []forge.PullRequest{tc.pr}); !maps.Equal(got, tc.want) {
+			t.Errorf("why: %s: got %v, want %v", tc.why, got, tc.want)
+		}
 	}
 }

@@ -223,6 +223,7 @@ func (in *Input) decideLiveHold(h LiveHold, prs []forge.PullRequest) (Effect, bo
 	if p.Open {
 		p.Contested = in.contested(h)
 	}
+	p.Expired = in.expiredAcceptance(st, h)
 	d := hold.Due(h.Record, h.State, p, in.Now)
 	if !d.Release {
 		return Effect{}, false

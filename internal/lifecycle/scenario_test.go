@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/hold"
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/plan"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/scenarios/*/chain.txt from the lifecycle's decisions")
@@ -53,19 +55,67 @@ type scenario struct {
 	// its values file and receipt then on the default branch; Restored
 	// says the restoring write-back of that acceptance merged since.
 	AcceptFor string `json:"acceptFor,omitempty"`
-	Intent    string `json:"intent,omitempty"`
-	Accepted  string `json:"accepted,omitempty"`
-	Restored  bool   `json:"restored,omitempty"`
+	// PermanentNow takes acceptFor off the entry after the acceptance: a
+	// later acceptance of the field is for good.
+	PermanentNow bool   `json:"permanentNow,omitempty"`
+	Intent       string `json:"intent,omitempty"`
+	Accepted     string `json:"accepted,omitempty"`
+	Restored     bool   `json:"restored,omitempty"`
 	// ConfigHub makes prod-us-east's desired state a ConfigHub Unit, read
 	// at this hash and head revision (Values is then its replicas).
 	ConfigHub *scenarioHub `json:"confighub,omitempty"`
+	// Holds are backflow's sealed holds the hold port reads on the live
+	// objects at the start of the cycle.
+	Holds []scenarioHold `json:"holds,omitempty"`
+}
+
+// scenarioHold is a sealed hold of kustomize-controller's on
+// redis-replicas, placed for the proposal of pull request Pull.
+type scenarioHold struct {
+	Pull int `json:"pull"`
+	// Since and Until are the times after t0 it was placed at and is
+	// released at the latest.
+	Since string `json:"since"`
+	Until string `json:"until"`
+	// Applied is the applier's lastAppliedRevision; it never includes the
+	// merge.
+	Applied string `json:"applied,omitempty"`
+}
+
+// live is the hold as the hold port reads it back.
+func (h scenarioHold) live(t *testing.T, in *Input, prs []forge.PullRequest) LiveHold {
+	t.Helper()
+	i := slices.IndexFunc(prs, func(pr forge.PullRequest) bool { return pr.Number == h.Pull })
+	if i < 0 {
+		t.Fatalf("hold: no pull request #%d", h.Pull)
+	}
+	m, ok := in.pullMarker(prs[i])
+	if !ok {
+		t.Fatalf("hold: pull request #%d has no marker", h.Pull)
+	}
+	rec := hold.Record{Repo: in.Repo, PR: h.Pull, Branch: m.Branch, Fingerprint: m.Fingerprint, Cluster: usEastNode,
+		Object: replicasKey, UID: "u-1", Fields: []string{"spec.replicas"}, Controller: hold.FluxKustomize,
+		Applier: "flux-system/apps", Since: t0.Add(duration(t, h.Since)), Until: t0.Add(duration(t, h.Until))}
+	value, err := hold.Seal(in.CommitKey, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, st := hold.Read(in.CommitKey, usEastNode, "u-1",
+		map[string]string{hold.Annotation: value, hold.KustomizeReconcile: hold.Disabled})
+	key, err := observe.ParseObjectKey(replicasKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return LiveHold{Cluster: usEastNode, Object: key, UID: "u-1", Record: rec, State: st, Applied: h.Applied}
 }
 
 type scenarioObservation struct {
 	// Live is spec.replicas live; NoField leaves the field out (back at
 	// desired).
-	Live    any    `json:"live"`
-	NoField bool   `json:"noField,omitempty"`
+	Live    any  `json:"live"`
+	NoField bool `json:"noField,omitempty"`
+	// Desired replaces the 3 the observer compared against.
+	Desired any    `json:"desired,omitempty"`
 	Manager string `json:"manager,omitempty"`
 	// At is the time after t0 it was observed at ("90s", "25m").
 	At string `json:"at,omitempty"`
@@ -105,6 +155,8 @@ type scenarioPull struct {
 	// acceptance, as the bot opened it; Proven says its follow-up is done.
 	Restores bool `json:"restores,omitempty"`
 	Proven   bool `json:"proven,omitempty"`
+	// Notes are the one-time comments its marker records already.
+	Notes []string `json:"notes,omitempty"`
 }
 
 type scenarioCommit struct {
@@ -122,6 +174,25 @@ func (s scenario) input(t *testing.T) *Input {
 		obs = append(obs, s.observation(t, o))
 	}
 	return input(t, s.files(t), obs...)
+}
+
+// inputVoided is input planned with the expiries already said void.
+func (s scenario) inputVoided(t *testing.T, voided map[string]string) *Input {
+	t.Helper()
+	var obs []observe.Observation
+	for _, o := range s.Observations {
+		obs = append(obs, s.observation(t, o))
+	}
+	in := input(t, s.files(t), obs...)
+	in.Snapshot.Voided = voided
+	now := t0.Add(5 * time.Minute)
+	for _, o := range obs {
+		if o.ObservedAt.After(now) {
+			now = o.ObservedAt
+		}
+	}
+	in.Result = plan.Plan(obs, nil, in.Snapshot, now)
+	return in
 }
 
 func (s scenario) mutate(f map[string]string) {
@@ -147,6 +218,9 @@ func (o scenarioObservation) observation(t *testing.T) observe.Observation {
 	r := replicas(o.Live, o.Manager, duration(t, o.At))
 	if o.NoField {
 		r.Fields = nil
+	}
+	if o.Desired != nil && len(r.Fields) > 0 {
+		r.Fields[0].Desired = o.Desired
 	}
 	if o.Asserted {
 		r.Source, r.Trust = observe.SourceFile, observe.AttributionAsserted
@@ -220,6 +294,9 @@ func (p scenarioPull) pull(t *testing.T, s scenario) forge.PullRequest {
 	if pr.State == forge.StateClosed {
 		pr = edit(t, pr, func(m *Marker) { m.Closed, m.BranchDeleted = p.Closed, !p.Kept })
 	}
+	if len(p.Notes) > 0 {
+		pr = edit(t, pr, func(m *Marker) { m.Notes = append(m.Notes, p.Notes...) })
+	}
 	return pr
 }
 
@@ -282,6 +359,11 @@ func (s scenario) chains(t *testing.T) string {
 	for _, p := range s.Pulls {
 		prs = append(prs, p.pull(t, s))
 	}
+	if voided := VoidedExpiries(commitKey, testRepo, "main", prs); len(voided) > 0 {
+		// Planned as the bot plans: with the expiries the pull requests'
+		// notes said void.
+		in = s.inputVoided(t, voided)
+	}
 	in.ClosedByBot = map[int]bool{}
 	for _, n := range s.ClosedByBot {
 		in.ClosedByBot[n] = true
@@ -303,6 +385,14 @@ func (s scenario) chains(t *testing.T) string {
 	}
 	chains = append(chains, in.FollowUps(prs)...)
 	chains = append(chains, in.Expiries(prs)...)
+	var live []LiveHold
+	if len(s.Holds) > 0 {
+		in.Now = t0.Add(5 * time.Minute) // the cycle's time, as the plan's
+	}
+	for _, h := range s.Holds {
+		live = append(live, h.live(t, in, prs))
+	}
+	chains = append(chains, in.Holds(prs, live)...)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n", s.Why)
 	n := 0
@@ -357,6 +447,8 @@ func (s scenario) describe(t *testing.T, in *Input, e Effect) string {
 		data = append(data, "commits="+strings.Join(e.Commits, ","))
 	case Proven, Reverted, Replan:
 		data = append(data, "label="+e.Evidence.Label)
+	case Hold, Release:
+		data = append(data, "object="+e.Hold.Object.String(), fmt.Sprintf("reconcile=%t", e.Hold.ReconcilePatch != nil))
 	case Revise:
 		data = append(data, fmt.Sprintf("revision=%s/%s@%d", e.Revision.Space, e.Revision.Unit, e.Revision.Number()),
 			"if-match="+e.Revision.Head.DataHash)

@@ -80,7 +80,20 @@ func TestCubSameValue(t *testing.T) {
 		{"1e+06 is 1000000", "1e+06", "1000000", notInScalarMap, true},
 		{"one text for a number and a quantity", "1", "1", inQuantityMap, true},
 		{"another number", "1e+06", "2000000", notInScalarMap, false},
-		{"a fraction", "0.5", "5e-01", notInScalarMap, true},
+		{"1 prints as 1", "1", "1", notInScalarMap, true},
+		{"a fraction's float64 prints as its live float64", "0.5", "0.5", notInScalarMap, true},
+		{"a float64 beyond 2^53 prints rounded, as the desired was decoded", "9.007199254740992e+15", "9007199254740993",
+			inQuantityMap, true},
+		{"5e-01 is no float64's %v: live 0.5 is another text", "0.5", "5e-01", notInScalarMap, false},
+		{"and the other way round", "5e-01", "0.5", notInScalarMap, false},
+		{"an env value 1.10 changed to 1.1 is a change", "1.10", "1.1", notInScalarMap, false},
+		{"1.1 changed to the string 1.10 is a change", "1.1", "1.10", notInScalarMap, false},
+		{"an arg 1.0 changed to 1 is a change", "1.0", "1", notInScalarMap, false},
+		{"1 changed to the string 1.0 is a change", "1", "1.0", notInScalarMap, false},
+		{"2.50 is no float64's %v", "2.50", "2.5", notInScalarMap, false},
+		{"nor is 2.5 the live string 2.50", "2.5", "2.50", notInScalarMap, false},
+		{"a float64's %v is never 1000000.0", "1e+06", "1000000.0", notInScalarMap, false},
+		{"1000000 as desired text is no float64's %v", "1000000", "1e+06", notInScalarMap, false},
 		{"in a map of strings two spellings are two strings", "1e+06", "1000000", inStringMap, false},
 		{"the placeholder stands for several values", "-", "-", notInScalarMap, false},
 		{"a leading zero is no number cub-scout printed", "7", "007", notInScalarMap, false},
@@ -89,6 +102,27 @@ func TestCubSameValue(t *testing.T) {
 	for _, tt := range tests {
 		if got := cubSameValue(tt.desired, tt.live, tt.under); got != tt.same {
 			t.Errorf("%s: cubSameValue(%q, %q) = %v, want %v", tt.why, tt.desired, tt.live, got, tt.same)
+		}
+	}
+}
+
+func TestCubDesiredAgreesWithANumberHeldAsText(t *testing.T) {
+	tests := []struct {
+		why     string
+		desired string
+		holds   string
+		agrees  bool
+	}{
+		{"a values text rendered unquoted is the float64 cub-scout printed", "1e+06", "1000000", true},
+		{"1.10 rendered unquoted decodes as the float64 1.1", "1.1", "1.10", true},
+		{"a desired 1.10 is no float64's %v: it is the string, not 1.1", "1.10", "1.1", false},
+		{"a desired 1.0 is the string, not 1", "1.0", "1", false},
+		{"another number", "1e+06", "2000000", false},
+	}
+	for _, tt := range tests {
+		f := Field{Textual: true, Desired: tt.desired, HasDesired: true}
+		if got := f.DesiredAgrees(tt.holds); got != tt.agrees {
+			t.Errorf("%s: desired %q agrees with %q = %v, want %v", tt.why, tt.desired, tt.holds, got, tt.agrees)
 		}
 	}
 }

@@ -37,32 +37,42 @@ func rendersAsNothing(v any) bool {
 // cubSameValue reports whether cub-scout's desired and live texts of a
 // field (a key of the map of scalars under, if any) print one value: the
 // same text (cub-scout compared the number 1 with the quantity "1"), or,
-// outside a map of strings, two renderings of the same number. The
-// placeholder is never one value: it stands for several.
+// outside a map of strings, desired is how %v prints the float64 of live's
+// number. The placeholder is never one value: it stands for several.
 func cubSameValue(desired, live string, under scalarMap) bool {
 	if cubNothing(desired) || cubNothing(live) {
 		return false
 	}
-	return desired == live || under != inStringMap && cubSameNumber(desired, live)
+	return desired == live || under != inStringMap && cubPrintedNumber(live) && cubSameNumber(desired, live)
 }
 
-// cubSameNumber reports whether two of cub-scout's texts are renderings of
-// the same number: 1.073741824e+09 (a float64 printed with %v) and
-// 1073741824 (an int64's digits, or a quantity's string) are one value,
-// compared exactly as integers when both are, else as float64, the
-// precision cub-scout decoded the desired number with.
-func cubSameNumber(a, b string) bool {
-	if !isJSONNumber(a) || !isJSONNumber(b) {
+// cubSameNumber reports whether desired is the text cub-scout prints for n's
+// number decoded as a desired float64: strconv.FormatFloat(f, 'g', -1, 64),
+// which is Go's %v of a float64 (1073741824 prints 1.073741824e+09, 1000000
+// prints 1e+06, 1 prints 1). Only the desired side is a float64, so the
+// rule has a direction: a desired "1.10", "1.0" or "5e-01" is no float64's
+// %v, so it is a string, and differs from a live 1.1, 1 or 0.5.
+func cubSameNumber(desired, n string) bool {
+	if !isJSONNumber(n) {
 		return false
 	}
-	ia, errA := strconv.ParseInt(a, 10, 64)
-	ib, errB := strconv.ParseInt(b, 10, 64)
-	if errA == nil && errB == nil {
-		return ia == ib
+	f, err := strconv.ParseFloat(n, 64)
+	return err == nil && strconv.FormatFloat(f, 'g', -1, 64) == desired
+}
+
+// cubPrintedNumber reports whether a live text is how %v prints a number
+// the object holds: an int64's digits, or a float64's %v. Any other
+// spelling of a number ("1.10", "1.0", "5e-01") is a string, and is
+// compared as its text.
+func cubPrintedNumber(s string) bool {
+	if !isJSONNumber(s) {
+		return false
 	}
-	fa, errA := strconv.ParseFloat(a, 64)
-	fb, errB := strconv.ParseFloat(b, 64)
-	return errA == nil && errB == nil && fa == fb
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return strconv.FormatInt(n, 10) == s
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return err == nil && strconv.FormatFloat(f, 'g', -1, 64) == s
 }
 
 // isJSONNumber reports whether s is spelt as a JSON number (which is how

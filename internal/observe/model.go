@@ -174,8 +174,9 @@ func (f Field) DesiredPlaceholder() bool {
 // DesiredAgrees reports whether v, the desired value the values files hold,
 // is what the observer compared against: its desired typed like v equals
 // v, or its text is what cub-scout prints for v: "-" for null, "" and the
-// string "-" alike, and any rendering of the same number (1e+06 for
-// 1000000) where the field is not a string by its kind's schema.
+// string "-" alike, and, where the field is not a string by its kind's
+// schema, how %v prints the float64 of a number the values file holds as
+// text (1e+06 for "1000000", never 1.10 for "1.1").
 func (f Field) DesiredAgrees(v any) bool {
 	if values.Equal(f.DesiredLike(v), v) {
 		return true

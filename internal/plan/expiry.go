@@ -24,8 +24,10 @@ import (
 // (Snapshot.Receipts), never remembered: once the expiry is past, the
 // planner proposes restoring each field's from on the unit's branch, with
 // a receipt at the expired receipt's own path. Merged, that receipt
-// replaces the expired one, so the expiry cannot fire twice; a later
-// acceptance of the same object replaces it too, superseding the expiry.
+// replaces the expired one, so the expiry cannot fire twice. A later
+// acceptance of the same object replaces it too: the fields it accepts
+// again are superseded (said once, not restored), the others carried in
+// its receipt with their expiry.
 
 // ExpiryState is where a temporary acceptance stands at the plan's time.
 type ExpiryState string
@@ -48,6 +50,12 @@ const (
 	// policy no longer authorizes it, an edit is refused): said, and
 	// nothing is written.
 	Refused ExpiryState = "refused"
+	// Restored: expired, and a merged restoring receipt replaced it
+	// (Result.Restored).
+	Restored ExpiryState = "restored"
+	// Superseded: a later acceptance in this plan accepts all its fields
+	// again; that acceptance's receipt replaces it, and it is not restored.
+	Superseded ExpiryState = "superseded"
 )
 
 // Expiry is one temporary acceptance on the default branch.
@@ -68,6 +76,9 @@ type Expiry struct {
 	WriteBack string
 	// Why says what the state rests on, in a sentence.
 	Why string
+	// carried is the index of the acceptance among those its receipt
+	// carries, -1 for the receipt's own (names repeat: one per object).
+	carried int
 }
 
 // glass is what the default branch's receipts say about temporary
@@ -80,9 +91,59 @@ type glass struct {
 	restored map[string]restoredField
 }
 
+// temporary is one temporary acceptance on the default branch: the
+// receipt at path's own (carried < 0), or the one it carries at index
+// carried.
 type temporary struct {
-	path string
-	r    *receipt.Receipt
+	path    string
+	r       *receipt.Receipt
+	carried int
+}
+
+// name, trigger, expiry and fields are the acceptance's, whether the
+// receipt's own or carried by it.
+func (t temporary) name() string {
+	if t.carried >= 0 {
+		return t.r.Spec.Carried[t.carried].Name
+	}
+	return t.r.Metadata.Name
+}
+
+func (t temporary) trigger() (actor, role, intent string) {
+	if t.carried >= 0 {
+		c := &t.r.Spec.Carried[t.carried]
+		return c.Actor, c.Role, c.Intent
+	}
+	tr := &t.r.Spec.Trigger
+	return tr.Actor, tr.Role, tr.Intent
+}
+
+func (t temporary) expiry() *receipt.Expiry {
+	if t.carried >= 0 {
+		return &t.r.Spec.Carried[t.carried].Expiry
+	}
+	return t.r.Spec.Expiry
+}
+
+func (t temporary) fields() []receipt.ChangedField {
+	if t.carried >= 0 {
+		return t.r.Spec.Carried[t.carried].ChangedFields
+	}
+	return t.r.Spec.Bounds.ChangedFields
+}
+
+// asCarried is the acceptance as a later receipt at its path carries it,
+// with its fields that receipt does not change again; ok is false when it
+// changes them all.
+func (t temporary) asCarried(again func(object, field string) bool) (receipt.Carried, bool) {
+	actor, role, intent := t.trigger()
+	c := receipt.Carried{Name: t.name(), Actor: actor, Role: role, Intent: intent, Expiry: *t.expiry()}
+	for _, cf := range t.fields() {
+		if !again(cf.Object, cf.Field) {
+			c.ChangedFields = append(c.ChangedFields, cf)
+		}
+	}
+	return c, len(c.ChangedFields) > 0
 }
 
 type restoredField struct {
@@ -127,11 +188,32 @@ func (p *planner) readReceipts() {
 					name:     x.Name,
 				}
 			}
+			p.res.Restored = append(p.res.Restored, restoredExpiry(path, r))
 		}
 		if r.Spec.Expiry != nil {
-			p.glass.temporary = append(p.glass.temporary, temporary{path: path, r: r})
+			p.glass.temporary = append(p.glass.temporary, temporary{path: path, r: r, carried: -1})
+		}
+		for i := range r.Spec.Carried {
+			p.glass.temporary = append(p.glass.temporary, temporary{path: path, r: r, carried: i})
 		}
 	}
+}
+
+// restoredExpiry is the acceptance the restoring receipt r at path ended,
+// as an Expiry in state Restored.
+func restoredExpiry(path string, r *receipt.Receipt) Expiry {
+	s, x := &r.Spec, r.Spec.Trigger.Expired
+	e := Expiry{Receipt: x.Receipt, Name: x.Name, Environment: s.Environment, Unit: s.Unit.Space,
+		Object: s.Observation.Object, SetBy: x.SetBy, State: Restored,
+		Why: fmt.Sprintf("expired at %s and restored by the receipt %s", x.ExpiresAt, path)}
+	if at, err := time.Parse(time.RFC3339, x.ExpiresAt); err == nil {
+		e.ExpiresAt = at
+	}
+	for _, cf := range s.Bounds.ChangedFields {
+		e.Changes = append(e.Changes, Change{Object: cf.Object, Field: cf.Field, ValuePath: cf.ValuePath,
+			ValuesFile: cf.ValuesFile, From: cf.To.V, To: cf.From.V, Authorized: true})
+	}
+	return e
 }
 
 // restoredLive says why a live field is no new change: it holds the value
@@ -210,7 +292,7 @@ func expiryClaim(x *receipt.Expiry) string {
 func (p *planner) noteExpiry(uv *unitValues, pend []*pending, out []editedFile) {
 	for _, pd := range pend {
 		d := &p.res.Decisions[pd.index]
-		if d.Receipt == nil || d.Receipt.Spec.Expiry == nil {
+		if d.Receipt == nil || d.Receipt.Spec.Expiry == nil && !p.replacesTemporary(d.ReceiptPath) {
 			continue
 		}
 		for _, fs := range pd.fields {
@@ -222,12 +304,23 @@ func (p *planner) noteExpiry(uv *unitValues, pend []*pending, out []editedFile) 
 			if err != nil {
 				continue
 			}
-			note := expiryNote(d.Receipt.Spec.Expiry, values.Format(fs.from()))
+			// A permanent acceptance of a field a temporary one accepted
+			// before takes that one's note off: it is not restored.
+			var note string
+			if x := d.Receipt.Spec.Expiry; x != nil {
+				note = expiryNote(x, values.Format(fs.from()))
+			}
 			if data, err := f.Note(vf.prefix+fs.valuePath, note); err == nil {
 				setFileData(uv, out, fs.file, data)
 			}
 		}
 	}
+}
+
+// replacesTemporary reports whether the default branch's receipt at path
+// holds a temporary acceptance, which a receipt written there replaces.
+func (p *planner) replacesTemporary(path string) bool {
+	return p.glass != nil && slices.ContainsFunc(p.glass.temporary, func(t temporary) bool { return t.path == path })
 }
 
 // setFileData gives file i its new bytes, and every document sharing its
@@ -247,13 +340,29 @@ func (p *planner) expiries() {
 		return
 	}
 	due := map[*repoconfig.Unit][]int{}
+	duePath := map[string]string{}
 	var order []*repoconfig.Unit
 	for _, t := range p.glass.temporary {
 		x := p.expiry(t)
+		if first, ok := duePath[t.path]; ok && x.State == Due {
+			// One restoring receipt per path a plan: the next one carries
+			// this acceptance, and the plan after restores it.
+			x.State, x.Why = Waiting, fmt.Sprintf(
+				"expired at %s; the acceptance of %s at the same receipt path is restored first, its receipt carrying "+
+					"this one to the next plan",
+				x.ExpiresAt.UTC().Format(time.RFC3339),
+				first,
+			)
+		}
 		p.res.Expiries = append(p.res.Expiries, x)
 		if x.State != Due {
 			continue
 		}
+		fields := make([]string, len(x.Changes))
+		for i, c := range x.Changes {
+			fields[i] = c.Field
+		}
+		duePath[t.path] = strings.Join(fields, ", ")
 		u := p.unitNamed(t.r.Spec.Environment, t.r.Spec.Unit.Space)
 		if due[u] == nil {
 			order = append(order, u)
@@ -271,27 +380,43 @@ func (p *planner) expiry(t temporary) Expiry {
 	s := &t.r.Spec
 	x := Expiry{
 		Receipt:     t.path,
-		Name:        t.r.Metadata.Name,
+		Name:        t.name(),
 		Environment: s.Environment,
 		Unit:        s.Unit.Space,
 		Object:      s.Observation.Object,
-		SetBy:       s.Expiry.SetBy,
+		SetBy:       t.expiry().SetBy,
+		carried:     t.carried,
 	}
-	for _, cf := range s.Bounds.ChangedFields {
+	for _, cf := range t.fields() {
 		x.Changes = append(
 			x.Changes,
 			Change{Object: cf.Object, Field: cf.Field, ValuePath: cf.ValuePath, ValuesFile: cf.ValuesFile,
 				From: cf.From.V, To: cf.To.V, Authorized: true},
 		)
 	}
-	at, ok := t.r.ExpiresAt()
-	if !ok {
-		x.State, x.Why = Refused, fmt.Sprintf("expiry.expiresAt %q is not an RFC 3339 time", s.Expiry.ExpiresAt)
+	at, err := time.Parse(time.RFC3339, t.expiry().ExpiresAt)
+	if err != nil {
+		x.State, x.Why = Refused, fmt.Sprintf("expiry.expiresAt %q is not an RFC 3339 time", t.expiry().ExpiresAt)
 		return x
 	}
 	x.ExpiresAt = at
+	if by := p.supersededBy(&x); by != "" {
+		x.State, x.Why = Superseded, by
+		return x
+	}
 	if p.now.Before(at) {
 		x.State, x.Why = InForce, "accepted until "+at.UTC().Format(time.RFC3339)
+		return x
+	}
+	if said, ok := p.snap.Voided[t.path]; ok && said == at.UTC().Format(time.RFC3339) {
+		// Void is said once and stays: desired back at the accepted
+		// values since (a person put them back) is that person's choice,
+		// not the acceptance's, and is never restored over.
+		x.State, x.Why = Void, fmt.Sprintf(
+			"expired at %s and already said void on the pull request that carried it: it stays void, whatever desired "+
+				"holds since; nothing is restored",
+			said,
+		)
 		return x
 	}
 	u := p.unitNamed(s.Environment, s.Unit.Space)
@@ -429,7 +554,7 @@ func (p *planner) restore(u *repoconfig.Unit, indexes []int) {
 	var made []Decision
 	for _, i := range indexes {
 		x := &p.res.Expiries[i]
-		t := p.temporaryAt(x.Receipt)
+		t := p.temporaryAt(x.Receipt, x.carried)
 		d, err := p.restoreDecision(u, t, x, after, branch, rendered)
 		if err != nil {
 			x.State, x.Why = Refused, "the restoring write-back cannot be made: "+err.Error()
@@ -472,13 +597,94 @@ func (p *planner) restore(u *repoconfig.Unit, indexes []int) {
 	p.res.WriteBacks = append(p.res.WriteBacks, wb)
 }
 
-func (p *planner) temporaryAt(path string) temporary {
+// temporaryAt is the temporary acceptance of the receipt at path, its own
+// (carried < 0) or the one it carries at index carried.
+func (p *planner) temporaryAt(path string, carried int) temporary {
 	for _, t := range p.glass.temporary {
-		if t.path == path {
+		if t.path == path && t.carried == carried {
 			return t
 		}
 	}
 	return temporary{}
+}
+
+// supersededBy says which allowed decision of this plan accepts every
+// field of x again, on its object: that decision's receipt replaces x's at
+// its path, so x is not restored. Empty when none does.
+func (p *planner) supersededBy(x *Expiry) string {
+	for _, d := range p.res.Decisions {
+		if d.Outcome != Allow || d.Receipt == nil || d.WriteBack == "" || d.Environment != x.Environment ||
+			d.Object != x.Object || d.Receipt.Spec.Trigger.Expired != nil {
+			continue
+		}
+		all := !slices.ContainsFunc(x.Changes, func(c Change) bool {
+			return !slices.ContainsFunc(d.Changes, func(dc Change) bool { return dc.Field == c.Field })
+		})
+		if !all {
+			continue
+		}
+		term := "for good"
+		if e := d.Receipt.Spec.Expiry; e != nil {
+			term = "until " + e.ExpiresAt
+		}
+		return fmt.Sprintf(
+			"a later acceptance, by %s on %s, accepts its fields again %s: its receipt replaces this one, which is "+
+				"not restored",
+			d.Actor,
+			d.WriteBack,
+			term,
+		)
+	}
+	return ""
+}
+
+// carry is what a receipt at path, changing the fields changed, carries
+// of the temporary acceptances the default branch's receipt there holds
+// (but skip, a restored one): each with its fields changed does not change
+// again. An acceptance already said void is not carried.
+func (p *planner) carry(path string, skip *temporary, changed []receipt.ChangedField) []receipt.Carried {
+	if p.glass == nil {
+		return nil
+	}
+	again := func(object, field string) bool {
+		return slices.ContainsFunc(changed, func(cf receipt.ChangedField) bool {
+			return cf.Object == object && cf.Field == field
+		})
+	}
+	var out []receipt.Carried
+	for _, t := range p.glass.temporary {
+		if t.path != path || skip != nil && t.carried == skip.carried {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339, t.expiry().ExpiresAt)
+		if said, ok := p.snap.Voided[path]; ok && err == nil && said == at.UTC().Format(time.RFC3339) {
+			continue
+		}
+		if c, ok := t.asCarried(again); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// carryNote is the reason a decision gives for what its receipt carries.
+func carryNote(cs []receipt.Carried) []string {
+	out := make([]string, 0, len(cs))
+	for _, c := range cs {
+		fields := make([]string, len(c.ChangedFields))
+		for i, cf := range c.ChangedFields {
+			fields[i] = cf.Field
+		}
+		out = append(out, fmt.Sprintf(
+			"carries: the temporary acceptance %s of %s (until %s, by %s), whose receipt this one replaces: it is "+
+				"still restored at its expiry",
+			c.Name,
+			strings.Join(fields, ", "),
+			c.Expiry.ExpiresAt,
+			c.Expiry.SetBy,
+		))
+	}
+	return out
 }
 
 // restoreDecision is the allowed decision restoring one expired receipt,
@@ -493,7 +699,7 @@ func (p *planner) restoreDecision(
 	rendered *receipt.Render,
 ) (Decision, error) {
 	s := &t.r.Spec
-	role := s.Trigger.Role
+	actor, role, acceptedIntent := t.trigger()
 	when := p.now.Format(time.RFC3339)
 	expired := x.ExpiresAt.UTC().Format(time.RFC3339)
 	d := Decision{
@@ -503,7 +709,7 @@ func (p *planner) restoreDecision(
 		Outcome:     Allow,
 		AutoMerge:   true,
 		WriteBack:   branch,
-		Actor:       s.Trigger.Actor,
+		Actor:       actor,
 		Role:        role,
 		ObservedAt:  x.ExpiresAt,
 		ReceiptPath: t.path,
@@ -516,6 +722,7 @@ func (p *planner) restoreDecision(
 		residual = []any{}
 		rules    []string
 		files    []string
+		entries  []string
 	)
 	for _, c := range x.Changes {
 		dec := p.snap.Policy.Evaluate(
@@ -536,6 +743,9 @@ func (p *planner) restoreDecision(
 			)
 		}
 		d.AutoMerge = d.AutoMerge && dec.Match.AutoMerge
+		if e := dec.Match.Path(); !slices.Contains(entries, e) {
+			entries = append(entries, e)
+		}
 		d.Changes = append(
 			d.Changes,
 			Change{Object: c.Object, Field: c.Field, ValuePath: c.ValuePath, ValuesFile: c.ValuesFile,
@@ -569,6 +779,17 @@ func (p *planner) restoreDecision(
 			)
 		}
 	}
+	if !slices.Contains(entries, x.SetBy) {
+		// The restore is made under the authority that set the expiry, or
+		// not at all: an edited policy whose other entry matches now would
+		// restore under an authority the acceptance never named.
+		return d, fmt.Errorf(
+			"the entry %s that set the expiry no longer authorizes restoring it (%s does now): "+
+				"restore by hand, or accept again",
+			x.SetBy,
+			strings.Join(entries, ", "),
+		)
+	}
 	slices.Sort(files)
 	first := x.Changes[0]
 	closed := len(residual) == 0
@@ -579,7 +800,7 @@ func (p *planner) restoreDecision(
 	intent := fmt.Sprintf(
 		"expiry: the temporary acceptance %s (%s) ended at %s; restoring the value desired before it",
 		x.Name,
-		s.Trigger.Intent,
+		acceptedIntent,
 		expired,
 	)
 	d.Reasons = []string{
@@ -600,7 +821,7 @@ func (p *planner) restoreDecision(
 			Unit: receipt.Unit{Space: u.Name, DesiredRender: strings.Join(files, ", ")},
 			Trigger: receipt.Trigger{
 				Class:  receipt.ClassAuthorized,
-				Actor:  s.Trigger.Actor,
+				Actor:  actor,
 				Role:   role,
 				Intent: intent,
 				At:     expired,
@@ -627,7 +848,7 @@ func (p *planner) restoreDecision(
 				DesiredValueAfter: receipt.ValueOf(first.From),
 				NewRevision:       store.NewRevision(branch),
 				Provenance: receipt.Provenance{
-					Who:       "backflow (expiry of " + s.Trigger.Actor + "'s acceptance)",
+					Who:       "backflow (expiry of " + actor + "'s acceptance)",
 					When:      when,
 					Operation: Operation,
 					Authority: p.snap.PolicyPath,
@@ -682,6 +903,9 @@ func (p *planner) restoreDecision(
 			sec.ReleaseName,
 			sec.Namespace,
 		)
+	}
+	if r.Spec.Carried = p.carry(t.path, &t, changed); len(r.Spec.Carried) > 0 {
+		d.Reasons = append(d.Reasons, carryNote(r.Spec.Carried)...)
 	}
 	if vs := receipt.Verify(r, p.snap.Policy, p.snap.PolicyPath); len(vs) > 0 {
 		return d, fmt.Errorf("the restoring receipt fails verification: %s", receipt.JoinViolations(vs))

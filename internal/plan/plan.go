@@ -42,6 +42,12 @@ type Snapshot struct {
 	// from them. ReceiptsError says why they could not be listed.
 	Receipts      map[string][]byte
 	ReceiptsError string
+	// Voided are the temporary acceptances already said void, by receipt
+	// path, each with the expiresAt it was said void at (the lifecycle
+	// reads them from the notes of the pull requests that carried them):
+	// such an expiry stays void, even when desired holds the accepted
+	// values again.
+	Voided map[string]string
 	// ConfigHub holds what was read of each ConfigHub Unit with its data
 	// (in Files under repoconfig.ConfigHubPath), by that path.
 	ConfigHub map[string]ConfigHubHead
@@ -181,6 +187,12 @@ type Result struct {
 	// Expiries are the temporary acceptances on the default branch, by
 	// receipt path, each with its state at the plan's time.
 	Expiries []Expiry
+	// Restored are the temporary acceptances a merged restoring receipt
+	// has ended (state Restored), by its path, each as the acceptance it
+	// ended: Changes' From the value restored, To the accepted one. They
+	// are done, so reports leave them out; the lifecycle releases a hold
+	// still protecting one.
+	Restored []Expiry
 }
 
 // Options tune how a plan is made, never what it decides: the Result is

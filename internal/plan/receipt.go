@@ -157,6 +157,13 @@ func (p *planner) attachReceipt(
 		r.Spec.Expiry = x
 		r.Spec.NotClaimed = append(r.Spec.NotClaimed, expiryClaim(x))
 	}
+	path := p.receiptPath(u, o.Object.APIVersion, o.Object.Kind, o.Object.Namespace, o.Object.Name)
+	// Receipts are one per object: an earlier temporary acceptance of
+	// other fields would end, silently, with the receipt this one
+	// replaces. Carried, it still lasts its term and is restored.
+	if r.Spec.Carried = p.carry(path, nil, changed); len(r.Spec.Carried) > 0 {
+		d.Reasons = append(d.Reasons, carryNote(r.Spec.Carried)...)
+	}
 	if rendered != nil {
 		r.Spec.Render = rendered
 		r.Spec.RoundTrip.RenderedAfterMatchesObserved = &closed
@@ -169,7 +176,7 @@ func (p *planner) attachReceipt(
 		return fmt.Errorf("the receipt fails verification: %s", receipt.JoinViolations(vs))
 	}
 	d.Receipt = r
-	d.ReceiptPath = p.receiptPath(u, o.Object.APIVersion, o.Object.Kind, o.Object.Namespace, o.Object.Name)
+	d.ReceiptPath = path
 	return nil
 }
 

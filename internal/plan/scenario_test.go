@@ -30,7 +30,8 @@ var markdownScenarios = map[string]bool{"seed-incident": true, "deny-reasons": t
 // scenarios lists testdata/scenarios/<scenario> folders: repo/ (a GitOps
 // checkout), observations/, an optional args file (the extra command-line
 // arguments of backflow plan, one per line: --trust LEVEL), an optional
-// audit.jsonl (an audit log every observation is joined with), and the goldens
+// audit.jsonl (an audit log every observation is joined with), an optional
+// voided file (the expiries already said void), and the goldens
 // expected.json (the JSON contract), expected.md (some) and writebacks.txt
 // (each write-back's branch, files as a line diff, and receipt paths).
 func scenarios(t *testing.T) []string {
@@ -81,6 +82,7 @@ func planScenario(t *testing.T, dir string) (plan.Result, plan.Snapshot) {
 	obs := source.LoadPath(filepath.Join(dir, "observations"), observe.Options{Ceiling: scenarioTrust(t, dir)})
 	obs.ApplyForgets()
 	joinScenarioAudit(t, dir, obs.Observations)
+	got.Snapshot.Voided = scenarioVoided(t, dir)
 	now, _ := time.Parse(time.RFC3339, scenarioNow)
 	res := plan.Plan(obs.Observations, obs.Triggers, got.Snapshot, now)
 	res.Notices = obs.Notices
@@ -90,6 +92,29 @@ func planScenario(t *testing.T, dir string) (plan.Result, plan.Snapshot) {
 	}
 	res.Errors = append(errs, res.Errors...)
 	return res, got.Snapshot
+}
+
+// scenarioVoided reads the scenario's voided file, when it has one: the
+// temporary acceptances already said void, one "receipt-path expiresAt" a
+// line, as the lifecycle reads them from the pull requests' notes.
+func scenarioVoided(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "voided"))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for line := range strings.Lines(string(data)) {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			t.Fatalf("%s/voided: want \"receipt-path expiresAt\", got %q", dir, line)
+		}
+		out[f[0]] = f[1]
+	}
+	return out
 }
 
 // joinScenarioAudit joins each observation with the scenario's audit log,

@@ -1,6 +1,7 @@
 package receipt
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -22,6 +23,22 @@ type Expiry struct {
 	// says it asked for more than the entry allows and got the entry's.
 	Requested string `yaml:"requested,omitempty"`
 	Bounded   bool   `yaml:"bounded,omitempty"`
+}
+
+// Carried is an earlier temporary acceptance of the object, carried by a
+// later receipt at its path so that it is still restored at its expiry.
+type Carried struct {
+	// Name is the earlier receipt's metadata.name; Actor, Role and Intent
+	// its trigger's: the restoring write-back is made under that role.
+	Name   string `yaml:"name"`
+	Actor  string `yaml:"actor"`
+	Role   string `yaml:"role"`
+	Intent string `yaml:"intent"`
+	// Expiry is the earlier receipt's expiry.
+	Expiry Expiry `yaml:"expiry"`
+	// ChangedFields are its accepted fields that no later acceptance
+	// changed again: from is the value desired before it.
+	ChangedFields []ChangedField `yaml:"changedFields"`
 }
 
 // Expired names the temporary acceptance a restoring receipt ends.
@@ -56,6 +73,7 @@ func (r *Receipt) ExpiresAt() (time.Time, bool) {
 // receipt, the entry and an expiry no later than its own write-back, and
 // has no expiry of its own.
 func (v *verifier) expiry(s *Spec, pol *policy.Policy) {
+	v.carried(s)
 	when, err := time.Parse(time.RFC3339, s.WriteBack.Provenance.When)
 	if err != nil {
 		return // reported as writeBack.provenance.when
@@ -142,9 +160,45 @@ func (v *verifier) expiry(s *Spec, pol *policy.Policy) {
 	}
 }
 
+// carried checks the earlier acceptances a receipt carries: each names
+// its receipt, role and entry, expires at an RFC 3339 time, and has fields
+// this receipt does not change again (those it does are superseded, not
+// carried).
+func (v *verifier) carried(s *Spec) {
+	for i, c := range s.Carried {
+		at := fmt.Sprintf("carried[%d]", i)
+		for _, f := range []struct{ name, value string }{{"name", c.Name}, {"role", c.Role},
+			{"expiry.setBy", c.Expiry.SetBy}} {
+			if f.value == "" {
+				v.fail(at+"."+f.name, "required")
+			}
+		}
+		v.rfc3339(at+".expiry.expiresAt", c.Expiry.ExpiresAt)
+		if len(c.ChangedFields) == 0 {
+			v.fail(at+".changedFields", "required: a carried acceptance has fields to restore")
+		}
+		for j, cf := range c.ChangedFields {
+			if slices.ContainsFunc(s.Bounds.ChangedFields, func(o ChangedField) bool {
+				return o.Object == cf.Object && o.Field == cf.Field
+			}) {
+				v.fail(fmt.Sprintf("%s.changedFields[%d]", at, j),
+					"%s %s is changed again by this receipt: superseded, not carried", cf.Object, cf.Field)
+			}
+		}
+	}
+}
+
 // expiryNote is what the rollup table adds to a receipt's accepted change:
 // when a temporary acceptance ends, or which one a restoring receipt ends.
 func expiryNote(r *Receipt) string {
+	var carried string
+	for _, c := range r.Spec.Carried {
+		carried += " (carries: " + code(c.Name) + " until " + cell(c.Expiry.ExpiresAt) + ")"
+	}
+	return ownExpiryNote(r) + carried
+}
+
+func ownExpiryNote(r *Receipt) string {
 	switch {
 	case r.Spec.Expiry != nil:
 		return " (until " + cell(r.Spec.Expiry.ExpiresAt) + ")"

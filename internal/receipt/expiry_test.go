@@ -112,3 +112,65 @@ func TestTableShowsExpiry(t *testing.T) {
 		t.Fatalf("row\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestVerifyCarried holds a receipt's carried acceptances to their rules:
+// each names its receipt, role and entry, expires at a time, and has
+// fields the receipt does not change again (those are superseded).
+func TestVerifyCarried(t *testing.T) {
+	seed := readFile(t, seedReceiptPath)
+	seedPol := loadPolicy(t, seedPolicyPath)
+	carried := func(field, at, setBy string) string {
+		return edit(t, seed, "  roundTrip:\n", `  carried:
+    - name: redis-prod-us-east-replica-image
+      actor: alice
+      role: platform-sre
+      intent: 'incident-fix: pin the image until 8h'
+      expiry:
+        expiresAt: "`+at+`"
+        setBy: `+setBy+`
+      changedFields:
+        - object: "apps/v1|StatefulSet|redis|redis-replicas"
+          field: `+field+`
+          valuePath: replica.image.tag
+          from: "7.2"
+          to: "7.2.4"
+  roundTrip:
+`)
+	}
+	const image = "spec.template.spec.containers[0].image"
+	for _, tc := range []struct {
+		why  string
+		doc  string
+		want []string
+	}{
+		{"another field's acceptance, carried", carried(image, "2026-06-18T20:00:05Z", "spec.rules[0].mayAccept[0]"), nil},
+		{"the field this receipt changes again is superseded, not carried",
+			carried("spec.replicas", "2026-06-18T20:00:05Z", "spec.rules[0].mayAccept[0]"),
+			[]string{"carried[0].changedFields[0]"}},
+		{"no entry named", carried(image, "2026-06-18T20:00:05Z", `""`), []string{"carried[0].expiry.setBy"}},
+		{"not a time", carried(image, "tomorrow", "spec.rules[0].mayAccept[0]"), []string{"carried[0].expiry.expiresAt"}},
+	} {
+		t.Run(tc.why, func(t *testing.T) {
+			if got := paths(verifyText(t, tc.doc, seedPol, seedPolicyRef)); !slices.Equal(got, tc.want) {
+				t.Fatalf("violations at %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// Written and read back whole: the acceptance is still there to restore.
+	r, _, err := Parse("r.yaml", []byte(carried(image, "2026-06-18T20:00:05Z", "spec.rules[0].mayAccept[0]")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, _, err := Parse("r.yaml", data)
+	if err != nil || len(back.Spec.Carried) != 1 || back.Spec.Carried[0].Expiry.ExpiresAt != "2026-06-18T20:00:05Z" ||
+		len(back.Spec.Carried[0].ChangedFields) != 1 || back.Spec.Carried[0].ChangedFields[0].Field != image {
+		t.Fatalf("read back %+v (%v) from\n%s", back, err, data)
+	}
+	if row := TableRow(back); !strings.Contains(row, "(carries: `redis-prod-us-east-replica-image` until 2026-06-18T20:00:05Z)") {
+		t.Errorf("the table does not say the carried acceptance: %s", row)
+	}
+}

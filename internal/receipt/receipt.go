@@ -85,6 +85,10 @@ type Spec struct {
 	// expiresAt, set by a policy entry's acceptFor or the intent's ask.
 	// Absent on a permanent acceptance.
 	Expiry *Expiry `yaml:"expiry,omitempty"`
+	// Carried are the temporary acceptances of the receipt this one
+	// replaced at its path (receipts are one per object) whose fields this
+	// one leaves alone: they still last their term and are restored.
+	Carried []Carried `yaml:"carried,omitempty"`
 	// Render is backflow's render witness: the chart rendered with the
 	// values before and after the write-back. Absent when the unit's chart
 	// is not rendered.
