@@ -209,19 +209,22 @@ func (h *hubClient) installationToken() (string, error) {
 		Token     string    `json:"token"`
 		ExpiresAt time.Time `json:"expires_at"`
 	}
-	if err := h.call(http.MethodPost, fmt.Sprintf("/app/installations/%d/access_tokens", h.ep.InstallationID), "Bearer "+jwt, &tok); err != nil {
+	if err := h.call(http.MethodPost, fmt.Sprintf("/app/installations/%d/access_tokens", h.ep.InstallationID), "Bearer "+jwt, nil, &tok); err != nil {
 		return "", err
 	}
 	h.token, h.until = tok.Token, tok.ExpiresAt.Add(-time.Minute)
 	return h.token, nil
 }
 
-func (h *hubClient) call(method, path, auth string, out any) error {
-	req, err := http.NewRequest(method, strings.TrimSuffix(h.ep.APIURL, "/")+path, nil)
+func (h *hubClient) call(method, path, auth string, payload []byte, out any) error {
+	req, err := http.NewRequest(method, strings.TrimSuffix(h.ep.APIURL, "/")+path, bytes.NewReader(payload))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Authorization", auth)
+	if payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	req.Header.Set("Accept", "application/vnd.github+json")
 	resp, err := h.http.Do(req)
 	if err != nil {
@@ -243,7 +246,26 @@ func (h *hubClient) get(t *testing.T, path string, out any) error {
 	if err != nil {
 		return err
 	}
-	return h.call(http.MethodGet, path, "token "+tok, out)
+	return h.call(http.MethodGet, path, "token "+tok, nil, out)
+}
+
+// send writes through the hub's REST API: method on path with the JSON of
+// body, as the App's installation (the hub's process issues no person
+// tokens; backflow tells its own closes apart by the marker it writes
+// when it closes one, not by the token). out, when not nil, gets the answer.
+func (h *hubClient) send(method, path string, body, out any) error {
+	tok, err := h.installationToken()
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	if out == nil {
+		out = &json.RawMessage{}
+	}
+	return h.call(method, path, "token "+tok, data, out)
 }
 
 type pull struct {

@@ -30,6 +30,8 @@ type replicaSeen struct {
 	at       time.Time
 	replicas int64
 	rv       string
+	// held says the object carried backflow's backflow.dev/hold.
+	held bool
 }
 
 // values are the distinct values in the order the watch saw them, and
