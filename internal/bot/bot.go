@@ -380,15 +380,20 @@ func (rc *repoCycle) run() {
 	}
 	chains = append(chains, rc.in.FollowUps(prs)...)
 	chains = append(chains, rc.in.Expiries(prs)...)
+	var live []lifecycle.LiveHold
 	if rc.b.opts.Holds != nil {
 		// The holds first: an accepted change is held before its pull
 		// request is opened, or merged.
-		if live, err := rc.b.liveHolds(rc.ctx); err != nil {
+		if live, err = rc.b.liveHolds(rc.ctx); err != nil {
 			rc.fail("", err)
 		} else {
+			countHolds(rc.rep, rc.in.Repo, live)
 			chains = append(rc.in.Holds(prs, live), chains...)
 		}
 	}
+	// Reverts are counted with holds off too: the at-risk window without
+	// a hold is what a hold is weighed against.
+	rc.rep.Holds.Reverts = reverts(&rc.res, rc.in.Repo, live)
 	x := rc.x
 	x.head = rc.head
 	x.run(chains)
@@ -407,7 +412,7 @@ func (rc *repoCycle) run() {
 // effects once the head is read (its head).
 func (rc *repoCycle) executor() *executor {
 	return &executor{ctx: rc.ctx, f: rc.b.opts.Forge, repo: rc.repo, author: rc.author, method: rc.b.opts.CommitMethod,
-		key: rc.b.opts.CommitKey, dryRun: rc.b.opts.DryRun, rep: rc.rep, log: rc.log, holds: rc.b.opts.Holds,
+		key: rc.b.opts.CommitKey, dryRun: rc.b.opts.DryRun, rep: rc.rep, log: rc.log, holds: rc.b.opts.Holds, now: rc.b.now,
 		revisions: rc.b.opts.Revisions,
 		read:      func(p string) ([]byte, error) { return rc.b.readFile(rc.ctx, rc.repo, rc.head, p) }}
 }

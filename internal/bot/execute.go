@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/backflow-dev/backflow/internal/diffbound"
 	"github.com/backflow-dev/backflow/internal/forge"
@@ -59,6 +60,8 @@ type executor struct {
 	dryRun bool
 	// holds applies Hold and Release effects; nil when holding is off.
 	holds HoldPort
+	// now is the bot's clock, for the at-risk window a hold closes.
+	now func() time.Time
 	// read reads a file at the cycle's head through the bot's cache.
 	read func(path string) ([]byte, error)
 	rep  *RepoReport

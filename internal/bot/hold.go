@@ -3,10 +3,12 @@ package bot
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/backflow-dev/backflow/internal/hold"
 	"github.com/backflow-dev/backflow/internal/lifecycle"
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/plan"
 )
 
 // HoldPort is what the executor needs of the clusters to hold the forward
@@ -81,5 +83,55 @@ func (x *executor) hold(e lifecycle.Effect) bool {
 		}
 	}
 	x.act(e, e.Reason)
+	h := &x.rep.Holds
+	switch {
+	case e.Kind == lifecycle.Hold:
+		h.InPlace++
+		h.Held = append(h.Held, max(x.now().Sub(a.ChangedAt), 0))
+	case a.Cause != hold.CauseMarkRemoved:
+		h.InPlace-- // a hold whose mark was removed was no longer in place
+		fallthrough
+	default:
+		h.Released = append(h.Released, a.Cause)
+	}
 	return true
+}
+
+// countHolds starts the cycle's count of the holds in place: the sealed
+// holds of repo on the live objects, as read before the cycle decides.
+func countHolds(rep *RepoReport, repo string, live []lifecycle.LiveHold) {
+	rep.Holds.Read = true
+	for _, h := range live {
+		if h.State == hold.Sealed && h.Record.Repo == repo {
+			rep.Holds.InPlace++
+		}
+	}
+}
+
+// reverts are the forward controller's reverts of a person's change that
+// the plan's newest observations record on objects no sealed hold of repo
+// was on: the at-risk window that ended in a revert.
+func reverts(res *plan.Result, repo string, live []lifecycle.LiveHold) []RevertReport {
+	held := map[string]bool{}
+	for _, h := range live {
+		if h.State == hold.Sealed && h.Record.Repo == repo {
+			held[h.Cluster+"\x00"+h.Object.String()] = true
+		}
+	}
+	var out []RevertReport
+	for _, seen := range res.Observed {
+		o := seen.Newest
+		if o == nil || held[o.Cluster+"\x00"+seen.Object] {
+			continue
+		}
+		for _, f := range o.Fields {
+			if r := f.Reverted; r != nil && !r.ChangedAt.IsZero() {
+				out = append(out, RevertReport{
+					Key:    strings.Join([]string{o.Cluster, seen.Object, f.Path, r.ChangedVersion, r.Version}, "\x00"),
+					Window: max(o.ObservedAt.Sub(r.ChangedAt), 0),
+				})
+			}
+		}
+	}
+	return out
 }

@@ -50,6 +50,12 @@ type HoldAction struct {
 	ReconcilePatch []byte
 	// Record is the hold placed or released.
 	Record hold.Record
+	// ChangedAt is when the live change a Hold holds was made (the kept
+	// transition's time, else the observation's): the start of its at-risk
+	// window, which ends when the hold is placed.
+	ChangedAt time.Time
+	// Cause is why a Release releases (one of hold.Causes).
+	Cause string
 }
 
 // Holds decides every hold of the cycle, one chain each: the holds to
@@ -126,7 +132,7 @@ func (in *Input) placeHolds(wb *plan.WriteBack, prs []forge.PullRequest, held ma
 			if patch, err = hold.Place(rec, value, o.ResourceVersion); err == nil {
 				out = append(out, Effect{Kind: Hold, Branch: wb.Branch,
 					Hold: &HoldAction{Cluster: o.Cluster, Object: o.Object, Patch: patch, Controller: cfg.Controller,
-						Applier: cfg.Applier, Record: rec},
+						Applier: cfg.Applier, Record: rec, ChangedAt: changedAt(o)},
 					Reason: fmt.Sprintf("hold %s on %s (%s) until %s: %s stays off it until the merge is applied",
 						objectName(object), o.Cluster, strings.Join(fields[object], ", "),
 						rec.Until.UTC().Format(time.RFC3339), cfg.Controller)})
@@ -187,6 +193,25 @@ func (in *Input) newestOf(env, object string) *observe.Observation {
 	return newest
 }
 
+// changedAt is when the live change o carries was made: the attributed
+// change's time, else the earliest kept transition a revert records, else
+// when o was read.
+func changedAt(o *observe.Observation) time.Time {
+	if !o.Change.At.IsZero() {
+		return o.Change.At
+	}
+	var at time.Time
+	for _, f := range o.Fields {
+		if r := f.Reverted; r != nil && !r.ChangedAt.IsZero() && (at.IsZero() || r.ChangedAt.Before(at)) {
+			at = r.ChangedAt
+		}
+	}
+	if at.IsZero() {
+		return o.ObservedAt
+	}
+	return at
+}
+
 // decideLiveHold is the effect for one hold found live: a Release when a
 // sealed hold of this repository is due, a Skip reporting a mark that is
 // not backflow's, nothing while a hold is kept.
@@ -232,7 +257,7 @@ func (in *Input) decideLiveHold(h LiveHold, prs []forge.PullRequest) (Effect, bo
 		return Effect{Kind: Skip, Reason: err.Error()}, true
 	}
 	act := &HoldAction{Cluster: h.Cluster, Object: h.Object, Patch: patch, Controller: h.Record.Controller,
-		Applier: h.Record.Applier, Record: h.Record}
+		Applier: h.Record.Applier, Record: h.Record, Cause: d.Cause}
 	if d.Reconcile {
 		act.ReconcilePatch = hold.Reconcile(in.Now)
 	}

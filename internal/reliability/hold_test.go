@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -176,7 +177,10 @@ func TestCase37HoldNeverLeftBehind(t *testing.T) {
 		watch := &staticSource{}
 		b := newBot(e, watch, c)
 		watch.set(c.observed(4, e.clock.Now()))
-		e.cycle(b)
+		first := e.cycle(b).Repos[0].Holds
+		if !first.Read || first.InPlace != 1 || len(first.Held) != 1 || first.Held[0] < 0 {
+			t.Errorf("why: the metrics see the hold placed, in place, and its at-risk window; %+v", first)
+		}
 		prs := e.pulls(a, e.repo)
 		if len(prs) != 1 || !prs[0].Merged {
 			t.Fatalf("alice's change: %+v, want one merged pull request", prs)
@@ -203,7 +207,10 @@ func TestCase37HoldNeverLeftBehind(t *testing.T) {
 		c.mu.Unlock()
 		e.clock.Advance(time.Minute)
 		watch.set(c.observed(4, e.clock.Now()))
-		e.cycle(b)
+		applied := e.cycle(b).Repos[0].Holds
+		if applied.InPlace != 0 || !slices.Equal(applied.Released, []string{hold.CauseApplied}) {
+			t.Errorf("why: the metrics count the release by its reason, and nothing left in place; %+v", applied)
+		}
 		releasedAfterApply := c.state(t, commitKey, "redis-replicas") == hold.None
 		if !releasedAfterApply || c.reconciles != 1 {
 			t.Errorf("why: once the merge is applied the hold is released and the applier asked to reconcile; hold %s, %d reconciles",
@@ -262,7 +269,9 @@ func TestCase37HoldNeverLeftBehind(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.clock.Advance(time.Minute)
-		e.cycle(b)
+		if got := e.cycle(b).Repos[0].Holds.Released; !slices.Equal(got, []string{hold.CauseClosed}) {
+			t.Errorf("why: a close by a person is released as closed; %v", got)
+		}
 		releasedOnClose := c.state(t, commitKey, "redis-replicas") == hold.None
 		if !releasedOnClose {
 			t.Errorf("why: a pull request a person closes releases its hold; hold %s", c.state(t, commitKey, "redis-replicas"))
@@ -275,7 +284,9 @@ func TestCase37HoldNeverLeftBehind(t *testing.T) {
 		heldAgain := c.state(t, commitKey, "redis-replicas") == hold.Sealed
 		e.clock.Advance(61 * time.Minute)
 		watch.set(c.observed(5, e.clock.Now()))
-		e.cycle(b)
+		if got := e.cycle(b).Repos[0].Holds.Released; !slices.Equal(got, []string{hold.CauseMaximum}) {
+			t.Errorf("why: a hold past its maximum is released as such; %v", got)
+		}
 		releasedAtMax := c.state(t, commitKey, "redis-replicas") == hold.None
 		if !heldWithoutPull || !heldAgain || !releasedAtMax {
 			t.Errorf("why: held though the open failed %v, held again %v, released at the maximum %v; want all", heldWithoutPull, heldAgain, releasedAtMax)
