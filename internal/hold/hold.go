@@ -299,9 +299,11 @@ func Due(r Record, st State, p PullState, now time.Time) Decision {
 	case p.Contested != "":
 		return release(CauseContested, false, "%s changed a held field of %s: re-planned", p.Contested, r.Object)
 	case p.Merged && (p.AppliedIncludesMerge || AppliedRevision(p.Applied) == p.MergeCommit):
-		return release(CauseApplied, true, "the merge %s of %s is applied by %s (%s)", short(p.MergeCommit), r.Branch, r.Applier, p.Applied)
+		return release(CauseApplied, true, "the merge %s of %s is applied by %s (%s)", short(p.MergeCommit), r.Branch,
+			r.Applier, p.Applied)
 	case !p.Open && !p.Merged:
-		return release(CauseClosed, true, "the pull request of %s was closed without merge: the controller reverts the change", r.Branch)
+		return release(CauseClosed, true,
+			"the pull request of %s was closed without merge: the controller reverts the change", r.Branch)
 	case !now.Before(r.Until):
 		return release(CauseMaximum, true, "held since %s, the maximum hold time (until %s) has passed",
 			r.Since.UTC().Format(time.RFC3339), r.Until.UTC().Format(time.RFC3339))
