@@ -366,6 +366,22 @@ func (rc *repoCycle) run() {
 	// any of it is done: the closed pull requests' cleanups, each unit's
 	// whole chain, and the follow-up of merged write-backs.
 	var chains [][]lifecycle.Effect
+	var live []lifecycle.LiveHold
+	if rc.b.opts.Holds != nil {
+		// The holds first: an accepted change is held before its pull
+		// request is opened, or merged; and decided before the units'
+		// chains, whose bodies list the holds in place.
+		if live, err = rc.b.liveHolds(rc.ctx); err != nil {
+			rc.fail("", err)
+		} else {
+			countHolds(rc.rep, rc.in.Repo, live)
+			chains = rc.in.Holds(prs, live)
+			rc.in.ListHeld(units)
+		}
+	}
+	// Reverts are counted with holds off too: the at-risk window without
+	// a hold is what a hold is weighed against.
+	rc.rep.Holds.Reverts = reverts(&rc.res, rc.in.Repo, live)
 	for _, u := range units {
 		chains = append(chains, lifecycle.Cleanups(u)...)
 	}
@@ -380,20 +396,6 @@ func (rc *repoCycle) run() {
 	}
 	chains = append(chains, rc.in.FollowUps(prs)...)
 	chains = append(chains, rc.in.Expiries(prs)...)
-	var live []lifecycle.LiveHold
-	if rc.b.opts.Holds != nil {
-		// The holds first: an accepted change is held before its pull
-		// request is opened, or merged.
-		if live, err = rc.b.liveHolds(rc.ctx); err != nil {
-			rc.fail("", err)
-		} else {
-			countHolds(rc.rep, rc.in.Repo, live)
-			chains = append(rc.in.Holds(prs, live), chains...)
-		}
-	}
-	// Reverts are counted with holds off too: the at-risk window without
-	// a hold is what a hold is weighed against.
-	rc.rep.Holds.Reverts = reverts(&rc.res, rc.in.Repo, live)
 	x := rc.x
 	x.head = rc.head
 	x.run(chains)

@@ -236,6 +236,8 @@ func (x *executor) do(e lifecycle.Effect) bool {
 		return x.drift(e)
 	case lifecycle.Hold, lifecycle.Release:
 		return x.hold(e)
+	case lifecycle.ListHolds:
+		return x.record(e, forge.Annotation{}, "error listing the holds in place on #%d: %w")
 	}
 	return x.fail(e.Branch, fmt.Errorf("no way to apply a %q effect", e.Kind))
 }

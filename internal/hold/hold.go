@@ -46,6 +46,9 @@ const (
 	FluxHelm      = "flux-helm"
 )
 
+// Mark is the annotation that is controller's hands-off mark.
+func Mark(controller string) (string, error) { return markOf(controller) }
+
 // markOf is the annotation that is the controller's hands-off mark.
 func markOf(controller string) (string, error) {
 	switch controller {

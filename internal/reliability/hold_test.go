@@ -282,17 +282,58 @@ func TestCase37HoldNeverLeftBehind(t *testing.T) {
 		watch.set(c.observed(5, e.clock.Now()))
 		e.cycle(b)
 		heldAgain := c.state(t, commitKey, "redis-replicas") == hold.Sealed
+		e.clock.Advance(time.Minute)
+		watch.set(c.observed(5, e.clock.Now()))
+		e.cycle(b)
+		var held forge.PullRequest
+		for _, pr := range e.pulls(a, e.repo) {
+			if pr.State == forge.StateOpen {
+				held = pr
+			}
+		}
+		if !strings.Contains(held.Body, "### Held on the clusters") || !strings.Contains(held.Body, "redis-replicas") {
+			t.Errorf("why: the pull request's body lists the hold in place:\n%s", held.Body)
+		}
 		e.clock.Advance(61 * time.Minute)
 		watch.set(c.observed(5, e.clock.Now()))
 		if got := e.cycle(b).Repos[0].Holds.Released; !slices.Equal(got, []string{hold.CauseMaximum}) {
 			t.Errorf("why: a hold past its maximum is released as such; %v", got)
 		}
 		releasedAtMax := c.state(t, commitKey, "redis-replicas") == hold.None
+		// The release is said once on the pull request, its body lists no
+		// hold, and the same proposal is not held again.
+		for range 2 {
+			e.clock.Advance(time.Minute)
+			watch.set(c.observed(5, e.clock.Now()))
+			e.cycle(b)
+		}
+		heldAfterMax := c.state(t, commitKey, "redis-replicas") != hold.None
+		comments, err := a.ListComments(e.ctx, e.repo, held.Number)
+		if err != nil {
+			t.Fatal(err)
+		}
+		saidAtMax := 0
+		for _, cm := range comments {
+			if strings.Contains(cm.Body, "the maximum hold time") {
+				saidAtMax++
+			}
+		}
+		var body string
+		for _, pr := range e.pulls(a, e.repo) {
+			if pr.Number == held.Number {
+				body = pr.Body
+			}
+		}
+		if heldAfterMax || saidAtMax != 1 || strings.Contains(body, "### Held on the clusters") {
+			t.Errorf("why: released at the maximum: held again %v, said %d times (want 1), body still lists it %v",
+				heldAfterMax, saidAtMax, strings.Contains(body, "### Held on the clusters"))
+		}
 		if !heldWithoutPull || !heldAgain || !releasedAtMax {
 			t.Errorf("why: held though the open failed %v, held again %v, released at the maximum %v; want all", heldWithoutPull, heldAgain, releasedAtMax)
 		}
 		figures = append(figures, "denied_held", bobHeld, "held_across_a_failed_open", boolInt(heldWithoutPull),
-			"released_on_close", boolInt(releasedOnClose), "released_at_maximum", boolInt(releasedAtMax))
+			"released_on_close", boolInt(releasedOnClose), "released_at_maximum", boolInt(releasedAtMax),
+			"held_again_after_maximum", boolInt(heldAfterMax), "said_at_maximum", saidAtMax)
 	}
 	report(t, "37", "hold-never-left-behind", figures...)
 }
