@@ -28,6 +28,7 @@ type Forge interface {
 	App(ctx context.Context) (forge.App, error)
 	BranchHead(ctx context.Context, repo forge.Repo, branch string) (string, error)
 	CommitsSince(ctx context.Context, repo forge.Repo, base, head string) ([]forge.Commit, error)
+	Contains(ctx context.Context, repo forge.Repo, commit, head string) (bool, error)
 	ListPullRequests(ctx context.Context, repo forge.Repo, filter forge.PullRequestFilter) ([]forge.PullRequest, error)
 	Repositories(ctx context.Context) ([]forge.Repo, error)
 	ListFiles(ctx context.Context, repo forge.Repo, sha, dir string) ([]string, error)
@@ -375,6 +376,7 @@ func (rc *repoCycle) run() {
 			rc.fail("", err)
 		} else {
 			countHolds(rc.rep, rc.in.Repo, live)
+			rc.mergesApplied(prs, live)
 			chains = rc.in.Holds(prs, live)
 			rc.in.ListHeld(units)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/hold"
 	"github.com/backflow-dev/backflow/internal/lifecycle"
 	"github.com/backflow-dev/backflow/internal/observe"
@@ -134,4 +135,33 @@ func reverts(res *plan.Result, repo string, live []lifecycle.LiveHold) []RevertR
 		}
 	}
 	return out
+}
+
+// mergesApplied says, of each sealed hold of the repository whose pull
+// request merged and whose applier applied another revision of the
+// default branch than the merge commit, whether that revision is a later
+// one: the forge compares the merge with it. A comparison that fails
+// leaves the hold to be decided again next cycle (until its maximum).
+func (rc *repoCycle) mergesApplied(prs []forge.PullRequest, live []lifecycle.LiveHold) {
+	for i := range live {
+		h := &live[i]
+		if h.State != hold.Sealed || h.Record.Repo != rc.in.Repo || h.Applied == "" {
+			continue
+		}
+		merge, applied := rc.in.MergeOf(prs, h.Record), hold.AppliedRevision(h.Applied)
+		if merge == "" || applied == "" || applied == merge {
+			continue
+		}
+		if branch, _, named := strings.Cut(h.Applied, "@"); named && strings.TrimPrefix(branch, "refs/heads/") !=
+			rc.repo.DefaultBranch {
+			continue // a revision of another branch: not the default branch's history
+		}
+		later, err := rc.b.opts.Forge.Contains(rc.ctx, rc.repo, merge, applied)
+		if err != nil {
+			rc.log.Warn("applied revision not compared with the merge", "applier", h.Record.Applier,
+				"applied", h.Applied, "merge", merge, "error", err)
+			continue
+		}
+		h.AppliedIncludesMerge = later
+	}
 }

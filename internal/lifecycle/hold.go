@@ -31,8 +31,8 @@ type LiveHold struct {
 	Record hold.Record
 	State  hold.State
 	// Applied is the applier's status.lastAppliedRevision, and
-	// AppliedIncludesMerge whether that revision holds the merge (the
-	// port asks the forge).
+	// AppliedIncludesMerge whether that revision holds the merge of the
+	// hold's pull request (MergeOf): the cycle asks the forge.
 	Applied              string
 	AppliedIncludesMerge bool
 }
@@ -331,15 +331,10 @@ func (in *Input) decideLiveHold(h LiveHold, prs []forge.PullRequest) ([]Effect, 
 		return nil, false // another repository's hold: its own cycle decides it
 	}
 	p := hold.PullState{Applied: h.Applied, AppliedIncludesMerge: h.AppliedIncludesMerge}
-	var st *Pull
-	for _, pr := range prs {
-		m, ok := in.pullMarker(pr)
-		if !pr.Mine || pr.HeadRef != h.Record.Branch || !ok || m.Fingerprint != h.Record.Fingerprint ||
-			st != nil && pr.Number < st.PR.Number {
-			continue
-		}
+	st := in.pullOf(prs, h.Record)
+	if st != nil {
+		pr := st.PR
 		p.Found, p.Open, p.Merged, p.MergeCommit = true, pr.State == forge.StateOpen, pr.Merged, pr.MergeCommitSHA
-		st = &Pull{PR: pr, Marker: m}
 	}
 	if !p.Found && in.proposes(h.Record) {
 		// The same proposal is planned again: this cycle opens its pull
@@ -377,6 +372,33 @@ func (in *Input) decideLiveHold(h LiveHold, prs []forge.PullRequest) ([]Effect, 
 		return []Effect{c, release}, true
 	}
 	return []Effect{release}, true
+}
+
+// pullOf is the pull request of the proposal the hold r was placed for:
+// the newest of the App's pull requests of its branch whose marker names
+// its fingerprint; nil when there is none.
+func (in *Input) pullOf(prs []forge.PullRequest, r hold.Record) *Pull {
+	var st *Pull
+	for _, pr := range prs {
+		m, ok := in.pullMarker(pr)
+		if !pr.Mine || pr.HeadRef != r.Branch || !ok || m.Fingerprint != r.Fingerprint ||
+			st != nil && pr.Number < st.PR.Number {
+			continue
+		}
+		st = &Pull{PR: pr, Marker: m}
+	}
+	return st
+}
+
+// MergeOf is the merge commit of the pull request the hold r was placed
+// for; empty while it is not merged. The hold port's caller asks the forge
+// whether the applier's revision is that merge or a later one
+// (LiveHold.AppliedIncludesMerge).
+func (in *Input) MergeOf(prs []forge.PullRequest, r hold.Record) string {
+	if st := in.pullOf(prs, r); st != nil && st.PR.Merged {
+		return st.PR.MergeCommitSHA
+	}
+	return ""
 }
 
 // holdMaximumNote is the note a release at the maximum hold time records

@@ -230,6 +230,51 @@ func TestCase37HoldNeverLeftBehind(t *testing.T) {
 			boolInt(releasedAfterApply), "reconcile_requests", c.reconciles, "foreign_marks_touched", c.patched["redis-master"])
 	}
 
+	// The applier applied a later commit of main first: the merge is in
+	// it (the forge compares them), so the hold is released then, not at
+	// its maximum; a revision from before the merge keeps it.
+	{
+		e := newHubEnv(t, holdFiles(t))
+		a := e.adapter(nil)
+		c := newHeldCluster()
+		watch := &staticSource{}
+		b := newBot(e, watch, c)
+		before, err := a.BranchHead(e.ctx, e.repo, "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		watch.set(c.observed(4, e.clock.Now()))
+		e.cycle(b)
+		prs := e.pulls(a, e.repo)
+		if len(prs) != 1 || !prs[0].Merged || c.state(t, commitKey, "redis-replicas") != hold.Sealed {
+			t.Fatalf("alice's change: %+v, want one merged pull request, held", prs)
+		}
+		c.mu.Lock()
+		c.applied = "main@sha1:" + before
+		c.mu.Unlock()
+		e.clock.Advance(time.Minute)
+		watch.set(c.observed(4, e.clock.Now()))
+		e.cycle(b)
+		keptBeforeMerge := c.state(t, commitKey, "redis-replicas") == hold.Sealed
+		// A commit on top of the merge (main itself is protected here: it
+		// is made on a branch from main's head, as the next merge would be).
+		later := e.pushAs(e.person("carol"), e.repo, "later", "main", map[string]string{"docs/later.md": "later\n"},
+			"a later commit on main")
+		c.mu.Lock()
+		c.applied = "main@sha1:" + later
+		c.mu.Unlock()
+		e.clock.Advance(time.Minute)
+		watch.set(c.observed(4, e.clock.Now()))
+		released := e.cycle(b).Repos[0].Holds.Released
+		releasedAtLater := c.state(t, commitKey, "redis-replicas") == hold.None
+		if !keptBeforeMerge || !releasedAtLater || !slices.Equal(released, []string{hold.CauseApplied}) || c.reconciles != 1 {
+			t.Errorf("why: a revision before the merge keeps the hold (%v); a later one releases it as applied (%v, %v), "+
+				"asking a reconcile (%d)", keptBeforeMerge, releasedAtLater, released, c.reconciles)
+		}
+		figures = append(figures, "kept_at_a_revision_before_the_merge", boolInt(keptBeforeMerge),
+			"released_at_a_later_revision", boolInt(releasedAtLater))
+	}
+
 	// Review required: a close by a person releases; a failed open carries
 	// the hold to the next cycle; a hold past its maximum is released; bob
 	// is never held.
