@@ -133,7 +133,7 @@ func (c *heldCluster) state(t *testing.T, commitKey []byte, name string) hold.St
 }
 
 // holdFiles is the test repository with prod-us-east's redis holding.
-func holdFiles(t *testing.T) map[string]string {
+func holdFiles(t testing.TB) map[string]string {
 	files := gitopsFiles(t)
 	files[configPath] = strings.Replace(files[configPath], "    chart: {name: bitnami/redis, version: 25.5.3}\n",
 		"    chart: {name: bitnami/redis, version: 25.5.3}\n    hold: {controller: flux-kustomize, applier: flux-system/apps, maxDuration: 1h}\n", 1)
