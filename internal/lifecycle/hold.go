@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -478,7 +477,21 @@ func markerHold(r hold.Record) MarkerHold {
 // The hidden tags around the list of holds in a pull request's body.
 const holdsOpen, holdsClose = "<!-- backflow:holds -->", "<!-- /backflow:holds -->"
 
-var holdsRE = regexp.MustCompile(`(?s)` + regexp.QuoteMeta(holdsOpen) + `.*?` + regexp.QuoteMeta(holdsClose) + `\n*`)
+// withoutHolds is head, the body before its marker, without the list of
+// holds that ends it: only the list just before the marker is the bot's
+// (text from outside, a receipt's intent, may spell the tags earlier; the
+// list itself cannot, its cells escaped).
+func withoutHolds(head string) string {
+	trimmed := strings.TrimRight(head, "\n")
+	if !strings.HasSuffix(trimmed, holdsClose) {
+		return head
+	}
+	start := strings.LastIndex(trimmed, holdsOpen)
+	if start < 0 {
+		return head
+	}
+	return trimmed[:start]
+}
 
 // holdsSection is the body's list of the holds in place, between its
 // hidden tags; empty when there are none.

@@ -290,3 +290,32 @@ func TestHoldReleasedAtMaximumIsNotPlacedAgain(t *testing.T) {
 		}
 	}
 }
+
+// TestHoldsSectionReplaced: writing a marker replaces only the list of
+// holds just before it, whatever text from outside spells its tags
+// earlier in the body.
+func TestHoldsSectionReplaced(t *testing.T) {
+	h := MarkerHold{Object: replicasKey, Cluster: usEastNode, Mark: hold.KustomizeReconcile, Since: t0, Until: t0.Add(time.Hour)}
+	held := &Marker{Version: markerVersion, Branch: branchEast, Fingerprint: "sha256:ab", Holds: []MarkerHold{h}}
+	none := &Marker{Version: markerVersion, Branch: branchEast, Fingerprint: "sha256:ab"}
+	intent := "intent: " + holdsOpen + " keep this " + holdsClose + " and this\n\n"
+	for _, tc := range []struct {
+		why      string
+		body     string
+		m        *Marker
+		sections int
+		keeps    string
+	}{
+		{"a body without a list gets one before its marker", "intro\n\n" + none.Encode() + "\n", held, 1, "intro"},
+		{"a listed body is listed once", held.Into("intro\n\n" + none.Encode() + "\n"), held, 1, "intro"},
+		{"a released hold leaves no list", held.Into("intro\n\n" + none.Encode() + "\n"), none, 0, "intro"},
+		{"an intent spelling the tags is text, kept", intent + none.Encode() + "\n", held, 2, "keep this"},
+		{"and kept when the list goes", held.Into(intent + none.Encode() + "\n"), none, 1, "and this"},
+	} {
+		got := tc.m.Into(tc.body)
+		if n := strings.Count(got, holdsOpen); n != tc.sections || !strings.Contains(got, tc.keeps) ||
+			!strings.HasSuffix(got, tc.m.Encode()+"\n") {
+			t.Errorf("why: %s: %d tags:\n%s", tc.why, n, got)
+		}
+	}
+}

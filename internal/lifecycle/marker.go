@@ -178,10 +178,9 @@ func replaceMarker(body string, m *Marker) string {
 	enc := m.Encode()
 	if all := markerRE.FindAllStringIndex(body, -1); len(all) > 0 {
 		last := all[len(all)-1]
-		head := holdsRE.ReplaceAllString(body[:last[0]], "")
-		return head + holdsSection(m.Holds) + enc + body[last[1]:]
+		return withoutHolds(body[:last[0]]) + holdsSection(m.Holds) + enc + body[last[1]:]
 	}
-	return strings.TrimRight(holdsRE.ReplaceAllString(body, ""), "\n") + "\n\n" + holdsSection(m.Holds) + enc + "\n"
+	return strings.TrimRight(withoutHolds(body), "\n") + "\n\n" + holdsSection(m.Holds) + enc + "\n"
 }
 
 func (m *Marker) hasNote(n string) bool { return slices.Contains(m.Notes, n) }
