@@ -364,9 +364,13 @@ func (in *Input) decideLiveHold(h LiveHold, prs []forge.PullRequest) ([]Effect, 
 	// Said before the release, and recorded in the marker: a release that
 	// fails is decided again without saying it twice, and the note keeps
 	// the same proposal from being held on the object again (placeHolds).
-	text := fmt.Sprintf("The hold on %s on %s was released: %s. %s may revert the live change until this pull "+
-		"request is merged and applied; backflow does not hold it again for this proposal.",
-		code(h.Object.String()), code(h.Cluster), cell(d.Reason), code(h.Record.Controller))
+	until := "this pull request is merged and its merge applied"
+	if st.PR.Merged {
+		until = "its merge is applied"
+	}
+	text := fmt.Sprintf("The hold on %s on %s was released: %s. %s may revert the live change until %s; "+
+		"backflow does not hold it again for this proposal.",
+		code(h.Object.String()), code(h.Cluster), cell(d.Reason), code(h.Record.Controller), until)
 	if c, ok := commentOnce(st, holdMaximumNote(h.Record.Fingerprint, h.Cluster, h.Object.String()), text); ok {
 		return []Effect{c, release}, true
 	}
