@@ -357,3 +357,42 @@ func TestExecutorListsHolds(t *testing.T) {
 		}
 	}
 }
+
+// failingApplier is a hold port whose objects patch and whose applier
+// refuses the reconcile request.
+type failingApplier struct{ patched int }
+
+func (*failingApplier) Annotated(context.Context) ([]AnnotatedObject, error) { return nil, nil }
+func (*failingApplier) AppliedRevision(context.Context, string, string, string) (string, error) {
+	return "", nil
+}
+func (f *failingApplier) PatchObject(context.Context, string, observe.ObjectKey, []byte) error {
+	f.patched++
+	return nil
+}
+func (*failingApplier) PatchApplier(context.Context, string, string, string, []byte) error {
+	return forge.ErrUnavailable
+}
+
+// TestExecutorCountsAHoldOnceItsObjectIsPatched: the report the metrics
+// read counts a hold placed (with its at-risk window) and a release by its
+// cause once the object is patched, even when the reconcile request after
+// the release fails (reported).
+func TestExecutorCountsAHoldOnceItsObjectIsPatched(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	port := &failingApplier{}
+	rep := &RepoReport{}
+	x := &executor{ctx: context.Background(), rep: rep, log: slog.New(slog.DiscardHandler), holds: port,
+		now: func() time.Time { return now }}
+	obj := observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"}
+	placed := x.do(lifecycle.Effect{Kind: lifecycle.Hold, Hold: &lifecycle.HoldAction{Object: obj, Patch: []byte(`{}`),
+		ChangedAt: now.Add(-1500 * time.Millisecond)}})
+	released := x.do(lifecycle.Effect{Kind: lifecycle.Release, Hold: &lifecycle.HoldAction{Object: obj, Patch: []byte(`{}`),
+		ReconcilePatch: []byte(`{}`), Cause: "closed"}})
+	h := rep.Holds
+	if !placed || released || port.patched != 2 || h.InPlace != 0 || !slices.Equal(h.Held, []time.Duration{1500 * time.Millisecond}) ||
+		!slices.Equal(h.Released, []string{"closed"}) || len(rep.Errors) != 1 {
+		t.Errorf("placed %v, released %v (want false: the reconcile failed), %d patches, holds %+v, errors %v",
+			placed, released, port.patched, h, rep.Errors)
+	}
+}

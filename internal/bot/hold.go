@@ -77,13 +77,8 @@ func (x *executor) hold(e lifecycle.Effect) bool {
 	if err := x.holds.PatchObject(x.ctx, a.Cluster, a.Object, a.Patch); err != nil {
 		return x.fail(e.Branch, fmt.Errorf("error applying the %s of %s on %s: %w", e.Kind, a.Object, a.Cluster, err))
 	}
-	if a.ReconcilePatch != nil {
-		if err := x.holds.PatchApplier(x.ctx, a.Cluster, a.Controller, a.Applier, a.ReconcilePatch); err != nil {
-			return x.fail(e.Branch, fmt.Errorf("released the hold on %s, but asking %s to reconcile failed: %w",
-				a.Object, a.Applier, err))
-		}
-	}
-	x.act(e, e.Reason)
+	// Counted once the object is patched: a reconcile request that fails
+	// after a release does not put the hold back.
 	h := &x.rep.Holds
 	switch {
 	case e.Kind == lifecycle.Hold:
@@ -95,6 +90,13 @@ func (x *executor) hold(e lifecycle.Effect) bool {
 	default:
 		h.Released = append(h.Released, a.Cause)
 	}
+	if a.ReconcilePatch != nil {
+		if err := x.holds.PatchApplier(x.ctx, a.Cluster, a.Controller, a.Applier, a.ReconcilePatch); err != nil {
+			return x.fail(e.Branch, fmt.Errorf("released the hold on %s, but asking %s to reconcile failed: %w",
+				a.Object, a.Applier, err))
+		}
+	}
+	x.act(e, e.Reason)
 	return true
 }
 
