@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/backflow-dev/backflow/internal/bot"
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/forge/github"
+	"github.com/backflow-dev/backflow/internal/hold"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/server"
@@ -35,6 +37,9 @@ type Cycler struct {
 	// temporary are each repository's temporary acceptances by state, as
 	// its latest cycle found them (expiry.go).
 	temporary map[string]map[string]int
+	// reverts are the reverts the at-risk metric counted, by key, with
+	// when (holdmetrics.go).
+	reverts map[string]time.Time
 }
 
 // NewCycler drives b, counting in m (nil counts nothing), cycling at most
@@ -193,6 +198,7 @@ func (c *Cycler) record(rep *bot.Report) {
 			c.metrics.Error("plan")
 		}
 		c.recordTemporary(rr)
+		c.recordHolds(rr, rep.Started)
 		for _, err := range rr.Errors {
 			c.metrics.Error(bot.ErrorClass(err))
 		}
@@ -211,5 +217,6 @@ func NewMetrics(version string) *server.Metrics {
 	for _, s := range temporaryStates {
 		m.TemporaryAcceptances(s, 0)
 	}
+	m.KnownHoldReleases(hold.Causes...)
 	return m
 }

@@ -28,6 +28,7 @@ type Forge interface {
 	App(ctx context.Context) (forge.App, error)
 	BranchHead(ctx context.Context, repo forge.Repo, branch string) (string, error)
 	CommitsSince(ctx context.Context, repo forge.Repo, base, head string) ([]forge.Commit, error)
+	Contains(ctx context.Context, repo forge.Repo, commit, head string) (bool, error)
 	ListPullRequests(ctx context.Context, repo forge.Repo, filter forge.PullRequestFilter) ([]forge.PullRequest, error)
 	Repositories(ctx context.Context) ([]forge.Repo, error)
 	ListFiles(ctx context.Context, repo forge.Repo, sha, dir string) ([]string, error)
@@ -376,6 +377,23 @@ func (rc *repoCycle) run() {
 	// any of it is done: the closed pull requests' cleanups, each unit's
 	// whole chain, and the follow-up of merged write-backs.
 	var chains [][]lifecycle.Effect
+	var live []lifecycle.LiveHold
+	if rc.b.opts.Holds != nil {
+		// The holds first: an accepted change is held before its pull
+		// request is opened, or merged; and decided before the units'
+		// chains, whose bodies list the holds in place.
+		if live, err = rc.b.liveHolds(rc.ctx); err != nil {
+			rc.fail("", err)
+		} else {
+			countHolds(rc.rep, rc.in.Repo, live)
+			rc.mergesApplied(prs, live)
+			chains = rc.in.Holds(prs, live)
+			rc.in.ListHeld(units)
+		}
+	}
+	// Reverts are counted with holds off too: the at-risk window without
+	// a hold is what a hold is weighed against.
+	rc.rep.Holds.Reverts = reverts(&rc.res, rc.in.Repo, live)
 	for _, u := range units {
 		chains = append(chains, lifecycle.Cleanups(u)...)
 	}
@@ -390,15 +408,6 @@ func (rc *repoCycle) run() {
 	}
 	chains = append(chains, rc.in.FollowUps(prs)...)
 	chains = append(chains, rc.in.Expiries(prs)...)
-	if rc.b.opts.Holds != nil {
-		// The holds first: an accepted change is held before its pull
-		// request is opened, or merged.
-		if live, err := rc.b.liveHolds(rc.ctx); err != nil {
-			rc.fail("", err)
-		} else {
-			chains = append(rc.in.Holds(prs, live), chains...)
-		}
-	}
 	x := rc.x
 	x.head = rc.head
 	x.run(chains)
@@ -417,7 +426,7 @@ func (rc *repoCycle) run() {
 // effects once the head is read (its head).
 func (rc *repoCycle) executor() *executor {
 	return &executor{ctx: rc.ctx, f: rc.b.opts.Forge, repo: rc.repo, author: rc.author, method: rc.b.opts.CommitMethod,
-		key: rc.b.opts.CommitKey, dryRun: rc.b.opts.DryRun, rep: rc.rep, log: rc.log, holds: rc.b.opts.Holds,
+		key: rc.b.opts.CommitKey, dryRun: rc.b.opts.DryRun, rep: rc.rep, log: rc.log, holds: rc.b.opts.Holds, now: rc.b.now,
 		revisions: rc.b.opts.Revisions,
 		read:      func(p string) ([]byte, error) { return rc.b.readFile(rc.ctx, rc.repo, rc.head, p) }}
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/backflow-dev/backflow/internal/diffbound"
 	"github.com/backflow-dev/backflow/internal/forge"
@@ -61,6 +62,8 @@ type executor struct {
 	dryRun bool
 	// holds applies Hold and Release effects; nil when holding is off.
 	holds HoldPort
+	// now is the bot's clock, for the at-risk window a hold closes.
+	now func() time.Time
 	// read reads a file at the cycle's head through the bot's cache.
 	read func(path string) ([]byte, error)
 	rep  *RepoReport
@@ -235,6 +238,8 @@ func (x *executor) do(e lifecycle.Effect) bool {
 		return x.drift(e)
 	case lifecycle.Hold, lifecycle.Release:
 		return x.hold(e)
+	case lifecycle.ListHolds:
+		return x.record(e, forge.Annotation{}, "error listing the holds in place on #%d: %w")
 	}
 	return x.fail(e.Branch, fmt.Errorf("no way to apply a %q effect", e.Kind))
 }

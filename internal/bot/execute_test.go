@@ -208,7 +208,7 @@ func lifecycleMethod(s *types.Selection) (string, bool) {
 var effectNames = []string{
 	"Effect", "Pull", "Kind",
 	"Open", "Update", "Keep", "Close", "Comment", "AutoMerge", "Merge", "Skip", "Cleanup", "Check", "Disarm",
-	"Proven", "Reverted", "FollowUp", "DriftIssue", "Hold", "Release", "Record", "Review", "Label", "Unlabel",
+	"Proven", "Reverted", "FollowUp", "DriftIssue", "Hold", "Release", "Record", "Review", "Label", "Unlabel", "ListHolds",
 	"Revise", "Replan",
 	"LeaveAlone", "Reuse", "Rewrite",
 }
@@ -490,5 +490,78 @@ func TestExecutor(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestExecutorListsHolds: a ListHolds effect writes the pull request's
+// body with the holds its marker lists, and a failed write stops there,
+// reported.
+func TestExecutorListsHolds(t *testing.T) {
+	key := []byte("test commit key")
+	repo := forge.Repo{Owner: "acme", Name: "gitops", DefaultBranch: "main"}
+	since := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		why  string
+		fail string
+		ok   bool
+	}{
+		{"the body is written with the hold listed", "", true},
+		{"a body that cannot be written is reported, the chain stopped", "UpdatePullRequest", false},
+	} {
+		rec := forgetest.NewRecorder(&scripted{head: executorHead})
+		if tc.fail != "" {
+			rec.Fail(tc.fail, forge.ErrUnavailable)
+		}
+		rep := &RepoReport{}
+		x := &executor{ctx: context.Background(), f: rec, repo: repo, key: key, rep: rep, log: slog.New(slog.DiscardHandler)}
+		st := &lifecycle.Pull{PR: forge.PullRequest{Number: 7, Body: "intro\n", State: forge.StateOpen, Mine: true},
+			Marker: &lifecycle.Marker{Version: 1, Branch: "backflow/prod/web", Fingerprint: "sha256:ab",
+				Holds: []lifecycle.MarkerHold{{Object: "apps/v1|Deployment|web|web", Cluster: "prod-1",
+					Mark: "kustomize.toolkit.fluxcd.io/reconcile", Since: since, Until: since.Add(time.Hour)}}}}
+		ok := x.do(lifecycle.Effect{Kind: lifecycle.ListHolds, Branch: "backflow/prod/web", Pull: st})
+		listed := strings.Contains(st.PR.Body, "### Held on the clusters") && strings.Contains(st.PR.Body, "prod-1")
+		if ok != tc.ok || listed != tc.ok || slices.Contains(rec.Effects(), "acme/gitops#7:edit:body") != tc.ok ||
+			(len(rep.Errors) > 0) == tc.ok {
+			t.Errorf("why: %s: ok %v, listed %v, effects %v, errors %v", tc.why, ok, listed, rec.Effects(), rep.Errors)
+		}
+	}
+}
+
+// failingApplier is a hold port whose objects patch and whose applier
+// refuses the reconcile request.
+type failingApplier struct{ patched int }
+
+func (*failingApplier) Annotated(context.Context) ([]AnnotatedObject, error) { return nil, nil }
+func (*failingApplier) AppliedRevision(context.Context, string, string, string) (string, error) {
+	return "", nil
+}
+func (f *failingApplier) PatchObject(context.Context, string, observe.ObjectKey, []byte) error {
+	f.patched++
+	return nil
+}
+func (*failingApplier) PatchApplier(context.Context, string, string, string, []byte) error {
+	return forge.ErrUnavailable
+}
+
+// TestExecutorCountsAHoldOnceItsObjectIsPatched: the report the metrics
+// read counts a hold placed (with its at-risk window) and a release by its
+// cause once the object is patched, even when the reconcile request after
+// the release fails (reported).
+func TestExecutorCountsAHoldOnceItsObjectIsPatched(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	port := &failingApplier{}
+	rep := &RepoReport{}
+	x := &executor{ctx: context.Background(), rep: rep, log: slog.New(slog.DiscardHandler), holds: port,
+		now: func() time.Time { return now }}
+	obj := observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"}
+	placed := x.do(lifecycle.Effect{Kind: lifecycle.Hold, Hold: &lifecycle.HoldAction{Object: obj, Patch: []byte(`{}`),
+		ChangedAt: now.Add(-1500 * time.Millisecond)}})
+	released := x.do(lifecycle.Effect{Kind: lifecycle.Release, Hold: &lifecycle.HoldAction{Object: obj, Patch: []byte(`{}`),
+		ReconcilePatch: []byte(`{}`), Cause: "closed"}})
+	h := rep.Holds
+	if !placed || released || port.patched != 2 || h.InPlace != 0 || !slices.Equal(h.Held, []time.Duration{1500 * time.Millisecond}) ||
+		!slices.Equal(h.Released, []string{"closed"}) || len(rep.Errors) != 1 {
+		t.Errorf("placed %v, released %v (want false: the reconcile failed), %d patches, holds %+v, errors %v",
+			placed, released, port.patched, h, rep.Errors)
 	}
 }

@@ -3,10 +3,13 @@ package bot
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/hold"
 	"github.com/backflow-dev/backflow/internal/lifecycle"
 	"github.com/backflow-dev/backflow/internal/observe"
+	"github.com/backflow-dev/backflow/internal/plan"
 )
 
 // HoldPort is what the executor needs of the clusters to hold the forward
@@ -74,6 +77,19 @@ func (x *executor) hold(e lifecycle.Effect) bool {
 	if err := x.holds.PatchObject(x.ctx, a.Cluster, a.Object, a.Patch); err != nil {
 		return x.fail(e.Branch, fmt.Errorf("error applying the %s of %s on %s: %w", e.Kind, a.Object, a.Cluster, err))
 	}
+	// Counted once the object is patched: a reconcile request that fails
+	// after a release does not put the hold back.
+	h := &x.rep.Holds
+	switch {
+	case e.Kind == lifecycle.Hold:
+		h.InPlace++
+		h.Held = append(h.Held, max(x.now().Sub(a.ChangedAt), 0))
+	case a.Cause != hold.CauseMarkRemoved:
+		h.InPlace-- // a hold whose mark was removed was no longer in place
+		fallthrough
+	default:
+		h.Released = append(h.Released, a.Cause)
+	}
 	if a.ReconcilePatch != nil {
 		if err := x.holds.PatchApplier(x.ctx, a.Cluster, a.Controller, a.Applier, a.ReconcilePatch); err != nil {
 			return x.fail(e.Branch, fmt.Errorf("released the hold on %s, but asking %s to reconcile failed: %w",
@@ -82,4 +98,72 @@ func (x *executor) hold(e lifecycle.Effect) bool {
 	}
 	x.act(e, e.Reason)
 	return true
+}
+
+// countHolds starts the cycle's count of the holds in place: the sealed
+// holds of repo on the live objects, as read before the cycle decides.
+func countHolds(rep *RepoReport, repo string, live []lifecycle.LiveHold) {
+	rep.Holds.Read = true
+	for _, h := range live {
+		if h.State == hold.Sealed && h.Record.Repo == repo {
+			rep.Holds.InPlace++
+		}
+	}
+}
+
+// reverts are the forward controller's reverts of a person's change that
+// the plan's newest observations record on objects no sealed hold of repo
+// was on: the at-risk window that ended in a revert.
+func reverts(res *plan.Result, repo string, live []lifecycle.LiveHold) []RevertReport {
+	held := map[string]bool{}
+	for _, h := range live {
+		if h.State == hold.Sealed && h.Record.Repo == repo {
+			held[h.Cluster+"\x00"+h.Object.String()] = true
+		}
+	}
+	var out []RevertReport
+	for _, seen := range res.Observed {
+		o := seen.Newest
+		if o == nil || held[o.Cluster+"\x00"+seen.Object] {
+			continue
+		}
+		for _, f := range o.Fields {
+			if r := f.Reverted; r != nil && !r.ChangedAt.IsZero() {
+				out = append(out, RevertReport{
+					Key:    strings.Join([]string{o.Cluster, seen.Object, f.Path, r.ChangedVersion, r.Version}, "\x00"),
+					Window: max(o.ObservedAt.Sub(r.ChangedAt), 0),
+				})
+			}
+		}
+	}
+	return out
+}
+
+// mergesApplied says, of each sealed hold of the repository whose pull
+// request merged and whose applier applied another revision of the
+// default branch than the merge commit, whether that revision is a later
+// one: the forge compares the merge with it. A comparison that fails
+// leaves the hold to be decided again next cycle (until its maximum).
+func (rc *repoCycle) mergesApplied(prs []forge.PullRequest, live []lifecycle.LiveHold) {
+	for i := range live {
+		h := &live[i]
+		if h.State != hold.Sealed || h.Record.Repo != rc.in.Repo || h.Applied == "" {
+			continue
+		}
+		merge, applied := rc.in.MergeOf(prs, h.Record), hold.AppliedRevision(h.Applied)
+		if merge == "" || applied == "" || applied == merge {
+			continue
+		}
+		if branch, _, named := strings.Cut(h.Applied, "@"); named && strings.TrimPrefix(branch, "refs/heads/") !=
+			rc.repo.DefaultBranch {
+			continue // a revision of another branch: not the default branch's history
+		}
+		later, err := rc.b.opts.Forge.Contains(rc.ctx, rc.repo, merge, applied)
+		if err != nil {
+			rc.log.Warn("applied revision not compared with the merge", "applier", h.Record.Applier,
+				"applied", h.Applied, "merge", merge, "error", err)
+			continue
+		}
+		h.AppliedIncludesMerge = later
+	}
 }

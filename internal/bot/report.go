@@ -50,6 +50,36 @@ type RepoReport struct {
 	// error that occurred: errors.Is finds the forge's and the packages'
 	// sentinels in them (ErrorClass names them).
 	Errors Errors `json:"errors"`
+	// Holds is what the cycle found and did of the holds, for the metrics
+	// (the actions already say it to people).
+	Holds HoldsReport `json:"-"`
+}
+
+// HoldsReport is one repository's holds in a cycle.
+type HoldsReport struct {
+	// Read says the live holds were read this cycle, so InPlace counts.
+	Read bool
+	// InPlace is how many of the repository's sealed holds are on the live
+	// objects after the cycle.
+	InPlace int
+	// Held are the at-risk windows the cycle's holds closed: from each
+	// live change to its hold placed.
+	Held []time.Duration
+	// Reverts are the forward controller's reverts of a person's change
+	// seen on objects without a hold.
+	Reverts []RevertReport
+	// Released are the causes (hold.Causes) of the holds released.
+	Released []string
+}
+
+// RevertReport is one revert of a person's change, seen without a hold.
+type RevertReport struct {
+	// Key names the revert (cluster, object, field, the person's and the
+	// controller's resourceVersions): a revert seen again next cycle has
+	// the same key, so it is counted once.
+	Key string
+	// Window is from the person's change to the revert observed.
+	Window time.Duration
 }
 
 // DecisionReport is one planner decision as reported.

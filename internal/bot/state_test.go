@@ -112,7 +112,7 @@ func TestStateCacheIdleCycleSendsNothing(t *testing.T) {
 func TestInvalidatingWrapsEveryWrite(t *testing.T) {
 	reads := map[string]bool{
 		"App": true, "Repositories": true, "ReadFile": true, "ListFiles": true, "BranchHead": true, "ReadBranch": true,
-		"CommitsSince": true, "ChangedFiles": true, "GetPullRequest": true, "ListPullRequests": true,
+		"CommitsSince": true, "ChangedFiles": true, "Contains": true, "GetPullRequest": true, "ListPullRequests": true,
 		"FindOpenPullRequest": true, "ListComments": true, "ListCheckRuns": true, "ListIssues": true,
 	}
 	repo := forge.Repo{Owner: "acme", Name: "gitops"}

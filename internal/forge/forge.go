@@ -46,6 +46,11 @@ type Forge interface {
 	// base, as the forge reports a pull request's diff; a diff larger than
 	// the forge lists whole is ErrInvalid.
 	ChangedFiles(ctx context.Context, repo Repo, base, head string) (Diff, error)
+	// Contains reports whether head (a branch or SHA) is commit or one of
+	// its descendants, as the forge compares commit...head (ahead or
+	// identical; behind or diverged is false). A commit the forge does not
+	// know is ErrNotFound.
+	Contains(ctx context.Context, repo Repo, commit, head string) (bool, error)
 
 	// GetPullRequest reads one pull request, mergeability included.
 	GetPullRequest(ctx context.Context, repo Repo, number int) (PullRequest, error)

@@ -48,6 +48,9 @@ const (
 	FluxHelm      = "flux-helm"
 )
 
+// Mark is the annotation that is controller's hands-off mark.
+func Mark(controller string) (string, error) { return markOf(controller) }
+
 // markOf is the annotation that is the controller's hands-off mark.
 func markOf(controller string) (string, error) {
 	switch controller {
@@ -262,11 +265,27 @@ func AppliedRevision(rev string) string {
 	return rev
 }
 
+// Why a hold is released, in a word: the label of the releases metric.
+const (
+	CauseApplied     = "applied"      // the merged revision (or a later one) is applied
+	CauseClosed      = "closed"       // the pull request was closed without merge
+	CauseGone        = "gone"         // no pull request proposes the change any more
+	CauseContested   = "contested"    // someone else changed a held field
+	CauseMaximum     = "maximum"      // the maximum hold time passed
+	CauseMarkRemoved = "mark-removed" // the controller's mark was removed by someone else
+	CauseExpired     = "expired"      // the temporary acceptance it merged as has expired
+)
+
+// Causes are every release cause, in the order Due weighs them.
+var Causes = []string{CauseMarkRemoved, CauseGone, CauseContested, CauseApplied, CauseClosed, CauseExpired, CauseMaximum}
+
 // Decision says what to do with a sealed hold.
 type Decision struct {
 	Release bool
 	// Reconcile says to ask the applier to reconcile after the release.
 	Reconcile bool
+	// Cause is why a hold is released (one of Causes); empty when kept.
+	Cause string
 	// Reason says why, for the pull request and the log.
 	Reason string
 }
@@ -277,28 +296,30 @@ type Decision struct {
 // temporary acceptance it merged as has expired, or at its Until; else
 // kept.
 func Due(r Record, st State, p PullState, now time.Time) Decision {
-	release := func(reconcile bool, format string, a ...any) Decision {
-		return Decision{Release: true, Reconcile: reconcile, Reason: fmt.Sprintf(format, a...)}
+	release := func(cause string, reconcile bool, format string, a ...any) Decision {
+		return Decision{Release: true, Reconcile: reconcile, Cause: cause, Reason: fmt.Sprintf(format, a...)}
 	}
 	keep := func(format string, a ...any) Decision { return Decision{Reason: fmt.Sprintf(format, a...)} }
 	switch {
 	case st == Unmarked:
-		return release(false, "the %s mark on %s was removed by someone else: the hold no longer holds",
+		return release(CauseMarkRemoved, false, "the %s mark on %s was removed by someone else: the hold no longer holds",
 			r.Controller, r.Object)
 	case st != Sealed:
 		return keep("a %s hold is not backflow's: left alone", st)
 	case !p.Found:
-		return release(true, "no pull request of %s proposes it any more", r.Branch)
+		return release(CauseGone, true, "no pull request of %s proposes it any more", r.Branch)
 	case p.Contested != "":
-		return release(false, "%s changed a held field of %s: re-planned", p.Contested, r.Object)
+		return release(CauseContested, false, "%s changed a held field of %s: re-planned", p.Contested, r.Object)
 	case p.Merged && (p.AppliedIncludesMerge || AppliedRevision(p.Applied) == p.MergeCommit):
-		return release(true, "the merge %s of %s is applied by %s (%s)", short(p.MergeCommit), r.Branch, r.Applier, p.Applied)
+		return release(CauseApplied, true, "the merge %s of %s is applied by %s (%s)", short(p.MergeCommit), r.Branch,
+			r.Applier, p.Applied)
 	case !p.Open && !p.Merged:
-		return release(true, "the pull request of %s was closed without merge: the controller reverts the change", r.Branch)
+		return release(CauseClosed, true,
+			"the pull request of %s was closed without merge: the controller reverts the change", r.Branch)
 	case p.Merged && p.Expired != "":
-		return release(true, "the change it protected has expired: %s", p.Expired)
+		return release(CauseExpired, true, "the change it protected has expired: %s", p.Expired)
 	case !now.Before(r.Until):
-		return release(true, "held since %s, the maximum hold time (until %s) has passed",
+		return release(CauseMaximum, true, "held since %s, the maximum hold time (until %s) has passed",
 			r.Since.UTC().Format(time.RFC3339), r.Until.UTC().Format(time.RFC3339))
 	case p.Merged:
 		return keep("merged %s; %s has applied %s, not the merge yet", short(p.MergeCommit), r.Applier, orNone(p.Applied))

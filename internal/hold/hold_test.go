@@ -171,26 +171,27 @@ func TestDue(t *testing.T) {
 		now       time.Time
 		release   bool
 		reconcile bool
+		cause     string
 		reasonHas string
 	}{
-		{"open and within its time: kept", Sealed, open, since.Add(time.Minute), false, false, "is open"},
-		{"merged but not applied: kept", Sealed, stale, since.Add(time.Minute), false, false, "not the merge yet"},
-		{"the merge applied: released, then reconcile", Sealed, applied, since.Add(time.Minute), true, true, "is applied by flux-system/apps"},
-		{"a later revision applied", Sealed, later, since.Add(time.Minute), true, true, "is applied"},
-		{"closed without merge: released", Sealed, PullState{Found: true}, since.Add(time.Minute), true, true, "closed without merge"},
-		{"the pull request gone", Sealed, PullState{}, since.Add(time.Minute), true, true, "no pull request"},
-		{"past the maximum", Sealed, open, since.Add(time.Hour), true, true, "maximum hold time"},
+		{"open and within its time: kept", Sealed, open, since.Add(time.Minute), false, false, "", "is open"},
+		{"merged but not applied: kept", Sealed, stale, since.Add(time.Minute), false, false, "", "not the merge yet"},
+		{"the merge applied: released, then reconcile", Sealed, applied, since.Add(time.Minute), true, true, CauseApplied, "is applied by flux-system/apps"},
+		{"a later revision applied", Sealed, later, since.Add(time.Minute), true, true, CauseApplied, "is applied"},
+		{"closed without merge: released", Sealed, PullState{Found: true}, since.Add(time.Minute), true, true, CauseClosed, "closed without merge"},
+		{"the pull request gone", Sealed, PullState{}, since.Add(time.Minute), true, true, CauseGone, "no pull request"},
+		{"past the maximum", Sealed, open, since.Add(time.Hour), true, true, CauseMaximum, "maximum hold time"},
 		{"merged as a temporary acceptance that has expired, the merge not applied: released, then reconcile", Sealed,
-			expired, since.Add(time.Minute), true, true, "the change it protected has expired: the temporary acceptance x"},
+			expired, since.Add(time.Minute), true, true, CauseExpired, "the change it protected has expired: the temporary acceptance x"},
 		{"an open pull request has no receipt on the default branch to expire", Sealed, openExpired,
-			since.Add(time.Minute), false, false, "is open"},
-		{"someone else changed a held field", Sealed, PullState{Found: true, Open: true, Contested: "bob"}, since, true, false, "bob changed"},
-		{"the mark removed by a person", Unmarked, open, since, true, false, "removed by someone else"},
-		{"a forged hold is never released", Forged, PullState{}, since.Add(48 * time.Hour), false, false, "not backflow's"},
-		{"a person's mark is never released", Unsealed, PullState{}, since.Add(48 * time.Hour), false, false, "not backflow's"},
+			since.Add(time.Minute), false, false, "", "is open"},
+		{"someone else changed a held field", Sealed, PullState{Found: true, Open: true, Contested: "bob"}, since, true, false, CauseContested, "bob changed"},
+		{"the mark removed by a person", Unmarked, open, since, true, false, CauseMarkRemoved, "removed by someone else"},
+		{"a forged hold is never released", Forged, PullState{}, since.Add(48 * time.Hour), false, false, "", "not backflow's"},
+		{"a person's mark is never released", Unsealed, PullState{}, since.Add(48 * time.Hour), false, false, "", "not backflow's"},
 	} {
 		d := Due(r, tc.st, tc.p, tc.now)
-		if d.Release != tc.release || d.Reconcile != tc.reconcile || !strings.Contains(d.Reason, tc.reasonHas) {
+		if d.Release != tc.release || d.Reconcile != tc.reconcile || d.Cause != tc.cause || !strings.Contains(d.Reason, tc.reasonHas) {
 			t.Errorf("why: %s: %+v", tc.why, d)
 		}
 	}

@@ -58,6 +58,15 @@ type Input struct {
 	// keeps its proposal from being written.
 	Previews      map[string]string
 	PreviewErrors map[string]error
+
+	// held are the holds in place once this cycle's are placed and
+	// released, by proposal (holdKey), as Holds decided them; nil until it
+	// has. Every marker the cycle reads or writes after that lists them,
+	// so whichever effect writes a body keeps its list of holds true.
+	held map[string][]MarkerHold
+	// heldNotes are the notes Holds decided to record on pull requests,
+	// by number, which every later reading of their marker carries too.
+	heldNotes map[int][]string
 }
 
 // Index pairs each write-back branch with its pull requests, sorted by
@@ -769,6 +778,7 @@ func (in *Input) Marker(p *Proposal, commits []string, prev *Marker) *Marker {
 			}
 		}
 	}
+	m.Holds = slices.Clone(in.held[holdKey(m.Branch, m.Fingerprint)])
 	return m
 }
 

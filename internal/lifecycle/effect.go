@@ -34,13 +34,16 @@ const (
 	Review  Kind = "review"  // request the configured reviewers
 	Label   Kind = "label"   // add the missing labels
 	Unlabel Kind = "unlabel" // remove a label the proposal no longer earns
+	// ListHolds writes the pull request's body with the holds its marker
+	// lists (the holds in place after the cycle's holds are decided).
+	ListHolds Kind = "list-holds"
 )
 
 // Reported says whether the effect is a line of the cycle's report;
 // bookkeeping effects are applied silently.
 func (k Kind) Reported() bool {
 	switch k {
-	case Record, Review, Label, Unlabel:
+	case Record, Review, Label, Unlabel, ListHolds:
 		return false
 	}
 	return true

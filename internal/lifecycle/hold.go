@@ -30,8 +30,8 @@ type LiveHold struct {
 	Record hold.Record
 	State  hold.State
 	// Applied is the applier's status.lastAppliedRevision, and
-	// AppliedIncludesMerge whether that revision holds the merge (the
-	// port asks the forge).
+	// AppliedIncludesMerge whether that revision holds the merge of the
+	// hold's pull request (MergeOf): the cycle asks the forge.
 	Applied              string
 	AppliedIncludesMerge bool
 }
@@ -50,16 +50,25 @@ type HoldAction struct {
 	ReconcilePatch []byte
 	// Record is the hold placed or released.
 	Record hold.Record
+	// ChangedAt is when the live change a Hold holds was made (the kept
+	// transition's time, else the observation's): the start of its at-risk
+	// window, which ends when the hold is placed.
+	ChangedAt time.Time
+	// Cause is why a Release releases (one of hold.Causes).
+	Cause string
 }
 
 // Holds decides every hold of the cycle, one chain each: the holds to
 // place, for this cycle's write-backs of units that opt in (before the
 // unit's chain opens or updates its pull request, so an auto-merged change
 // is held from the start), on each object whose change the plan allows;
-// and what to do with each hold found on the live objects (released when
-// due, reported when it is not backflow's). The executor runs these chains
-// before the units' own.
+// what to do with each hold found on the live objects (released when due,
+// reported when it is not backflow's); and the bodies of the pull requests
+// whose list of holds that changes. The executor runs these chains before
+// the units' own, which it must be decided before: every marker read after
+// it lists the holds in place once these chains are done.
 func (in *Input) Holds(prs []forge.PullRequest, live []LiveHold) [][]Effect {
+	in.held, in.heldNotes = nil, nil // the markers as their bodies say, while deciding
 	var out [][]Effect
 	// An object that carries any hold or mark already is not held again:
 	// backflow's own is carried on, and another repository's, a person's
@@ -71,17 +80,113 @@ func (in *Input) Holds(prs []forge.PullRequest, live []LiveHold) [][]Effect {
 			held[h.Cluster+"\x00"+h.Object.String()] = true
 		}
 	}
+	listing := map[string][]MarkerHold{}
+	placing := map[string]int{} // the chain placing a proposal's holds, by holdKey
 	for i := range in.Result.WriteBacks {
-		if c := in.placeHolds(&in.Result.WriteBacks[i], prs, held); len(c) > 0 {
+		c := in.placeHolds(&in.Result.WriteBacks[i], prs, held)
+		for _, e := range c {
+			if e.Kind == Hold {
+				r := e.Hold.Record
+				listing[holdKey(r.Branch, r.Fingerprint)] = append(listing[holdKey(r.Branch, r.Fingerprint)], markerHold(r))
+				placing[holdKey(r.Branch, r.Fingerprint)] = len(out)
+			}
+		}
+		if len(c) > 0 {
 			out = append(out, c)
 		}
 	}
+	written := map[int]*Pull{} // the pull requests whose body these chains write
 	for _, h := range live {
-		if e, ok := in.decideLiveHold(h, prs); ok {
+		c, ok := in.decideLiveHold(h, prs)
+		if ok {
+			out = append(out, c)
+		}
+		released := false
+		for _, e := range c {
+			released = released || e.Kind == Release
+			if e.Kind == Comment {
+				written[e.Pull.PR.Number] = e.Pull
+			}
+		}
+		if h.State == hold.Sealed && h.Record.Repo == in.Repo && !released {
+			r := h.Record
+			listing[holdKey(r.Branch, r.Fingerprint)] = append(listing[holdKey(r.Branch, r.Fingerprint)], markerHold(r))
+		}
+	}
+	for _, hs := range listing {
+		sortHolds(hs)
+	}
+	in.held = listing
+	for _, st := range written {
+		st.Marker.Holds = in.listed(st.PR, st.Marker)
+	}
+	for _, pr := range prs {
+		m, ok := in.pullMarker(pr)
+		if !ok || !pr.Mine || m.Branch != pr.HeadRef || written[pr.Number] != nil {
+			continue
+		}
+		raw, _ := authenticMarker(in.CommitKey, in.Repo, pr)
+		if sameHolds(raw.Holds, m.Holds) {
+			continue
+		}
+		e := Effect{Kind: ListHolds, Branch: m.Branch, Pull: &Pull{PR: pr, Marker: m},
+			Reason: fmt.Sprintf("#%d: the body lists the holds in place (%d)", pr.Number, len(m.Holds))}
+		if i, ok := placing[holdKey(m.Branch, m.Fingerprint)]; ok && pr.State == forge.StateOpen {
+			out[i] = append(out[i], e) // listed once placed: a hold that fails to be placed is not listed
+		} else {
 			out = append(out, []Effect{e})
 		}
 	}
+	in.heldNotes = map[int][]string{}
+	for n, st := range written {
+		for _, e := range out {
+			for _, x := range e {
+				if x.Kind == Comment && x.Pull == st {
+					in.heldNotes[n] = append(in.heldNotes[n], x.Note)
+				}
+			}
+		}
+	}
 	return out
+}
+
+// ListHeld makes the markers of units' pull requests, read before Holds
+// decided, list the holds in place as Holds decided them, so that a unit's
+// chain that writes a body keeps its list of holds true.
+func (in *Input) ListHeld(units []*Unit) {
+	for _, u := range units {
+		for _, st := range append([]*Pull{u.Open}, u.Closed...) {
+			if st != nil && st.Marker != nil {
+				in.withHolds(st.PR, st.Marker)
+			}
+		}
+	}
+}
+
+// holdKey names a proposal: its branch and fingerprint.
+func holdKey(branch, fingerprint string) string { return branch + "\x00" + fingerprint }
+
+// listed are the holds in place for the proposal of pr, whose marker is m:
+// none once it is closed without merge.
+func (in *Input) listed(pr forge.PullRequest, m *Marker) []MarkerHold {
+	if pr.State != forge.StateOpen && !pr.Merged {
+		return nil
+	}
+	return slices.Clone(in.held[holdKey(m.Branch, m.Fingerprint)])
+}
+
+// withHolds makes m, pr's marker as its body says, list the holds in place
+// and carry the notes Holds decided, once it has.
+func (in *Input) withHolds(pr forge.PullRequest, m *Marker) {
+	if in.held == nil || !pr.Mine || m.Branch != pr.HeadRef {
+		return
+	}
+	m.Holds = in.listed(pr, m)
+	for _, n := range in.heldNotes[pr.Number] {
+		if !m.hasNote(n) {
+			m.Notes = append(m.Notes, n)
+		}
+	}
 }
 
 // placeHolds is the Hold effects of one write-back: one per allowed
@@ -114,8 +219,8 @@ func (in *Input) placeHolds(wb *plan.WriteBack, prs []forge.PullRequest, held ma
 		if o == nil || o.UID == "" || o.ResourceVersion == "" || o.Source != observe.SourceKubernetes {
 			continue // only the watch's own reading of the object names its uid and version
 		}
-		if held[o.Cluster+"\x00"+object] {
-			continue
+		if held[o.Cluster+"\x00"+object] || in.releasedAtMaximum(prs, wb.Branch, p.Fingerprint, o.Cluster, object) {
+			continue // held already, or held for this proposal until its maximum: not again
 		}
 		rec := hold.Record{Repo: in.Repo, PR: in.openNumber(prs, wb.Branch), Branch: wb.Branch, Fingerprint: p.Fingerprint,
 			Cluster: o.Cluster, Object: object, UID: o.UID, Fields: fields[object], Controller: cfg.Controller,
@@ -126,7 +231,7 @@ func (in *Input) placeHolds(wb *plan.WriteBack, prs []forge.PullRequest, held ma
 			if patch, err = hold.Place(rec, value, o.ResourceVersion); err == nil {
 				out = append(out, Effect{Kind: Hold, Branch: wb.Branch,
 					Hold: &HoldAction{Cluster: o.Cluster, Object: o.Object, Patch: patch, Controller: cfg.Controller,
-						Applier: cfg.Applier, Record: rec},
+						Applier: cfg.Applier, Record: rec, ChangedAt: changedAt(o)},
 					Reason: fmt.Sprintf("hold %s on %s (%s) until %s: %s stays off it until the merge is applied",
 						objectName(object), o.Cluster, strings.Join(fields[object], ", "),
 						rec.Until.UTC().Format(time.RFC3339), cfg.Controller)})
@@ -187,38 +292,53 @@ func (in *Input) newestOf(env, object string) *observe.Observation {
 	return newest
 }
 
-// decideLiveHold is the effect for one hold found live: a Release when a
-// sealed hold of this repository is due, a Skip reporting a mark that is
-// not backflow's, nothing while a hold is kept.
-func (in *Input) decideLiveHold(h LiveHold, prs []forge.PullRequest) (Effect, bool) {
+// changedAt is when the live change o carries was made: the attributed
+// change's time, else the earliest kept transition a revert records, else
+// when o was read.
+func changedAt(o *observe.Observation) time.Time {
+	if !o.Change.At.IsZero() {
+		return o.Change.At
+	}
+	var at time.Time
+	for _, f := range o.Fields {
+		if r := f.Reverted; r != nil && !r.ChangedAt.IsZero() && (at.IsZero() || r.ChangedAt.Before(at)) {
+			at = r.ChangedAt
+		}
+	}
+	if at.IsZero() {
+		return o.ObservedAt
+	}
+	return at
+}
+
+// decideLiveHold is the chain for one hold found live: a Release when a
+// sealed hold of this repository is due (after saying so once on the pull
+// request when the maximum hold time passed), a Skip reporting a mark that
+// is not backflow's, nothing while a hold is kept.
+func (in *Input) decideLiveHold(h LiveHold, prs []forge.PullRequest) ([]Effect, bool) {
 	switch h.State {
 	case hold.None:
-		return Effect{}, false
+		return nil, false
 	case hold.Forged:
-		return Effect{Kind: Skip, Reason: fmt.Sprintf("%s on %s carries a %s annotation that is not authentic: "+
-			"never trusted, never released", objectName(h.Object.String()), h.Cluster, hold.Annotation)}, true
+		return []Effect{{Kind: Skip, Reason: fmt.Sprintf("%s on %s carries a %s annotation that is not authentic: "+
+			"never trusted, never released", objectName(h.Object.String()), h.Cluster, hold.Annotation)}}, true
 	case hold.Unsealed:
-		return Effect{Kind: Skip, Reason: fmt.Sprintf("%s on %s carries the forward controller's hands-off mark "+
-			"without backflow's hold: a person's, left alone", objectName(h.Object.String()), h.Cluster)}, true
+		return []Effect{{Kind: Skip, Reason: fmt.Sprintf("%s on %s carries the forward controller's hands-off mark "+
+			"without backflow's hold: a person's, left alone", objectName(h.Object.String()), h.Cluster)}}, true
 	}
 	if h.Record.Repo != in.Repo {
-		return Effect{}, false // another repository's hold: its own cycle decides it
+		return nil, false // another repository's hold: its own cycle decides it
 	}
 	p := hold.PullState{Applied: h.Applied, AppliedIncludesMerge: h.AppliedIncludesMerge}
-	var st *Pull
-	for _, pr := range prs {
-		m, ok := in.pullMarker(pr)
-		if !pr.Mine || pr.HeadRef != h.Record.Branch || !ok || m.Fingerprint != h.Record.Fingerprint ||
-			st != nil && pr.Number < st.PR.Number {
-			continue
-		}
+	st := in.pullOf(prs, h.Record)
+	if st != nil {
+		pr := st.PR
 		p.Found, p.Open, p.Merged, p.MergeCommit = true, pr.State == forge.StateOpen, pr.Merged, pr.MergeCommitSHA
-		st = &Pull{PR: pr, Marker: m}
 	}
 	if !p.Found && in.proposes(h.Record) {
 		// The same proposal is planned again: this cycle opens its pull
 		// request (a cycle that placed the hold failed before opening it).
-		return Effect{}, false
+		return nil, false
 	}
 	if p.Open {
 		p.Contested = in.contested(h)
@@ -226,19 +346,85 @@ func (in *Input) decideLiveHold(h LiveHold, prs []forge.PullRequest) (Effect, bo
 	p.Expired = in.expiredAcceptance(st, h)
 	d := hold.Due(h.Record, h.State, p, in.Now)
 	if !d.Release {
-		return Effect{}, false
+		return nil, false
 	}
 	patch, err := hold.Release(h.Record, h.State)
 	if err != nil {
-		return Effect{Kind: Skip, Reason: err.Error()}, true
+		return []Effect{{Kind: Skip, Reason: err.Error()}}, true
 	}
 	act := &HoldAction{Cluster: h.Cluster, Object: h.Object, Patch: patch, Controller: h.Record.Controller,
-		Applier: h.Record.Applier, Record: h.Record}
+		Applier: h.Record.Applier, Record: h.Record, Cause: d.Cause}
 	if d.Reconcile {
 		act.ReconcilePatch = hold.Reconcile(in.Now)
 	}
-	return Effect{Kind: Release, Branch: h.Record.Branch, Pull: st, Hold: act,
-		Reason: fmt.Sprintf("release the hold on %s (%s): %s", objectName(h.Object.String()), h.Cluster, d.Reason)}, true
+	release := Effect{Kind: Release, Branch: h.Record.Branch, Pull: st, Hold: act,
+		Reason: fmt.Sprintf("release the hold on %s (%s): %s", objectName(h.Object.String()), h.Cluster, d.Reason)}
+	if d.Cause != hold.CauseMaximum || st == nil {
+		return []Effect{release}, true
+	}
+	// Said before the release, and recorded in the marker: a release that
+	// fails is decided again without saying it twice, and the note keeps
+	// the same proposal from being held on the object again (placeHolds).
+	until := "this pull request is merged and its merge applied"
+	if st.PR.Merged {
+		until = "its merge is applied"
+	}
+	text := fmt.Sprintf("The hold on %s on %s was released: %s. %s may revert the live change until %s; "+
+		"backflow does not hold it again for this proposal.",
+		code(h.Object.String()), code(h.Cluster), cell(d.Reason), code(h.Record.Controller), until)
+	if c, ok := commentOnce(st, holdMaximumNote(h.Record.Fingerprint, h.Cluster, h.Object.String()), text); ok {
+		return []Effect{c, release}, true
+	}
+	return []Effect{release}, true
+}
+
+// pullOf is the pull request of the proposal the hold r was placed for:
+// the newest of the App's pull requests of its branch whose marker names
+// its fingerprint; nil when there is none.
+func (in *Input) pullOf(prs []forge.PullRequest, r hold.Record) *Pull {
+	var st *Pull
+	for _, pr := range prs {
+		m, ok := in.pullMarker(pr)
+		if !pr.Mine || pr.HeadRef != r.Branch || !ok || m.Fingerprint != r.Fingerprint ||
+			st != nil && pr.Number < st.PR.Number {
+			continue
+		}
+		st = &Pull{PR: pr, Marker: m}
+	}
+	return st
+}
+
+// MergeOf is the merge commit of the pull request the hold r was placed
+// for; empty while it is not merged. The hold port's caller asks the forge
+// whether the applier's revision is that merge or a later one
+// (LiveHold.AppliedIncludesMerge).
+func (in *Input) MergeOf(prs []forge.PullRequest, r hold.Record) string {
+	if st := in.pullOf(prs, r); st != nil && st.PR.Merged {
+		return st.PR.MergeCommitSHA
+	}
+	return ""
+}
+
+// holdMaximumNote is the note a release at the maximum hold time records
+// on the pull request of the proposal (fingerprint) for the object on
+// cluster.
+func holdMaximumNote(fingerprint, cluster, object string) string {
+	return noteHoldMaximum + ":" + fingerprint + ":" + cluster + ":" + object
+}
+
+// releasedAtMaximum says a hold of the proposal (branch, fingerprint) on
+// the object on cluster was released at its maximum hold time: a pull
+// request of the branch records it.
+func (in *Input) releasedAtMaximum(prs []forge.PullRequest, branch, fingerprint, cluster, object string) bool {
+	note := holdMaximumNote(fingerprint, cluster, object)
+	for _, pr := range prs {
+		if pr.Mine && pr.HeadRef == branch {
+			if m, ok := in.pullMarker(pr); ok && m.hasNote(note) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // contested names who else changed a held field since the hold was
@@ -271,4 +457,77 @@ func (in *Input) proposes(r hold.Record) bool {
 		}
 	}
 	return false
+}
+
+// MarkerHold is a hold in place for a pull request's change, as its body
+// lists it.
+type MarkerHold struct {
+	// Object is the object key, Cluster where it lives.
+	Object  string `json:"object"`
+	Cluster string `json:"cluster"`
+	// Mark is the forward controller's annotation set to disabled.
+	Mark string `json:"mark"`
+	// Since is when the hold was placed, Until when it is released at the
+	// latest.
+	Since time.Time `json:"since"`
+	Until time.Time `json:"until"`
+}
+
+// markerHold is how a pull request's body lists the hold r.
+func markerHold(r hold.Record) MarkerHold {
+	mark, _ := hold.Mark(r.Controller) // a sealed record names a controller with a mark
+	return MarkerHold{Object: r.Object, Cluster: r.Cluster, Mark: mark, Since: r.Since.UTC(), Until: r.Until.UTC()}
+}
+
+// The hidden tags around the list of holds in a pull request's body.
+const holdsOpen, holdsClose = "<!-- backflow:holds -->", "<!-- /backflow:holds -->"
+
+// withoutHolds is head, the body before its marker, without the list of
+// holds that ends it: only the list just before the marker is the bot's
+// (text from outside, a receipt's intent, may spell the tags earlier; the
+// list itself cannot, its cells escaped).
+func withoutHolds(head string) string {
+	trimmed := strings.TrimRight(head, "\n")
+	if !strings.HasSuffix(trimmed, holdsClose) {
+		return head
+	}
+	start := strings.LastIndex(trimmed, holdsOpen)
+	if start < 0 {
+		return head
+	}
+	return trimmed[:start]
+}
+
+// holdsSection is the body's list of the holds in place, between its
+// hidden tags; empty when there are none.
+func holdsSection(hs []MarkerHold) string {
+	if len(hs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(holdsOpen + "\n### Held on the clusters\n\n")
+	b.WriteString("backflow keeps the forward controller off these objects until the merge is applied " +
+		"(its mark, beside backflow's sealed `" + hold.Annotation + "` record):\n\n")
+	b.WriteString("| object | cluster | mark | since | until at the latest |\n| --- | --- | --- | --- | --- |\n")
+	for _, h := range hs {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", code(h.Object), code(h.Cluster), code(h.Mark+": "+hold.Disabled),
+			h.Since.UTC().Format(time.RFC3339), h.Until.UTC().Format(time.RFC3339))
+	}
+	b.WriteString("\n" + holdsClose + "\n\n")
+	return b.String()
+}
+
+// sortHolds orders a body's holds by cluster and object.
+func sortHolds(hs []MarkerHold) {
+	slices.SortFunc(hs, func(a, b MarkerHold) int {
+		return strings.Compare(a.Cluster+"\x00"+a.Object, b.Cluster+"\x00"+b.Object)
+	})
+}
+
+// sameHolds says two bodies list the same holds.
+func sameHolds(a, b []MarkerHold) bool {
+	return slices.EqualFunc(a, b, func(x, y MarkerHold) bool {
+		return x.Object == y.Object && x.Cluster == y.Cluster && x.Mark == y.Mark && x.Since.Equal(y.Since) &&
+			x.Until.Equal(y.Until)
+	})
 }

@@ -143,11 +143,11 @@ func TestHoldsReleased(t *testing.T) {
 		reconcile bool
 		reason    string
 	}{
-		{"open: kept", []forge.PullRequest{open}, sealed, in.Now, nil, false, ""},
-		{"merged, not applied: kept", []forge.PullRequest{merged}, sealed, in.Now, nil, false, ""},
+		{"open: kept, and its body lists it", []forge.PullRequest{open}, sealed, in.Now, []string{"list-holds"}, false, "lists the holds in place (1)"},
+		{"merged, not applied: kept, and listed", []forge.PullRequest{merged}, sealed, in.Now, []string{"list-holds"}, false, "(1)"},
 		{"merged and applied: released, reconcile asked", []forge.PullRequest{merged}, applied, in.Now, []string{"release"}, true, "is applied"},
 		{"closed unmerged: released", []forge.PullRequest{closed(open, false)}, sealed, in.Now, []string{"release"}, true, "closed without merge"},
-		{"past its maximum", []forge.PullRequest{open}, sealed, t0.Add(31 * time.Minute), []string{"release"}, true, "maximum hold time"},
+		{"past its maximum: said on the pull request, then released", []forge.PullRequest{open}, sealed, t0.Add(31 * time.Minute), []string{"comment", "release"}, true, "maximum hold time"},
 		{"another repository's hold is its own", nil, other, in.Now, nil, false, ""},
 		{"no pull request, but the plan proposes it again: kept for this cycle's open", nil, sealed, in.Now, nil, false, ""},
 		{"a forged hold is reported, never released", nil, LiveHold{Cluster: usEastNode, Object: key, State: hold.Forged}, in.Now, []string{"skip"}, false, "not authentic"},
@@ -163,7 +163,8 @@ func TestHoldsReleased(t *testing.T) {
 		if len(got) == 0 {
 			continue
 		}
-		e := chains[len(chains)-1][0]
+		last := chains[len(chains)-1]
+		e := last[len(last)-1]
 		if !strings.Contains(e.Reason, tc.reason) {
 			t.Errorf("why: %s: reason %q", tc.why, e.Reason)
 		}
@@ -172,6 +173,149 @@ func TestHoldsReleased(t *testing.T) {
 		}
 		if e.Kind == Release && !strings.Contains(string(e.Hold.Patch), `"backflow.dev/hold":null`) {
 			t.Errorf("release patch %s", e.Hold.Patch)
+		}
+	}
+}
+
+// TestHoldsListedInTheBody: the pull request's body lists the holds in
+// place for its change, as Holds decided them: a hold placed this cycle in
+// the body an Open writes, a live hold the body does not list yet in a
+// body of its own, and none once released; every marker read after Holds
+// (a unit's, through ListHeld) lists the same.
+func TestHoldsListedInTheBody(t *testing.T) {
+	in := input(t, holdOptIn, watched(4, time.Minute))
+	in.Now = t0.Add(2 * time.Minute)
+	chains := in.Holds(nil, nil)
+	if got := kinds2(chains); len(got) != 1 || got[0] != string(Hold) {
+		t.Fatalf("placed %v", got)
+	}
+	rec := chains[0][0].Hold.Record
+	p := in.propose(&in.Result.WriteBacks[0])
+	m := in.Marker(p, nil, nil)
+	if len(m.Holds) != 1 || m.Holds[0].Object != replicasKey || m.Holds[0].Mark != hold.KustomizeReconcile ||
+		!m.Holds[0].Until.Equal(rec.Until) {
+		t.Fatalf("why: the body an Open writes lists the hold this cycle places; %+v", m.Holds)
+	}
+	body := m.Into("intro\n")
+	for _, want := range []string{"### Held on the clusters", "<code>" + usEastNode + "</code>",
+		"<code>kustomize.toolkit.fluxcd.io/reconcile: disabled</code>", rec.Until.UTC().Format(time.RFC3339)} {
+		if !strings.Contains(body, want) {
+			t.Errorf("why: the list names the object, cluster, mark and time; %q missing in\n%s", want, body)
+		}
+	}
+
+	// The pull request opened before the hold: the next cycle lists it.
+	in = input(t, holdOptIn, watched(4, time.Minute))
+	in.Now = t0.Add(3 * time.Minute)
+	open := proposed(t, in, 1, "c1")
+	live := []LiveHold{{Cluster: usEastNode, Object: chains[0][0].Hold.Object, UID: "u-1", Record: rec, State: hold.Sealed}}
+	chains = in.Holds([]forge.PullRequest{open}, live)
+	if got := kinds2(chains); len(got) != 1 || got[0] != string(ListHolds) {
+		t.Fatalf("why: a body that does not list a hold in place is written; %v", got)
+	}
+	st := chains[0][0].Pull
+	open.Body = st.Marker.Sealed(commitKey, testRepo, 1).Into(open.Body)
+	if !strings.Contains(open.Body, "### Held on the clusters") || strings.Count(open.Body, holdsOpen) != 1 {
+		t.Fatalf("why: the body lists the hold once:\n%s", open.Body)
+	}
+	units, _ := in.Index([]forge.PullRequest{open})
+	in.ListHeld(units)
+	if len(units) != 1 || units[0].Open == nil || len(units[0].Open.Marker.Holds) != 1 {
+		t.Fatalf("why: a unit's chain writes the same list; %+v", units)
+	}
+	if got := kinds2(in.Holds([]forge.PullRequest{open}, live)); len(got) != 0 {
+		t.Errorf("why: a body that lists the holds in place is not written again; %v", got)
+	}
+
+	// Closed by a person: released, and the body lists none.
+	refused := closed(open, false)
+	chains = in.Holds([]forge.PullRequest{refused}, live)
+	var wrote *Pull
+	for _, c := range chains {
+		for _, e := range c {
+			if e.Kind == ListHolds {
+				wrote = e.Pull
+			}
+		}
+	}
+	if wrote == nil || len(wrote.Marker.Holds) != 0 {
+		t.Fatalf("why: once released, the body of a closed pull request lists no hold; %v", kinds2(chains))
+	}
+	if b := wrote.Marker.Sealed(commitKey, testRepo, 1).Into(refused.Body); strings.Contains(b, holdsOpen) {
+		t.Errorf("why: the list is removed from the body:\n%s", b)
+	}
+}
+
+// TestHoldReleasedAtMaximumIsNotPlacedAgain: a hold released at its
+// maximum hold time is said once on the pull request, the note recorded in
+// its marker, and the same proposal is not held on the object again.
+func TestHoldReleasedAtMaximumIsNotPlacedAgain(t *testing.T) {
+	in := input(t, holdOptIn, watched(4, time.Minute))
+	open := proposed(t, in, 1, "c1")
+	m, _ := ParseMarker(open.Body)
+	rec := hold.Record{Repo: testRepo, PR: 1, Branch: branchEast, Fingerprint: m.Fingerprint, Cluster: usEastNode,
+		Object: replicasKey, UID: "u-1", Fields: []string{"spec.replicas"}, Controller: hold.FluxKustomize,
+		Applier: "flux-system/apps", Since: t0, Until: t0.Add(30 * time.Minute)}
+	key := observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"}
+	live := []LiveHold{{Cluster: usEastNode, Object: key, UID: "u-1", Record: rec, State: hold.Sealed}}
+	in.Now = t0.Add(31 * time.Minute)
+	chains := in.Holds([]forge.PullRequest{open}, live)
+	if got := kinds2(chains); strings.Join(got, ",") != "comment,release" {
+		t.Fatalf("why: the release at the maximum is said on the pull request first; %v", got)
+	}
+	c := chains[0][0]
+	if !strings.HasPrefix(c.Note, noteHoldMaximum+":") || c.Tag != commentTag(c.Note) ||
+		!strings.Contains(c.Text, "maximum hold time") || c.Pull.PR.Number != 1 {
+		t.Fatalf("comment %+v", c)
+	}
+	// Before the note is recorded, the next cycle (the hold gone) would
+	// place it again.
+	in.Now = t0.Add(32 * time.Minute)
+	if got := kinds2(in.Holds([]forge.PullRequest{open}, nil)); strings.Join(got, ",") != "hold,list-holds" {
+		t.Fatalf("without the note the proposal is held again (and listed once held): %v", got)
+	}
+	// The executor records the note in the marker with the comment.
+	c.Pull.Marker.Notes = append(c.Pull.Marker.Notes, c.Note)
+	open.Body = c.Pull.Marker.Sealed(commitKey, testRepo, 1).Into(open.Body)
+	for _, tc := range []struct {
+		why  string
+		live []LiveHold
+		want string
+	}{
+		{"the hold gone: not placed again for the same proposal", nil, ""},
+		{"a release decided again after a failed one is not said twice", live, "release"},
+	} {
+		if got := kinds2(in.Holds([]forge.PullRequest{open}, tc.live)); strings.Join(got, ",") != tc.want {
+			t.Errorf("why: %s: %v", tc.why, got)
+		}
+	}
+}
+
+// TestHoldsSectionReplaced: writing a marker replaces only the list of
+// holds just before it, whatever text from outside spells its tags
+// earlier in the body.
+func TestHoldsSectionReplaced(t *testing.T) {
+	h := MarkerHold{Object: replicasKey, Cluster: usEastNode, Mark: hold.KustomizeReconcile, Since: t0, Until: t0.Add(time.Hour)}
+	held := &Marker{Version: markerVersion, Branch: branchEast, Fingerprint: "sha256:ab", Holds: []MarkerHold{h}}
+	none := &Marker{Version: markerVersion, Branch: branchEast, Fingerprint: "sha256:ab"}
+	intent := "intent: " + holdsOpen + " keep this " + holdsClose + " and this\n\n"
+	for _, tc := range []struct {
+		why      string
+		body     string
+		m        *Marker
+		sections int
+		keeps    string
+	}{
+		{"a body without a list gets one before its marker", "intro\n\n" + none.Encode() + "\n", held, 1, "intro"},
+		{"a listed body is listed once", held.Into("intro\n\n" + none.Encode() + "\n"), held, 1, "intro"},
+		{"a released hold leaves no list", held.Into("intro\n\n" + none.Encode() + "\n"), none, 0, "intro"},
+		{"an intent spelling the tags is text, kept", intent + none.Encode() + "\n", held, 2, "keep this"},
+		{"and kept when the list goes", held.Into(intent + none.Encode() + "\n"), none, 1, "and this"},
+	} {
+		got := tc.m.Into(tc.body)
+		if n := strings.Count(got, holdsOpen); n != tc.sections || !strings.Contains(got, tc.keeps) ||
+			!strings.HasSuffix(got, tc.m.Encode()+"\n") {
+			t.Errorf("why: %s: %d tags:\n%s", tc.why, n, got)
 		}
 	}
 }

@@ -36,6 +36,10 @@ const (
 	// noteAutoMergeRefused: GitHub refused auto-merge with an error the
 	// adapter does not recognise; said once.
 	noteAutoMergeRefused = "auto-merge-refused"
+	// noteHoldMaximum: a hold was released at its maximum time (the note
+	// names the proposal and the object, holdMaximumNote); said once, and
+	// the same proposal is not held on that object again.
+	noteHoldMaximum = "hold-maximum"
 )
 
 // Marker is the bot's memory of one write-back, carried in its pull
@@ -81,6 +85,9 @@ type Marker struct {
 	// FollowUp is the state of the re-observation after a merge, for the
 	// follow-up stage ("", "proven", "reverted").
 	FollowUp string `json:"followUp,omitempty"`
+	// Holds are the holds in place for the change, as the body lists them
+	// (holdsSection); the cycle that places or releases one keeps it true.
+	Holds []MarkerHold `json:"holds,omitempty"`
 	// MAC authenticates the marker for its pull request (see markerMAC).
 	MAC string `json:"mac,omitempty"`
 }
@@ -165,14 +172,15 @@ func (m *Marker) Written(head, base string) *Marker {
 	return &c
 }
 
-// replaceMarker swaps the marker ending body (the last one) for m's.
+// replaceMarker swaps the marker ending body (the last one) for m's, with
+// the list of m's holds just before it (none when m has none).
 func replaceMarker(body string, m *Marker) string {
 	enc := m.Encode()
 	if all := markerRE.FindAllStringIndex(body, -1); len(all) > 0 {
 		last := all[len(all)-1]
-		return body[:last[0]] + enc + body[last[1]:]
+		return withoutHolds(body[:last[0]]) + holdsSection(m.Holds) + enc + body[last[1]:]
 	}
-	return strings.TrimRight(body, "\n") + "\n\n" + enc + "\n"
+	return strings.TrimRight(withoutHolds(body), "\n") + "\n\n" + holdsSection(m.Holds) + enc + "\n"
 }
 
 func (m *Marker) hasNote(n string) bool { return slices.Contains(m.Notes, n) }

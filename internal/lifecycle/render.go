@@ -255,7 +255,7 @@ func (d *writeBackDoc) body(m *Marker) string {
 			fence(string(f.Data)),
 		)
 	}
-	marker := m.Encode() + "\n"
+	marker := holdsSection(m.Holds) + m.Encode() + "\n"
 	head := fitBody(
 		b.String(),
 		maxBody-len(marker)-1_000,

@@ -67,6 +67,10 @@ type scenario struct {
 	// Holds are backflow's sealed holds the hold port reads on the live
 	// objects at the start of the cycle.
 	Holds []scenarioHold `json:"holds,omitempty"`
+	// Hold opts prod-us-east's redis into holding (holdOptIn): the
+	// observations are the watch's (uid and resourceVersion known), and
+	// the cycle decides its holds first, as the bot does.
+	Hold *scenarioHolding `json:"hold,omitempty"`
 }
 
 // scenarioHold is a sealed hold of kustomize-controller's on
@@ -107,6 +111,40 @@ func (h scenarioHold) live(t *testing.T, in *Input, prs []forge.PullRequest) Liv
 		t.Fatal(err)
 	}
 	return LiveHold{Cluster: usEastNode, Object: key, UID: "u-1", Record: rec, State: st, Applied: h.Applied}
+}
+
+// scenarioHolding is a cycle that decides its holds first, as the bot does.
+type scenarioHolding struct {
+	// Now is the cycle's time after t0 (default the plan's).
+	Now string `json:"now,omitempty"`
+	// Held are the sealed holds on redis-replicas, each placed for the
+	// proposal of pull request Pull at Since after t0, for 30 minutes.
+	Held []scenarioHeld `json:"held,omitempty"`
+}
+
+type scenarioHeld struct {
+	Pull  int    `json:"pull"`
+	Since string `json:"since,omitempty"`
+}
+
+// live are the holds the hold port reads from the live objects.
+func (h *scenarioHolding) live(t *testing.T, prs []forge.PullRequest) []LiveHold {
+	t.Helper()
+	var out []LiveHold
+	for _, held := range h.Held {
+		i := slices.IndexFunc(prs, func(pr forge.PullRequest) bool { return pr.Number == held.Pull })
+		if i < 0 {
+			t.Fatalf("held for pull request #%d, which the scenario does not list", held.Pull)
+		}
+		m, _ := ParseMarker(prs[i].Body)
+		since := t0.Add(duration(t, held.Since))
+		r := hold.Record{Repo: testRepo, PR: held.Pull, Branch: m.Branch, Fingerprint: m.Fingerprint, Cluster: usEastNode,
+			Object: replicasKey, UID: "u-1", Fields: []string{"spec.replicas"}, Controller: hold.FluxKustomize,
+			Applier: "flux-system/apps", Since: since, Until: since.Add(30 * time.Minute)}
+		out = append(out, LiveHold{Cluster: usEastNode, UID: "u-1", Record: r, State: hold.Sealed,
+			Object: observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"}})
+	}
+	return out
 }
 
 type scenarioObservation struct {
@@ -171,9 +209,25 @@ func (s scenario) input(t *testing.T) *Input {
 	t.Helper()
 	var obs []observe.Observation
 	for _, o := range s.Observations {
-		obs = append(obs, s.observation(t, o))
+		r := s.observation(t, o)
+		if s.Hold != nil {
+			r.UID, r.ResourceVersion = "u-1", "48213"
+		}
+		obs = append(obs, r)
 	}
-	return input(t, s.files(t), obs...)
+	in := input(t, s.files(t), obs...)
+	if s.Hold != nil {
+		in.Now = t0.Add(5 * time.Minute) // when the plan is made (input)
+		for _, o := range obs {
+			if o.ObservedAt.After(in.Now) {
+				in.Now = o.ObservedAt
+			}
+		}
+		if s.Hold.Now != "" {
+			in.Now = t0.Add(duration(t, s.Hold.Now))
+		}
+	}
+	return in
 }
 
 // inputVoided is input planned with the expiries already said void.
@@ -210,6 +264,9 @@ func (s scenario) mutate(f map[string]string) {
 	}
 	if s.ConfigHub != nil {
 		s.ConfigHub.mutate(f, s.Values)
+	}
+	if s.Hold != nil {
+		holdOptIn(f)
 	}
 }
 
@@ -372,7 +429,21 @@ func (s scenario) chains(t *testing.T) string {
 	if len(problems) > 0 {
 		t.Fatalf("index: %v", problems)
 	}
-	var chains [][]Effect
+	var live []LiveHold
+	if s.Hold != nil {
+		live = s.Hold.live(t, prs)
+	}
+	if len(s.Holds) > 0 {
+		in.Now = t0.Add(5 * time.Minute) // the cycle's time, as the plan's
+	}
+	for _, h := range s.Holds {
+		live = append(live, h.live(t, in, prs))
+	}
+	// The holds are decided first, as the bot decides them.
+	chains := in.Holds(prs, live)
+	if len(live) > 0 {
+		in.ListHeld(units)
+	}
 	for _, u := range units {
 		chains = append(chains, Cleanups(u)...)
 	}
@@ -385,14 +456,6 @@ func (s scenario) chains(t *testing.T) string {
 	}
 	chains = append(chains, in.FollowUps(prs)...)
 	chains = append(chains, in.Expiries(prs)...)
-	var live []LiveHold
-	if len(s.Holds) > 0 {
-		in.Now = t0.Add(5 * time.Minute) // the cycle's time, as the plan's
-	}
-	for _, h := range s.Holds {
-		live = append(live, h.live(t, in, prs))
-	}
-	chains = append(chains, in.Holds(prs, live)...)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n", s.Why)
 	n := 0
@@ -443,15 +506,28 @@ func (s scenario) describe(t *testing.T, in *Input, e Effect) string {
 		data = append(data, "closed="+e.Closed, "ledger="+e.Run.Name)
 	case Comment:
 		data = append(data, "note="+e.Note)
+	case Hold:
+		data = append(data, "object="+e.Hold.Record.Object, "cluster="+e.Hold.Cluster,
+			"since="+e.Hold.Record.Since.UTC().Format(time.RFC3339), "until="+e.Hold.Record.Until.UTC().Format(time.RFC3339))
+	case Release:
+		data = append(data, "object="+e.Hold.Record.Object, "cause="+e.Hold.Cause,
+			fmt.Sprintf("reconcile=%t", e.Hold.ReconcilePatch != nil))
 	case Record:
 		data = append(data, "commits="+strings.Join(e.Commits, ","))
 	case Proven, Reverted, Replan:
 		data = append(data, "label="+e.Evidence.Label)
-	case Hold, Release:
-		data = append(data, "object="+e.Hold.Object.String(), fmt.Sprintf("reconcile=%t", e.Hold.ReconcilePatch != nil))
 	case Revise:
 		data = append(data, fmt.Sprintf("revision=%s/%s@%d", e.Revision.Space, e.Revision.Unit, e.Revision.Number()),
 			"if-match="+e.Revision.Head.DataHash)
+	}
+	if s.Hold != nil {
+		// What the body this effect writes lists of the holds in place.
+		switch {
+		case e.Kind == Open || e.Kind == Update:
+			data = append(data, fmt.Sprintf("holds-listed=%d", len(e.Marker.Holds)))
+		case e.Kind == ListHolds || e.Kind == Comment:
+			data = append(data, fmt.Sprintf("holds-listed=%d", len(e.Pull.Marker.Holds)))
+		}
 	}
 	if len(data) > 0 {
 		fmt.Fprintf(&b, " [%s]", strings.Join(data, " "))

@@ -79,7 +79,11 @@ func (m *Marker) Sealed(commitKey []byte, repo string, number int) *Marker {
 // ErrMarkerForged when the last marker is not authentic; a marker quoted
 // earlier in the body (a receipt's intent) is never read.
 func (in *Input) PullMarker(pr forge.PullRequest) (*Marker, error) {
-	return pullMarker(in.CommitKey, in.Repo, pr)
+	m, err := pullMarker(in.CommitKey, in.Repo, pr)
+	if err == nil && m != nil {
+		in.withHolds(pr, m)
+	}
+	return m, err
 }
 
 func pullMarker(key []byte, repo string, pr forge.PullRequest) (*Marker, error) {
@@ -101,7 +105,11 @@ func pullMarker(key []byte, repo string, pr forge.PullRequest) (*Marker, error) 
 
 // pullMarker is PullMarker for callers that only act on an authentic one.
 func (in *Input) pullMarker(pr forge.PullRequest) (*Marker, bool) {
-	return authenticMarker(in.CommitKey, in.Repo, pr)
+	m, ok := authenticMarker(in.CommitKey, in.Repo, pr)
+	if ok {
+		in.withHolds(pr, m)
+	}
+	return m, ok
 }
 
 func authenticMarker(key []byte, repo string, pr forge.PullRequest) (*Marker, bool) {

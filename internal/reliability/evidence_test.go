@@ -34,7 +34,7 @@ spec:
 
 // scaleEvent is the audit event of user's patch of redis-replicas' scale
 // subresource to replicas, as the API server's log backend writes it.
-func scaleEvent(t *testing.T, id, user string, replicas int, at time.Time) observe.AuditEvent {
+func scaleEvent(t testing.TB, id, user string, replicas int, at time.Time) observe.AuditEvent {
 	t.Helper()
 	line, err := json.Marshal(map[string]any{
 		"kind": "Event", "apiVersion": "audit.k8s.io/v1", "level": "Request", "auditID": id, "stage": "ResponseComplete",

@@ -128,7 +128,7 @@ const (
 )
 
 // liveSts is a StatefulSet of the redis unit as the API server holds it.
-func liveSts(t *testing.T, name, uid, rv string, replicas int64, scaledAt string) *unstructured.Unstructured {
+func liveSts(t testing.TB, name, uid, rv string, replicas int64, scaledAt string) *unstructured.Unstructured {
 	t.Helper()
 	entry := func(manager, op, sub, at, fields string) map[string]any {
 		var f map[string]any
@@ -156,13 +156,13 @@ func liveSts(t *testing.T, name, uid, rv string, replicas int64, scaledAt string
 // watchedCluster is a cluster as backflow's kube watch sees it: the real
 // KubeSource over client-go's fake dynamic client.
 type watchedCluster struct {
-	t       *testing.T
+	t       testing.TB
 	client  *dynfake.FakeDynamicClient
 	mapper  meta.RESTMapper
 	changed chan observe.ObjectKey
 }
 
-func newWatchedCluster(t *testing.T, objs ...runtime.Object) *watchedCluster {
+func newWatchedCluster(t testing.TB, objs ...runtime.Object) *watchedCluster {
 	client := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{stsGVR: "StatefulSetList"}, objs...)
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}, meta.RESTScopeNamespace)

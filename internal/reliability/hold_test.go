@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -132,7 +133,7 @@ func (c *heldCluster) state(t *testing.T, commitKey []byte, name string) hold.St
 }
 
 // holdFiles is the test repository with prod-us-east's redis holding.
-func holdFiles(t *testing.T) map[string]string {
+func holdFiles(t testing.TB) map[string]string {
 	files := gitopsFiles(t)
 	files[configPath] = strings.Replace(files[configPath], "    chart: {name: bitnami/redis, version: 25.5.3}\n",
 		"    chart: {name: bitnami/redis, version: 25.5.3}\n    hold: {controller: flux-kustomize, applier: flux-system/apps, maxDuration: 1h}\n", 1)
@@ -176,7 +177,10 @@ func TestCase37HoldNeverLeftBehind(t *testing.T) {
 		watch := &staticSource{}
 		b := newBot(e, watch, c)
 		watch.set(c.observed(4, e.clock.Now()))
-		e.cycle(b)
+		first := e.cycle(b).Repos[0].Holds
+		if !first.Read || first.InPlace != 1 || len(first.Held) != 1 || first.Held[0] < 0 {
+			t.Errorf("why: the metrics see the hold placed, in place, and its at-risk window; %+v", first)
+		}
 		prs := e.pulls(a, e.repo)
 		if len(prs) != 1 || !prs[0].Merged {
 			t.Fatalf("alice's change: %+v, want one merged pull request", prs)
@@ -203,7 +207,10 @@ func TestCase37HoldNeverLeftBehind(t *testing.T) {
 		c.mu.Unlock()
 		e.clock.Advance(time.Minute)
 		watch.set(c.observed(4, e.clock.Now()))
-		e.cycle(b)
+		applied := e.cycle(b).Repos[0].Holds
+		if applied.InPlace != 0 || !slices.Equal(applied.Released, []string{hold.CauseApplied}) {
+			t.Errorf("why: the metrics count the release by its reason, and nothing left in place; %+v", applied)
+		}
 		releasedAfterApply := c.state(t, commitKey, "redis-replicas") == hold.None
 		if !releasedAfterApply || c.reconciles != 1 {
 			t.Errorf("why: once the merge is applied the hold is released and the applier asked to reconcile; hold %s, %d reconciles",
@@ -221,6 +228,51 @@ func TestCase37HoldNeverLeftBehind(t *testing.T) {
 		}
 		figures = append(figures, "held_before_merge", 1, "kept_while_unapplied", keptUnapplied, "released_after_apply",
 			boolInt(releasedAfterApply), "reconcile_requests", c.reconciles, "foreign_marks_touched", c.patched["redis-master"])
+	}
+
+	// The applier applied a later commit of main first: the merge is in
+	// it (the forge compares them), so the hold is released then, not at
+	// its maximum; a revision from before the merge keeps it.
+	{
+		e := newHubEnv(t, holdFiles(t))
+		a := e.adapter(nil)
+		c := newHeldCluster()
+		watch := &staticSource{}
+		b := newBot(e, watch, c)
+		before, err := a.BranchHead(e.ctx, e.repo, "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		watch.set(c.observed(4, e.clock.Now()))
+		e.cycle(b)
+		prs := e.pulls(a, e.repo)
+		if len(prs) != 1 || !prs[0].Merged || c.state(t, commitKey, "redis-replicas") != hold.Sealed {
+			t.Fatalf("alice's change: %+v, want one merged pull request, held", prs)
+		}
+		c.mu.Lock()
+		c.applied = "main@sha1:" + before
+		c.mu.Unlock()
+		e.clock.Advance(time.Minute)
+		watch.set(c.observed(4, e.clock.Now()))
+		e.cycle(b)
+		keptBeforeMerge := c.state(t, commitKey, "redis-replicas") == hold.Sealed
+		// A commit on top of the merge (main itself is protected here: it
+		// is made on a branch from main's head, as the next merge would be).
+		later := e.pushAs(e.person("carol"), e.repo, "later", "main", map[string]string{"docs/later.md": "later\n"},
+			"a later commit on main")
+		c.mu.Lock()
+		c.applied = "main@sha1:" + later
+		c.mu.Unlock()
+		e.clock.Advance(time.Minute)
+		watch.set(c.observed(4, e.clock.Now()))
+		released := e.cycle(b).Repos[0].Holds.Released
+		releasedAtLater := c.state(t, commitKey, "redis-replicas") == hold.None
+		if !keptBeforeMerge || !releasedAtLater || !slices.Equal(released, []string{hold.CauseApplied}) || c.reconciles != 1 {
+			t.Errorf("why: a revision before the merge keeps the hold (%v); a later one releases it as applied (%v, %v), "+
+				"asking a reconcile (%d)", keptBeforeMerge, releasedAtLater, released, c.reconciles)
+		}
+		figures = append(figures, "kept_at_a_revision_before_the_merge", boolInt(keptBeforeMerge),
+			"released_at_a_later_revision", boolInt(releasedAtLater))
 	}
 
 	// Review required: a close by a person releases; a failed open carries
@@ -262,7 +314,9 @@ func TestCase37HoldNeverLeftBehind(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.clock.Advance(time.Minute)
-		e.cycle(b)
+		if got := e.cycle(b).Repos[0].Holds.Released; !slices.Equal(got, []string{hold.CauseClosed}) {
+			t.Errorf("why: a close by a person is released as closed; %v", got)
+		}
 		releasedOnClose := c.state(t, commitKey, "redis-replicas") == hold.None
 		if !releasedOnClose {
 			t.Errorf("why: a pull request a person closes releases its hold; hold %s", c.state(t, commitKey, "redis-replicas"))
@@ -273,15 +327,58 @@ func TestCase37HoldNeverLeftBehind(t *testing.T) {
 		watch.set(c.observed(5, e.clock.Now()))
 		e.cycle(b)
 		heldAgain := c.state(t, commitKey, "redis-replicas") == hold.Sealed
-		e.clock.Advance(61 * time.Minute)
+		e.clock.Advance(time.Minute)
 		watch.set(c.observed(5, e.clock.Now()))
 		e.cycle(b)
+		var held forge.PullRequest
+		for _, pr := range e.pulls(a, e.repo) {
+			if pr.State == forge.StateOpen {
+				held = pr
+			}
+		}
+		if !strings.Contains(held.Body, "### Held on the clusters") || !strings.Contains(held.Body, "redis-replicas") {
+			t.Errorf("why: the pull request's body lists the hold in place:\n%s", held.Body)
+		}
+		e.clock.Advance(61 * time.Minute)
+		watch.set(c.observed(5, e.clock.Now()))
+		if got := e.cycle(b).Repos[0].Holds.Released; !slices.Equal(got, []string{hold.CauseMaximum}) {
+			t.Errorf("why: a hold past its maximum is released as such; %v", got)
+		}
 		releasedAtMax := c.state(t, commitKey, "redis-replicas") == hold.None
+		// The release is said once on the pull request, its body lists no
+		// hold, and the same proposal is not held again.
+		for range 2 {
+			e.clock.Advance(time.Minute)
+			watch.set(c.observed(5, e.clock.Now()))
+			e.cycle(b)
+		}
+		heldAfterMax := c.state(t, commitKey, "redis-replicas") != hold.None
+		comments, err := a.ListComments(e.ctx, e.repo, held.Number)
+		if err != nil {
+			t.Fatal(err)
+		}
+		saidAtMax := 0
+		for _, cm := range comments {
+			if strings.Contains(cm.Body, "the maximum hold time") {
+				saidAtMax++
+			}
+		}
+		var body string
+		for _, pr := range e.pulls(a, e.repo) {
+			if pr.Number == held.Number {
+				body = pr.Body
+			}
+		}
+		if heldAfterMax || saidAtMax != 1 || strings.Contains(body, "### Held on the clusters") {
+			t.Errorf("why: released at the maximum: held again %v, said %d times (want 1), body still lists it %v",
+				heldAfterMax, saidAtMax, strings.Contains(body, "### Held on the clusters"))
+		}
 		if !heldWithoutPull || !heldAgain || !releasedAtMax {
 			t.Errorf("why: held though the open failed %v, held again %v, released at the maximum %v; want all", heldWithoutPull, heldAgain, releasedAtMax)
 		}
 		figures = append(figures, "denied_held", bobHeld, "held_across_a_failed_open", boolInt(heldWithoutPull),
-			"released_on_close", boolInt(releasedOnClose), "released_at_maximum", boolInt(releasedAtMax))
+			"released_on_close", boolInt(releasedOnClose), "released_at_maximum", boolInt(releasedAtMax),
+			"held_again_after_maximum", boolInt(heldAfterMax), "said_at_maximum", saidAtMax)
 	}
 	report(t, "37", "hold-never-left-behind", figures...)
 }

@@ -46,7 +46,7 @@ var (
 	appKey     *rsa.PrivateKey
 )
 
-func theAppKey(t *testing.T) *rsa.PrivateKey {
+func theAppKey(t testing.TB) *rsa.PrivateKey {
 	t.Helper()
 	appKeyOnce.Do(func() {
 		k, err := rsa.GenerateKey(rand.Reader, 2048)
@@ -74,7 +74,7 @@ func reviewOnly(files map[string]string) {
 // hub, the adapters and the bots goes to the suite's capture, where the
 // canary case looks for secrets.
 type hubEnv struct {
-	t     *testing.T
+	t     testing.TB
 	hub   *localhub.Hub
 	clock *localhub.FakeClock
 	url   string
@@ -83,7 +83,7 @@ type hubEnv struct {
 	log   *slog.Logger
 }
 
-func newHubEnv(t *testing.T, files map[string]string) *hubEnv {
+func newHubEnv(t testing.TB, files map[string]string) *hubEnv {
 	t.Helper()
 	// The clock starts at wall-clock time: ghinstallation signs its JWTs
 	// with the real clock and the hub checks them against its own.

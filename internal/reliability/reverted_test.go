@@ -84,6 +84,11 @@ func TestCase36RevertedChangeNeverLost(t *testing.T) {
 		}
 	}
 	bobPulls := len(e.pulls(a, e.repo))
+	if rv := rep.Repos[0].Holds.Reverts; len(rv) != 1 || rv[0].Window <= 0 {
+		t.Errorf("why: the revert of bob's change is the at-risk window the metrics see, once; %+v", rv)
+	} else {
+		t.Logf("bob's change reverted after %s", rv[0].Window)
+	}
 	if bobAllowed+bobPulls > 0 {
 		t.Errorf("bob's reverted change: %d allowed, %d pull requests; want none\n%s", bobAllowed, bobPulls, rep.Text())
 	}

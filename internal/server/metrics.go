@@ -44,6 +44,7 @@ type Metrics struct {
 	admissionRefused *prometheus.CounterVec
 	admissionBusy    prometheus.Counter
 	temporary        *prometheus.GaugeVec
+	hold             holdMetrics
 }
 
 // NewMetrics registers backflow's metrics, with the Go runtime and process
@@ -135,6 +136,8 @@ func NewMetrics() *Metrics {
 			"(in-force, due, waiting, void, refused).",
 	}, []string{"state"})
 	m.registry.MustRegister(m.attributions, m.receiptsRefused, m.buildInfo, m.admissionRefused, m.temporary)
+	m.hold = newHoldMetrics()
+	m.registry.MustRegister(m.hold.collectors()...)
 	m.preset()
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),

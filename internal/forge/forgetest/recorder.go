@@ -201,6 +201,14 @@ func (r *Recorder) CommitsSince(ctx context.Context, repo forge.Repo, base, head
 	return r.Forge.CommitsSince(ctx, repo, base, head)
 }
 
+// Contains implements forge.Forge.
+func (r *Recorder) Contains(ctx context.Context, repo forge.Repo, commit, head string) (bool, error) {
+	if err := r.begin("Contains", false); err != nil {
+		return false, err
+	}
+	return r.Forge.Contains(ctx, repo, commit, head)
+}
+
 // GetPullRequest implements forge.Forge.
 func (r *Recorder) GetPullRequest(ctx context.Context, repo forge.Repo, number int) (forge.PullRequest, error) {
 	if err := r.begin("GetPullRequest", false); err != nil {

@@ -45,3 +45,26 @@ func (a *Adapter) ChangedFiles(ctx context.Context, repo forge.Repo, base, head 
 	}
 	return d, nil
 }
+
+// Contains implements forge.Forge with the compare API: the comparison's
+// status says how head stands to commit, whatever the files (one page is
+// asked for; the status does not depend on it).
+func (a *Adapter) Contains(ctx context.Context, repo forge.Repo, commit, head string) (bool, error) {
+	in, err := a.forRepo(ctx, repo.Owner, repo.Name)
+	if err != nil {
+		return false, err
+	}
+	cmp, _, err := in.api.CompareCommits(ctx, repo.Owner, repo.Name, commit, head, &gh.ListOptions{PerPage: 1})
+	if err != nil {
+		return false, mapErr(err, "comparing %s...%s in %s", short(commit), short(head), repo)
+	}
+	switch st := cmp.GetStatus(); st {
+	case "ahead", "identical":
+		return true, nil
+	case "behind", "diverged":
+		return false, nil
+	default:
+		return false, fmt.Errorf("error comparing %s...%s in %s: status %q is none of ahead, identical, behind, "+
+			"diverged: %w", short(commit), short(head), repo, st, forge.ErrInvalid)
+	}
+}

@@ -102,3 +102,42 @@ func TestChangedFilesFromTheMergeBase(t *testing.T) {
 		t.Fatalf("ChangedFiles = %+v, want added.yaml added from %s", d, main)
 	}
 }
+
+// TestContains: whether a revision is a commit or a later one, as the
+// compare API's status says (ahead or identical), against the local hub.
+func TestContains(t *testing.T) {
+	e := newEnv(t)
+	main, err := e.a.BranchHead(e.ctx, e.repo, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := func(branch, base, path string) string {
+		t.Helper()
+		sha, err := e.a.Commit(e.ctx, forge.CommitRequest{Repo: e.repo, Branch: branch, BaseSHA: base, Method: forge.CommitAPI,
+			Files: map[string][]byte{path: []byte("a: 1\n")}, Message: "m", Author: forge.Author{Name: "n", Email: "e@x"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sha
+	}
+	merge := commit("topic", main, "merged.yaml")
+	later := commit("later", merge, "later.yaml")
+	other := commit("other", main, "other.yaml")
+	for _, tc := range []struct {
+		why           string
+		commit, head  string
+		want, errWant bool
+	}{
+		{"the merge itself (identical)", merge, merge, true, false},
+		{"a later commit on top of the merge (ahead)", merge, later, true, false},
+		{"a branch name resolves to its head", merge, "later", true, false},
+		{"the commit before the merge (behind)", merge, main, false, false},
+		{"another line of history (diverged)", merge, other, false, false},
+		{"a commit the forge does not know", strings.Repeat("0", 40), later, false, true},
+	} {
+		got, err := e.a.Contains(e.ctx, e.repo, tc.commit, tc.head)
+		if got != tc.want || (err != nil) != tc.errWant || tc.errWant && !errors.Is(err, forge.ErrNotFound) {
+			t.Errorf("why: %s: %v, %v", tc.why, got, err)
+		}
+	}
+}
