@@ -289,3 +289,39 @@ func TestBuilderBuildsEachInputOnce(t *testing.T) {
 		t.Errorf("changed inputs: %d builds, %v", b.Runs, err)
 	}
 }
+
+// TestBuildsAtTheRepositoryRoot: a kustomization at the repository's root
+// (its folder is ".", as kustomize's examples/multibases has it) builds,
+// and a field of a base it names is located and written.
+func TestBuildsAtTheRepositoryRoot(t *testing.T) {
+	files := map[string][]byte{
+		"kustomization.yaml":      []byte("resources: [base]\nnamePrefix: a-\n"),
+		"base/kustomization.yaml": []byte("resources: [pod.yaml]\n"),
+		"base/pod.yaml":           []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {priority: 1}\n"),
+	}
+	b, err := Run(files, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pod = "v1|Pod||a-p"
+	s, err := Locate(files, b, pod, "spec.priority")
+	if err != nil || s.File != "base/pod.yaml" {
+		t.Fatalf("located %+v, %v; want base/pod.yaml", s, err)
+	}
+	w, err := Write(files[s.File], s, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := map[string][]byte{}
+	for k, v := range files {
+		after[k] = v
+	}
+	after[s.File] = w.Data
+	rebuilt, err := Run(after, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := Witness(b, rebuilt, []witness.Accepted{{Object: pod, Field: "spec.priority", Live: 2}}); len(m) > 0 {
+		t.Errorf("witness: %v", m)
+	}
+}
