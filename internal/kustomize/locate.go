@@ -499,8 +499,11 @@ func atLevel(
 
 // setByLabels names the kustomization's field that sets field on every
 // object (commonLabels, labels, commonAnnotations), or "": a label key it
-// sets, in an object's or a template's labels or in a selector, or an
-// annotation key it sets, in an object's or a template's annotations.
+// sets, in an object's or a template's labels or in a selector (a labels:
+// entry's in the object's own labels, in a template's with
+// includeTemplates or includeSelectors, in a selector with
+// includeSelectors), or an annotation key it sets, in an object's or a
+// template's annotations.
 func setByLabels(k *Kustomization, segs []yamlnode.Segment) string {
 	if len(segs) < 2 || segs[len(segs)-1].IsIndex || segs[len(segs)-2].IsIndex {
 		return ""
@@ -511,8 +514,12 @@ func setByLabels(k *Kustomization, segs []yamlnode.Segment) string {
 		if _, ok := k.CommonLabels[key]; ok {
 			return "commonLabels"
 		}
+		own := len(segs) == 3 && segs[0].Key == "metadata"
 		for _, l := range k.Labels {
-			if _, ok := l.Pairs[key]; ok {
+			_, ok := l.Pairs[key]
+			switch {
+			case !ok:
+			case own, l.IncludeSelectors, l.IncludeTemplates && parent == "labels":
 				return "labels"
 			}
 		}
