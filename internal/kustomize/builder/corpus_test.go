@@ -2,6 +2,7 @@ package builder
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -18,8 +20,11 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/kustomize"
 	"github.com/backflow-dev/backflow/internal/plan"
+	"github.com/backflow-dev/backflow/internal/values"
 	"github.com/backflow-dev/backflow/internal/witness"
 	"github.com/backflow-dev/backflow/internal/yamlnode"
+
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // corpusFull writes every scalar leaf of every built object of the corpus;
@@ -186,34 +191,41 @@ type corpusLeaf struct {
 }
 
 // builtLeaves lists every scalar leaf of every built object, objects and
-// leaves in a stable order, less the object's identity (apiVersion, kind,
-// metadata.name and metadata.namespace).
+// leaves in a stable order, less the object's identity.
 func builtLeaves(b *kustomize.Build) []corpusLeaf {
 	var out []corpusLeaf
 	for _, key := range slices.Sorted(maps.Keys(b.Rendering.Objects)) {
-		var walk func(v any, segs []yamlnode.Segment)
-		walk = func(v any, segs []yamlnode.Segment) {
-			switch x := v.(type) {
-			case map[string]any:
-				for _, k := range slices.Sorted(maps.Keys(x)) {
-					walk(x[k], append(slices.Clone(segs), yamlnode.Segment{Key: k}))
-				}
-			case []any:
-				for i, item := range x {
-					walk(item, append(slices.Clone(segs), yamlnode.Segment{Index: i, IsIndex: true}))
-				}
-			case nil:
-			default:
-				field := yamlnode.FormatPath(segs)
-				switch field {
-				case "apiVersion", "kind", "metadata.name", "metadata.namespace", "metadata.generateName":
-					return
-				}
-				out = append(out, corpusLeaf{object: key, field: field, old: x})
-			}
-		}
-		walk(b.Rendering.Objects[key], nil)
+		out = append(out, leavesOf(key, b.Rendering.Objects[key])...)
 	}
+	return out
+}
+
+// leavesOf lists the scalar leaves of obj in a stable order, less its
+// identity (apiVersion, kind, metadata.name and metadata.namespace).
+func leavesOf(object string, obj map[string]any) []corpusLeaf {
+	var out []corpusLeaf
+	var walk func(v any, segs []yamlnode.Segment)
+	walk = func(v any, segs []yamlnode.Segment) {
+		switch x := v.(type) {
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				walk(x[k], append(slices.Clone(segs), yamlnode.Segment{Key: k}))
+			}
+		case []any:
+			for i, item := range x {
+				walk(item, append(slices.Clone(segs), yamlnode.Segment{Index: i, IsIndex: true}))
+			}
+		case nil:
+		default:
+			field := yamlnode.FormatPath(segs)
+			switch field {
+			case "apiVersion", "kind", "metadata.name", "metadata.namespace", "metadata.generateName":
+				return
+			}
+			out = append(out, corpusLeaf{object: object, field: field, old: x})
+		}
+	}
+	walk(obj, nil)
 	return out
 }
 
@@ -229,6 +241,9 @@ func changed(old any) any {
 	case int64:
 		return x + 1
 	case float64:
+		if x == float64(int64(x)) {
+			return int64(x) + 1
+		}
 		return x + 0.5
 	}
 	return nil
@@ -387,4 +402,179 @@ func refusalKind(reason string) string {
 		}
 	}
 	return ""
+}
+
+// TestCorpusManifests edits every scalar leaf of every document of the
+// corpus's resource files (the files its kustomizations build objects
+// from) as the planner edits a unit of plain manifests: values.Parse with
+// the document's index, then SetRead with the field as its own path. Each
+// edit must change only the edited line, leave every other document's
+// bytes as they were, and read back as the document with that one field
+// changed; a refusal must be the editor's (values.ErrRefused).
+func TestCorpusManifests(t *testing.T) {
+	trees, err := os.ReadDir(corpusDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	var docs, fields, written int
+	refused := map[string]int{}
+	for _, tree := range trees {
+		if !tree.IsDir() {
+			continue
+		}
+		repo := readTree(t, filepath.Join(corpusDir, tree.Name()))
+		for _, file := range resourceFiles(t, repo) {
+			data := repo[file]
+			for i, d := range yamlnode.SplitDocuments(data) {
+				var m map[string]any
+				if err := sigsyaml.Unmarshal(data[d.Start:d.End], &m); err != nil {
+					t.Errorf("%s/%s document %d: %v", tree.Name(), file, i, err)
+					continue
+				}
+				if m == nil {
+					continue
+				}
+				docs++
+				leaves := leavesOf(file, m)
+				for n, l := range leaves {
+					if !*corpusFull && !sampled(n, len(leaves)) {
+						continue
+					}
+					fields++
+					why, err := editManifest(data, i, m, l)
+					switch {
+					case err != nil:
+						t.Errorf("%s/%s document %d %s (%v): %v", tree.Name(), file, i, l.field, l.old, err)
+					case why != "":
+						refused[why]++
+					default:
+						written++
+					}
+				}
+			}
+		}
+	}
+	mode := "sample"
+	if *corpusFull {
+		mode = "full"
+	}
+	t.Logf("manifests (%s): %d documents, %d fields, %d written, refused %s, in %s", mode, docs, fields, written,
+		reasons(refused), time.Since(start).Round(time.Millisecond))
+	if docs == 0 {
+		t.Fatal("no documents")
+	}
+}
+
+// resourceFiles are the files a tree's kustomizations build objects from,
+// sorted.
+func resourceFiles(t *testing.T, repo map[string][]byte) []string {
+	read := func(p string) ([]byte, error) {
+		if d, ok := repo[p]; ok {
+			return d, nil
+		}
+		return nil, fmt.Errorf("%s: %w", p, fs.ErrNotExist)
+	}
+	seen := map[string]bool{}
+	for p := range repo {
+		if path.Base(p) != "kustomization.yaml" {
+			continue
+		}
+		files, err := kustomize.Inputs(read, path.Dir(p))
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		b, err := kustomize.Run(files, path.Dir(p))
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		for _, o := range b.Origin {
+			if o.Path != "" {
+				seen[o.Path] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// editManifest sets leaf l of document doc (read as m) of data to another
+// value of its type, and checks the edit; it returns the editor's refusal.
+func editManifest(data []byte, doc int, m map[string]any, l corpusLeaf) (refused string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	live := changed(l.old)
+	f, err := values.Parse(data, values.Options{Document: &doc})
+	if err != nil {
+		return "", err
+	}
+	out, _, err := f.SetRead([]values.Edit{{Path: l.field, Value: live}})
+	if errors.Is(err, values.ErrRefused) {
+		return err.Error(), nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := onlyEdited(data, out, false); err != nil {
+		return "", err
+	}
+	before, after := yamlnode.SplitDocuments(data), yamlnode.SplitDocuments(out)
+	if len(before) != len(after) {
+		return "", fmt.Errorf("%d documents after the edit, %d before", len(after), len(before))
+	}
+	for i := range before {
+		if i != doc && !bytes.Equal(data[before[i].Start:before[i].End], out[after[i].Start:after[i].End]) {
+			return "", fmt.Errorf("document %d changed", i)
+		}
+	}
+	var got map[string]any
+	if err := sigsyaml.Unmarshal(out[after[doc].Start:after[doc].End], &got); err != nil {
+		return "", fmt.Errorf("the edited document does not read: %w", err)
+	}
+	want := jsonCopy(m)
+	segs, err := yamlnode.ParsePath(l.field)
+	if err != nil {
+		return "", err
+	}
+	setIn(want, segs, jsonCopy(live))
+	if !reflect.DeepEqual(jsonCopy(got), want) {
+		return "", fmt.Errorf("the edited document reads %v, want %v", got, want)
+	}
+	return "", nil
+}
+
+// jsonCopy is a deep copy of v read back through JSON, numbers as float64.
+func jsonCopy(v any) any {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	var out any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// setIn sets the leaf at segs of a tree read through JSON.
+func setIn(tree any, segs []yamlnode.Segment, v any) {
+	for i, s := range segs {
+		last := i == len(segs)-1
+		switch x := tree.(type) {
+		case map[string]any:
+			if last {
+				x[s.Key] = v
+				return
+			}
+			tree = x[s.Key]
+		case []any:
+			if last {
+				x[s.Index] = v
+				return
+			}
+			tree = x[s.Index]
+		}
+	}
 }
