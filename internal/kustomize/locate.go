@@ -140,6 +140,11 @@ func Locate(files map[string][]byte, b *Build, object, field string) (Source, er
 			s.Name = levels[i].before.org().Name
 			break
 		}
+		// The components a kustomization includes apply before its own
+		// transformers and after what it builds on.
+		if err := byComponent(files, k, levels[i], what, field, segs, live, obj); err != nil {
+			return Source{}, err
+		}
 	}
 	if at == len(chain) {
 		found, err = inResource(files[o.Path], doc, obj, segs)
@@ -163,11 +168,68 @@ func Locate(files map[string][]byte, b *Build, object, field string) (Source, er
 	return s, found.check(what, s.Why, live, chain)
 }
 
-// itemPatched reports whether a strategic-merge patch of the chain holds
-// the built list item at item (its merge key matched).
+// byComponent refuses field when a component that k includes (or one
+// that such a component includes) sets it: a patch, an images: or
+// replicas: entry, a label of the component's. A component is shared by
+// the overlays that include it.
+func byComponent(files map[string][]byte, k *Kustomization, id seen, what, field string, segs []yamlnode.Segment,
+	live any, obj map[string]any) error {
+	for _, c := range components(files, k) {
+		_, _, ok, err := atLevel(files, c, id, field, segs, live, obj)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return fmt.Errorf("%s is set by the component %s, which %s includes: a component is shared by the "+
+				"overlays that include it: %w", what, c.Dir, k.File, ErrRefused)
+		}
+	}
+	return nil
+}
+
+// components are the components k includes, and those they include, read
+// from files; a component not among them is left out (Inputs reads every
+// component a build includes).
+func components(files map[string][]byte, k *Kustomization) []*Kustomization {
+	read := func(p string) ([]byte, error) {
+		if d, ok := files[p]; ok {
+			return d, nil
+		}
+		return nil, fmt.Errorf("%s: not among the build's files", p)
+	}
+	var out []*Kustomization
+	seen := map[string]bool{k.Dir: true}
+	var walk func(k *Kustomization)
+	walk = func(k *Kustomization) {
+		for _, r := range k.Components {
+			dir := path.Clean(path.Join(k.Dir, r))
+			if seen[dir] {
+				continue
+			}
+			seen[dir] = true
+			c, err := readKustomization(read, dir, map[string][]byte{})
+			if err != nil {
+				continue
+			}
+			out = append(out, c)
+			walk(c)
+		}
+	}
+	walk(k)
+	return out
+}
+
+// itemPatched reports whether a strategic-merge patch of the chain (or of
+// a component it includes) holds the built list item at item (its merge
+// key matched).
 func itemPatched(files map[string][]byte, chain []*Kustomization, levels []seen, obj map[string]any,
 	item []yamlnode.Segment) bool {
 	for i, k := range chain {
+		if slices.ContainsFunc(components(files, k), func(c *Kustomization) bool {
+			return itemPatched(files, []*Kustomization{c}, levels[i:i+1], obj, item)
+		}) {
+			return true
+		}
 		var texts []string
 		var targeted []bool
 		for _, p := range k.PatchesStrategicMerge {

@@ -134,6 +134,15 @@ spec:
 			}),
 			".", "apps/v1|Deployment||b-web", "spec.template.spec.containers[0].image", "nginx:1.0", "nginx:1.1",
 			"", "", "which the overlay builds 2 times (through . > a > base; . > b > base)"},
+		{"a field a component's patch sets is refused, naming the component",
+			with(map[string]string{
+				"o/kustomization.yaml": "resources: [../base]\ncomponents: [../c]\n",
+				"c/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n- path: p.yaml\n",
+				"c/p.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    spec:\n" +
+					"      containers:\n      - name: web\n        env:\n        - {name: MODE, value: traced}\n",
+			}),
+			"o", dep, "spec.template.spec.containers[0].env[0].value", "traced", "plain", "", "",
+			"is set by the component c, which o/kustomization.yaml includes"},
 		{"a value vars: substitutes is refused, naming the vars",
 			with(map[string]string{"o/kustomization.yaml": `resources: [../base]
 patches:
