@@ -325,3 +325,46 @@ func TestBuildsAtTheRepositoryRoot(t *testing.T) {
 		t.Errorf("witness: %v", m)
 	}
 }
+
+// TestImageEntryKeepsTagAndDigest: kustomize's images: entry with a digest
+// alone drops the reference's tag, and with a newTag alone its digest, so
+// a reference holding both is written as both; one losing its tag to a
+// digest alone cannot be an entry and is refused.
+func TestImageEntryKeepsTagAndDigest(t *testing.T) {
+	const (
+		d1 = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+		d2 = "sha256:2222222222222222222222222222222222222222222222222222222222222222"
+	)
+	files := map[string][]byte{
+		"base/kustomization.yaml": []byte("resources: [web.yaml]\n"),
+		"base/web.yaml": []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n" +
+			"    spec:\n      containers: [{name: web, image: \"busybox:1.38@" + d1 + "\"}]\n"),
+		"o/kustomization.yaml": []byte("resources: [../base]\n"),
+	}
+	const obj, field = "apps/v1|Deployment||web", "spec.template.spec.containers[0].image"
+	before, err := Run(files, "o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ why, live, refused string }{
+		{"the digest changes, the tag stays", "busybox:1.38@" + d2, ""},
+		{"the tag changes, the digest stays", "busybox:1.39@" + d1, ""},
+		{"the tag goes, which an entry cannot say", "busybox@" + d2, "cannot take the tag"},
+	} {
+		w, err := Override(files["o/kustomization.yaml"], "o/kustomization.yaml", "Deployment", "web", field,
+			"busybox:1.38@"+d1, tc.live, "shared")
+		if tc.refused != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.refused) {
+				t.Errorf("%s: %v, want a refusal saying %q", tc.why, err, tc.refused)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.why, err)
+		}
+		after := edited(t, files, "o", w)
+		if m := Witness(before, after, []witness.Accepted{{Object: obj, Field: field, Live: tc.live}}); len(m) > 0 {
+			t.Errorf("%s: the witness denies %s: %v", tc.why, w.Data, m)
+		}
+	}
+}

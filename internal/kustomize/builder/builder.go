@@ -109,7 +109,13 @@ func (b *Builder) Write(
 			name := src.Name
 			why := fmt.Sprintf("Not claimed: %s sets this field, but other environments' overlays build it too; "+
 				"the value is written as an override into %s, and the shared file is left as it is.", src.Why, overlay)
-			w, err = kustomize.Override(cur[overlay], overlay, kind, name, f.Field, f.Old, f.Live, why)
+			if kustomize.SharedImage(built, f.Object, f.Field) {
+				// An images: entry would change the other containers of
+				// that image too.
+				w, err = kustomize.OverridePatch(cur[overlay], overlay, kind, name, f.Field, f.Live, why)
+			} else {
+				w, err = kustomize.Override(cur[overlay], overlay, kind, name, f.Field, f.Old, f.Live, why)
+			}
 		}
 		if err != nil {
 			out[i].Refused = err.Error()
