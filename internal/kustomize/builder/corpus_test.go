@@ -147,6 +147,11 @@ func corpusTree(t *testing.T, tree string, repo map[string][]byte) corpusStats {
 		return nil, fmt.Errorf("%s: %w", p, fs.ErrNotExist)
 	}
 	for _, dir := range dirs {
+		if component(repo, dir) {
+			// A component builds only inside a kustomization that
+			// includes it.
+			continue
+		}
 		st.overlays++
 		b := &Builder{}
 		files, err := b.Inputs(read, nil, dir)
@@ -173,6 +178,19 @@ func corpusTree(t *testing.T, tree string, repo map[string][]byte) corpusStats {
 		}
 	}
 	return st
+}
+
+// component reports whether dir's kustomization is a Component.
+func component(repo map[string][]byte, dir string) bool {
+	var k struct {
+		Kind string `json:"kind"`
+	}
+	for _, n := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+		if data, ok := repo[path.Join(dir, n)]; ok {
+			return sigsyaml.Unmarshal(data, &k) == nil && k.Kind == "Component"
+		}
+	}
+	return false
 }
 
 // sampled spreads the short run's leaves evenly over an overlay's.
@@ -233,6 +251,10 @@ func leavesOf(object string, obj map[string]any) []corpusLeaf {
 func changed(old any) any {
 	switch x := old.(type) {
 	case string:
+		// A block scalar's last line break stays, as its header does.
+		if t, ok := strings.CutSuffix(x, "\n"); ok {
+			return t + "-x\n"
+		}
 		return x + "-x"
 	case bool:
 		return !x
@@ -364,6 +386,19 @@ func onlyEdited(before, after []byte, override bool) error {
 		s++
 	}
 	gone, added := bl[p:len(bl)-s], al[p:len(al)-s]
+	if len(gone) == len(added) {
+		// The same lines but two: the value's, and its block scalar's
+		// header when the editor gives it another chomping indicator.
+		var differ []int
+		for i := range gone {
+			if gone[i] != added[i] {
+				differ = append(differ, i)
+			}
+		}
+		if len(differ) == 2 && chompOnly(gone[differ[0]], added[differ[0]]) {
+			gone, added = gone[differ[1]:differ[1]+1], added[differ[1]:differ[1]+1]
+		}
+	}
 	switch {
 	case !override && (len(gone) > 1 || len(added) > 2):
 		return fmt.Errorf("the edit changed lines %d to %d (%q into %q): more than the edited value's",
@@ -375,12 +410,26 @@ func onlyEdited(before, after []byte, override bool) error {
 	return nil
 }
 
+// chompOnly reports whether two lines are a block scalar's header that
+// differs only in its chomping indicator (| and |-, > and >-).
+func chompOnly(a, b string) bool {
+	a, b = strings.TrimRight(a, "\n"), strings.TrimRight(b, "\n")
+	for _, h := range []string{"|", ">"} {
+		for _, c := range []string{"-", "+"} {
+			if strings.HasSuffix(a, h) && a+c == b || strings.HasSuffix(b, h) && b+c == a {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // refusalKinds name the sources a refusal may give, in the words the
 // refusals use; a refusal in none of them is a failure.
 var refusalKinds = []struct{ kind, says string }{
 	{"generator", " is made by "},
 	{"replacement", "set by a replacement"},
-	{"component", "comes from the component"},
+	{"component", "the component "},
 	{"remote", "remote"},
 	{"postBuild", "postBuild"},
 	{"plugin", "plugin"},
@@ -477,7 +526,7 @@ func resourceFiles(t *testing.T, repo map[string][]byte) []string {
 	}
 	seen := map[string]bool{}
 	for p := range repo {
-		if path.Base(p) != "kustomization.yaml" {
+		if path.Base(p) != "kustomization.yaml" || component(repo, path.Dir(p)) {
 			continue
 		}
 		files, err := kustomize.Inputs(read, path.Dir(p))
