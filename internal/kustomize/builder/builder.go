@@ -66,9 +66,11 @@ func (b *Builder) build(files map[string][]byte, dir string) (*kustomize.Build, 
 }
 
 // Write writes each field at its source, or as an override into dir's own
-// kustomization when own refuses the source's file; fields whose value
-// kustomize makes elsewhere (a generator, a replacement, a component) are
-// refused with the reason. Edits of one file are made in turn.
+// kustomization when own refuses the source's file (an image other
+// containers of the build also run as a patch of the one object); fields
+// whose value kustomize makes elsewhere (a generator, a replacement, a
+// component) are refused with the reason. Edits of one file are made in
+// turn.
 func (b *Builder) Write(
 	files map[string][]byte,
 	dir string,

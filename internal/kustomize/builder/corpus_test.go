@@ -487,7 +487,9 @@ func TestCorpusManifests(t *testing.T) {
 				docs++
 				leaves := leavesOf(file, m)
 				for n, l := range leaves {
-					if !*corpusFull && !sampled(n, len(leaves)) {
+					// One leaf a document in the sample: the editor's own
+					// corpus (internal/values) edits far larger files.
+					if !*corpusFull && n != len(leaves)/2 {
 						continue
 					}
 					fields++
