@@ -75,8 +75,9 @@ e2e: ## Live round trip on a real kube-apiserver and etcd on loopback (installs 
 	./testdata/e2e/run.sh
 
 .PHONY: corpus
-corpus: ## Edit every scalar leaf of every corpus values file (no -race; slow)
+corpus: ## Edit every scalar leaf of every corpus values file, write back every leaf of every corpus kustomize build (no -race; slow)
 	$(GO) test -count=1 -v -timeout 30m -run '^TestCorpus$$' ./internal/values/ -args -corpus
+	$(GO) test -count=1 -v -timeout 30m -run '^TestCorpus(Manifests)?$$' ./internal/kustomize/builder/ -args -corpus
 
 FUZZTIME ?= 30s
 

@@ -268,7 +268,8 @@ func Run(files map[string][]byte, dir string) (*Build, error) {
 		return nil, err
 	}
 	opts := krusty.MakeDefaultOptions()
-	res, err := krusty.MakeKustomizer(opts).Run(fs, "/"+dir)
+	// path.Join: the repository's root is "." and kustomize's "/".
+	res, err := krusty.MakeKustomizer(opts).Run(fs, path.Join("/", dir))
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
 	}

@@ -289,3 +289,82 @@ func TestBuilderBuildsEachInputOnce(t *testing.T) {
 		t.Errorf("changed inputs: %d builds, %v", b.Runs, err)
 	}
 }
+
+// TestBuildsAtTheRepositoryRoot: a kustomization at the repository's root
+// (its folder is ".", as kustomize's examples/multibases has it) builds,
+// and a field of a base it names is located and written.
+func TestBuildsAtTheRepositoryRoot(t *testing.T) {
+	files := map[string][]byte{
+		"kustomization.yaml":      []byte("resources: [base]\nnamePrefix: a-\n"),
+		"base/kustomization.yaml": []byte("resources: [pod.yaml]\n"),
+		"base/pod.yaml":           []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {priority: 1}\n"),
+	}
+	b, err := Run(files, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pod = "v1|Pod||a-p"
+	s, err := Locate(files, b, pod, "spec.priority")
+	if err != nil || s.File != "base/pod.yaml" {
+		t.Fatalf("located %+v, %v; want base/pod.yaml", s, err)
+	}
+	w, err := Write(files[s.File], s, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := map[string][]byte{}
+	for k, v := range files {
+		after[k] = v
+	}
+	after[s.File] = w.Data
+	rebuilt, err := Run(after, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := Witness(b, rebuilt, []witness.Accepted{{Object: pod, Field: "spec.priority", Live: 2}}); len(m) > 0 {
+		t.Errorf("witness: %v", m)
+	}
+}
+
+// TestImageEntryKeepsTagAndDigest: kustomize's images: entry with a digest
+// alone drops the reference's tag, and with a newTag alone its digest, so
+// a reference holding both is written as both; one losing its tag to a
+// digest alone cannot be an entry and is refused.
+func TestImageEntryKeepsTagAndDigest(t *testing.T) {
+	const (
+		d1 = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+		d2 = "sha256:2222222222222222222222222222222222222222222222222222222222222222"
+	)
+	files := map[string][]byte{
+		"base/kustomization.yaml": []byte("resources: [web.yaml]\n"),
+		"base/web.yaml": []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n" +
+			"    spec:\n      containers: [{name: web, image: \"busybox:1.38@" + d1 + "\"}]\n"),
+		"o/kustomization.yaml": []byte("resources: [../base]\n"),
+	}
+	const obj, field = "apps/v1|Deployment||web", "spec.template.spec.containers[0].image"
+	before, err := Run(files, "o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ why, live, refused string }{
+		{"the digest changes, the tag stays", "busybox:1.38@" + d2, ""},
+		{"the tag changes, the digest stays", "busybox:1.39@" + d1, ""},
+		{"the tag goes, which an entry cannot say", "busybox@" + d2, "cannot take the tag"},
+	} {
+		w, err := Override(files["o/kustomization.yaml"], "o/kustomization.yaml", "Deployment", "web", field,
+			"busybox:1.38@"+d1, tc.live, "shared")
+		if tc.refused != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.refused) {
+				t.Errorf("%s: %v, want a refusal saying %q", tc.why, err, tc.refused)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.why, err)
+		}
+		after := edited(t, files, "o", w)
+		if m := Witness(before, after, []witness.Accepted{{Object: obj, Field: field, Live: tc.live}}); len(m) > 0 {
+			t.Errorf("%s: the witness denies %s: %v", tc.why, w.Data, m)
+		}
+	}
+}

@@ -41,7 +41,11 @@ func Write(data []byte, s Source, old, live any) (Written, error) {
 		if to == "" {
 			return w, fmt.Errorf("%s: an image reference must be a string, got %v", s.Why, live)
 		}
-		for _, e := range imageEdits(from, to) {
+		ie, err := imageEdits(from, to)
+		if err != nil {
+			return w, fmt.Errorf("%s: %w", s.Why, err)
+		}
+		for _, e := range ie {
 			edits = append(edits, values.Edit{Path: s.Path + "." + e.key, Value: e.value})
 		}
 		if len(edits) == 1 {
@@ -88,8 +92,12 @@ type imageEdit struct {
 	value any
 }
 
-// imageEdits are the images: entry keys that take from's reference to to.
-func imageEdits(from, to string) []imageEdit {
+// imageEdits are the images: entry keys that take from's reference to to,
+// as kustomize's image transformer applies an entry: a newTag alone drops
+// the reference's digest and a digest alone its tag, so a reference with
+// both is written as both. A reference losing its tag or digest cannot be
+// written as an entry (kustomize keeps what the entry does not replace).
+func imageEdits(from, to string) ([]imageEdit, error) {
 	split := func(ref string) (name, tag, digest string) {
 		if i := strings.Index(ref, "@"); i >= 0 {
 			ref, digest = ref[:i], ref[i+1:]
@@ -106,13 +114,23 @@ func imageEdits(from, to string) []imageEdit {
 	if tn != fn {
 		out = append(out, imageEdit{"newName", tn})
 	}
-	if tt != ft && tt != "" {
+	switch {
+	case tt == ft && td == fd:
+	case tt == "" && td == "":
+		return nil, fmt.Errorf("an images: entry cannot take the tag or digest of %s away (to %s): %w",
+			from, to, values.ErrRefused)
+	case tt != "" && td != "":
+		out = append(out, imageEdit{"newTag", tt}, imageEdit{"digest", td})
+	case td != "":
+		if ft != "" {
+			return nil, fmt.Errorf("an images: entry cannot take the tag of %s away (to %s): %w",
+				from, to, values.ErrRefused)
+		}
+		out = append(out, imageEdit{"digest", td})
+	default:
 		out = append(out, imageEdit{"newTag", tt})
 	}
-	if td != fd && td != "" {
-		out = append(out, imageEdit{"digest", td})
-	}
-	return out
+	return out, nil
 }
 
 // Override writes live for field of the object kind/name into the
@@ -131,24 +149,95 @@ func Override(data []byte, file, kind, name, field string, old, live any, why st
 		key, item = "replicas", map[string]any{"name": name, "count": live}
 	case imageField.MatchString(field) && str(old) != "" && str(live) != "":
 		key, item = "images", map[string]any{"name": imageName(str(old))}
-		for _, e := range imageEdits(str(old), str(live)) {
+		ie, err := imageEdits(str(old), str(live))
+		if err != nil {
+			return w, fmt.Errorf("%s: %w", file, err)
+		}
+		for _, e := range ie {
 			item[e.key] = e.value
 		}
 	default:
-		segs, err := yamlnode.ParsePath(field)
-		if err != nil {
-			return w, err
+		return OverridePatch(data, file, kind, name, field, live, why)
+	}
+	return appendOverride(w, data, key, item)
+}
+
+// OverridePatch writes live for field of the object kind/name into the
+// kustomization file of the unit's own overlay as a JSON 6902 patch the
+// overlay lists, whatever the field: for an image whose images: entry
+// would also change other objects' containers (SharedImage).
+func OverridePatch(data []byte, file, kind, name, field string, live any, why string) (Written, error) {
+	w := Written{File: file, Why: why}
+	segs, err := yamlnode.ParsePath(field)
+	if err != nil {
+		return w, err
+	}
+	v, err := json.Marshal(live)
+	if err != nil {
+		return w, err
+	}
+	return appendOverride(w, data, "patches", map[string]any{
+		"target": map[string]any{"kind": kind, "name": name},
+		"patch":  fmt.Sprintf("- op: replace\n  path: %s\n  value: %s", pointer(segs), v),
+	})
+}
+
+// SharedImage reports whether a container of another object of the build,
+// or another container of the same object, holds an image of the same name
+// as field of object: an images: entry for it would change those too.
+func SharedImage(b *Build, object, field string) bool {
+	name := imageName(str(builtField(b, object, field)))
+	if name == "" {
+		return false
+	}
+	for key, obj := range b.Rendering.Objects {
+		if raw, ok := b.Raw[key]; ok {
+			obj = raw
 		}
-		v, err := json.Marshal(live)
-		if err != nil {
-			return w, err
+		shared := false
+		var walk func(v any, at string)
+		walk = func(v any, at string) {
+			switch x := v.(type) {
+			case map[string]any:
+				for k, c := range x {
+					walk(c, yamlnode.Join(at, yamlnode.EscapeKey(k)))
+				}
+			case []any:
+				for i, c := range x {
+					walk(c, yamlnode.Index(at, i))
+				}
+			case string:
+				if imageField.MatchString(at) && imageName(x) == name && (key != object || at != field) {
+					shared = true
+				}
+			}
 		}
-		key = "patches"
-		item = map[string]any{
-			"target": map[string]any{"kind": kind, "name": name},
-			"patch":  fmt.Sprintf("- op: replace\n  path: %s\n  value: %s", pointer(segs), v),
+		walk(obj, "")
+		if shared {
+			return true
 		}
 	}
+	return false
+}
+
+// builtField is field of object in the build, before substitution.
+func builtField(b *Build, object, field string) any {
+	obj := b.Rendering.Objects[object]
+	if raw, ok := b.Raw[object]; ok {
+		obj = raw
+	}
+	segs, err := yamlnode.ParsePath(field)
+	if err != nil {
+		return nil
+	}
+	v, _ := yamlnode.Lookup(obj, segs)
+	return v
+}
+
+// appendOverride adds item to the list key of the overlay's kustomization
+// file.
+func appendOverride(w Written, data []byte, key string, item map[string]any) (Written, error) {
+	file := w.File
 	out, index, err := appendItem(data, key, item)
 	if err != nil {
 		return w, fmt.Errorf("%s: %w", file, err)

@@ -66,9 +66,11 @@ func (b *Builder) build(files map[string][]byte, dir string) (*kustomize.Build, 
 }
 
 // Write writes each field at its source, or as an override into dir's own
-// kustomization when own refuses the source's file; fields whose value
-// kustomize makes elsewhere (a generator, a replacement, a component) are
-// refused with the reason. Edits of one file are made in turn.
+// kustomization when own refuses the source's file (an image other
+// containers of the build also run as a patch of the one object); fields
+// whose value kustomize makes elsewhere (a generator, a replacement, a
+// component) are refused with the reason. Edits of one file are made in
+// turn.
 func (b *Builder) Write(
 	files map[string][]byte,
 	dir string,
@@ -109,7 +111,13 @@ func (b *Builder) Write(
 			name := src.Name
 			why := fmt.Sprintf("Not claimed: %s sets this field, but other environments' overlays build it too; "+
 				"the value is written as an override into %s, and the shared file is left as it is.", src.Why, overlay)
-			w, err = kustomize.Override(cur[overlay], overlay, kind, name, f.Field, f.Old, f.Live, why)
+			if kustomize.SharedImage(built, f.Object, f.Field) {
+				// An images: entry would change the other containers of
+				// that image too.
+				w, err = kustomize.OverridePatch(cur[overlay], overlay, kind, name, f.Field, f.Live, why)
+			} else {
+				w, err = kustomize.Override(cur[overlay], overlay, kind, name, f.Field, f.Old, f.Live, why)
+			}
 		}
 		if err != nil {
 			out[i].Refused = err.Error()

@@ -1,16 +1,19 @@
 package builder
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/backflow-dev/backflow/internal/kustomize"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
+	"github.com/backflow-dev/backflow/internal/witness"
 )
 
 // TestBuildsOncePerInputs: a write-back builds the overlay once before and
@@ -108,5 +111,51 @@ func TestCheckBuildsEachKustomizeUnit(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestOverrideOfASharedImageIsAPatch: an image another object's container
+// also runs is written into the overlay as a JSON 6902 patch of the one
+// object, not as an images: entry, which would change both; an image no
+// other container runs is an images: entry.
+func TestOverrideOfASharedImageIsAPatch(t *testing.T) {
+	dep := func(name, image string) string {
+		return "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: " + name + "}\nspec:\n  template:\n    spec:\n" +
+			"      containers: [{name: c, image: \"" + image + "\"}]\n"
+	}
+	files := map[string][]byte{
+		"base/kustomization.yaml": []byte("resources: [web.yaml, worker.yaml, db.yaml]\n"),
+		"base/web.yaml":           []byte(dep("web", "busybox:1.38")),
+		"base/worker.yaml":        []byte(dep("worker", "busybox:1.38")),
+		"base/db.yaml":            []byte(dep("db", "postgres:16")),
+		"o/kustomization.yaml":    []byte("resources: [../base]\n"),
+	}
+	const field = "spec.template.spec.containers[0].image"
+	b := &Builder{}
+	before, err := kustomize.Run(files, "o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ why, object, old, live, path string }{
+		{"busybox is also the worker's", "apps/v1|Deployment||web", "busybox:1.38", "busybox:1.39", "patches[0]"},
+		{"postgres is the db's alone", "apps/v1|Deployment||db", "postgres:16", "postgres:17", "images[0]"},
+	} {
+		out, edited, err := b.Write(files, "o", func(string, plan.KustomizeField) bool { return false },
+			[]plan.KustomizeField{{Object: tc.object, Field: field, Old: tc.old, Live: tc.live}})
+		if err != nil || out[0].Refused != "" {
+			t.Fatalf("%s: %v %s", tc.why, err, out[0].Refused)
+		}
+		if out[0].File != "o/kustomization.yaml" || out[0].Path != tc.path {
+			t.Errorf("%s: written at %s %s, want o/kustomization.yaml %s", tc.why, out[0].File, out[0].Path, tc.path)
+		}
+		after := maps.Clone(files)
+		after[out[0].File] = edited[out[0].File]
+		rebuilt, err := kustomize.Run(after, "o")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := kustomize.Witness(before, rebuilt, []witness.Accepted{{Object: tc.object, Field: field, Live: tc.live}}); len(m) > 0 {
+			t.Errorf("%s: the witness denies: %v", tc.why, m)
+		}
 	}
 }
