@@ -42,14 +42,19 @@ func (p *planner) restoreKustomize(u *repoconfig.Unit, uv *unitValues, indexes [
 		if strings.HasPrefix(file, ku.dir+"/") {
 			return true
 		}
-		envs, ok := p.baseRestored(u, file, f)
-		if !ok {
+		envs, lacking := p.baseRestored(u, file, f)
+		if len(envs) == 0 || len(lacking) > 0 {
+			why := "no other environment's unit builds it, so it was not edited under their agreement"
+			if len(lacking) > 0 {
+				why = strings.Join(lacking, "; ")
+			}
 			notOwn = append(notOwn, fmt.Sprintf(
-				"%s sets %s of %s, a file other environments' overlays build, and not every one of them restores the "+
-					"same value in this plan, as when it was edited with all of them agreeing; restore by hand",
+				"%s sets %s of %s outside the overlay, a base restored only as it was edited, with every environment "+
+					"building it restoring the same value in this plan: %s; restore by hand",
 				file,
 				f.Field,
 				f.Object,
+				why,
 			))
 			return false
 		}
@@ -126,17 +131,16 @@ func (p *planner) restoreKustomize(u *repoconfig.Unit, uv *unitValues, indexes [
 
 // baseRestored says whether file, a file kustomize unit u's overlay builds
 // from outside the overlay, may be written back for f's restore on u's
-// authority: under the rule it was edited by (baseAgreed), when every
-// other environment whose kustomize unit's overlay builds file has, in
-// this plan, a due expiry restoring the same field of an object of the
-// same apiVersion, kind and name to the same value, and there is at least
-// one. It returns those environments.
-func (p *planner) baseRestored(u *repoconfig.Unit, file string, f KustomizeField) ([]string, bool) {
+// authority, under the rule it was edited by (baseAgreed): every other
+// environment whose kustomize unit's overlay builds file has, in this
+// plan, a due expiry restoring the same field of an object of the same
+// apiVersion, kind and name to the same value, and there is at least one.
+// It returns those environments, and why each other one does not agree.
+func (p *planner) baseRestored(u *repoconfig.Unit, file string, f KustomizeField) (envs, lacking []string) {
 	want, err := observe.ParseObjectKey(f.Object)
 	if err != nil {
-		return nil, false
+		return nil, []string{fmt.Sprintf("%s is not an object key: %v", f.Object, err)}
 	}
-	var envs []string
 	for i := range p.cfg.Units {
 		o := &p.cfg.Units[i]
 		if o.Environment == u.Environment || o.Kustomization == "" {
@@ -144,7 +148,9 @@ func (p *planner) baseRestored(u *repoconfig.Unit, file string, f KustomizeField
 		}
 		ov := p.unitValues(o)
 		if ov.kust == nil {
-			return nil, false
+			lacking = append(lacking, fmt.Sprintf("unit %s of %s could not be read, so whether it builds %s is unknown",
+				o.Name, o.Environment, file))
+			continue
 		}
 		if _, builds := ov.kust.files[file]; !builds {
 			continue
@@ -160,11 +166,13 @@ func (p *planner) baseRestored(u *repoconfig.Unit, file string, f KustomizeField
 			})
 		})
 		if !same {
-			return nil, false
+			lacking = append(lacking, fmt.Sprintf("unit %s of %s builds it and has no acceptance of it due to be "+
+				"restored to %s in this plan", o.Name, o.Environment, values.Format(f.Live)))
+			continue
 		}
 		if !slices.Contains(envs, o.Environment) {
 			envs = append(envs, o.Environment)
 		}
 	}
-	return envs, len(envs) > 0
+	return envs, lacking
 }
