@@ -23,7 +23,13 @@ import (
 // restored only when the rule it was edited under still holds: every other
 // environment whose overlay builds it restores the same field to the same
 // value in this plan.
-func (p *planner) restoreKustomize(u *repoconfig.Unit, uv *unitValues, indexes []int, branch string, refuse func(string)) {
+func (p *planner) restoreKustomize(
+	u *repoconfig.Unit,
+	uv *unitValues,
+	indexes []int,
+	branch string,
+	refuse func(string),
+) {
 	ku := uv.kust
 	var (
 		fields   []KustomizeField
