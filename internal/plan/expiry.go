@@ -516,7 +516,15 @@ func (p *planner) restore(u *repoconfig.Unit, indexes []int) {
 			continue
 		}
 		vf := uv.files[fi]
-		data, read, err := setValuesOf(vf.data, vf, es)
+		// Documents of one manifest file are edited in turn, each from
+		// the bytes the one before left.
+		from := vf.data
+		for j := range out {
+			if out[j].edited && uv.files[j].path == vf.path {
+				from = out[j].data
+			}
+		}
+		data, read, err := setValuesOf(from, vf, es)
 		if err != nil {
 			refuse(editError(vf.path, err))
 			return
@@ -530,6 +538,7 @@ func (p *planner) restore(u *repoconfig.Unit, indexes []int) {
 			}
 		}
 		out[fi] = editedFile{edited: true, data: data, read: read}
+		setFileData(uv, out, fi, data)
 	}
 	after, trees, err := valuesAfter(u, uv, out)
 	if err != nil {
