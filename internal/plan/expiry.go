@@ -569,13 +569,13 @@ func (p *planner) restore(u *repoconfig.Unit, indexes []int) {
 
 // restored is what a unit's restoring edit leaves: the desired value of
 // each restored change after it, the witness's render section (nil when
-// nothing is rendered), the edited files, and the reasons the restoring
-// decisions add (where a shared file was edited and why).
+// nothing is rendered), the edited files, and where a shared file was
+// edited and why, which the restoring decisions and receipts say.
 type restored struct {
 	desired  func(Change) (any, bool)
 	rendered *receipt.Render
 	files    []File
-	reasons  []string
+	placed   []string
 }
 
 // restoreWriteBack makes unit u's restoring decisions for the due expiries
@@ -587,13 +587,12 @@ func (p *planner) restoreWriteBack(u *repoconfig.Unit, indexes []int, branch str
 	for _, i := range indexes {
 		x := &p.res.Expiries[i]
 		t := p.temporaryAt(x.Receipt, x.carried)
-		d, err := p.restoreDecision(u, t, x, rs.desired, branch, rs.rendered)
+		d, err := p.restoreDecision(u, t, x, rs, branch)
 		if err != nil {
 			x.State, x.Why = Refused, "the restoring write-back cannot be made: "+err.Error()
 			p.res.Errors = append(p.res.Errors, fmt.Sprintf("expiry of %s: %v", x.Receipt, err))
 			return
 		}
-		d.Reasons = append(d.Reasons, rs.reasons...)
 		made = append(made, d)
 	}
 	if !p.cfg.WritesBack() {
@@ -723,10 +722,10 @@ func (p *planner) restoreDecision(
 	u *repoconfig.Unit,
 	t temporary,
 	x *Expiry,
-	desired func(Change) (any, bool),
+	rs restored,
 	branch string,
-	rendered *receipt.Render,
 ) (Decision, error) {
+	desired, rendered := rs.desired, rs.rendered
 	s := &t.r.Spec
 	actor, role, acceptedIntent := t.trigger()
 	when := p.now.Format(time.RFC3339)
@@ -959,6 +958,9 @@ func (p *planner) restoreDecision(
 			)
 		}
 	}
+	// Where a shared file was restored and why, as its acceptance said.
+	r.Spec.NotClaimed = append(r.Spec.NotClaimed, rs.placed...)
+	d.Reasons = append(d.Reasons, rs.placed...)
 	if r.Spec.Carried = p.carry(t.path, &t, changed); len(r.Spec.Carried) > 0 {
 		d.Reasons = append(d.Reasons, carryNote(r.Spec.Carried)...)
 	}

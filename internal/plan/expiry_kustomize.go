@@ -43,7 +43,7 @@ func (p *planner) restoreKustomize(
 			accepted = append(accepted, witness.Accepted{Object: c.Object, Field: c.Field, Live: c.From})
 		}
 	}
-	var notOwn, reasons []string
+	var notOwn, placed []string
 	own := func(file string, f KustomizeField) bool {
 		if strings.HasPrefix(file, ku.dir+"/") {
 			return true
@@ -64,10 +64,10 @@ func (p *planner) restoreKustomize(
 			))
 			return false
 		}
-		why := fmt.Sprintf("shared base: %s is also built by units of %s, each restoring the same value for this "+
-			"field in this plan, so the base itself is restored", file, strings.Join(envs, ", "))
-		if !slices.Contains(reasons, why) {
-			reasons = append(reasons, why)
+		why := fmt.Sprintf("Shared base: %s is also built by units of %s, each restoring the same value for this "+
+			"field in this plan, so the base itself is restored.", file, strings.Join(envs, ", "))
+		if !slices.Contains(placed, why) {
+			placed = append(placed, why)
 		}
 		return true
 	}
@@ -131,7 +131,7 @@ func (p *planner) restoreKustomize(
 		}
 	}
 	desired := func(c Change) (any, bool) { return p.lookup(after.Objects[c.Object], c.Field) }
-	p.restoreWriteBack(u, indexes, branch, restored{desired: desired, rendered: rendered, files: out, reasons: reasons},
+	p.restoreWriteBack(u, indexes, branch, restored{desired: desired, rendered: rendered, files: out, placed: placed},
 		refuse)
 }
 
