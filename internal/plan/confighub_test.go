@@ -158,3 +158,83 @@ func TestReadSnapshotReadsConfigHubUnits(t *testing.T) {
 		t.Fatalf("without a reader: %v %v", err, got.FileErrors)
 	}
 }
+
+// configHubExpired is a temporary acceptance of the ConfigHub Unit's
+// redis replicas, written as revision 7, that expired at 12:04.
+const configHubExpired = `apiVersion: backflow.dev/v1alpha1
+kind: ReverseReconcileReceipt
+metadata:
+  name: redis-prod-us-east-statefulset-redis-replicas
+spec:
+  status: proposed
+  environment: prod-us-east
+  unit:
+    space: redis
+    desiredRender: confighub://prod-us-east/redis
+  trigger:
+    class: authorized-live-change
+    actor: alice
+    role: platform-sre
+    intent: scale for the spike
+    at: "2026-06-18T03:58:41Z"
+  observation:
+    source: kubernetes
+    predicate: object-state-observed
+    receiptRef: kubernetes observation
+    object: apps/v1|StatefulSet|redis|redis-replicas
+    field: spec.replicas
+    liveValue: 3
+    desiredValueBefore: 2
+  authority:
+    policyRef: .github/policy.yaml
+    decision: allow
+    matchedRule: platform-sre may accept spec.replicas by spec.rules[0].mayAccept[0]
+  bounds:
+    changedFields:
+      - object: apps/v1|StatefulSet|redis|redis-replicas
+        field: spec.replicas
+        from: 2
+        to: 3
+        desiredValueAfter: 3
+        writtenFile: confighub://prod-us-east/redis
+        writtenPath: spec.replicas
+    unauthorizedFieldsChanged: []
+    withinAuthorizedScope: true
+  writeBack:
+    method: confighub-revision
+    desiredValueAfter: 3
+    newRevision: confighub:prod-us-east/redis@7
+    provenance:
+      who: alice
+      when: "2026-06-18T04:04:00Z"
+      operation: reverse-reconcile
+      authority: .github/policy.yaml
+      intent: scale for the spike
+  expiry:
+    expiresAt: "2026-06-18T12:04:00Z"
+    setBy: spec.rules[0].mayAccept[0]
+    acceptFor: 8h
+  roundTrip:
+    desiredAfterMatchesObserved: true
+    residualDrift: []
+    result: closed
+`
+
+// TestConfigHubExpiryRefused: an expired acceptance of a ConfigHub Unit
+// still holding the accepted value is refused, saying why (its data
+// changes only as a revision), and nothing is written: the restore of
+// manifests and kustomizations does not reach it.
+func TestConfigHubExpiryRefused(t *testing.T) {
+	snap := configHubSnapshot(t)
+	path := ".backflow/receipts/prod-us-east/redis/redis_StatefulSet.apps.v1_redis-replicas.yaml"
+	snap.Receipts = map[string][]byte{path: []byte(configHubExpired)}
+	res := Plan(nil, nil, snap, testNow)
+	if len(res.Expiries) != 1 || len(res.WriteBacks) != 0 {
+		t.Fatalf("expiries %+v, write-backs %d, errors %q", res.Expiries, len(res.WriteBacks), res.Errors)
+	}
+	x := res.Expiries[0]
+	if x.State != Refused || !strings.Contains(x.Why, "ConfigHub Unit") || !strings.Contains(x.Why, "new revision") ||
+		!strings.Contains(x.Why, "restore apps/v1|StatefulSet|redis|redis-replicas by hand") {
+		t.Fatalf("expiry %s: %s", x.State, x.Why)
+	}
+}

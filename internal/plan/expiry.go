@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
@@ -211,7 +212,8 @@ func restoredExpiry(path string, r *receipt.Receipt) Expiry {
 	}
 	for _, cf := range s.Bounds.ChangedFields {
 		e.Changes = append(e.Changes, Change{Object: cf.Object, Field: cf.Field, ValuePath: cf.ValuePath,
-			ValuesFile: cf.ValuesFile, From: cf.To.V, To: cf.From.V, Authorized: true})
+			ValuesFile: cf.ValuesFile, WrittenFile: cf.WrittenFile, WrittenPath: cf.WrittenPath, From: cf.To.V, To: cf.From.V,
+			Authorized: true})
 	}
 	return e
 }
@@ -391,7 +393,7 @@ func (p *planner) expiry(t temporary) Expiry {
 		x.Changes = append(
 			x.Changes,
 			Change{Object: cf.Object, Field: cf.Field, ValuePath: cf.ValuePath, ValuesFile: cf.ValuesFile,
-				From: cf.From.V, To: cf.To.V, Authorized: true},
+				WrittenFile: cf.WrittenFile, WrittenPath: cf.WrittenPath, From: cf.From.V, To: cf.To.V, Authorized: true},
 		)
 	}
 	at, err := time.Parse(time.RFC3339, t.expiry().ExpiresAt)
@@ -429,11 +431,17 @@ func (p *planner) expiry(t temporary) Expiry {
 		)
 		return x
 	}
-	if src := u.Source(); src != repoconfig.SourceValues {
-		// Only a values path is restored: a manifest's, an overlay's or a
-		// ConfigHub Unit's field is written elsewhere, by its own store.
+	if u.Source() == repoconfig.SourceConfigHub {
+		// A ConfigHub Unit's revision store writes its data as a new
+		// revision when its own pull request merges; a restore made from
+		// the receipts would be a second revision racing that one.
 		x.State, x.Why = Refused, fmt.Sprintf(
-			"unit %s is not a values unit: only a values path is restored at expiry; restore %s by hand", u.Name, x.Object)
+			"unit %s is a ConfigHub Unit: its data changes only as a new revision written when its pull request merges, "+
+				"so a restore would be a second revision after that one, which backflow does not make; restore %s by hand in "+
+				"ConfigHub",
+			u.Name,
+			x.Object,
+		)
 		return x
 	}
 	uv := p.unitValues(u)
@@ -442,33 +450,9 @@ func (p *planner) expiry(t temporary) Expiry {
 		return x
 	}
 	for _, c := range x.Changes {
-		if c.ValuesFile == "" {
-			x.State, x.Why = Refused, fmt.Sprintf(
-				"%s is written in %s, not a values file: only a values path is restored at expiry",
-				c.Field,
-				s.Unit.DesiredRender,
-			)
-			return x
-		}
-		desired, ok := p.lookup(uv.merged, c.ValuePath)
-		switch {
-		case !ok:
-			x.State, x.Why = Void, fmt.Sprintf(
-				"%s is no longer set in %s's values %s: the expiry is void",
-				c.ValuePath,
-				u.Name,
-				p.where(),
-			)
-			return x
-		case !values.Equal(desired, c.To):
-			x.State, x.Why = Void, fmt.Sprintf(
-				"desired %s is %s %s, no longer the accepted %s (someone changed it since): the expiry is void, nothing is "+
-					"restored",
-				c.ValuePath,
-				values.Format(desired),
-				p.where(),
-				values.Format(c.To),
-			)
+		state, why := p.holdsAccepted(u, uv, c, s.Unit.DesiredRender)
+		if state != "" {
+			x.State, x.Why = state, why
 			return x
 		}
 	}
@@ -506,15 +490,24 @@ func (p *planner) restore(u *repoconfig.Unit, indexes []int) {
 			p.res.Errors = append(p.res.Errors, fmt.Sprintf("expiry of %s: %s", x.Receipt, why))
 		}
 	}
+	if uv.kust != nil {
+		p.restoreKustomize(u, uv, indexes, branch, refuse)
+		return
+	}
 	edits := make([][]values.Edit, len(uv.files))
 	for _, i := range indexes {
 		for _, c := range p.res.Expiries[i].Changes {
-			fi := slices.IndexFunc(uv.files, func(vf *valuesFile) bool { return vf.path == c.ValuesFile })
+			fi, path := slices.IndexFunc(uv.files, func(vf *valuesFile) bool { return vf.path == c.ValuesFile }), c.ValuePath
+			if c.WrittenFile != "" {
+				// A manifest's field, written as itself in its object's
+				// document (holdsAccepted found it there).
+				fi, path = uv.docs.index[c.Object], c.WrittenPath
+			}
 			if fi < 0 {
 				refuse(fmt.Sprintf("%s is no longer a values file of unit %s", c.ValuesFile, u.Name))
 				return
 			}
-			edits[fi] = append(edits[fi], values.Edit{Path: uv.files[fi].prefix + c.ValuePath, Value: c.From})
+			edits[fi] = append(edits[fi], values.Edit{Path: uv.files[fi].prefix + path, Value: c.From})
 		}
 	}
 	out := make([]editedFile, len(uv.files))
@@ -523,7 +516,15 @@ func (p *planner) restore(u *repoconfig.Unit, indexes []int) {
 			continue
 		}
 		vf := uv.files[fi]
-		data, read, err := setValuesOf(vf.data, vf, es)
+		// Documents of one manifest file are edited in turn, each from
+		// the bytes the one before left.
+		from := vf.data
+		for j := range out {
+			if out[j].edited && uv.files[j].path == vf.path {
+				from = out[j].data
+			}
+		}
+		data, read, err := setValuesOf(from, vf, es)
 		if err != nil {
 			refuse(editError(vf.path, err))
 			return
@@ -537,6 +538,7 @@ func (p *planner) restore(u *repoconfig.Unit, indexes []int) {
 			}
 		}
 		out[fi] = editedFile{edited: true, data: data, read: read}
+		setFileData(uv, out, fi, data)
 	}
 	after, trees, err := valuesAfter(u, uv, out)
 	if err != nil {
@@ -550,12 +552,42 @@ func (p *planner) restore(u *repoconfig.Unit, indexes []int) {
 			return
 		}
 	}
+	desired := func(c Change) (any, bool) {
+		if c.WrittenFile != "" {
+			return p.lookup(trees[uv.docs.index[c.Object]], c.WrittenPath)
+		}
+		return p.lookup(after, c.ValuePath)
+	}
+	var files []File
+	for fi, e := range out {
+		if e.edited && !slices.ContainsFunc(files, func(f File) bool { return f.Path == uv.files[fi].path }) {
+			files = append(files, File{Path: uv.files[fi].path, Data: e.data})
+		}
+	}
+	p.restoreWriteBack(u, indexes, branch, restored{desired: desired, rendered: rendered, files: files}, refuse)
+}
+
+// restored is what a unit's restoring edit leaves: the desired value of
+// each restored change after it, the witness's render section (nil when
+// nothing is rendered), the edited files, and where a shared file was
+// edited and why, which the restoring decisions and receipts say.
+type restored struct {
+	desired  func(Change) (any, bool)
+	rendered *receipt.Render
+	files    []File
+	placed   []string
+}
+
+// restoreWriteBack makes unit u's restoring decisions for the due expiries
+// at indexes, with their receipts, and the write-back carrying them and
+// the edited files; refuse says why none can be made.
+func (p *planner) restoreWriteBack(u *repoconfig.Unit, indexes []int, branch string, rs restored, refuse func(string)) {
 	wb := WriteBack{Unit: u.Name, Environment: u.Environment, Branch: branch, AutoMerge: true}
 	var made []Decision
 	for _, i := range indexes {
 		x := &p.res.Expiries[i]
 		t := p.temporaryAt(x.Receipt, x.carried)
-		d, err := p.restoreDecision(u, t, x, after, branch, rendered)
+		d, err := p.restoreDecision(u, t, x, rs, branch)
 		if err != nil {
 			x.State, x.Why = Refused, "the restoring write-back cannot be made: "+err.Error()
 			p.res.Errors = append(p.res.Errors, fmt.Sprintf("expiry of %s: %v", x.Receipt, err))
@@ -582,11 +614,7 @@ func (p *planner) restore(u *repoconfig.Unit, indexes []int) {
 		wb.Objects = append(wb.Objects, d.Object)
 		wb.Receipts = append(wb.Receipts, File{Path: d.ReceiptPath, Data: data})
 	}
-	for fi, e := range out {
-		if e.edited && !slices.ContainsFunc(wb.Files, func(f File) bool { return f.Path == uv.files[fi].path }) {
-			wb.Files = append(wb.Files, File{Path: uv.files[fi].path, Data: e.data})
-		}
-	}
+	wb.Files = rs.files
 	slices.Sort(wb.Objects)
 	slices.SortFunc(wb.Files, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
 	slices.SortFunc(wb.Receipts, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
@@ -694,10 +722,10 @@ func (p *planner) restoreDecision(
 	u *repoconfig.Unit,
 	t temporary,
 	x *Expiry,
-	after map[string]any,
+	rs restored,
 	branch string,
-	rendered *receipt.Render,
 ) (Decision, error) {
+	desired, rendered := rs.desired, rs.rendered
 	s := &t.r.Spec
 	actor, role, acceptedIntent := t.trigger()
 	when := p.now.Format(time.RFC3339)
@@ -725,6 +753,9 @@ func (p *planner) restoreDecision(
 		entries  []string
 	)
 	for _, c := range x.Changes {
+		// A manifest's or a kustomization's field has no values path: it
+		// is named as itself, as its acceptance named it.
+		named, file := cmp.Or(c.ValuePath, c.Field), cmp.Or(c.ValuesFile, c.WrittenFile)
 		dec := p.snap.Policy.Evaluate(
 			policy.Request{Roles: []string{role}, Environment: u.Environment, Object: c.Object, Field: c.Field,
 				ValuePath: c.ValuePath, Value: c.From, HasValue: true},
@@ -737,7 +768,7 @@ func (p *planner) restoreDecision(
 			return d, fmt.Errorf(
 				"the policy no longer lets %s restore %s to %s: %s",
 				role,
-				c.ValuePath,
+				named,
 				values.Format(c.From),
 				strings.Join(msgs, "; "),
 			)
@@ -748,31 +779,30 @@ func (p *planner) restoreDecision(
 		}
 		d.Changes = append(
 			d.Changes,
-			Change{Object: c.Object, Field: c.Field, ValuePath: c.ValuePath, ValuesFile: c.ValuesFile,
-				From: c.To, To: c.From, Authorized: true},
+			Change{Object: c.Object, Field: c.Field, ValuePath: c.ValuePath, ValuesFile: file,
+				WrittenFile: c.WrittenFile, WrittenPath: c.WrittenPath, From: c.To, To: c.From, Authorized: true},
 		)
 		changed = append(changed, receipt.ChangedField{Object: c.Object, Field: c.Field, ValuePath: c.ValuePath,
-			From: receipt.ValueOf(
-				c.To,
-			), To: receipt.ValueOf(c.From), DesiredValueAfter: receipt.ValueOf(c.From), ValuesFile: c.ValuesFile})
+			From: receipt.ValueOf(c.To), To: receipt.ValueOf(c.From), DesiredValueAfter: receipt.ValueOf(c.From),
+			ValuesFile: c.ValuesFile, WrittenFile: c.WrittenFile, WrittenPath: c.WrittenPath})
 		if rule := grant(role, c.ValuePath, c.Field, dec.Match); !slices.Contains(rules, rule) {
 			rules = append(rules, rule)
 		}
-		if !slices.Contains(files, c.ValuesFile) {
-			files = append(files, c.ValuesFile)
+		if !slices.Contains(files, file) {
+			files = append(files, file)
 		}
-		switch got, ok := p.lookup(after, c.ValuePath); {
+		switch got, ok := desired(c); {
 		case !ok:
 			residual = append(
 				residual,
-				fmt.Sprintf("%s: absent from desired after the restoring write-back", c.ValuePath),
+				fmt.Sprintf("%s: absent from desired after the restoring write-back", named),
 			)
 		case !values.Equal(got, c.From):
 			residual = append(
 				residual,
 				fmt.Sprintf(
 					"%s: desired after the restoring write-back is %s, not %s",
-					c.ValuePath,
+					named,
 					values.Format(got),
 					values.Format(c.From),
 				),
@@ -879,6 +909,13 @@ func (p *planner) restoreDecision(
 	if !p.cfg.WritesBack() {
 		r.Spec.WriteBack.NewRevision = "(report only: nothing is written back while the repository is " + p.modeWord() + ")"
 	}
+	if u.Source() == repoconfig.SourceManifests {
+		r.Spec.NotClaimed[1] = fmt.Sprintf(
+			"Desired state is the manifests %s; each restored field is written as itself in its object's document and "+
+				"read back from the edited document, not rendered.",
+			p.where(),
+		)
+	}
 	if rendered != nil {
 		sec := *rendered
 		sec.ChangedFields = nil
@@ -889,21 +926,41 @@ func (p *planner) restoreDecision(
 		}
 		r.Spec.Render = &sec
 		r.Spec.RoundTrip.RenderedAfterMatchesObserved = &closed
-		r.Spec.NotClaimed[1] = fmt.Sprintf(
-			"Desired state is the values files %s, rendered with chart %s %s (%s) by %s for Kubernetes %s as release %s in "+
-				"namespace %s before and after the restoring edit: the renderings differ exactly in the restored fields; what "+
-				"the GitOps controller renders with its own Helm version, post-renderers or lookups of live objects is not "+
-				"claimed.",
-			p.where(),
-			sec.Chart,
-			sec.Version,
-			sec.Digest,
-			sec.Renderer,
-			sec.KubeVersion,
-			sec.ReleaseName,
-			sec.Namespace,
-		)
+		if u.Source() == repoconfig.SourceKustomize {
+			if k, err := observe.ParseObjectKey(x.Object); err == nil {
+				sec.Namespace = k.Namespace
+			}
+			r.Spec.NotClaimed[1] = fmt.Sprintf(
+				"Desired state is the kustomization %s %s, built by %s from the %d files listed under render.files, before "+
+					"and after the restoring edit, with the inline spec.postBuild.substitute variables of the repository's Flux "+
+					"Kustomization applying it, if one is among those files, substituted as Flux does: the builds differ "+
+					"exactly in the restored fields, each built as the value restored; what the GitOps controller adds on "+
+					"apply is not claimed.",
+				u.Kustomization,
+				p.where(),
+				sec.Renderer,
+				len(sec.Files),
+			)
+		} else {
+			r.Spec.NotClaimed[1] = fmt.Sprintf(
+				"Desired state is the values files %s, rendered with chart %s %s (%s) by %s for Kubernetes %s as release %s in "+
+					"namespace %s before and after the restoring edit: the renderings differ exactly in the restored fields; what "+
+					"the GitOps controller renders with its own Helm version, post-renderers or lookups of live objects is not "+
+					"claimed.",
+				p.where(),
+				sec.Chart,
+				sec.Version,
+				sec.Digest,
+				sec.Renderer,
+				sec.KubeVersion,
+				sec.ReleaseName,
+				sec.Namespace,
+			)
+		}
 	}
+	// Where a shared file was restored and why, as its acceptance said.
+	r.Spec.NotClaimed = append(r.Spec.NotClaimed, rs.placed...)
+	d.Reasons = append(d.Reasons, rs.placed...)
 	if r.Spec.Carried = p.carry(t.path, &t, changed); len(r.Spec.Carried) > 0 {
 		d.Reasons = append(d.Reasons, carryNote(r.Spec.Carried)...)
 	}
@@ -1107,4 +1164,85 @@ func expiryTime(x Expiry) string {
 		return ""
 	}
 	return x.ExpiresAt.UTC().Format(time.RFC3339)
+}
+
+// holdsAccepted says whether desired still holds c's accepted value where
+// the acceptance wrote it: a values path of the unit's merged values, the
+// written path of the object's document in a unit of manifests, or, for a
+// kustomization, the file written still read by its build and the built
+// field still the accepted value. It returns "" when it does, else Void
+// (or Refused, when the receipt does not say where it wrote) and why.
+func (p *planner) holdsAccepted(u *repoconfig.Unit, uv *unitValues, c Change, render string) (ExpiryState, string) {
+	store := "desired state"
+	if u.Source() == repoconfig.SourceValues {
+		store = "values"
+	}
+	voidWhy := func(where string, desired any, ok bool) (ExpiryState, string) {
+		if !ok {
+			return Void, fmt.Sprintf("%s is no longer set in %s's %s %s: the expiry is void", where, u.Name, store, p.where())
+		}
+		return Void, fmt.Sprintf(
+			"desired %s is %s %s, no longer the accepted %s (someone changed it since): the expiry is void, nothing is "+
+				"restored",
+			where,
+			values.Format(desired),
+			p.where(),
+			values.Format(c.To),
+		)
+	}
+	if u.Source() == repoconfig.SourceValues {
+		if c.ValuesFile == "" {
+			return Refused, fmt.Sprintf(
+				"%s is written in %s, not a values file: only a values path is restored in a values unit",
+				c.Field,
+				render,
+			)
+		}
+		desired, ok := p.lookup(uv.merged, c.ValuePath)
+		if !ok || !values.Equal(desired, c.To) {
+			return voidWhy(c.ValuePath, desired, ok)
+		}
+		return "", ""
+	}
+	if c.WrittenFile == "" || c.WrittenPath == "" {
+		return Refused, fmt.Sprintf(
+			"the receipt does not say where %s of %s was written (writtenFile and writtenPath): restore it by hand",
+			c.Field,
+			c.Object,
+		)
+	}
+	where := c.WrittenPath + " in " + c.WrittenFile
+	if uv.kust != nil {
+		if _, ok := uv.kust.files[c.WrittenFile]; !ok {
+			return Void, fmt.Sprintf(
+				"%s, where the acceptance wrote %s, is no longer a file kustomize's build of %s reads %s: the expiry is "+
+					"void, nothing is restored",
+				c.WrittenFile,
+				c.Field,
+				uv.kust.dir,
+				p.where(),
+			)
+		}
+		desired, ok := p.lookup(uv.kust.built.Objects[c.Object], c.Field)
+		if !ok || !values.Equal(desired, c.To) {
+			return voidWhy(c.Field+" of "+c.Object+" as kustomize builds "+uv.kust.dir, desired, ok)
+		}
+		return "", ""
+	}
+	fi, ok := uv.docs.index[c.Object]
+	if !ok || uv.files[fi].path != c.WrittenFile {
+		return Void, fmt.Sprintf(
+			"%s, where the acceptance wrote %s, no longer holds the one document of %s %s: the expiry is void, nothing is "+
+				"restored",
+			c.WrittenFile,
+			c.Field,
+			c.Object,
+			p.where(),
+		)
+	}
+	desired, ok := p.lookup(uv.files[fi].tree, c.WrittenPath)
+	if !ok || !values.Equal(desired, c.To) {
+		return voidWhy(where, desired, ok)
+	}
+	return "", ""
 }

@@ -127,6 +127,10 @@ type Change struct {
 	// ValuesFile is the values file a write-back would edit; empty when the
 	// value path or the unit is unknown.
 	ValuesFile string
+	// WrittenFile and WrittenPath are, for an expired acceptance of a unit
+	// of manifests or a kustomization, the file and path it was written
+	// at (its receipt's), where the restore writes; empty otherwise.
+	WrittenFile, WrittenPath string
 	// From is the desired value (the repository's, or the observer's when
 	// the repository's is unknown); To the live value. Nil is null.
 	From, To any
