@@ -329,13 +329,13 @@ func (in *Input) decideLiveHold(h LiveHold, prs []forge.PullRequest) ([]Effect, 
 	if h.Record.Repo != in.Repo {
 		return nil, false // another repository's hold: its own cycle decides it
 	}
-	p := hold.PullState{Applied: h.Applied, AppliedIncludesMerge: h.AppliedIncludesMerge}
+	p := hold.PullState{Applied: h.Applied, AppliedIncludesMerge: h.AppliedIncludesMerge, Unheld: in.unheld(h.Record)}
 	st := in.pullOf(prs, h.Record)
 	if st != nil {
 		pr := st.PR
 		p.Found, p.Open, p.Merged, p.MergeCommit = true, pr.State == forge.StateOpen, pr.Merged, pr.MergeCommitSHA
 	}
-	if !p.Found && in.proposes(h.Record) {
+	if !p.Found && p.Unheld == "" && in.proposes(h.Record) {
 		// The same proposal is planned again: this cycle opens its pull
 		// request (a cycle that placed the hold failed before opening it).
 		return nil, false
@@ -376,6 +376,30 @@ func (in *Input) decideLiveHold(h LiveHold, prs []forge.PullRequest) ([]Effect, 
 		return []Effect{c, release}, true
 	}
 	return []Effect{release}, true
+}
+
+// unheld says why the repository's configuration no longer wants the
+// hold r held: no unit writes to its branch any more, or none that does
+// opts into holds (hold: on the unit or its environment); empty while one
+// does.
+func (in *Input) unheld(r hold.Record) string {
+	cfg := in.Snapshot.Config
+	if cfg == nil {
+		return "" // no configuration read: nothing proves the unit stopped holding
+	}
+	found := false
+	for i := range cfg.Units {
+		if u := &cfg.Units[i]; cfg.Branch(u) == r.Branch {
+			if cfg.HoldOf(u) != nil {
+				return ""
+			}
+			found = true
+		}
+	}
+	if !found {
+		return "no unit of the repository's config writes to " + r.Branch + " any more"
+	}
+	return "its unit (and its environment) no longer opts into hold: in the repository's config"
 }
 
 // pullOf is the pull request of the proposal the hold r was placed for:
