@@ -370,3 +370,46 @@ func TestHoldsReleasedWhenUnheld(t *testing.T) {
 		}
 	}
 }
+
+// TestHoldsReleasedWhenUnserved: a sealed hold naming a repository the
+// installation's newest listing does not serve is released by the cycle of
+// the first served repository alone; before any listing, or while the
+// listing names its repository, it is left to that repository's cycle.
+func TestHoldsReleasedWhenUnserved(t *testing.T) {
+	in := input(t, holdOptIn, watched(4, time.Minute))
+	in.Now = t0.Add(5 * time.Minute)
+	key := observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"}
+	rec := hold.Record{Repo: "acme/gone", PR: 3, Branch: branchEast, Fingerprint: "f", Cluster: usEastNode,
+		Object: replicasKey, UID: "u-1", Fields: []string{"spec.replicas"}, Controller: hold.FluxKustomize,
+		Applier: "flux-system/apps", Since: t0, Until: t0.Add(30 * time.Minute)}
+	sealed := LiveHold{Cluster: usEastNode, Object: key, UID: "u-1", Record: rec, State: hold.Sealed}
+	for _, tc := range []struct {
+		why    string
+		served []string
+		live   LiveHold
+		want   string
+	}{
+		{"no listing yet: nothing proves it unserved", nil, sealed, ""},
+		{"the listing still names it (another case): its own cycle decides", []string{"ACME/gone", testRepo}, sealed, ""},
+		{"unserved, and this is the first served repository: released", []string{testRepo, "zeta/z"}, sealed, "release"},
+		{"unserved, but another served repository's cycle releases it", []string{"aaa/first", testRepo}, sealed, ""},
+		{"a forged record naming an unserved repository is only reported", []string{testRepo},
+			LiveHold{Cluster: usEastNode, Object: key, State: hold.Forged}, "skip"},
+	} {
+		in.Served = tc.served
+		chains := in.Holds(nil, []LiveHold{tc.live})
+		got := strings.Join(kinds2(chains), ",")
+		if got != tc.want {
+			t.Errorf("why: %s: %q, want %q", tc.why, got, tc.want)
+			continue
+		}
+		if got != "release" {
+			continue
+		}
+		e := chains[0][0]
+		if e.Hold.Cause != hold.CauseUnserved || e.Hold.ReconcilePatch == nil ||
+			!strings.Contains(e.Reason, "acme/gone is no longer served: the installation's 2 repositories") {
+			t.Errorf("why: %s: %+v %s", tc.why, e.Hold, e.Reason)
+		}
+	}
+}
