@@ -286,8 +286,8 @@ const (
 )
 
 // Causes are every release cause, in the order Due weighs them.
-var Causes = []string{CauseMarkRemoved, CauseUnserved, CauseUnheld, CauseGone, CauseContested, CauseApplied, CauseClosed,
-	CauseExpired, CauseMaximum}
+var Causes = []string{CauseMarkRemoved, CauseUnserved, CauseUnheld, CauseGone, CauseContested, CauseApplied,
+	CauseClosed, CauseExpired, CauseMaximum}
 
 // Decision says what to do with a sealed hold.
 type Decision struct {
