@@ -26,6 +26,8 @@ func TestHoldMetrics(t *testing.T) {
 		// why: every release reason is a series from the start.
 		`backflow_hold_releases_total{reason="maximum"} 0`,
 		`backflow_hold_releases_total{reason="mark-removed"} 0`,
+		`backflow_hold_releases_total{reason="unheld"} 0`,
+		`backflow_hold_releases_total{reason="unserved"} 0`,
 		// why: both at-risk outcomes exist before the first cycle.
 		`backflow_hold_at_risk_seconds_count{outcome="held"} 0`,
 		`backflow_hold_at_risk_seconds_count{outcome="reverted"} 0`,

@@ -103,6 +103,11 @@ type Bot struct {
 
 	claims *claims // the objects each repository's units claim
 
+	// served are the repositories the newest complete listing names
+	// (sorted, within the allowlist): a sealed hold naming none of them is
+	// released (lifecycle.Input.Served).
+	served []string
+
 	// readings is what the planner and the values editor remember of
 	// values files, kept across cycles and repositories for the life of
 	// the bot and bounded by PlanReadingsBudget: a tick that plans the
@@ -174,6 +179,7 @@ func (b *Bot) CycleRepos(ctx context.Context, only []string) (*Report, error) {
 		now := b.now().UTC()
 		return &Report{Started: now, DryRun: b.opts.DryRun}, fmt.Errorf("error listing repositories: %w", err)
 	}
+	b.listed(repos)
 	var list []forge.Repo
 	for _, repo := range repos {
 		if len(only) == 0 || slices.ContainsFunc(only, func(s string) bool { return strings.EqualFold(s, repo.FullName()) }) {
@@ -367,7 +373,7 @@ func (rc *repoCycle) run() {
 	// observations it was made from and the units' desired values.
 	rc.in = &lifecycle.Input{DefaultBranch: rc.repo.DefaultBranch, Head: rc.head, Snapshot: rc.snap,
 		PolicySum: rc.policySum, Result: rc.res, Now: rc.now, GitOpsManagers: rc.b.opts.GitOpsManagers,
-		CommitKey: rc.b.opts.CommitKey, Repo: rc.repo.FullName()}
+		CommitKey: rc.b.opts.CommitKey, Repo: rc.repo.FullName(), Served: rc.b.servedRepos()}
 	rc.in.Previews, rc.in.PreviewErrors = rc.previews()
 	rc.in.Recovered = rc.recoverClosed(prs)
 	units, problems := rc.in.Index(prs)

@@ -84,8 +84,10 @@ func (x *executor) hold(e lifecycle.Effect) bool {
 	case e.Kind == lifecycle.Hold:
 		h.InPlace++
 		h.Held = append(h.Held, max(x.now().Sub(a.ChangedAt), 0))
-	case a.Cause != hold.CauseMarkRemoved:
-		h.InPlace-- // a hold whose mark was removed was no longer in place
+	case a.Cause != hold.CauseMarkRemoved && a.Cause != hold.CauseUnserved:
+		// A hold whose mark was removed was no longer in place; an unserved
+		// one was not this repository's.
+		h.InPlace--
 		fallthrough
 	default:
 		h.Released = append(h.Released, a.Cause)

@@ -29,6 +29,7 @@ func (b *Bot) ListRepos(ctx context.Context) ([]forge.Repo, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.listed(repos)
 	var out []forge.Repo
 	for _, r := range repos {
 		if b.allowed(r) {
@@ -37,6 +38,29 @@ func (b *Bot) ListRepos(ctx context.Context) ([]forge.Repo, error) {
 	}
 	slices.SortFunc(out, func(a, b forge.Repo) int { return strings.Compare(a.FullName(), b.FullName()) })
 	return out, nil
+}
+
+// listed keeps the repositories of a complete listing the allowlist lets
+// in as the ones the installation serves.
+func (b *Bot) listed(repos []forge.Repo) {
+	served := []string{}
+	for _, r := range repos {
+		if b.allowed(r) {
+			served = append(served, r.FullName())
+		}
+	}
+	slices.Sort(served)
+	b.mu.Lock()
+	b.served = served
+	b.mu.Unlock()
+}
+
+// servedRepos are the repositories the newest complete listing serves;
+// nil before one.
+func (b *Bot) servedRepos() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.served)
 }
 
 // allowed reports whether the allowlist lets the bot act on repo.

@@ -252,6 +252,13 @@ type PullState struct {
 	// void): the change it protected is over, so the hold is released and
 	// the applier asked to reconcile.
 	Expired string
+	// Unheld, when set, says why the hold is no longer wanted although its
+	// proposal may still be: the repository's configuration no longer opts
+	// its unit into holds, or has no such unit any more; Unserved, when
+	// set, says the repository it names is provably not served by this
+	// installation any more. Either releases the hold, and the applier is
+	// asked to reconcile.
+	Unheld, Unserved string
 }
 
 // AppliedRevision is the SHA a Flux lastAppliedRevision names.
@@ -274,11 +281,14 @@ const (
 	CauseMaximum     = "maximum"      // the maximum hold time passed
 	CauseMarkRemoved = "mark-removed" // the controller's mark was removed by someone else
 	CauseExpired     = "expired"      // the temporary acceptance it merged as has expired
+	CauseUnheld      = "unheld"       // its unit no longer opts into holds, or was removed from the config
+	CauseUnserved    = "unserved"     // its repository is no longer served by this installation
 )
 
 // Causes are every release cause, in the order Due weighs them.
 var Causes = []string{
-	CauseMarkRemoved, CauseGone, CauseContested, CauseApplied, CauseClosed, CauseExpired, CauseMaximum,
+	CauseMarkRemoved, CauseUnserved, CauseUnheld, CauseGone, CauseContested, CauseApplied, CauseClosed, CauseExpired,
+	CauseMaximum,
 }
 
 // Decision says what to do with a sealed hold.
@@ -294,6 +304,7 @@ type Decision struct {
 
 // Due decides a sealed hold r at now: released once the merged revision
 // is applied around the object (then the applier is asked to reconcile),
+// when its repository is no longer served or its unit no longer opts in,
 // when the pull request was closed without merge or is gone, when the
 // temporary acceptance it merged as has expired, or at its Until; else
 // kept.
@@ -308,6 +319,10 @@ func Due(r Record, st State, p PullState, now time.Time) Decision {
 			r.Controller, r.Object)
 	case st != Sealed:
 		return keep("a %s hold is not backflow's: left alone", st)
+	case p.Unserved != "":
+		return release(CauseUnserved, true, "%s is no longer served: %s", r.Repo, p.Unserved)
+	case p.Unheld != "":
+		return release(CauseUnheld, true, "%s no longer holds: %s", r.Branch, p.Unheld)
 	case !p.Found:
 		return release(CauseGone, true, "no pull request of %s proposes it any more", r.Branch)
 	case p.Contested != "":

@@ -45,6 +45,12 @@ type Input struct {
 	Now time.Time
 	// Repo is the repository, "owner/name", markers are sealed for.
 	Repo string
+	// Served are the repositories ("owner/name") this installation serves,
+	// as its newest complete listing says (the forge's repositories the
+	// allowlist lets in); nil until one was listed. A sealed hold naming a
+	// repository outside them is released by the cycle of the first of
+	// them (Holds), and by no other.
+	Served []string
 	// Recovered are markers the executor rebuilt (FromHeadCommit) for
 	// closed pull requests whose marker was refused, by number.
 	Recovered map[int]*Marker

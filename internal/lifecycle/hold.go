@@ -327,15 +327,18 @@ func (in *Input) decideLiveHold(h LiveHold, prs []forge.PullRequest) ([]Effect, 
 			"without backflow's hold: a person's, left alone", objectName(h.Object.String()), h.Cluster)}}, true
 	}
 	if h.Record.Repo != in.Repo {
+		if why := in.unserved(h.Record); why != "" {
+			return in.release(h, hold.PullState{Unserved: why}, nil)
+		}
 		return nil, false // another repository's hold: its own cycle decides it
 	}
-	p := hold.PullState{Applied: h.Applied, AppliedIncludesMerge: h.AppliedIncludesMerge}
+	p := hold.PullState{Applied: h.Applied, AppliedIncludesMerge: h.AppliedIncludesMerge, Unheld: in.unheld(h.Record)}
 	st := in.pullOf(prs, h.Record)
 	if st != nil {
 		pr := st.PR
 		p.Found, p.Open, p.Merged, p.MergeCommit = true, pr.State == forge.StateOpen, pr.Merged, pr.MergeCommitSHA
 	}
-	if !p.Found && in.proposes(h.Record) {
+	if !p.Found && p.Unheld == "" && in.proposes(h.Record) {
 		// The same proposal is planned again: this cycle opens its pull
 		// request (a cycle that placed the hold failed before opening it).
 		return nil, false
@@ -344,6 +347,12 @@ func (in *Input) decideLiveHold(h LiveHold, prs []forge.PullRequest) ([]Effect, 
 		p.Contested = in.contested(h)
 	}
 	p.Expired = in.expiredAcceptance(st, h)
+	return in.release(h, p, st)
+}
+
+// release is the chain deciding the sealed hold h with its pull request's
+// state p (the pull request st, nil when none): nothing while it is kept.
+func (in *Input) release(h LiveHold, p hold.PullState, st *Pull) ([]Effect, bool) {
 	d := hold.Due(h.Record, h.State, p, in.Now)
 	if !d.Release {
 		return nil, false
@@ -376,6 +385,46 @@ func (in *Input) decideLiveHold(h LiveHold, prs []forge.PullRequest) ([]Effect, 
 		return []Effect{c, release}, true
 	}
 	return []Effect{release}, true
+}
+
+// unserved says why the sealed hold r, naming another repository, is
+// provably not served by this installation: its newest complete listing
+// (Served) does not name r's repository. Only the cycle of the first
+// served repository says so, so one chain releases it; empty otherwise,
+// and always before a listing.
+func (in *Input) unserved(r hold.Record) string {
+	if len(in.Served) == 0 || !strings.EqualFold(in.Served[0], in.Repo) {
+		return ""
+	}
+	if slices.ContainsFunc(in.Served, func(s string) bool { return strings.EqualFold(s, r.Repo) }) {
+		return ""
+	}
+	return fmt.Sprintf("the installation's %d repositories (the forge's, within the allowlist) no longer include it",
+		len(in.Served))
+}
+
+// unheld says why the repository's configuration no longer wants the
+// hold r held: no unit writes to its branch any more, or none that does
+// opts into holds (hold: on the unit or its environment); empty while one
+// does.
+func (in *Input) unheld(r hold.Record) string {
+	cfg := in.Snapshot.Config
+	if cfg == nil {
+		return "" // no configuration read: nothing proves the unit stopped holding
+	}
+	found := false
+	for i := range cfg.Units {
+		if u := &cfg.Units[i]; cfg.Branch(u) == r.Branch {
+			if cfg.HoldOf(u) != nil {
+				return ""
+			}
+			found = true
+		}
+	}
+	if !found {
+		return "no unit of the repository's config writes to " + r.Branch + " any more"
+	}
+	return "its unit (and its environment) no longer opts into hold: in the repository's config"
 }
 
 // pullOf is the pull request of the proposal the hold r was placed for:

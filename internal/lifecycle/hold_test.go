@@ -319,3 +319,97 @@ func TestHoldsSectionReplaced(t *testing.T) {
 		}
 	}
 }
+
+// TestHoldsReleasedWhenUnheld: a sealed hold of this repository is
+// released (cause unheld, reconcile asked) once the repository's config no
+// longer opts its unit in, or no longer has its unit; kept while it does.
+func TestHoldsReleasedWhenUnheld(t *testing.T) {
+	optedIn := input(t, holdOptIn, watched(4, time.Minute))
+	optedIn.Now = t0.Add(5 * time.Minute)
+	open := proposed(t, optedIn, 1, "c1")
+	m, _ := ParseMarker(open.Body)
+	rec := hold.Record{Repo: testRepo, PR: 1, Branch: branchEast, Fingerprint: m.Fingerprint, Cluster: usEastNode,
+		Object: replicasKey, UID: "u-1", Fields: []string{"spec.replicas"}, Controller: hold.FluxKustomize,
+		Applier: "flux-system/apps", Since: t0, Until: t0.Add(30 * time.Minute)}
+	key := observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"}
+	sealed := LiveHold{Cluster: usEastNode, Object: key, UID: "u-1", Record: rec, State: hold.Sealed}
+	removed := sealed
+	removed.Record.Branch = "backflow/prod-us-east/gone"
+	optedOut := input(t, func(map[string]string) {}, watched(4, time.Minute))
+	optedOut.Now = optedIn.Now
+	for _, tc := range []struct {
+		why    string
+		in     *Input
+		live   LiveHold
+		prs    []forge.PullRequest
+		want   string
+		reason string
+	}{
+		{"the unit still opts in: kept, its body lists it", optedIn, sealed, []forge.PullRequest{open}, "list-holds", ""},
+		{"the unit no longer opts in, its pull request open: released", optedOut, sealed, []forge.PullRequest{open},
+			"release", "no longer opts into hold:"},
+		{"no longer opted in and no pull request, though the plan proposes it again: released, not kept for the open",
+			optedOut, sealed, nil, "release", "no longer opts into hold:"},
+		{"no unit writes to the hold's branch any more: released", optedIn, removed, nil, "release",
+			"no unit of the repository's config writes to backflow/prod-us-east/gone"},
+		{"a forged hold is still only reported", optedOut, LiveHold{Cluster: usEastNode, Object: key, State: hold.Forged},
+			nil, "skip", "not authentic"},
+	} {
+		chains := tc.in.Holds(tc.prs, []LiveHold{tc.live})
+		got := kinds2(chains)
+		if len(got) == 0 || got[0] != tc.want {
+			t.Errorf("why: %s: %v, want %s first", tc.why, got, tc.want)
+			continue
+		}
+		e := chains[0][len(chains[0])-1]
+		if !strings.Contains(e.Reason, tc.reason) {
+			t.Errorf("why: %s: reason %q", tc.why, e.Reason)
+		}
+		if e.Kind == Release && (e.Hold.Cause != hold.CauseUnheld || e.Hold.ReconcilePatch == nil) {
+			t.Errorf("why: %s: cause %q, reconcile %s", tc.why, e.Hold.Cause, e.Hold.ReconcilePatch)
+		}
+	}
+}
+
+// TestHoldsReleasedWhenUnserved: a sealed hold naming a repository the
+// installation's newest listing does not serve is released by the cycle of
+// the first served repository alone; before any listing, or while the
+// listing names its repository, it is left to that repository's cycle.
+func TestHoldsReleasedWhenUnserved(t *testing.T) {
+	in := input(t, holdOptIn, watched(4, time.Minute))
+	in.Now = t0.Add(5 * time.Minute)
+	key := observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"}
+	rec := hold.Record{Repo: "acme/gone", PR: 3, Branch: branchEast, Fingerprint: "f", Cluster: usEastNode,
+		Object: replicasKey, UID: "u-1", Fields: []string{"spec.replicas"}, Controller: hold.FluxKustomize,
+		Applier: "flux-system/apps", Since: t0, Until: t0.Add(30 * time.Minute)}
+	sealed := LiveHold{Cluster: usEastNode, Object: key, UID: "u-1", Record: rec, State: hold.Sealed}
+	for _, tc := range []struct {
+		why    string
+		served []string
+		live   LiveHold
+		want   string
+	}{
+		{"no listing yet: nothing proves it unserved", nil, sealed, ""},
+		{"the listing still names it (another case): its own cycle decides", []string{"ACME/gone", testRepo}, sealed, ""},
+		{"unserved, and this is the first served repository: released", []string{testRepo, "zeta/z"}, sealed, "release"},
+		{"unserved, but another served repository's cycle releases it", []string{"aaa/first", testRepo}, sealed, ""},
+		{"a forged record naming an unserved repository is only reported", []string{testRepo},
+			LiveHold{Cluster: usEastNode, Object: key, State: hold.Forged}, "skip"},
+	} {
+		in.Served = tc.served
+		chains := in.Holds(nil, []LiveHold{tc.live})
+		got := strings.Join(kinds2(chains), ",")
+		if got != tc.want {
+			t.Errorf("why: %s: %q, want %q", tc.why, got, tc.want)
+			continue
+		}
+		if got != "release" {
+			continue
+		}
+		e := chains[0][0]
+		if e.Hold.Cause != hold.CauseUnserved || e.Hold.ReconcilePatch == nil ||
+			!strings.Contains(e.Reason, "acme/gone is no longer served: the installation's 2 repositories") {
+			t.Errorf("why: %s: %+v %s", tc.why, e.Hold, e.Reason)
+		}
+	}
+}

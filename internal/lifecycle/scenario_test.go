@@ -71,6 +71,9 @@ type scenario struct {
 	// observations are the watch's (uid and resourceVersion known), and
 	// the cycle decides its holds first, as the bot does.
 	Hold *scenarioHolding `json:"hold,omitempty"`
+	// OptedOut leaves prod-us-east's redis without hold: although Holds
+	// were placed while it opted in.
+	OptedOut bool `json:"optedOut,omitempty"`
 }
 
 // scenarioHold is a sealed hold of kustomize-controller's on
@@ -265,7 +268,7 @@ func (s scenario) mutate(f map[string]string) {
 	if s.ConfigHub != nil {
 		s.ConfigHub.mutate(f, s.Values)
 	}
-	if s.Hold != nil {
+	if s.Hold != nil || len(s.Holds) > 0 && !s.OptedOut {
 		holdOptIn(f)
 	}
 }

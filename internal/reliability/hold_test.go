@@ -152,7 +152,9 @@ func holdFiles(t testing.TB) map[string]string {
 // person closes releases its hold; a cycle whose pull request could not be
 // opened after the hold was placed carries the hold into the next, which
 // opens it; bob's denied change is never held; a hold past its maximum is
-// released.
+// released; a hold whose unit the config stops opting into hold: is
+// released in the next cycle, and so is a sealed hold naming a repository
+// the installation no longer serves.
 func TestCase37HoldNeverLeftBehind(t *testing.T) {
 	commitKey := []byte("reliability commit key")
 	newBot := func(e *hubEnv, src bot.Source, c *heldCluster) *bot.Bot {
@@ -379,6 +381,89 @@ func TestCase37HoldNeverLeftBehind(t *testing.T) {
 		figures = append(figures, "denied_held", bobHeld, "held_across_a_failed_open", boolInt(heldWithoutPull),
 			"released_on_close", boolInt(releasedOnClose), "released_at_maximum", boolInt(releasedAtMax),
 			"held_again_after_maximum", boolInt(heldAfterMax), "said_at_maximum", saidAtMax)
+	}
+	// Review required, and the repository's config stops opting redis
+	// into hold: while its pull request is open: the next cycle releases
+	// the hold as unheld and asks the applier to reconcile.
+	{
+		files := holdFiles(t)
+		reviewOnly(files)
+		e := newHubEnv(t, files)
+		a := e.adapter(nil)
+		c := newHeldCluster()
+		watch := &staticSource{}
+		b := newBot(e, watch, c)
+		watch.set(c.observed(4, e.clock.Now()))
+		e.cycle(b)
+		prs := e.pulls(a, e.repo)
+		if len(prs) != 1 || prs[0].State != forge.StateOpen || c.state(t, commitKey, "redis-replicas") != hold.Sealed {
+			t.Fatalf("alice's change: %+v, hold %s; want one open pull request, held", prs,
+				c.state(t, commitKey, "redis-replicas"))
+		}
+		optedOut := strings.Replace(files[configPath], "    hold: {controller: flux-kustomize, applier: flux-system/apps, maxDuration: 1h}\n", "", 1)
+		if optedOut == files[configPath] {
+			t.Fatal("the config does not opt redis into hold:")
+		}
+		// An admin's commit on main, past its required check, as a config
+		// change merged by its maintainers would be.
+		full := e.repo.FullName()
+		if err := e.hub.SetBranchProtection(full, "main"); err != nil {
+			t.Fatal(err)
+		}
+		e.pushAs(e.person("carol"), e.repo, "main", "main", map[string]string{configPath: optedOut}, "stop holding redis")
+		if err := e.hub.SetBranchProtection(full, "main", bot.CheckName); err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Advance(time.Minute)
+		watch.set(c.observed(4, e.clock.Now()))
+		released := e.cycle(b).Repos[0].Holds.Released
+		releasedOnOptOut := c.state(t, commitKey, "redis-replicas") == hold.None
+		if !releasedOnOptOut || !slices.Equal(released, []string{hold.CauseUnheld}) || c.reconciles != 1 {
+			t.Errorf("why: a unit that no longer opts in has its hold released as unheld (%v, %v), asking a reconcile (%d)",
+				releasedOnOptOut, released, c.reconciles)
+		}
+		for range 2 {
+			e.clock.Advance(time.Minute)
+			watch.set(c.observed(4, e.clock.Now()))
+			e.cycle(b)
+		}
+		heldAfterOptOut := c.state(t, commitKey, "redis-replicas") != hold.None
+		stillOpen := false
+		for _, pr := range e.pulls(a, e.repo) {
+			stillOpen = stillOpen || pr.Number == prs[0].Number && pr.State == forge.StateOpen
+		}
+		if heldAfterOptOut || !stillOpen {
+			t.Errorf("why: never held again once opted out (%v); the pull request stays open for review (%v)",
+				heldAfterOptOut, stillOpen)
+		}
+		figures = append(figures, "released_on_opt_out", boolInt(releasedOnOptOut), "held_after_opt_out",
+			boolInt(heldAfterOptOut))
+
+		// A sealed hold of a repository the installation no longer serves
+		// (acme/retired is not among the forge's repositories) is released
+		// as unserved by the next cycle, with a reconcile request.
+		rec := hold.Record{Repo: "acme/retired", PR: 9, Branch: "backflow/prod/app", Fingerprint: "f", Cluster: usEastNode,
+			Object: stsKey("redis-master").String(), UID: "u-master", Fields: []string{"spec.replicas"},
+			Controller: hold.FluxKustomize, Applier: "flux-system/apps", Since: e.clock.Now(),
+			Until: e.clock.Now().Add(time.Hour)}
+		value, err := hold.Seal(commitKey, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.mu.Lock()
+		c.objs["redis-master"].ann[hold.Annotation] = value
+		c.objs["redis-master"].ann[hold.KustomizeReconcile] = hold.Disabled
+		c.mu.Unlock()
+		e.clock.Advance(time.Minute)
+		watch.set(c.observed(4, e.clock.Now()))
+		rep := e.cycle(b).Repos[0].Holds
+		releasedUnserved := c.state(t, commitKey, "redis-master") == hold.None
+		if !releasedUnserved || !slices.Equal(rep.Released, []string{hold.CauseUnserved}) || rep.InPlace != 0 ||
+			c.reconciles != 2 {
+			t.Errorf("why: a hold of a repository no longer served is released as unserved (%v, %+v), asking a "+
+				"reconcile (%d)", releasedUnserved, rep, c.reconciles)
+		}
+		figures = append(figures, "released_unserved", boolInt(releasedUnserved))
 	}
 	report(t, "37", "hold-never-left-behind", figures...)
 }
