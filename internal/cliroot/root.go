@@ -22,8 +22,10 @@ func New() *cobra.Command {
 		Short: "Accept authorized live changes back into GitOps desired state",
 		Long: `backflow observes live changes to Kubernetes objects, decides under a
 default-deny policy kept in the repository whether each change is authorized,
-edits the Helm values file at the mapped path without touching anything else,
-and opens an attributed pull request that carries a machine-checkable receipt.
+edits desired state where the value comes from (a Helm values file, a plain
+manifest, a kustomize overlay's source, a ConfigHub Unit) without touching
+anything else, and opens an attributed pull request that carries a
+machine-checkable receipt.
 
 Every command keeps one contract. Exit 0: done (or a positive answer);
 1: a negative answer (invalid, denied, some repository failed); 2: the
