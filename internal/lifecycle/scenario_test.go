@@ -81,9 +81,9 @@ type scenario struct {
 type scenarioHold struct {
 	Pull int `json:"pull"`
 	// Since and Until are the times after t0 it was placed at and is
-	// released at the latest.
-	Since string `json:"since"`
-	Until string `json:"until"`
+	// released at the latest (default 30 minutes after Since).
+	Since string `json:"since,omitempty"`
+	Until string `json:"until,omitempty"`
 	// Applied is the applier's lastAppliedRevision; it never includes the
 	// merge.
 	Applied string `json:"applied,omitempty"`
@@ -100,9 +100,14 @@ func (h scenarioHold) live(t *testing.T, in *Input, prs []forge.PullRequest) Liv
 	if !ok {
 		t.Fatalf("hold: pull request #%d has no marker", h.Pull)
 	}
+	since := t0.Add(duration(t, h.Since))
+	until := since.Add(30 * time.Minute)
+	if h.Until != "" {
+		until = t0.Add(duration(t, h.Until))
+	}
 	rec := hold.Record{Repo: in.Repo, PR: h.Pull, Branch: m.Branch, Fingerprint: m.Fingerprint, Cluster: usEastNode,
 		Object: replicasKey, UID: "u-1", Fields: []string{"spec.replicas"}, Controller: hold.FluxKustomize,
-		Applier: "flux-system/apps", Since: t0.Add(duration(t, h.Since)), Until: t0.Add(duration(t, h.Until))}
+		Applier: "flux-system/apps", Since: since, Until: until}
 	value, err := hold.Seal(in.CommitKey, rec)
 	if err != nil {
 		t.Fatal(err)
@@ -120,32 +125,16 @@ func (h scenarioHold) live(t *testing.T, in *Input, prs []forge.PullRequest) Liv
 type scenarioHolding struct {
 	// Now is the cycle's time after t0 (default the plan's).
 	Now string `json:"now,omitempty"`
-	// Held are the sealed holds on redis-replicas, each placed for the
-	// proposal of pull request Pull at Since after t0, for 30 minutes.
-	Held []scenarioHeld `json:"held,omitempty"`
-}
-
-type scenarioHeld struct {
-	Pull  int    `json:"pull"`
-	Since string `json:"since,omitempty"`
+	// Held are the sealed holds on redis-replicas the hold port reads.
+	Held []scenarioHold `json:"held,omitempty"`
 }
 
 // live are the holds the hold port reads from the live objects.
-func (h *scenarioHolding) live(t *testing.T, prs []forge.PullRequest) []LiveHold {
+func (h *scenarioHolding) live(t *testing.T, in *Input, prs []forge.PullRequest) []LiveHold {
 	t.Helper()
 	var out []LiveHold
 	for _, held := range h.Held {
-		i := slices.IndexFunc(prs, func(pr forge.PullRequest) bool { return pr.Number == held.Pull })
-		if i < 0 {
-			t.Fatalf("held for pull request #%d, which the scenario does not list", held.Pull)
-		}
-		m, _ := ParseMarker(prs[i].Body)
-		since := t0.Add(duration(t, held.Since))
-		r := hold.Record{Repo: testRepo, PR: held.Pull, Branch: m.Branch, Fingerprint: m.Fingerprint, Cluster: usEastNode,
-			Object: replicasKey, UID: "u-1", Fields: []string{"spec.replicas"}, Controller: hold.FluxKustomize,
-			Applier: "flux-system/apps", Since: since, Until: since.Add(30 * time.Minute)}
-		out = append(out, LiveHold{Cluster: usEastNode, UID: "u-1", Record: r, State: hold.Sealed,
-			Object: observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"}})
+		out = append(out, held.live(t, in, prs))
 	}
 	return out
 }
@@ -434,7 +423,7 @@ func (s scenario) chains(t *testing.T) string {
 	}
 	var live []LiveHold
 	if s.Hold != nil {
-		live = s.Hold.live(t, prs)
+		live = s.Hold.live(t, in, prs)
 	}
 	if len(s.Holds) > 0 {
 		in.Now = t0.Add(5 * time.Minute) // the cycle's time, as the plan's
