@@ -15,19 +15,7 @@ import (
 // document in writtenFile still holding the accepted value at
 // writtenPath; otherwise the expiry is void and nothing is written.
 func TestExpiryOfManifests(t *testing.T) {
-	dir := filepath.Join("testdata", "scenarios", "break-glass-manifests-restored", "repo")
-	read := func(p string) []byte {
-		t.Helper()
-		data, err := os.ReadFile(filepath.Join(dir, p))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return data
-	}
-	cfg, err := repoconfig.Parse(repoconfig.Path, read(repoconfig.Path))
-	if err != nil {
-		t.Fatal(err)
-	}
+	read, cfg := manifestsRestoredRepo(t)
 	pol, err := policy.Parse(".github/reverse-reconcile-policy.yaml", read(".github/reverse-reconcile-policy.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -90,19 +78,7 @@ func TestExpiryOfManifests(t *testing.T) {
 // each document edited from the bytes the other's edit left, so neither
 // restore is lost.
 func TestExpiryOfTwoDocumentsOfOneFile(t *testing.T) {
-	dir := filepath.Join("testdata", "scenarios", "break-glass-manifests-restored", "repo")
-	read := func(p string) []byte {
-		t.Helper()
-		data, err := os.ReadFile(filepath.Join(dir, p))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return data
-	}
-	cfg, err := repoconfig.Parse(repoconfig.Path, read(repoconfig.Path))
-	if err != nil {
-		t.Fatal(err)
-	}
+	read, cfg := manifestsRestoredRepo(t)
 	const policyPath = ".github/reverse-reconcile-policy.yaml"
 	pol, err := policy.Parse(policyPath, []byte(strings.Replace(string(read(policyPath)), `          autoMerge: true
 `, `          autoMerge: true
@@ -148,4 +124,24 @@ func TestExpiryOfTwoDocumentsOfOneFile(t *testing.T) {
 	if got := string(res.WriteBacks[0].Files[0].Data); got != want {
 		t.Fatalf("restored file:\n%s\nwant:\n%s", got, want)
 	}
+}
+
+// manifestsRestoredRepo is the break-glass-manifests-restored scenario's
+// repository: a reader of its files and its parsed repo config.
+func manifestsRestoredRepo(t *testing.T) (func(string) []byte, *repoconfig.Config) {
+	t.Helper()
+	dir := filepath.Join("testdata", "scenarios", "break-glass-manifests-restored", "repo")
+	read := func(p string) []byte {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join(dir, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	cfg, err := repoconfig.Parse(repoconfig.Path, read(repoconfig.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return read, cfg
 }

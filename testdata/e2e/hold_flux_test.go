@@ -313,6 +313,19 @@ func reviewHoldRepo(t *testing.T) string {
 
 // awaitOpenForReview waits for the held change's pull request and checks
 // it is open and unmerged: its change needs a review.
+// heldForReview starts the hold harness on the review-required copy of
+// holdrepo and has alice scale web-cache 3 -> 4: it returns when backflow
+// has held the object and opened the pull request that waits for a
+// person, with the times of the change and of the hold.
+func heldForReview(t *testing.T) (hh *holdHarness, changed, held time.Time, pr *pull) {
+	t.Helper()
+	hh = startHoldHarness(t, reviewHoldRepo(t))
+	patch(t, hh.c, userAlice, fluxSTS, types.MergePatchType, `{"spec":{"replicas":4}}`, "scale")
+	changed = time.Now()
+	held = hh.awaitHeld(t)
+	return hh, changed, held, hh.awaitOpenForReview(t)
+}
+
 func (hh *holdHarness) awaitOpenForReview(t *testing.T) *pull {
 	t.Helper()
 	pr := awaitPull(t, hh.h, fluxSTS, "the held change's pull request opened")
@@ -378,13 +391,8 @@ func TestHoldReleasedOnClose(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a kube-apiserver, etcd and Flux's controllers: run it with make e2e")
 	}
-	hh := startHoldHarness(t, reviewHoldRepo(t))
+	hh, changed, held, pr := heldForReview(t)
 	c, sw := hh.c, hh.sw
-
-	patch(t, c, userAlice, fluxSTS, types.MergePatchType, `{"spec":{"replicas":4}}`, "scale")
-	changed := time.Now()
-	held := hh.awaitHeld(t)
-	pr := hh.awaitOpenForReview(t)
 	if err := hh.h.send(http.MethodPatch, fmt.Sprintf("/repos/%s/pulls/%d", repoName, pr.Number), map[string]string{"state": "closed"}, nil); err != nil {
 		t.Fatalf("closing #%d: %v", pr.Number, err)
 	}
@@ -454,13 +462,8 @@ func TestHoldAcrossRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a kube-apiserver, etcd and Flux's controllers: run it with make e2e")
 	}
-	hh := startHoldHarness(t, reviewHoldRepo(t))
+	hh, changed, held, pr := heldForReview(t)
 	c, sw := hh.c, hh.sw
-
-	patch(t, c, userAlice, fluxSTS, types.MergePatchType, `{"spec":{"replicas":4}}`, "scale")
-	changed := time.Now()
-	held := hh.awaitHeld(t)
-	pr := hh.awaitOpenForReview(t)
 	// Killed between cycles, with the hold placed and the pull request open.
 	eventually(t, stepTimeout, "the cycle that held and opened the pull request done", func() error {
 		hold := false
