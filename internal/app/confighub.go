@@ -42,15 +42,17 @@ func (c *Wiring) Revisions() (bot.Revisions, error) {
 }
 
 // HubRevisions is internal/hubstore behind the bot's Revisions port: it
-// wraps the store's outcomes in the bot's sentinels (keeping the store's
-// own errors), and writes a receipt's revision once.
+// serves ConfigHub Units (repoconfig.StoreConfigHub), refusing another
+// store's documents by name, wraps the store's outcomes in the bot's
+// sentinels (keeping the store's own errors), and writes a receipt's
+// revision once.
 type HubRevisions struct {
 	Store *hubstore.Store
 }
 
 // Read is the store's reader of one Unit.
-func (h HubRevisions) Read(ctx context.Context, ch repoconfig.ConfigHub) ([]byte, plan.ConfigHubHead, error) {
-	return h.Store.Reader(ctx)(ch)
+func (h HubRevisions) Read(ctx context.Context, ref repoconfig.StoreRef) ([]byte, plan.Head, error) {
+	return h.Store.Reader(ctx)(ref)
 }
 
 // Preview is the store's dry run of rv, as Markdown.
@@ -59,7 +61,7 @@ func (h HubRevisions) Preview(ctx context.Context, rv *plan.Revision) (string, e
 	if err != nil {
 		return "", outcome(err)
 	}
-	return p.Markdown(rv.Space, rv.Unit), nil
+	return p.Markdown(rv.Ref.Name), nil
 }
 
 // Write writes rv for the receipt, unless a revision of the Unit already
@@ -68,7 +70,7 @@ func (h HubRevisions) Preview(ctx context.Context, rv *plan.Revision) (string, e
 // The look-up reads ConfigHub, not the bot's memory, so it holds across
 // restarts and processes.
 func (h HubRevisions) Write(ctx context.Context, rv *plan.Revision, path string, data []byte) (bot.Revised, error) {
-	if n, ok, err := h.Store.WrittenFor(ctx, rv.Space, rv.Unit, data); err != nil || ok {
+	if n, ok, err := h.Store.WrittenFor(ctx, rv.Ref, data); err != nil || ok {
 		return bot.Revised{Number: n, Already: ok}, outcome(err)
 	}
 	r, _, err := receipt.Parse(path, data)
@@ -84,6 +86,9 @@ func (h HubRevisions) Write(ctx context.Context, rv *plan.Revision, path string,
 
 // Prove is the store's proof of a merged receipt.
 func (h HubRevisions) Prove(ctx context.Context, p bot.RevisionProof) ([]byte, error) {
+	if p.Ref.Store != repoconfig.StoreConfigHub {
+		return nil, fmt.Errorf("proving %s: %s is not served here (ConfigHub Units are)", p.Path, p.Ref)
+	}
 	out, err := h.Store.Prove(ctx, hubstore.Proof{Receipt: p.Receipt, Path: p.Path, MergeCommit: p.MergeCommit,
 		Live: p.Live, Policy: p.Policy, PolicyPath: p.PolicyPath})
 	return out, outcome(err)
@@ -95,7 +100,7 @@ func outcome(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, confighub.ErrConflict):
-		return fmt.Errorf("%w: %w", bot.ErrUnitChanged, err)
+		return fmt.Errorf("%w: %w", bot.ErrChangedSincePlan, err)
 	case errors.Is(err, hubstore.ErrWitness), errors.Is(err, hubstore.ErrMoved):
 		return fmt.Errorf("%w: %w", bot.ErrRevisionRefused, err)
 	case errors.Is(err, hubstore.ErrNotYet):

@@ -53,9 +53,20 @@ func TestWiringRevisions(t *testing.T) {
 	if err != nil || s == nil {
 		t.Fatalf("store: %v", err)
 	}
-	data, head, err := s.Read(context.Background(), repoconfig.ConfigHub{Space: "prod", Unit: "redis"})
-	if err != nil || head.HeadRevisionNum != 1 || head.DataHash == "" || !strings.Contains(string(data), "ConfigMap") {
+	ref := repoconfig.StoreRef{Store: repoconfig.StoreConfigHub, Name: "prod/redis"}
+	data, head, err := s.Read(context.Background(), ref)
+	if err != nil || head.Number != 1 || head.Condition == "" || !strings.Contains(string(data), "ConfigMap") ||
+		head.Words.Next != "confighub:prod/redis@2" {
 		t.Fatalf("read %q %+v %v", data, head, err)
+	}
+	// Another store's document is refused by name, as is proving its receipt.
+	other := repoconfig.StoreRef{Store: "other", Name: "prod/redis"}
+	if _, _, err := s.Read(context.Background(), other); err == nil || !strings.Contains(err.Error(), "other:prod/redis") {
+		t.Fatalf("another store's document: %v", err)
+	}
+	if _, err := s.Prove(context.Background(), bot.RevisionProof{Ref: other, Path: "r.yaml"}); err == nil ||
+		!strings.Contains(err.Error(), "other:prod/redis is not served here") {
+		t.Fatalf("another store's proof: %v", err)
 	}
 	_, err = wire(fmt.Sprintf("confighub:\n  url: %s\n  tokenFile: %s\n", url, filepath.Join(dir, "missing"))).Revisions()
 	if err == nil || !strings.Contains(err.Error(), "confighub") || strings.Contains(err.Error(), "hub-secret") {
@@ -70,7 +81,7 @@ func TestOutcomeKeepsTheStoresErrors(t *testing.T) {
 		err  error
 		want error
 	}{
-		{fmt.Errorf("upload: %w", confighub.ErrConflict), bot.ErrUnitChanged},
+		{fmt.Errorf("upload: %w", confighub.ErrConflict), bot.ErrChangedSincePlan},
 		{fmt.Errorf("dry run: %w", hubstore.ErrWitness), bot.ErrRevisionRefused},
 		{fmt.Errorf("dry run: %w", hubstore.ErrMoved), bot.ErrRevisionRefused},
 		{fmt.Errorf("prove: %w", hubstore.ErrNotYet), bot.ErrNotProven},
@@ -81,7 +92,7 @@ func TestOutcomeKeepsTheStoresErrors(t *testing.T) {
 		}
 	}
 	server := fmt.Errorf("upload: %w", confighub.ErrServer)
-	if got := outcome(server); !errors.Is(got, confighub.ErrServer) || errors.Is(got, bot.ErrUnitChanged) || outcome(nil) != nil {
+	if got := outcome(server); !errors.Is(got, confighub.ErrServer) || errors.Is(got, bot.ErrChangedSincePlan) || outcome(nil) != nil {
 		t.Errorf("a server error is wrapped: %v", got)
 	}
 }

@@ -81,9 +81,9 @@ type Options struct {
 	// between cycles (told of changes by webhooks, see StateCache); nil
 	// reads them again at every cycle.
 	State *StateCache
-	// Revisions reads, previews, writes and proves the Units of units
-	// whose desired state is a ConfigHub Unit (see Revisions); nil fails
-	// those units closed.
+	// Revisions reads, previews, writes and proves the documents of units
+	// whose desired state is in a revision store, a ConfigHub Unit (see
+	// Revisions); nil fails those units closed.
 	Revisions Revisions
 }
 
@@ -442,7 +442,7 @@ func (rc *repoCycle) executor() *executor {
 func (rc *repoCycle) snapshot() bool {
 	read := func(p string, _ int64) ([]byte, error) { return rc.b.readFile(rc.ctx, rc.repo, rc.head, p) }
 	got, err := plan.ReadSnapshot(read, plan.ReadOptions{Commit: rc.head, StopIfPaused: true,
-		List: rc.manifests, Kustomizer: rc.b.opts.Kustomizer, ConfigHub: rc.hubReader()})
+		List: rc.manifests, Kustomizer: rc.b.opts.Kustomizer, Revisions: rc.revisionReader()})
 	// What the repository's units claim, for Concerned. A paused, missing
 	// or invalid config claims nothing (nothing is written back; the push
 	// that changes it cycles the repository again); a config that could

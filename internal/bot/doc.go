@@ -33,9 +33,9 @@
 // (Report's Errors), so the forge's sentinels reach the caller. The render
 // witness comes in through Options (internal/app wires the Helm SDK's),
 // reading charts through the bot's files; without one, a unit that names a
-// chart path is failed closed. So does the store of ConfigHub Units
-// (Revisions; internal/app wires internal/hubstore), without which a unit
-// naming a Unit is failed closed. The package must not know a concrete
+// chart path is failed closed. So do the revision stores (Revisions;
+// internal/app wires internal/hubstore for ConfigHub Units), without which
+// a unit whose desired state is in one is failed closed. The package must not know a concrete
 // adapter, the Helm SDK, a Kubernetes client, HTTP, git or GitHub's wire
 // format: internal/archtest checks that it links none of them, net/http
 // only through the YAML library (kyaml) the values editor uses, whose

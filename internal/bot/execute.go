@@ -68,8 +68,8 @@ type executor struct {
 	read func(path string) ([]byte, error)
 	rep  *RepoReport
 	log  *slog.Logger
-	// revisions writes and proves the revisions of ConfigHub units; nil
-	// without a ConfigHub server.
+	// revisions writes and proves the revisions of units whose desired
+	// state is in a revision store; nil without one.
 	revisions Revisions
 
 	rateLimit error

@@ -129,8 +129,8 @@ const (
 	ActCheck     = string(lifecycle.Check)     // a failed receipt check posted on an open pull request
 	ActProven    = string(lifecycle.Proven)    // a merged write-back proven by re-observation
 	ActReverted  = string(lifecycle.Reverted)  // a merged write-back found reverted
-	ActRevise    = string(lifecycle.Revise)    // a merged ConfigHub write-back's revision written (or found written)
-	ActReplan    = string(lifecycle.Replan)    // a merged ConfigHub write-back proposed again: its revision not written
+	ActRevise    = string(lifecycle.Revise)    // a merged write-back's revision written (or found written)
+	ActReplan    = string(lifecycle.Replan)    // a merged write-back proposed again: its revision not written
 )
 
 // Action is one thing the cycle did (or, in a dry run, would do) to a

@@ -12,22 +12,25 @@ import (
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
 
-// Revisions is the port of a desired store whose accepted proposals are
+// Revisions is the port of the desired stores whose accepted proposals are
 // written as revisions once their pull request merges (a ConfigHub Unit;
 // internal/app wires internal/hubstore behind it). The pull request
-// carries the receipt; the store holds the desired state.
+// carries the receipt; the store holds the desired state. A store is
+// known by its repoconfig.StoreRef, and what is said of it is its own
+// (plan.Words): a new store is a new implementation, wired in app.
 type Revisions interface {
-	// Read reads a Unit for the snapshot: its data, hash and head.
-	Read(ctx context.Context, ch repoconfig.ConfigHub) ([]byte, plan.ConfigHubHead, error)
+	// Read reads a document for the snapshot: its bytes and head. A
+	// reference to a store it does not serve is an error naming it.
+	Read(ctx context.Context, ref repoconfig.StoreRef) ([]byte, plan.Head, error)
 	// Preview is the store's dry run of rv as Markdown, for the pull
 	// request's body; a dry run that does not change exactly the accepted
 	// fields is an error (ErrRevisionRefused).
 	Preview(ctx context.Context, rv *plan.Revision) (string, error)
 	// Write writes rv for the receipt at path (its bytes as merged), once:
-	// when a revision of the Unit was already written for that receipt,
-	// nothing is written and Revised says which (Already). A Unit changed
-	// since the plan is ErrUnitChanged, a dry run refused
-	// ErrRevisionRefused; either way nothing was written.
+	// when a revision of the document was already written for that
+	// receipt, nothing is written and Revised says which (Already). A
+	// document changed since the plan is ErrChangedSincePlan, a dry run
+	// refused ErrRevisionRefused; either way nothing was written.
 	Write(ctx context.Context, rv *plan.Revision, path string, receipt []byte) (Revised, error)
 	// Prove is the proven form of a merged receipt once the revision it
 	// names was written for it and applied, and live holds the accepted
@@ -43,6 +46,8 @@ type Revised struct {
 
 // RevisionProof is what proving a revision's receipt rests on.
 type RevisionProof struct {
+	// Ref is the document the revision was written to.
+	Ref repoconfig.StoreRef
 	// Receipt is the receipt's bytes as the default branch holds them;
 	// Path names it.
 	Receipt []byte
@@ -59,9 +64,9 @@ type RevisionProof struct {
 // Sentinels a Revisions store wraps its errors in, so the executor tells
 // the outcomes apart without knowing the store.
 var (
-	// ErrUnitChanged: the Unit changed since the plan (ConfigHub's 409):
-	// nothing written, the next cycle plans again.
-	ErrUnitChanged = errors.New("the unit changed since the plan")
+	// ErrChangedSincePlan: the document changed since the plan
+	// (ConfigHub's 409): nothing written, the next cycle plans again.
+	ErrChangedSincePlan = errors.New("the document changed since the plan")
 	// ErrRevisionRefused: the store's dry run does not change exactly the
 	// accepted fields: nothing written.
 	ErrRevisionRefused = errors.New("the revision was refused")
@@ -70,14 +75,14 @@ var (
 	ErrNotProven = errors.New("not proven yet")
 )
 
-// hubReader is the snapshot's reader of ConfigHub Units, nil without a
-// store (the planner then fails those units closed).
-func (rc *repoCycle) hubReader() func(repoconfig.ConfigHub) ([]byte, plan.ConfigHubHead, error) {
+// revisionReader is the snapshot's reader of revision stores, nil without
+// one (the planner then fails those units closed).
+func (rc *repoCycle) revisionReader() plan.RevisionReader {
 	s := rc.b.opts.Revisions
 	if s == nil {
 		return nil
 	}
-	return func(ch repoconfig.ConfigHub) ([]byte, plan.ConfigHubHead, error) { return s.Read(rc.ctx, ch) }
+	return func(ref repoconfig.StoreRef) ([]byte, plan.Head, error) { return s.Read(rc.ctx, ref) }
 }
 
 // previews asks the store for the preview of every write-back that
@@ -93,8 +98,8 @@ func (rc *repoCycle) previews() (map[string]string, map[string]error) {
 		}
 		md, err := s.Preview(rc.ctx, wb.Revision)
 		if err != nil {
-			errs[wb.Branch] = fmt.Errorf("error previewing revision %d of ConfigHub unit %s/%s: %w",
-				wb.Revision.Number(), wb.Revision.Space, wb.Revision.Unit, err)
+			errs[wb.Branch] = fmt.Errorf("error previewing revision %d of %s: %w",
+				wb.Revision.Number(), wb.Revision.Head.Words.Document, err)
 			continue
 		}
 		out[wb.Branch] = md
@@ -103,22 +108,23 @@ func (rc *repoCycle) previews() (map[string]string, map[string]error) {
 }
 
 // revise writes the revision a merged pull request authorized, once.
-// What the store answers is carried out as the effect says: a Unit
+// What the store answers is carried out as the effect says: a document
 // changed since the plan is said once on the pull request (the next cycle
 // plans again), a refused dry run too, with why; anything else is an
 // error the next cycle retries.
 func (x *executor) revise(e lifecycle.Effect) bool {
 	st := e.Pull
 	m, rv := st.Marker, e.Revision
+	doc := rv.Head.Words.Document
 	if x.revisions == nil {
-		return x.fail(e.Branch, fmt.Errorf("revision %d of ConfigHub unit %s/%s not written: no ConfigHub server "+
-			"is configured", rv.Number(), rv.Space, rv.Unit))
+		return x.fail(e.Branch, fmt.Errorf("revision %d of %s not written: no revision store is configured",
+			rv.Number(), doc))
 	}
 	if len(m.Receipts) != 1 {
 		// The revision's change description names one receipt, by digest,
 		// which is what the proof checks.
-		return x.fail(e.Branch, fmt.Errorf("revision of ConfigHub unit %s/%s not written: #%d records %d receipts, "+
-			"a revision is written for one", rv.Space, rv.Unit, st.PR.Number, len(m.Receipts)))
+		return x.fail(e.Branch, fmt.Errorf("revision of %s not written: #%d records %d receipts, "+
+			"a revision is written for one", doc, st.PR.Number, len(m.Receipts)))
 	}
 	path := m.Receipts[0]
 	data, err := x.read(path)
@@ -127,7 +133,7 @@ func (x *executor) revise(e lifecycle.Effect) bool {
 	}
 	got, err := x.revisions.Write(x.ctx, rv, path, data)
 	switch {
-	case errors.Is(err, ErrUnitChanged):
+	case errors.Is(err, ErrChangedSincePlan):
 		if !x.annotate(e, forge.Annotation{Comment: e.Text, Tag: e.Tag}, "error commenting on #%d: %w") {
 			return false
 		}
@@ -138,17 +144,14 @@ func (x *executor) revise(e lifecycle.Effect) bool {
 		if !x.annotate(e, forge.Annotation{Comment: text, Tag: tag}, "error commenting on #%d: %w") {
 			return false
 		}
-		return x.fail(e.Branch, fmt.Errorf("revision of ConfigHub unit %s/%s for #%d not written: %w", rv.Space,
-			rv.Unit, st.PR.Number, err))
+		return x.fail(e.Branch, fmt.Errorf("revision of %s for #%d not written: %w", doc, st.PR.Number, err))
 	case err != nil:
-		return x.fail(e.Branch, fmt.Errorf("error writing revision %d of ConfigHub unit %s/%s for #%d: %w",
-			rv.Number(), rv.Space, rv.Unit, st.PR.Number, err))
+		return x.fail(e.Branch, fmt.Errorf("error writing revision %d of %s for #%d: %w",
+			rv.Number(), doc, st.PR.Number, err))
 	}
-	detail := fmt.Sprintf("wrote revision %d of ConfigHub unit %s/%s, conditional on data hash %s", got.Number,
-		rv.Space, rv.Unit, rv.Head.DataHash)
+	detail := fmt.Sprintf("wrote revision %d of %s, conditional on %s", got.Number, doc, rv.Head.Words.Condition)
 	if got.Already {
-		detail = fmt.Sprintf("revision %d of ConfigHub unit %s/%s was already written for %s: not written again",
-			got.Number, rv.Space, rv.Unit, path)
+		detail = fmt.Sprintf("revision %d of %s was already written for %s: not written again", got.Number, doc, path)
 	}
 	x.act(e, detail, "revision", got.Number)
 	return true
@@ -170,17 +173,16 @@ func (x *executor) replan(e lifecycle.Effect) bool {
 // follow-up waits.
 func (x *executor) provenRevision(e lifecycle.Effect, docs []plan.File) bool {
 	st := e.Pull
+	ref := st.Marker.Revision.Ref()
 	if x.revisions == nil {
-		return x.fail(
-			e.Branch,
-			errors.New("a ConfigHub revision's receipt cannot be proven: no ConfigHub server is configured"),
-		)
+		return x.fail(e.Branch, fmt.Errorf("the receipt of a revision of %s cannot be proven: no revision store is "+
+			"configured", ref))
 	}
 	pol, polPath := e.Evidence.Policy()
 	live := liveOf(e.Evidence.Verdicts)
 	proven := make([]plan.File, 0, len(docs))
 	for _, d := range docs {
-		out, err := x.revisions.Prove(x.ctx, RevisionProof{Receipt: d.Data, Path: d.Path,
+		out, err := x.revisions.Prove(x.ctx, RevisionProof{Ref: ref, Receipt: d.Data, Path: d.Path,
 			MergeCommit: st.PR.MergeCommitSHA, Live: live, Policy: pol, PolicyPath: polPath})
 		if errors.Is(err, ErrNotProven) {
 			a := x.action(e, fmt.Sprintf("merged %s; %v", short(st.PR.MergeCommitSHA), err))

@@ -15,9 +15,10 @@ import (
 
 // Options tune reading a checkout.
 type Options struct {
-	// ConfigHub reads the ConfigHub Units that units name (the ConfigHub
-	// store's Reader); without it those units' decisions fail closed.
-	ConfigHub func(repoconfig.ConfigHub) ([]byte, plan.ConfigHubHead, error)
+	// Revisions reads the documents of units whose desired state is in a
+	// revision store (a ConfigHub Unit: internal/hubstore's Reader);
+	// without it those units' decisions fail closed.
+	Revisions plan.RevisionReader
 }
 
 // readCheckout reads what the planner needs from the working tree of a
@@ -32,7 +33,7 @@ func readCheckout(dir string, opts Options) (plan.Read, error) {
 	list := func(p string) ([]string, error) { return repoconfig.ListRepoDir(dir, p) }
 	got, err := plan.ReadSnapshot(
 		read,
-		plan.ReadOptions{Commit: HeadCommit(dir), List: list, Kustomizer: &builder.Builder{}, ConfigHub: opts.ConfigHub},
+		plan.ReadOptions{Commit: HeadCommit(dir), List: list, Kustomizer: &builder.Builder{}, Revisions: opts.Revisions},
 	)
 	// Charts are read from the same working tree, when a write-back needs
 	// the render witness.

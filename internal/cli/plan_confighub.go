@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"github.com/backflow-dev/backflow/internal/checkout"
 	"github.com/backflow-dev/backflow/internal/confighub"
 	"github.com/backflow-dev/backflow/internal/hubstore"
+	"github.com/backflow-dev/backflow/internal/plan"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
 
 // hubFlags name the ConfigHub server `backflow plan` reads the Units of
@@ -36,7 +39,9 @@ func (h *hubFlags) options(ctx context.Context) (checkout.Options, error) {
 		if h.tokenFile != "" {
 			return checkout.Options{}, fmt.Errorf("--confighub-token-file needs --confighub-url")
 		}
-		return checkout.Options{}, nil
+		return checkout.Options{Revisions: func(repoconfig.StoreRef) ([]byte, plan.Head, error) {
+			return nil, plan.Head{}, errors.New("no ConfigHub server is given (--confighub-url and --confighub-token-file)")
+		}}, nil
 	}
 	if h.tokenFile == "" {
 		return checkout.Options{}, fmt.Errorf("--confighub-url needs --confighub-token-file")
@@ -51,5 +56,5 @@ func (h *hubFlags) options(ctx context.Context) (checkout.Options, error) {
 		return checkout.Options{}, fmt.Errorf("--confighub-url: %w", err)
 	}
 	store := &hubstore.Store{Client: c}
-	return checkout.Options{ConfigHub: store.Reader(ctx)}, nil
+	return checkout.Options{Revisions: store.Reader(ctx)}, nil
 }

@@ -58,7 +58,7 @@ func TestPlanConfigHubUnit(t *testing.T) {
 	code, out, errOut = runCLI(t, "plan", "--repo", repo, "--observations", obs, "--format", "json", "--now", "2026-06-18T12:05:00Z")
 	// A Unit that cannot be read is as a values file that cannot be: no
 	// plan, exit 2, naming it.
-	if code != 2 || out != "" || !strings.Contains(errOut, "reading ConfigHub unit prod/db of unit db (prod): no ConfigHub server is configured") {
+	if code != 2 || out != "" || !strings.Contains(errOut, "reading confighub:prod/db of unit db (prod): no ConfigHub server is given (--confighub-url and --confighub-token-file)") {
 		t.Fatalf("without the flags: exit %d, stderr %q, stdout:\n%s", code, errOut, out)
 	}
 	if code, _, errOut := runCLI(t, "plan", "--repo", repo, "--observations", obs, "--confighub-url", url); code != 2 || !strings.Contains(errOut, "--confighub-token-file") {

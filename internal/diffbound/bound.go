@@ -346,8 +346,8 @@ func writesItself(u *repoconfig.Unit, cf receipt.ChangedField, base map[string][
 			)
 		}
 		return ""
-	case u.Source() == repoconfig.SourceConfigHub:
-		return writesConfigHub(u, cf)
+	case u.Source() == repoconfig.SourceStore:
+		return writesStore(u, cf)
 	case u.Source() != repoconfig.SourceManifests:
 		return fmt.Sprintf(
 			"names writtenFile %s, but unit %s in %s is not plain manifests: a receipt of its unit writes at a values path",

@@ -31,21 +31,56 @@ type Store struct {
 	Client *confighub.Client
 }
 
-// Reader is plan.ReadOptions.ConfigHub: each Unit's data, hash and head,
-// read through ctx. A Unit that cannot be read is an error naming it (the
-// planner fails its unit's decisions closed; the next cycle reads again).
-func (s *Store) Reader(ctx context.Context) func(repoconfig.ConfigHub) ([]byte, plan.ConfigHubHead, error) {
-	return func(ch repoconfig.ConfigHub) ([]byte, plan.ConfigHubHead, error) {
-		ref, err := s.Client.Resolve(ctx, ch.Space, ch.Unit)
+// Reader is plan.ReadOptions.Revisions for ConfigHub Units: each Unit's
+// data and head (its data hash and head revision, in ConfigHub's words),
+// read through ctx. A Unit that cannot be read, or a reference that is no
+// ConfigHub Unit's, is an error naming it (the planner fails its unit's
+// decisions closed; the next cycle reads again).
+func (s *Store) Reader(ctx context.Context) plan.RevisionReader {
+	return func(r repoconfig.StoreRef) ([]byte, plan.Head, error) {
+		ref, ch, err := s.resolve(ctx, r)
 		if err != nil {
-			return nil, plan.ConfigHubHead{}, err
+			return nil, plan.Head{}, err
 		}
 		d, err := s.Client.Read(ctx, ref)
 		if err != nil {
-			return nil, plan.ConfigHubHead{}, err
+			return nil, plan.Head{}, err
 		}
-		return d.Data.Bytes, plan.ConfigHubHead{DataHash: d.Data.Hash, HeadRevisionNum: d.Unit.HeadRevisionNum}, nil
+		return d.Data.Bytes, Head(ch, d.Data.Hash, d.Unit.HeadRevisionNum), nil
 	}
+}
+
+// Head is what the planner and the lifecycle say of ch read at data hash
+// hash and head revision n: the write of revision n+1 is conditional on
+// the hash, and the receipt names that revision.
+func Head(ch repoconfig.ConfigHub, hash string, n int64) plan.Head {
+	name := ch.Space + "/" + ch.Unit
+	return plan.Head{Condition: hash, Number: n, Words: plan.Words{
+		Store:     "ConfigHub",
+		Document:  "ConfigHub unit " + name,
+		Condition: "data hash " + hash,
+		Method:    receipt.MethodConfigHubRevision,
+		Next:      receipt.ConfigHubRevision(ch.Space, ch.Unit, n+1),
+		NotClaimed: fmt.Sprintf("Desired state is the ConfigHub Unit %s at revision %d (data hash %s); "+
+			"the field is written as itself in the Unit's document that applies the object, "+
+			"the documents themselves are the witness, and the revision is written only when "+
+			"the pull request carrying this receipt merges, conditional on that hash, "+
+			"after ConfigHub's dry run shows exactly the accepted fields changing; "+
+			"that ConfigHub's worker applies the revision is not claimed until a follow-up re-observes the object.",
+			name, n, hash),
+	}}
+}
+
+// resolve is the ConfigHub Unit r names, and its reference; a reference
+// to another store, or one no Unit has, is an error naming it.
+func (s *Store) resolve(ctx context.Context, r repoconfig.StoreRef) (confighub.Ref, repoconfig.ConfigHub, error) {
+	ch, ok := repoconfig.ConfigHubOf(r)
+	if !ok {
+		return confighub.Ref{}, ch, fmt.Errorf("%s is not a ConfigHub unit (want %s:space/unit)", r,
+			repoconfig.StoreConfigHub)
+	}
+	ref, err := s.Client.Resolve(ctx, ch.Space, ch.Unit)
+	return ref, ch, err
 }
 
 // Expected is one path the revision must change, as ConfigHub's diff names
@@ -141,13 +176,14 @@ type Preview struct {
 	Revision int64
 }
 
-// Markdown shows the preview in a pull request body; values of a Secret
-// never reach it, since a Secret is never a write-back.
-func (p Preview) Markdown(space, unit string) string {
+// Markdown shows the preview of the Unit named space/unit in a pull
+// request body; values of a Secret never reach it, since a Secret is never
+// a write-back.
+func (p Preview) Markdown(name string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b,
-		"ConfigHub Unit `%s/%s`, revision %d once this pull request merges (ConfigHub's dry run):\n\n",
-		mdCode(space), mdCode(unit), p.Revision)
+		"ConfigHub Unit `%s`, revision %d once this pull request merges (ConfigHub's dry run):\n\n",
+		mdCode(name), p.Revision)
 	b.WriteString("| resource | path | from | to |\n| --- | --- | --- | --- |\n")
 	for _, c := range p.Changes {
 		fmt.Fprintf(&b, "| `%s %s` | `%s` | `%s` | `%s` |\n", mdCode(c.ResourceType), mdCode(c.ResourceName),
@@ -167,22 +203,22 @@ func mdCode(s string) string {
 func (s *Store) dryRun(ctx context.Context, ref confighub.Ref, rv *plan.Revision, desc string) (Preview, error) {
 	want, err := Expect(rv)
 	if err != nil {
-		return Preview{}, fmt.Errorf("error checking the revision of ConfigHub unit %s/%s: %w: %w", rv.Space,
-			rv.Unit, ErrWitness, err)
+		return Preview{}, fmt.Errorf("error checking the revision of ConfigHub unit %s: %w: %w", rv.Ref.Name,
+			ErrWitness, err)
 	}
-	dry, err := s.Client.Upload(ctx, ref, rv.Data, confighub.Write{IfMatch: rv.Head.DataHash,
+	dry, err := s.Client.Upload(ctx, ref, rv.Data, confighub.Write{IfMatch: rv.Head.Condition,
 		Description: desc, DryRun: true})
 	if err != nil {
 		return Preview{}, err
 	}
 	p := Preview{Changes: dry.Changes, Revision: dry.Unit.HeadRevisionNum}
 	if bad := witness(want, dry.Changes); len(bad) > 0 {
-		return p, fmt.Errorf("error writing ConfigHub unit %s/%s: %w: %s", rv.Space, rv.Unit, ErrWitness,
+		return p, fmt.Errorf("error writing ConfigHub unit %s: %w: %s", rv.Ref.Name, ErrWitness,
 			strings.Join(bad, "; "))
 	}
 	if dry.Unit.HeadRevisionNum != rv.Number() {
-		return p, fmt.Errorf("error writing ConfigHub unit %s/%s: %w: the dry run makes revision %d, the receipt names %d",
-			rv.Space, rv.Unit, ErrMoved, dry.Unit.HeadRevisionNum, rv.Number())
+		return p, fmt.Errorf("error writing ConfigHub unit %s: %w: the dry run makes revision %d, the receipt names %d",
+			rv.Ref.Name, ErrMoved, dry.Unit.HeadRevisionNum, rv.Number())
 	}
 	return p, nil
 }
@@ -190,7 +226,7 @@ func (s *Store) dryRun(ctx context.Context, ref confighub.Ref, rv *plan.Revision
 // Preview runs rv's dry run and checks it, writing nothing: what the pull
 // request shows, and a witness that fails before anything merges.
 func (s *Store) Preview(ctx context.Context, rv *plan.Revision) (Preview, error) {
-	ref, err := s.Client.Resolve(ctx, rv.Space, rv.Unit)
+	ref, _, err := s.resolve(ctx, rv.Ref)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -213,7 +249,7 @@ type Written struct {
 // change description.
 func (s *Store) Write(ctx context.Context, rv *plan.Revision, rcpt *receipt.Receipt,
 	receiptBytes []byte) (Written, error) {
-	ref, err := s.Client.Resolve(ctx, rv.Space, rv.Unit)
+	ref, _, err := s.resolve(ctx, rv.Ref)
 	if err != nil {
 		return Written{}, err
 	}
@@ -221,7 +257,7 @@ func (s *Store) Write(ctx context.Context, rv *plan.Revision, rcpt *receipt.Rece
 	if _, err := s.dryRun(ctx, ref, rv, desc); err != nil {
 		return Written{}, err
 	}
-	w, err := s.Client.Upload(ctx, ref, rv.Data, confighub.Write{IfMatch: rv.Head.DataHash, Description: desc})
+	w, err := s.Client.Upload(ctx, ref, rv.Data, confighub.Write{IfMatch: rv.Head.Condition, Description: desc})
 	if err != nil {
 		return Written{}, err
 	}
@@ -229,8 +265,8 @@ func (s *Store) Write(ctx context.Context, rv *plan.Revision, rcpt *receipt.Rece
 		// The write was conditional on the head, so this is ConfigHub
 		// numbering otherwise than it said in the dry run: say so.
 		return Written{Revision: w.Unit.HeadRevisionNum, DataHash: w.Unit.DataHash, Description: desc},
-			fmt.Errorf("error writing ConfigHub unit %s/%s: %w: wrote revision %d, the receipt names %d",
-				rv.Space, rv.Unit, ErrMoved, w.Unit.HeadRevisionNum, rv.Number())
+			fmt.Errorf("error writing ConfigHub unit %s: %w: wrote revision %d, the receipt names %d",
+				rv.Ref.Name, ErrMoved, w.Unit.HeadRevisionNum, rv.Number())
 	}
 	return Written{Revision: w.Unit.HeadRevisionNum, DataHash: w.Unit.DataHash, Description: desc}, nil
 }

@@ -122,7 +122,7 @@ func (e *env) plan(o observe.Observation) (plan.Snapshot, plan.WriteBack, *recei
 	e.t.Helper()
 	files := map[string]string{repoconfig.Path: repoConfig, ".github/policy.yaml": policyText}
 	read := func(p string, _ int64) ([]byte, error) { return []byte(files[p]), nil }
-	got, err := plan.ReadSnapshot(read, plan.ReadOptions{Commit: strings.Repeat("c", 40), ConfigHub: e.store.Reader(context.Background())})
+	got, err := plan.ReadSnapshot(read, plan.ReadOptions{Commit: strings.Repeat("c", 40), Revisions: e.store.Reader(context.Background())})
 	if err != nil || len(got.FileErrors) > 0 {
 		e.t.Fatalf("snapshot: %v %v", err, got.FileErrors)
 	}
@@ -144,7 +144,7 @@ func TestWriteAndProveARevision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md := pv.Markdown("prod-us-east", "redis")
+	md := pv.Markdown("prod-us-east/redis")
 	if pv.Revision != 2 || !strings.Contains(md, "| `apps/v1/StatefulSet redis/redis-replicas` | `spec.replicas` | `3` | `4` |") {
 		t.Fatalf("preview:\n%s", md)
 	}

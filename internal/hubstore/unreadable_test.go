@@ -46,7 +46,7 @@ func (e *cycleEnv) cycle() (readErr error, written int64, err error) {
 	read := func(p string, _ int64) ([]byte, error) { return []byte(files[p]), nil }
 	st := e.store()
 	got, err := plan.ReadSnapshot(read, plan.ReadOptions{Commit: strings.Repeat("c", 40),
-		ConfigHub: st.Reader(context.Background())})
+		Revisions: st.Reader(context.Background())})
 	if err != nil {
 		e.t.Fatal(err)
 	}

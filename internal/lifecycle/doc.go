@@ -36,11 +36,14 @@
 // once, on the pull request that carried it, that a void expiry restores
 // nothing; the bodies, reasons and the drift issue say when each ends.
 //
-// A write-back into a ConfigHub Unit is proposed the same way (the pull
-// request carries the receipt and the store's preview); its merge is
-// followed by a Revise effect that writes the revision, conditional on the
-// data hash the marker records, while the plan still proposes what merged,
-// and by a Replan when it no longer does (revision.go).
+// A write-back into a revision store (a ConfigHub Unit) is proposed the
+// same way (the pull request carries the receipt and the store's preview);
+// its merge is followed by a Revise effect that writes the revision,
+// conditional on what the marker records it was planned on, while the plan
+// still proposes what merged, and by a Replan when it no longer does
+// (revision.go). The rules are the same for every such store, and what
+// they say of one is its own words (plan.Words), so a new store changes
+// nothing here.
 //
 // It also owns what the decisions read and write: the marker (the sealed,
 // hidden record of a write-back in its pull request's body; "marker" means

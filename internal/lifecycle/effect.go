@@ -115,7 +115,7 @@ type Effect struct {
 	// Evidence is what Proven, Reverted and Replan rest on.
 	Evidence *Evidence
 	// Revision is what Revise writes (Tag and Text the comment it leaves
-	// once when ConfigHub refuses it as conflicting).
+	// once when the store refuses it as conflicting).
 	Revision *plan.Revision
 	// Issue is the drift tracking issue's wanted state.
 	Issue *TrackingIssue

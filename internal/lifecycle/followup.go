@@ -354,9 +354,10 @@ func (in proofBasis) provenReceipt(p string, data []byte, pr forge.PullRequest, 
 	}
 	r.Spec.Status = receipt.StatusProven
 	r.Spec.WriteBack.MergeCommit = pr.MergeCommitSHA
-	if r.Spec.WriteBack.Method != receipt.MethodConfigHubRevision {
-		// A revision's receipt names its revision, which the merge
-		// authorized: the merge commit is its mergeCommit, not its revision.
+	if r.Spec.WriteBack.Method == in.store.Method() {
+		// A receipt of the pull request's own store names the merge
+		// commit once merged; one another store carries out (a revision
+		// store's) names its revision, which the merge authorized.
 		r.Spec.WriteBack.NewRevision = in.store.Applied(pr.MergeCommitSHA)
 	}
 	notClaimed := []string{

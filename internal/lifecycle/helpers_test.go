@@ -83,7 +83,7 @@ func inputAt(t *testing.T, mutate func(map[string]string), now time.Time, obs ..
 			snap.Files[f] = []byte(files[f])
 		}
 		if u.ConfigHub != nil {
-			readHub(t, &snap, files, repoconfig.ConfigHubPath(u.ConfigHub))
+			readHub(t, &snap, files, u.StoreRef().Path())
 		}
 	}
 	for p, data := range files {

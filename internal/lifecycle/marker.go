@@ -72,8 +72,9 @@ type Marker struct {
 	AutoMerge bool `json:"autoMerge,omitempty"`
 	// Receipts are the receipt paths the commit added.
 	Receipts []string `json:"receipts"`
-	// Revision is the revision a write-back into a ConfigHub Unit was
-	// planned against; nil for a write-back into the repository.
+	// Revision is the revision a write-back into a revision store (a
+	// ConfigHub Unit) was planned against; nil for a write-back into the
+	// repository.
 	Revision *MarkerRevision `json:"revision,omitempty"`
 	// Closed is set (ClosedSuperseded, ClosedConverged) just before the bot
 	// closes the pull request itself.

@@ -146,7 +146,7 @@ func (d *writeBackDoc) commitMessage(fingerprint, token string) string {
 		files = append(files, f.Path)
 	}
 	if rv := d.wb.Revision; rv != nil {
-		files = append(files, "ConfigHub unit "+rv.Space+"/"+rv.Unit)
+		files = append(files, rv.Head.Words.Document)
 	}
 	fmt.Fprintf(&b, "Accept the authorized live change back into %s, with its receipt.\n\n", strings.Join(files, ", "))
 	seenCo := map[string]bool{}

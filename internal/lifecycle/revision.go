@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,25 +10,27 @@ import (
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/receipt"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
 
 // Effect kinds of a write-back whose desired store writes revisions (a
-// ConfigHub Unit): the pull request carries the receipt, and its merge
-// authorizes the revision.
+// ConfigHub Unit, plan.Revision): the pull request carries the receipt,
+// and its merge authorizes the revision. The rules are the same for every
+// such store; what they say of it is the store's (plan.Words).
 const (
 	// Revise writes the revision a merged pull request authorized,
-	// conditional on the data hash it was planned against, once: a
-	// revision already written for its receipt is not written again.
+	// conditional on what it was planned against, once: a revision
+	// already written for its receipt is not written again.
 	Revise Kind = "revise"
 	// Replan says on a merged pull request that its revision cannot be
-	// written (the Unit changed since the plan, or live moved on) and
+	// written (the document changed since the plan, or live moved on) and
 	// labels it done; the unit is proposed again from this cycle's plan.
 	Replan Kind = "replan"
 )
 
 // LabelReplanned marks a merged pull request whose revision was not
-// written because the Unit or live moved on: the follow-up never looks at
-// it again.
+// written because the document or live moved on: the follow-up never
+// looks at it again.
 const LabelReplanned = "reverse-reconcile:replanned"
 
 // Hidden tags of the comments a revision leaves, so each is made once.
@@ -38,13 +41,46 @@ const (
 )
 
 // MarkerRevision is what a write-back into a revision store was planned
-// against: the Unit, the data hash the write is conditional on and the
-// revision number the receipt names.
+// against: the document (its store and the store's name of it), what the
+// write is conditional on and the revision number the receipt names.
 type MarkerRevision struct {
-	Space    string `json:"space"`
-	Unit     string `json:"unit"`
-	DataHash string `json:"dataHash"`
-	Number   int64  `json:"number"`
+	Store     string `json:"store"`
+	Name      string `json:"name"`
+	Condition string `json:"condition"`
+	Number    int64  `json:"number"`
+}
+
+// UnmarshalJSON reads a marker's revision, also in the form markers of
+// ConfigHub Units had before revisions named their store (space, unit and
+// dataHash), so a pull request merged under it still has its revision
+// written.
+func (r *MarkerRevision) UnmarshalJSON(data []byte) error {
+	var v struct {
+		Store     string      `json:"store"`
+		Name      string      `json:"name"`
+		Condition string      `json:"condition"`
+		Number    json.Number `json:"number"`
+		Space     string      `json:"space"`
+		Unit      string      `json:"unit"`
+		DataHash  string      `json:"dataHash"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	n, err := v.Number.Int64()
+	if err != nil {
+		return fmt.Errorf("revision number %q: %w", v.Number, err)
+	}
+	*r = MarkerRevision{Store: v.Store, Name: v.Name, Condition: v.Condition, Number: n}
+	if v.Store == "" && v.Name == "" && v.Space != "" && v.Unit != "" {
+		*r = MarkerRevision{Store: repoconfig.StoreConfigHub, Name: v.Space + "/" + v.Unit, Condition: v.DataHash, Number: n}
+	}
+	return nil
+}
+
+// Ref is the document the revision is of.
+func (r *MarkerRevision) Ref() repoconfig.StoreRef {
+	return repoconfig.StoreRef{Store: r.Store, Name: r.Name}
 }
 
 // markerRevision is the marker's record of wb's revision, nil for a
@@ -54,23 +90,23 @@ func markerRevision(wb *plan.WriteBack) *MarkerRevision {
 	if rv == nil {
 		return nil
 	}
-	return &MarkerRevision{Space: rv.Space, Unit: rv.Unit, DataHash: rv.Head.DataHash, Number: rv.Number()}
+	return &MarkerRevision{Store: rv.Ref.Store, Name: rv.Ref.Name, Condition: rv.Head.Condition, Number: rv.Number()}
 }
 
 // revisionRefused is why wb's revision may not be proposed: a revision is
 // written for one receipt (its change description names that receipt's
 // digest, which is what the proof checks), so a write-back of several
-// objects into one Unit is refused before anything merges.
+// objects into one document is refused before anything merges.
 func revisionRefused(wb *plan.WriteBack) error {
 	if wb.Revision == nil || len(wb.Receipts) == 1 {
 		return nil
 	}
-	return fmt.Errorf("refusing to propose revision %d of ConfigHub unit %s/%s: it carries %d receipts, "+
+	return fmt.Errorf("refusing to propose revision %d of %s: it carries %d receipts, "+
 		"and a revision is written for one (change the objects one at a time)",
-		wb.Revision.Number(), wb.Revision.Space, wb.Revision.Unit, len(wb.Receipts))
+		wb.Revision.Number(), wb.Revision.Head.Words.Document, len(wb.Receipts))
 }
 
-func (r *MarkerRevision) name() string { return fmt.Sprintf("%s/%s@%d", r.Space, r.Unit, r.Number) }
+func (r *MarkerRevision) name() string { return fmt.Sprintf("%s@%d", r.Name, r.Number) }
 
 // awaitsRevision says whether pr, merged, carries a revision write-back
 // whose outcome is not recorded yet.
@@ -101,21 +137,25 @@ func (in *Input) revisionChain(u *Unit) (out []Effect, done bool) {
 	m, wb := st.Marker, u.WriteBack
 	planned := markerRevision(wb)
 	if planned != nil && *planned == *m.Revision && fingerprint(*wb, in.Result.Decisions) == m.Fingerprint {
-		text := fmt.Sprintf("**Not written yet.** ConfigHub unit %s changed since this pull request was planned "+
-			"(the write was conditional on data hash %s and ConfigHub refused it): nothing was written. "+
-			"backflow plans the change again on the Unit's new data next cycle.",
-			code(m.Revision.Space+"/"+m.Revision.Unit), code(m.Revision.DataHash))
+		w := wb.Revision.Head.Words
+		text := fmt.Sprintf("**Not written yet.** %s changed since this pull request was planned "+
+			"(the write was conditional on %s and %s refused it): nothing was written. "+
+			"backflow plans the change again next cycle, on the document as it is then.",
+			w.Document, code(w.Condition), w.Store)
 		return []Effect{{Kind: Revise, Branch: m.Branch, Pull: st, Revision: wb.Revision, Tag: tagConflict, Text: text,
-			Reason: fmt.Sprintf("merged %s: write revision %s, conditional on data hash %s",
-				Short(st.PR.MergeCommitSHA), m.Revision.name(), m.Revision.DataHash)}}, true
+			Reason: fmt.Sprintf("merged %s: write revision %s, conditional on %s",
+				Short(st.PR.MergeCommitSHA), m.Revision.name(), w.Condition)}}, true
 	}
 	why := "live moved on since"
-	if planned == nil || planned.DataHash != m.Revision.DataHash {
-		why = "the Unit changed since"
+	switch {
+	case planned == nil || planned.Ref() != m.Revision.Ref():
+		why = "the unit's desired state moved since"
+	case planned.Condition != m.Revision.Condition:
+		why = wb.Revision.Head.Words.Document + " changed since"
 	}
 	text := fmt.Sprintf("**Planned again.** Revision %s was not written: %s this pull request was planned "+
-		"(data hash %s). backflow proposes the change again in a new pull request, on the Unit as it is now.",
-		code(m.Revision.name()), why, code(m.Revision.DataHash))
+		"(on %s). backflow proposes the change again in a new pull request, on the document as it is now.",
+		code(m.Revision.name()), why, code(m.Revision.Condition))
 	return []Effect{{Kind: Replan, Branch: m.Branch, Pull: st,
 		Evidence: &Evidence{Tag: tagReplanned, Label: LabelReplanned, Text: text},
 		Reason:   fmt.Sprintf("revision %s not written: %s the plan; proposed again", m.Revision.name(), why)}}, false
@@ -138,8 +178,9 @@ func (in *Input) revisionFollowedByChain(pr forge.PullRequest, m *Marker) bool {
 // run refuses the revision (it does not change exactly the accepted
 // fields), quoting why (msg); its tag.
 func (e Effect) WitnessComment(msg string) (text, tag string) {
-	return fmt.Sprintf("**Not written.** ConfigHub's dry run of revision %s does not change exactly the "+
-		"accepted fields, so nothing was written: %s", code(e.Pull.Marker.Revision.name()), cell(msg)), tagWitness
+	return fmt.Sprintf("**Not written.** %s's dry run of revision %s does not change exactly the "+
+		"accepted fields, so nothing was written: %s", e.Revision.Head.Words.Store, code(e.Pull.Marker.Revision.name()),
+		cell(msg)), tagWitness
 }
 
 // Policy is the default branch's policy a proven receipt verifies
@@ -164,13 +205,15 @@ func (f *Evidence) Published(st *Pull, proven []plan.File) (forge.CheckRun, stri
 }
 
 // previewSection is the pull request body's section showing the store's
-// preview of the revision (its dry run, already escaped by the store).
+// preview of the revision (its dry run, already escaped by the store),
+// headed by the store's name.
 func (d *writeBackDoc) previewSection() string {
 	if d.wb.Revision == nil {
 		return ""
 	}
+	head := "### " + d.wb.Revision.Head.Words.Store + "\n\n"
 	if d.preview == "" {
-		return "### ConfigHub Unit\n\nNo preview of the revision could be made.\n\n"
+		return head + "No preview of the revision could be made.\n\n"
 	}
-	return "### ConfigHub Unit\n\n" + strings.TrimRight(d.preview, "\n") + "\n\n"
+	return head + strings.TrimRight(d.preview, "\n") + "\n\n"
 }

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"strconv"
@@ -8,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/hubstore"
 	"github.com/backflow-dev/backflow/internal/plan"
+	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
 
 // hubPath is where the snapshot holds prod-us-east's ConfigHub Unit.
@@ -49,11 +52,16 @@ func readHub(t *testing.T, snap *plan.Snapshot, files map[string]string, p strin
 	if !ok || err != nil {
 		t.Fatalf("%s: no head recorded", p)
 	}
-	snap.Files[p] = []byte(files[p])
-	if snap.ConfigHub == nil {
-		snap.ConfigHub = map[string]plan.ConfigHubHead{}
+	ref := repoconfig.StoreRef{Store: repoconfig.StoreConfigHub, Name: strings.TrimPrefix(p, "confighub://")}
+	ch, ok := repoconfig.ConfigHubOf(ref)
+	if !ok {
+		t.Fatalf("%s: not a ConfigHub unit's path", p)
 	}
-	snap.ConfigHub[p] = plan.ConfigHubHead{DataHash: hash, HeadRevisionNum: n}
+	snap.Files[p] = []byte(files[p])
+	if snap.Heads == nil {
+		snap.Heads = map[repoconfig.StoreRef]plan.Head{}
+	}
+	snap.Heads[ref] = hubstore.Head(ch, hash, n)
 }
 
 // A ConfigHub unit's pull request carries the receipt and the Unit's
@@ -68,14 +76,14 @@ func TestRevisionProposal(t *testing.T) {
 	in.Previews = map[string]string{wb.Branch: "| resource | path |\n"}
 	p := in.propose(wb)
 	m := in.Marker(p, nil, nil)
-	if m.Revision == nil || *m.Revision != (MarkerRevision{Space: "prod-us-east", Unit: "redis", DataHash: "h1", Number: 2}) {
+	if m.Revision == nil || *m.Revision != (MarkerRevision{Store: "confighub", Name: "prod-us-east/redis", Condition: "h1", Number: 2}) {
 		t.Fatalf("marker revision %+v", m.Revision)
 	}
 	if p.FilesErr != nil || len(p.Files) != 1 {
 		t.Fatalf("files %v %v: want the receipt alone", p.Files, p.FilesErr)
 	}
 	body := p.Body(m)
-	if !strings.Contains(body, "### ConfigHub Unit\n\n| resource | path |") {
+	if !strings.Contains(body, "### ConfigHub\n\n| resource | path |") {
 		t.Fatalf("the body has no preview:\n%s", body)
 	}
 	two := *wb
@@ -86,6 +94,62 @@ func TestRevisionProposal(t *testing.T) {
 	in.PreviewErrors = map[string]error{wb.Branch: errTest}
 	if p := in.propose(wb); !errors.Is(p.FilesErr, errTest) {
 		t.Fatalf("a failed preview leaves the proposal writable: %v", p.FilesErr)
+	}
+}
+
+// TestMarkerRevisionForms: a marker's revision reads in its form naming
+// the store, and in the form a ConfigHub Unit's marker had before (space,
+// unit, dataHash), so a pull request merged under it still has its
+// revision written; a number that is not one is refused.
+func TestMarkerRevisionForms(t *testing.T) {
+	want := MarkerRevision{Store: "confighub", Name: "prod-us-east/redis", Condition: "h1", Number: 2}
+	for _, tc := range []struct {
+		why, json string
+		ok        bool
+	}{
+		{"the store's form", `{"store":"confighub","name":"prod-us-east/redis","condition":"h1","number":2}`, true},
+		{"a ConfigHub Unit's earlier form", `{"space":"prod-us-east","unit":"redis","dataHash":"h1","number":2}`, true},
+		{"a number that is not an integer", `{"store":"confighub","name":"prod-us-east/redis","condition":"h1","number":2.5}`, false},
+	} {
+		var got MarkerRevision
+		err := json.Unmarshal([]byte(tc.json), &got)
+		if tc.ok && (err != nil || got != want) {
+			t.Errorf("%s: %+v %v", tc.why, got, err)
+		}
+		if !tc.ok && err == nil {
+			t.Errorf("%s: read as %+v", tc.why, got)
+		}
+	}
+	// Written and read back, the marker keeps the store's form.
+	data, err := json.Marshal(want)
+	if err != nil || string(data) != `{"store":"confighub","name":"prod-us-east/redis","condition":"h1","number":2}` {
+		t.Fatalf("%s %v", data, err)
+	}
+}
+
+// TestRevisionSaysTheStoresWords: what the lifecycle says of a revision
+// store (the commit message, the body's preview heading, a refused dry
+// run) is the store's, as its reader named it (the receipt in the body
+// says what the planner was given, TestRevisionStoreWords in plan).
+func TestRevisionSaysTheStoresWords(t *testing.T) {
+	hub := scenarioHub{Hash: "h1", Head: 1}
+	in := input(t, func(f map[string]string) { hub.mutate(f, "") }, replicas(4, "kubectl", 0))
+	wb := &in.Result.WriteBacks[0]
+	w := &wb.Revision.Head.Words
+	w.Store, w.Document, w.Condition = "the Hub", "the Hub's redis", "etag e1"
+	in.Previews = map[string]string{wb.Branch: "| resource | path |\n"}
+	p := in.propose(wb)
+	m := in.Marker(p, nil, nil)
+	if msg := p.doc.commitMessage("fp", "token"); strings.Contains(msg, "ConfigHub") {
+		t.Errorf("the commit says ConfigHub of a store that calls itself otherwise:\n%s", msg)
+	}
+	if !strings.Contains(p.Body(m), "### the Hub\n\n| resource | path |") ||
+		!strings.Contains(p.doc.commitMessage("fp", "token"), "into the Hub's redis") {
+		t.Errorf("the store's names are not said:\n%s\n%s", p.Body(m), p.doc.commitMessage("fp", "token"))
+	}
+	e := Effect{Kind: Revise, Revision: wb.Revision, Pull: &Pull{Marker: m}}
+	if text, _ := e.WitnessComment("also changes x"); !strings.HasPrefix(text, "**Not written.** the Hub's dry run") {
+		t.Errorf("witness comment %q", text)
 	}
 }
 

@@ -509,8 +509,8 @@ func (s scenario) describe(t *testing.T, in *Input, e Effect) string {
 	case Proven, Reverted, Replan:
 		data = append(data, "label="+e.Evidence.Label)
 	case Revise:
-		data = append(data, fmt.Sprintf("revision=%s/%s@%d", e.Revision.Space, e.Revision.Unit, e.Revision.Number()),
-			"if-match="+e.Revision.Head.DataHash)
+		data = append(data, "revision="+e.Revision.Name(),
+			"if-match="+e.Revision.Head.Condition)
 	}
 	if s.Hold != nil {
 		// What the body this effect writes lists of the holds in place.

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,10 +73,21 @@ func configHubSnapshot(t *testing.T) Snapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := repoconfig.ConfigHubPath(cfg.Units[0].ConfigHub)
+	ref := *cfg.Units[0].StoreRef()
 	return Snapshot{Config: cfg, Policy: pol, PolicyPath: ".github/policy.yaml", Commit: strings.Repeat("a", 40),
-		Files:     map[string][]byte{path: []byte(configHubData)},
-		ConfigHub: map[string]ConfigHubHead{path: {DataHash: "abc123", HeadRevisionNum: 6}}}
+		Files: map[string][]byte{ref.Path(): []byte(configHubData)},
+		Heads: map[repoconfig.StoreRef]Head{ref: hubHead(ref, "abc123", 6)}}
+}
+
+// hubHead is what a reader of ConfigHub (internal/hubstore) says of a
+// Unit read at data hash hash and head revision n: the planner says of
+// the store only what this says.
+func hubHead(ref repoconfig.StoreRef, hash string, n int64) Head {
+	return Head{Condition: hash, Number: n, Words: Words{
+		Store: "ConfigHub", Document: "ConfigHub unit " + ref.Name, Condition: "data hash " + hash,
+		Method: receipt.MethodConfigHubRevision, Next: fmt.Sprintf("confighub:%s@%d", ref.Name, n+1),
+		NotClaimed: fmt.Sprintf("Desired state is the ConfigHub Unit %s at revision %d (data hash %s).", ref.Name, n, hash),
+	}}
 }
 
 // TestConfigHubUnit: alice's 3 -> 4 on a unit whose desired state is a
@@ -95,7 +107,7 @@ func TestConfigHubUnit(t *testing.T) {
 	}
 	rv := wb.Revision
 	want := strings.Replace(configHubData, "replicas: 3 #", "replicas: 4 #", 1)
-	if string(rv.Data) != want || rv.Space != "prod-us-east" || rv.Unit != "redis" || rv.Head.DataHash != "abc123" || rv.Number() != 7 {
+	if string(rv.Data) != want || rv.Ref.Name != "prod-us-east/redis" || rv.Head.Condition != "abc123" || rv.Number() != 7 || rv.Name() != "prod-us-east/redis@7" {
 		t.Fatalf("revision %+v\n%s", rv, rv.Data)
 	}
 	if len(rv.Changes) != 1 || rv.Changes[0].Field != "spec.replicas" || fmt.Sprint(rv.Changes[0].To) != "4" || rv.Changes[0].Object != "apps/v1|StatefulSet|redis|redis-replicas" {
@@ -109,7 +121,7 @@ func TestConfigHubUnit(t *testing.T) {
 	if vs := receipt.Verify(r, snap.Policy, snap.PolicyPath); len(vs) != 0 {
 		t.Fatalf("the receipt fails verification: %v", vs)
 	}
-	if !strings.Contains(strings.Join(r.Spec.NotClaimed, "\n"), "ConfigHub Unit prod-us-east/redis at revision 6 (data hash abc123)") {
+	if !strings.Contains(strings.Join(r.Spec.NotClaimed, "\n"), "ConfigHub Unit prod-us-east/redis at revision 6 (data hash abc123).") {
 		t.Errorf("notClaimed does not say what the receipt rests on: %q", r.Spec.NotClaimed)
 	}
 }
@@ -122,8 +134,12 @@ func TestConfigHubUnitFailsClosed(t *testing.T) {
 		edit func(*Snapshot)
 		want string
 	}{
-		{"the Unit could not be read", func(s *Snapshot) { s.Files = map[string][]byte{} }, "ConfigHub unit prod-us-east/redis of unit redis (prod-us-east) could not be read"},
-		{"no hash to make the write conditional on", func(s *Snapshot) { s.ConfigHub = nil }, "was read without its data hash"},
+		{"the Unit could not be read", func(s *Snapshot) { s.Files = map[string][]byte{} }, "confighub:prod-us-east/redis of unit redis (prod-us-east) could not be read"},
+		{"no head at all", func(s *Snapshot) { s.Heads = nil }, "was read without the condition its next revision is written on"},
+		{"no hash to make the write conditional on", func(s *Snapshot) { editHead(s, func(h *Head) { h.Condition = "" }) }, "was read without the condition"},
+		{"no method a receipt could name", func(s *Snapshot) { editHead(s, func(h *Head) { h.Words.Method = "" }) }, "without the store's names of it"},
+		{"no revision a receipt could name", func(s *Snapshot) { editHead(s, func(h *Head) { h.Words.Next = "" }) }, "without the store's names of it"},
+		{"nothing the receipt could say it rests on", func(s *Snapshot) { editHead(s, func(h *Head) { h.Words.NotClaimed = "" }) }, "without the store's names of it"},
 		{"no document applies the object", func(s *Snapshot) {
 			s.Files["confighub://prod-us-east/redis"] = []byte("apiVersion: v1\nkind: Service\nmetadata: {name: redis, namespace: redis}\n")
 		}, "no document of its manifests is apps/v1|StatefulSet|redis|redis-replicas"},
@@ -138,23 +154,71 @@ func TestConfigHubUnitFailsClosed(t *testing.T) {
 	}
 }
 
+// editHead changes the head of the snapshot's one Unit.
+func editHead(s *Snapshot, edit func(*Head)) {
+	for ref, h := range s.Heads {
+		edit(&h)
+		s.Heads[ref] = h
+	}
+}
+
+// TestRevisionStoreWords: what a receipt says of a revision store (its
+// method, the revision it names, what it rests on) and what an expiry says
+// is the store's, as its reader named them, so a store's reader with
+// other words needs nothing of the planner; a method the receipt rules do
+// not know is refused before anything is proposed.
+func TestRevisionStoreWords(t *testing.T) {
+	alice := []observe.Observation{byAlice("use-1", "redis-replicas", t0, field("spec.replicas", 4, 3))}
+	snap := configHubSnapshot(t)
+	editHead(&snap, func(h *Head) {
+		h.Words.Store, h.Words.Document, h.Words.Condition = "the Hub", "the Hub's redis", "etag 6"
+		h.Words.Next, h.Words.NotClaimed = "confighub:prod-us-east/redis@70", "Desired state is the Hub's redis, etag 6."
+	})
+	res := Plan(alice, nil, snap, testNow)
+	d := only(t, res)
+	if d.Outcome != Allow || len(res.WriteBacks) != 1 {
+		t.Fatalf("decision %s %q, errors %q", d.Outcome, d.Reasons, res.Errors)
+	}
+	if wbk := d.Receipt.Spec.WriteBack; wbk.NewRevision != "confighub:prod-us-east/redis@70" ||
+		!slices.Contains(d.Receipt.Spec.NotClaimed, "Desired state is the Hub's redis, etag 6.") {
+		t.Fatalf("write-back %+v, notClaimed %q", wbk, d.Receipt.Spec.NotClaimed)
+	}
+	if strings.Contains(strings.Join(d.Receipt.Spec.NotClaimed, "\n"), "ConfigHub") {
+		t.Errorf("the receipt says ConfigHub of a store that calls itself otherwise: %q", d.Receipt.Spec.NotClaimed)
+	}
+	snap.Receipts = map[string][]byte{".backflow/receipts/x.yaml": []byte(configHubExpired)}
+	res = Plan(nil, nil, snap, testNow)
+	if len(res.Expiries) != 1 || !strings.HasSuffix(res.Expiries[0].Why, "by hand in the Hub") {
+		t.Fatalf("expiries %+v", res.Expiries)
+	}
+
+	snap = configHubSnapshot(t)
+	editHead(&snap, func(h *Head) { h.Words.Method, h.Words.Next = "vault-version", "vault:kv/redis#7" })
+	res = Plan(alice, nil, snap, testNow)
+	if d := only(t, res); d.Outcome != Deny || len(res.WriteBacks) != 0 ||
+		!strings.Contains(strings.Join(d.Reasons, "\n"), `got "vault-version"`) {
+		t.Fatalf("a method the receipt rules do not know: %s %q", d.Outcome, d.Reasons)
+	}
+}
+
 // TestReadSnapshotReadsConfigHubUnits: ReadSnapshot asks its ConfigHub
 // reader for each Unit; without one, or when it fails, the unit's read is
 // a file error naming the Unit.
 func TestReadSnapshotReadsConfigHubUnits(t *testing.T) {
 	files := map[string]string{repoconfig.Path: configHubConfig, ".github/policy.yaml": configHubPolicy}
 	read := func(p string, _ int64) ([]byte, error) { return []byte(files[p]), nil }
-	got, err := ReadSnapshot(read, ReadOptions{ConfigHub: func(ch repoconfig.ConfigHub) ([]byte, ConfigHubHead, error) {
-		return []byte(configHubData), ConfigHubHead{DataHash: "h", HeadRevisionNum: 2}, nil
+	got, err := ReadSnapshot(read, ReadOptions{Revisions: func(ref repoconfig.StoreRef) ([]byte, Head, error) {
+		return []byte(configHubData), hubHead(ref, "h", 2), nil
 	}})
 	if err != nil || len(got.FileErrors) != 0 {
 		t.Fatalf("%v %v", err, got.FileErrors)
 	}
-	if string(got.Snapshot.Files["confighub://prod-us-east/redis"]) != configHubData || got.Snapshot.ConfigHub["confighub://prod-us-east/redis"].HeadRevisionNum != 2 {
-		t.Fatalf("snapshot %v", got.Snapshot.ConfigHub)
+	ref := repoconfig.StoreRef{Store: repoconfig.StoreConfigHub, Name: "prod-us-east/redis"}
+	if string(got.Snapshot.Files["confighub://prod-us-east/redis"]) != configHubData || got.Snapshot.Heads[ref].Number != 2 {
+		t.Fatalf("snapshot %v", got.Snapshot.Heads)
 	}
 	got, err = ReadSnapshot(read, ReadOptions{})
-	if err != nil || len(got.FileErrors) != 1 || !strings.Contains(got.FileErrors[0].Error(), "reading ConfigHub unit prod-us-east/redis of unit redis (prod-us-east): no ConfigHub server is configured") {
+	if err != nil || len(got.FileErrors) != 1 || !strings.Contains(got.FileErrors[0].Error(), "reading confighub:prod-us-east/redis of unit redis (prod-us-east): no confighub store is configured") {
 		t.Fatalf("without a reader: %v %v", err, got.FileErrors)
 	}
 }
@@ -233,7 +297,8 @@ func TestConfigHubExpiryRefused(t *testing.T) {
 		t.Fatalf("expiries %+v, write-backs %d, errors %q", res.Expiries, len(res.WriteBacks), res.Errors)
 	}
 	x := res.Expiries[0]
-	if x.State != Refused || !strings.Contains(x.Why, "ConfigHub Unit") || !strings.Contains(x.Why, "new revision") ||
+	if x.State != Refused || !strings.Contains(x.Why, "confighub:prod-us-east/redis") || !strings.Contains(x.Why, "new revision") ||
+		!strings.HasSuffix(x.Why, "by hand in ConfigHub") ||
 		!strings.Contains(x.Why, "restore apps/v1|StatefulSet|redis|redis-replicas by hand") {
 		t.Fatalf("expiry %s: %s", x.State, x.Why)
 	}

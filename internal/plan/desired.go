@@ -78,8 +78,8 @@ func (p *planner) readUnitValues(u *repoconfig.Unit) *unitValues {
 		return p.readManifests(u)
 	case repoconfig.SourceKustomize:
 		return p.readKustomize(u)
-	case repoconfig.SourceConfigHub:
-		return p.readConfigHub(u)
+	case repoconfig.SourceStore:
+		return p.readStore(u)
 	}
 	uv := &unitValues{}
 	var trees []map[string]any

@@ -431,16 +431,18 @@ func (p *planner) expiry(t temporary) Expiry {
 		)
 		return x
 	}
-	if u.Source() == repoconfig.SourceConfigHub {
-		// A ConfigHub Unit's revision store writes its data as a new
-		// revision when its own pull request merges; a restore made from
-		// the receipts would be a second revision racing that one.
+	if ref := u.StoreRef(); ref != nil {
+		// A revision store writes its document as a new revision when
+		// its own pull request merges; a restore made from the receipts
+		// would be a second revision racing that one.
 		x.State, x.Why = Refused, fmt.Sprintf(
-			"unit %s is a ConfigHub Unit: its data changes only as a new revision written when its pull request merges, "+
-				"so a restore would be a second revision after that one, which backflow does not make; restore %s by hand in "+
-				"ConfigHub",
+			"unit %s's desired state is %s, in a store that writes a new revision only when its pull request merges, "+
+				"so a restore would be a second revision after that one, which backflow does not make; restore %s by hand "+
+				"in %s",
 			u.Name,
+			ref,
 			x.Object,
+			cmp.Or(p.snap.Heads[*ref].Words.Store, ref.Store),
 		)
 		return x
 	}

@@ -30,7 +30,7 @@ type Desired struct {
 	// Values is the merged tree; read only.
 	Values map[string]any
 	// Objects are the desired objects of a unit of documents (plain
-	// manifests or a ConfigHub Unit: each document's tree) or of a
+	// manifests or a revision store's document: each document's tree) or of a
 	// kustomization (kustomize's build), by object key, whose fields are
 	// written as themselves; read only.
 	Objects map[string]map[string]any

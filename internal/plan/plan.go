@@ -48,9 +48,9 @@ type Snapshot struct {
 	// such an expiry stays void, even when desired holds the accepted
 	// values again.
 	Voided map[string]string
-	// ConfigHub holds what was read of each ConfigHub Unit with its data
-	// (in Files under repoconfig.ConfigHubPath), by that path.
-	ConfigHub map[string]ConfigHubHead
+	// Heads hold what was read of each document in a revision store
+	// besides its bytes (which are in Files under its StoreRef's Path).
+	Heads map[repoconfig.StoreRef]Head
 }
 
 // Outcome is what the planner decided for one observed object.
@@ -152,9 +152,9 @@ type WriteBack struct {
 	Files []File
 	// Receipts are the receipt files with their YAML bytes, sorted by path.
 	Receipts []File
-	// Revision is the edited data of the unit's ConfigHub Unit, nil for a
-	// unit of the repository: the pull request carries the receipts, and
-	// the Unit is written once it merges.
+	// Revision is the edited document of the unit's revision store (a
+	// ConfigHub Unit), nil for a unit of the repository: the pull request
+	// carries the receipts, and the revision is written once it merges.
 	Revision *Revision
 }
 

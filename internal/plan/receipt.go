@@ -221,8 +221,8 @@ func (p *planner) notClaimed(
 		store = "the manifests"
 	case repoconfig.SourceKustomize:
 		store = "kustomize's build of " + u.Kustomization
-	case repoconfig.SourceConfigHub:
-		store = "the ConfigHub Unit's data"
+	case repoconfig.SourceStore:
+		store = "the document of " + u.StoreRef().String()
 	}
 	if p.cfg.WritesBack() {
 		out = append(out, fmt.Sprintf(
@@ -299,8 +299,8 @@ func (p *planner) notClaimed(
 		)
 		return out
 	}
-	if u.Source() == repoconfig.SourceConfigHub {
-		out = append(out, p.configHubNotClaimed(u))
+	if ref := u.StoreRef(); ref != nil {
+		out = append(out, p.snap.Heads[*ref].Words.NotClaimed)
 		return out
 	}
 	if u.Source() == repoconfig.SourceManifests {

@@ -73,9 +73,10 @@ type ReadOptions struct {
 	// Kustomizer reads the inputs of kustomize units into the snapshot
 	// and is the snapshot's Kustomizer.
 	Kustomizer Kustomizer
-	// ConfigHub reads the data of a ConfigHub Unit with its head; without
-	// it, units naming one fail closed.
-	ConfigHub func(ch repoconfig.ConfigHub) ([]byte, ConfigHubHead, error)
+	// Revisions reads the documents of units whose desired state is in a
+	// revision store (a ConfigHub Unit), with their heads; without it,
+	// those units fail closed.
+	Revisions RevisionReader
 }
 
 // Read is a snapshot as read, with what could not be read of it.
@@ -179,8 +180,8 @@ func ReadSnapshot(read FileReader, opts ReadOptions) (Read, error) {
 				out.Snapshot.Files[p] = in[p]
 			}
 		}
-		if u.ConfigHub != nil {
-			out.FileErrors = append(out.FileErrors, readConfigHub(&out.Snapshot, u, opts.ConfigHub)...)
+		if u.StoreRef() != nil {
+			out.FileErrors = append(out.FileErrors, readRevisionStore(&out.Snapshot, u, opts.Revisions)...)
 		}
 		for _, f := range append(slices.Clone(u.ValuesFiles), files...) {
 			if tried[f] {

@@ -5,9 +5,12 @@ import "github.com/backflow-dev/backflow/internal/receipt"
 // Store is the desired store a write-back goes to, as the planner and the
 // lifecycle see it: how it names what it proposes, so that the receipts
 // say where the accepted value is written. Reading the desired documents
-// at a revision and carrying a proposal out are the caller's (the bot's
-// forge port); a new store (a ConfigHub Unit) is a new Store, and neither
-// the planner nor the lifecycle's rules change with it.
+// at a revision and carrying a proposal out are the caller's: the
+// repository through the bot's forge port, a revision store (a ConfigHub
+// Unit) through ReadOptions.Revisions, whose Head names the store's
+// method and revisions, and the bot's Revisions port. A new revision store
+// is a new reader and writer behind those ports; neither the planner nor
+// the lifecycle's rules change with it.
 type Store interface {
 	// Method is writeBack.method of the receipts of the store's proposals.
 	Method() string

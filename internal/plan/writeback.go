@@ -128,7 +128,7 @@ func (p *planner) writeBack(w *unitWork, pend []*pending) {
 		// Documents of one manifest share its bytes: the file is written once.
 		if path := uv.files[i].path; e.edited && string(e.data) != string(uv.files[i].data) && !written[path] {
 			written[path] = true
-			if w.u.ConfigHub != nil {
+			if w.u.StoreRef() != nil {
 				wb.Revision = p.revision(w.u, e.data)
 				continue
 			}

@@ -106,10 +106,48 @@ type ConfigHub struct {
 	Unit  string `yaml:"unit" json:"unit" jsonschema:"required" jsonschema_description:"Slug of the ConfigHub unit within that space."`
 }
 
-// ConfigHubPath is the name under which a snapshot holds the data of the
-// ConfigHub Unit ch names: not a repository path (it cannot be one), so
-// no reader of the repository can be asked for it.
-func ConfigHubPath(ch *ConfigHub) string { return "confighub://" + ch.Space + "/" + ch.Unit }
+// StoreRef names a unit's desired state in a store outside the repository
+// that writes revisions once the pull request carrying the receipt merges:
+// the store, as the wiring knows it, and the store's own name of the
+// document. The planner and the lifecycle know a store only by this name
+// and by what its reader says of the document (plan.Head).
+type StoreRef struct {
+	// Store is the store's kind: StoreConfigHub.
+	Store string
+	// Name is the store's own name of the document: space/unit for a
+	// ConfigHub Unit.
+	Name string
+}
+
+// StoreConfigHub is the kind of store of a ConfigHub Unit.
+const StoreConfigHub = "confighub"
+
+// Path is the name under which a snapshot holds the document's bytes and
+// a receipt names it as its writtenFile: not a repository path (it cannot
+// be one), so it never collides with a file.
+func (r StoreRef) Path() string { return r.Store + "://" + r.Name }
+
+// String is store:name, as messages name the document.
+func (r StoreRef) String() string { return r.Store + ":" + r.Name }
+
+// StoreRef is u's desired store outside the repository, nil for a unit
+// whose desired state is in the repository.
+func (u *Unit) StoreRef() *StoreRef {
+	if u.ConfigHub != nil {
+		return &StoreRef{Store: StoreConfigHub, Name: u.ConfigHub.Space + "/" + u.ConfigHub.Unit}
+	}
+	return nil
+}
+
+// ConfigHubOf is the ConfigHub Unit r names, false when r names none (its
+// store is not ConfigHub, or its name is not space/unit).
+func ConfigHubOf(r StoreRef) (ConfigHub, bool) {
+	space, unit, ok := strings.Cut(r.Name, "/")
+	if r.Store != StoreConfigHub || !ok || space == "" || unit == "" || strings.Contains(unit, "/") {
+		return ConfigHub{}, false
+	}
+	return ConfigHub{Space: space, Unit: unit}, true
+}
 
 // ValuesRoot locates values inside a manifest.
 type ValuesRoot struct {
@@ -142,8 +180,9 @@ const (
 	SourceManifests
 	// SourceKustomize: a kustomization folder (kustomization).
 	SourceKustomize
-	// SourceConfigHub: a ConfigHub Unit (confighub).
-	SourceConfigHub
+	// SourceStore: a store outside the repository that writes revisions
+	// (StoreRef: a ConfigHub Unit, confighub).
+	SourceStore
 )
 
 // Source is how u's desired state is stored.
@@ -153,8 +192,8 @@ func (u *Unit) Source() Source {
 		return SourceManifests
 	case u.Kustomization != "":
 		return SourceKustomize
-	case u.ConfigHub != nil:
-		return SourceConfigHub
+	case u.StoreRef() != nil:
+		return SourceStore
 	}
 	return SourceValues
 }

@@ -17,11 +17,35 @@ func TestConfigHubUnit(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := &c.Units[0]
-	if u.Source() != SourceConfigHub || !u.Documents() || ConfigHubPath(u.ConfigHub) != "confighub://prod/redis" {
-		t.Fatalf("unit %+v: source %v", u.ConfigHub, u.Source())
+	ref := u.StoreRef()
+	if u.Source() != SourceStore || !u.Documents() || ref == nil || ref.Path() != "confighub://prod/redis" {
+		t.Fatalf("unit %+v: source %v, ref %v", u.ConfigHub, u.Source(), ref)
+	}
+	if ch, ok := ConfigHubOf(*ref); !ok || ch != *u.ConfigHub {
+		t.Fatalf("ConfigHubOf(%v) = %v, %v", *ref, ch, ok)
 	}
 	if got := c.ConfigHubUnits(); len(got) != 1 || got[0].Name != "redis" {
 		t.Fatalf("ConfigHubUnits: %v", got)
+	}
+}
+
+func TestConfigHubOf(t *testing.T) {
+	tests := []struct {
+		why string
+		ref StoreRef
+		ok  bool
+	}{
+		{"a Unit's reference", StoreRef{Store: StoreConfigHub, Name: "prod/redis"}, true},
+		{"another store's name is not a Unit's", StoreRef{Store: "other", Name: "prod/redis"}, false},
+		{"a name without a space", StoreRef{Store: StoreConfigHub, Name: "redis"}, false},
+		{"an empty space", StoreRef{Store: StoreConfigHub, Name: "/redis"}, false},
+		{"an empty unit", StoreRef{Store: StoreConfigHub, Name: "prod/"}, false},
+		{"a third segment", StoreRef{Store: StoreConfigHub, Name: "prod/redis/x"}, false},
+	}
+	for _, tt := range tests {
+		if _, ok := ConfigHubOf(tt.ref); ok != tt.ok {
+			t.Errorf("%s: ConfigHubOf(%v) ok = %v, want %v", tt.why, tt.ref, ok, tt.ok)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backflow-dev/backflow/internal/hubstore"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
@@ -59,8 +60,8 @@ func configHubWriteBack(t *testing.T) Input {
 	}
 	data := "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: redis-replicas\n  namespace: redis\nspec:\n  replicas: 3\n"
 	snap := plan.Snapshot{Config: cfg, Policy: pol, PolicyPath: ".github/policy.yaml",
-		Files:     map[string][]byte{"confighub://prod/redis": []byte(data)},
-		ConfigHub: map[string]plan.ConfigHubHead{"confighub://prod/redis": {DataHash: "h", HeadRevisionNum: 1}}}
+		Files: map[string][]byte{"confighub://prod/redis": []byte(data)},
+		Heads: map[repoconfig.StoreRef]plan.Head{*cfg.Units[0].StoreRef(): hubstore.Head(*cfg.Units[0].ConfigHub, "h", 1)}}
 	return onlyWriteBack(t, snap, scaledTo5("prod-1", time.Date(2026, 6, 18, 12, 0, 0, 0, time.UTC)))
 }
 
@@ -74,11 +75,11 @@ func TestCheckConfigHub(t *testing.T) {
 		{why: "the receipt may not claim another unit's Unit", change: func(in *Input) {
 			rp := receiptPath(*in)
 			in.Head[rp] = []byte(strings.ReplaceAll(string(in.Head[rp]), "writtenFile: confighub://prod/redis", "writtenFile: confighub://prod/web"))
-		}, want: []string{`names "confighub://prod/web", but unit redis in prod is ConfigHub unit prod/redis`}},
+		}, want: []string{`names "confighub://prod/web", but unit redis in prod is confighub:prod/redis`}},
 		{why: "a field is written at its own path", change: func(in *Input) {
 			rp := receiptPath(*in)
 			in.Head[rp] = []byte(strings.Replace(string(in.Head[rp]), "writtenPath: spec.replicas", "writtenPath: spec.serviceName", 1))
-		}, want: []string{"writes spec.replicas at spec.serviceName, but a ConfigHub unit's field is written at its own path"}},
+		}, want: []string{"writes spec.replicas at spec.serviceName, but the field of a document in a revision store is written at its own path"}},
 		{why: "a repository file beside the receipt is unclaimed", change: func(in *Input) {
 			in.Changed = append(in.Changed, "deploy/redis.yaml")
 			in.Head["deploy/redis.yaml"] = []byte("x: 1\n")
