@@ -7,7 +7,9 @@
 // it simulates GitHub for, and so on. It also holds that an object key is
 // read and printed only by observe.ObjectKey, never split, joined or
 // concatenated at "|" by hand (testdata/handsplit is what that rule must
-// find). It has no code outside its tests.
+// find), and that the planner and the lifecycle name no concrete desired
+// store, only a unit's store reference and what its reader says of it
+// (testdata/storenames). It has no code outside its tests.
 //
 // It must not be imported by anything.
 package archtest

@@ -1,0 +1,144 @@
+package archtest
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// storeNeutral are the packages whose rules hold for every desired store:
+// they know a store outside the repository only by its reference
+// (repoconfig.StoreRef) and by what its reader says of it (plan.Head).
+var storeNeutral = []string{"internal/plan", "internal/lifecycle"}
+
+// storeNames are the names of one store the store-neutral packages may
+// not use, by package: a concrete store's configuration, its method and
+// its revision syntax.
+var storeNames = map[string][]string{
+	"repoconfig": {"ConfigHub", "ConfigHubOf", "StoreConfigHub"},
+	"receipt":    {"MethodConfigHubRevision", "ConfigHubRevision"},
+}
+
+// storeNamesExcused are the functions, file:Func, that may: reading a
+// marker in the form a ConfigHub Unit's had before revisions named their
+// store.
+var storeNamesExcused = map[string]string{
+	"internal/lifecycle/revision.go:UnmarshalJSON": "reads ConfigHub's earlier marker form",
+}
+
+// The planner and the lifecycle name no concrete store: not its
+// configuration (a unit's ConfigHub field or type), not its method or
+// revision syntax, so a new store is a reader and a writer behind their
+// ports and no change to either.
+func TestRulesNameNoStore(t *testing.T) {
+	for _, p := range storeNamesIn(t, "../..") {
+		t.Error(p)
+	}
+}
+
+// The rule finds each way of naming a store, and none of the neutral
+// names: testdata/storenames holds both, each line the rule must find
+// marked `// found: why`.
+func TestStoreNameRuleFindsEachForm(t *testing.T) {
+	root := filepath.Join("testdata", "storenames")
+	want := map[string]bool{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, "// found: ") {
+				want[fmt.Sprintf("%s:%d", p, i+1)] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) < 4 {
+		t.Fatalf("testdata/storenames marks %d lines, want every form", len(want))
+	}
+	got := map[string]bool{}
+	for _, p := range storeNamesIn(t, root) {
+		f := strings.SplitN(p, ":", 3)
+		got[f[0]+":"+f[1]] = true
+		if !want[f[0]+":"+f[1]] {
+			t.Errorf("found a line not marked found: %s", p)
+		}
+	}
+	for l := range want {
+		if !got[l] {
+			t.Errorf("%s: marked found, not found", l)
+		}
+	}
+}
+
+// storeNamesIn lists, as file:line:column: message, each use of a store's
+// name in the non-test files of the store-neutral packages under root.
+func storeNamesIn(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	fset := token.NewFileSet()
+	for _, dir := range storeNeutral {
+		entries, err := os.ReadDir(filepath.Join(root, dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			p := filepath.Join(root, dir, name)
+			f, err := parser.ParseFile(fset, p, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, decl := range f.Decls {
+				if fn, ok := decl.(*ast.FuncDecl); ok && storeNamesExcused[dir+"/"+name+":"+fn.Name.Name] != "" {
+					continue
+				}
+				ast.Inspect(decl, func(n ast.Node) bool {
+					sel, ok := n.(*ast.SelectorExpr)
+					if !ok {
+						return true
+					}
+					if msg := storeName(sel); msg != "" {
+						out = append(out, fset.Position(sel.Sel.Pos()).String()+": "+msg)
+					}
+					return true
+				})
+			}
+		}
+	}
+	return out
+}
+
+// storeName says why sel names a concrete store, or "".
+func storeName(sel *ast.SelectorExpr) string {
+	if id, ok := sel.X.(*ast.Ident); ok {
+		for _, n := range storeNames[id.Name] {
+			if sel.Sel.Name == n {
+				return id.Name + "." + n + " names one store: use the unit's StoreRef and its reader's Head"
+			}
+		}
+		if storeNames[id.Name] != nil {
+			return ""
+		}
+	}
+	if sel.Sel.Name == "ConfigHub" {
+		return ".ConfigHub names one store's configuration: use the unit's StoreRef"
+	}
+	return ""
+}
