@@ -34,7 +34,15 @@ func TestObjectKeysAreNotSplitByHand(t *testing.T) {
 // of the other uses of a `|`: testdata/handsplit holds a module's worth of
 // both, each line the rule must find marked `// found: why`.
 func TestHandSplitRuleFindsEachForm(t *testing.T) {
-	root := filepath.Join("testdata", "handsplit")
+	ruleFindsMarkedLines(t, filepath.Join("testdata", "handsplit"), handSplitKeys)
+}
+
+// ruleFindsMarkedLines checks that rule, run over the module-shaped tree
+// at root, finds exactly the lines marked `// found: why` (at least four,
+// so every form is there) and nothing else; findings are file:line:column:
+// message.
+func ruleFindsMarkedLines(t *testing.T, root string, rule func(*testing.T, string) []string) {
+	t.Helper()
 	want := map[string]bool{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -55,11 +63,10 @@ func TestHandSplitRuleFindsEachForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(want) < 4 {
-		t.Fatalf("testdata/handsplit marks %d lines, want every form", len(want))
+		t.Fatalf("%s marks %d lines, want every form", root, len(want))
 	}
 	got := map[string]bool{}
-	for _, p := range handSplitKeys(t, root) {
-		// file:line:column: message
+	for _, p := range rule(t, root) {
 		f := strings.SplitN(p, ":", 3)
 		got[f[0]+":"+f[1]] = true
 		if !want[f[0]+":"+f[1]] {

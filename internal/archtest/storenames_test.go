@@ -1,11 +1,9 @@
 package archtest
 
 import (
-	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,42 +44,7 @@ func TestRulesNameNoStore(t *testing.T) {
 // names: testdata/storenames holds both, each line the rule must find
 // marked `// found: why`.
 func TestStoreNameRuleFindsEachForm(t *testing.T) {
-	root := filepath.Join("testdata", "storenames")
-	want := map[string]bool{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		for i, line := range strings.Split(string(data), "\n") {
-			if strings.Contains(line, "// found: ") {
-				want[fmt.Sprintf("%s:%d", p, i+1)] = true
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(want) < 4 {
-		t.Fatalf("testdata/storenames marks %d lines, want every form", len(want))
-	}
-	got := map[string]bool{}
-	for _, p := range storeNamesIn(t, root) {
-		f := strings.SplitN(p, ":", 3)
-		got[f[0]+":"+f[1]] = true
-		if !want[f[0]+":"+f[1]] {
-			t.Errorf("found a line not marked found: %s", p)
-		}
-	}
-	for l := range want {
-		if !got[l] {
-			t.Errorf("%s: marked found, not found", l)
-		}
-	}
+	ruleFindsMarkedLines(t, filepath.Join("testdata", "storenames"), storeNamesIn)
 }
 
 // storeNamesIn lists, as file:line:column: message, each use of a store's
