@@ -660,7 +660,7 @@ func (r *run) decisions(rep *bot.Report) {
 				d.Outcome,
 				d.Environment,
 				d.Unit,
-				objectName(d.Object),
+				d.Object.Name,
 				strings.Join(cs, ", "),
 				note,
 			)
@@ -668,7 +668,7 @@ func (r *run) decisions(rep *bot.Report) {
 				for _, why := range d.Reasons {
 					r.say("           - %s", why)
 				}
-				den := Denied{Environment: d.Environment, Object: d.Object, Reasons: d.Reasons, Fields: []string{}}
+				den := Denied{Environment: d.Environment, Object: d.Object.String(), Reasons: d.Reasons, Fields: []string{}}
 				for _, ch := range d.Changes {
 					den.Fields = append(den.Fields, ch.Field)
 				}
@@ -682,7 +682,7 @@ func (r *run) decisions(rep *bot.Report) {
 func (r *run) carried(prs []forge.PullRequest, object string) bool {
 	for _, pr := range prs {
 		if m, ok := bot.ParseMarker(pr.Body); ok &&
-			slices.ContainsFunc(m.Changes, func(c bot.MarkerChange) bool { return c.Object == object }) {
+			slices.ContainsFunc(m.Changes, func(c bot.MarkerChange) bool { return c.Object.String() == object }) {
 			return true
 		}
 	}

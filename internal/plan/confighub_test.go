@@ -98,7 +98,7 @@ func TestConfigHubUnit(t *testing.T) {
 	if string(rv.Data) != want || rv.Space != "prod-us-east" || rv.Unit != "redis" || rv.Head.DataHash != "abc123" || rv.Number() != 7 {
 		t.Fatalf("revision %+v\n%s", rv, rv.Data)
 	}
-	if len(rv.Changes) != 1 || rv.Changes[0].Field != "spec.replicas" || fmt.Sprint(rv.Changes[0].To) != "4" || rv.Changes[0].Object != "apps/v1|StatefulSet|redis|redis-replicas" {
+	if len(rv.Changes) != 1 || rv.Changes[0].Field != "spec.replicas" || fmt.Sprint(rv.Changes[0].To) != "4" || rv.Changes[0].Object.String() != "apps/v1|StatefulSet|redis|redis-replicas" {
 		t.Fatalf("revision changes %+v", rv.Changes)
 	}
 	r := d.Receipt

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/witness"
@@ -43,8 +44,9 @@ type Kustomizer interface {
 // KustomizeField is one accepted field of a kustomize unit: the built
 // object's field, its value before and the live value to write.
 type KustomizeField struct {
-	Object, Field string
-	Old, Live     any
+	Object    observe.ObjectKey
+	Field     string
+	Old, Live any
 }
 
 // KustomizeWritten is where a KustomizeField was written: the file and the
@@ -124,14 +126,18 @@ func (p *planner) writeKustomize(w *unitWork, pend []*pending) {
 	// other environment whose overlay builds the base allowed the same
 	// change in this plan, and the pull request check holds a receipt to
 	// the same rule.
-	baseEdits := map[string]string{}
+	type objectField struct {
+		object observe.ObjectKey
+		field  string
+	}
+	baseEdits := map[objectField]string{}
 	own := func(file string, f KustomizeField) bool {
 		if strings.HasPrefix(file, ku.dir+"/") {
 			return true
 		}
 		envs, ok := p.baseAgreed(u, file, f)
 		if ok {
-			baseEdits[f.Object+"\x00"+f.Field] = baseWhy(file, envs)
+			baseEdits[objectField{f.Object, f.Field}] = baseWhy(file, envs)
 		}
 		return ok
 	}
@@ -143,7 +149,7 @@ func (p *planner) writeKustomize(w *unitWork, pend []*pending) {
 			for _, fs := range pd.fields {
 				fields = append(
 					fields,
-					KustomizeField{Object: pd.obs.Object.String(), Field: fs.f.Path, Old: fs.repo, Live: fs.live},
+					KustomizeField{Object: pd.obs.Object, Field: fs.f.Path, Old: fs.repo, Live: fs.live},
 				)
 			}
 		}
@@ -163,8 +169,8 @@ func (p *planner) writeKustomize(w *unitWork, pend []*pending) {
 					continue
 				}
 				fs.writtenFile, fs.writtenPath, fs.placedWhy = kw.File, kw.Path, kw.Why
-				if why, ok := baseEdits[pd.obs.Object.String()+"\x00"+fs.f.Path]; ok && !strings.HasPrefix(kw.File, ku.dir+"/") &&
-					kw.Why == "" {
+				if why, ok := baseEdits[objectField{pd.obs.Object, fs.f.Path}]; ok &&
+					!strings.HasPrefix(kw.File, ku.dir+"/") && kw.Why == "" {
 					fs.placedWhy = why
 				}
 			}
