@@ -270,7 +270,7 @@ func PlanWith(
 	p.res.Triggers = slices.Clone(triggers)
 	slices.SortStableFunc(p.res.Triggers, func(a, b observe.Trigger) int {
 		return cmp.Or(
-			cmp.Compare(a.Object.String(), b.Object.String()),
+			a.Object.Compare(b.Object),
 			cmp.Compare(a.Cluster, b.Cluster),
 			a.At.Compare(b.At),
 		)
