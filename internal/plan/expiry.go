@@ -799,8 +799,10 @@ func (p *planner) restoreDecision(
 		// A manifest's or a kustomization's field has no values path: it
 		// is named as itself, as its acceptance named it.
 		named, file := cmp.Or(c.ValuePath, c.Field), cmp.Or(c.ValuesFile, c.WrittenFile)
+		// The policy's request and the receipt name the object as text.
+		object := c.Object.String()
 		dec := p.snap.Policy.Evaluate(
-			policy.Request{Roles: []string{role}, Environment: u.Environment, Object: c.Object.String(), Field: c.Field,
+			policy.Request{Roles: []string{role}, Environment: u.Environment, Object: object, Field: c.Field,
 				ValuePath: c.ValuePath, Value: c.From, HasValue: true},
 		)
 		if !dec.Allowed {
@@ -825,7 +827,7 @@ func (p *planner) restoreDecision(
 			Change{Object: c.Object, Field: c.Field, ValuePath: c.ValuePath, ValuesFile: file,
 				WrittenFile: c.WrittenFile, WrittenPath: c.WrittenPath, From: c.To, To: c.From, Authorized: true},
 		)
-		changed = append(changed, receipt.ChangedField{Object: c.Object.String(), Field: c.Field, ValuePath: c.ValuePath,
+		changed = append(changed, receipt.ChangedField{Object: object, Field: c.Field, ValuePath: c.ValuePath,
 			From: receipt.ValueOf(c.To), To: receipt.ValueOf(c.From), DesiredValueAfter: receipt.ValueOf(c.From),
 			ValuesFile: c.ValuesFile, WrittenFile: c.WrittenFile, WrittenPath: c.WrittenPath})
 		if rule := grant(role, c.ValuePath, c.Field, dec.Match); !slices.Contains(rules, rule) {

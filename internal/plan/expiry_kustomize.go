@@ -158,9 +158,8 @@ func (p *planner) baseRestored(u *repoconfig.Unit, file string, f KustomizeField
 			continue
 		}
 		same := slices.ContainsFunc(p.res.Expiries, func(x Expiry) bool {
-			k := x.Object
 			if x.State != Due || x.Environment != o.Environment || x.Unit != o.Name ||
-				k.APIVersion != want.APIVersion || k.Kind != want.Kind || k.Name != want.Name {
+				x.Object.APIVersion != want.APIVersion || x.Object.Kind != want.Kind || x.Object.Name != want.Name {
 				return false
 			}
 			return slices.ContainsFunc(x.Changes, func(c Change) bool {
