@@ -90,8 +90,11 @@ func (fs *fieldState) from() any {
 
 // pending is an allow waiting for its unit's write-back to be built.
 type pending struct {
-	index  int
-	obs    *observe.Observation
+	index int
+	obs   *observe.Observation
+	// object is the key's text, as its group printed it: renderings, the
+	// witness and receipts name objects as text.
+	object string
 	fields []*fieldState
 	role   string
 }
@@ -223,7 +226,7 @@ func (p *planner) decide(g *group, index int, out *decided) Decision {
 		}
 	}
 	d.Reasons = append(d.Reasons, fmt.Sprintf("allow: role %s of %s authorizes every changed field", role, o.Change.Actor))
-	out.unit, out.pd = u, &pending{index: index, obs: o, fields: fields, role: role}
+	out.unit, out.pd = u, &pending{index: index, obs: o, object: g.object, fields: fields, role: role}
 	return d
 }
 

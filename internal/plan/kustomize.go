@@ -189,7 +189,7 @@ func (p *planner) writeKustomize(w *unitWork, pend []*pending) {
 		var accepted []witness.Accepted
 		for _, pd := range pend {
 			for _, fs := range pd.fields {
-				accepted = append(accepted, witness.Accepted{Object: pd.obs.Object.String(), Field: fs.f.Path, Live: fs.live})
+				accepted = append(accepted, witness.Accepted{Object: pd.object, Field: fs.f.Path, Live: fs.live})
 			}
 		}
 		if mism := witness.Check(witness.Diff(ku.built, after), accepted, isSecret); len(mism) > 0 {
@@ -205,7 +205,7 @@ func (p *planner) writeKustomize(w *unitWork, pend []*pending) {
 		bad := map[*pending]string{}
 		for _, pd := range pend {
 			for _, fs := range pd.fields {
-				fs.after = after.Objects[pd.obs.Object.String()]
+				fs.after = after.Objects[pd.object]
 			}
 			if err := p.attachReceipt(u, uv, pd, nil, nil, w.branch, kustomizeRender(ku, files, after, pd)); err != nil {
 				bad[pd] = err.Error()
@@ -257,7 +257,7 @@ func kustomizeRender(ku *kustUnit, files map[string][]byte, after *witness.Rende
 	}
 	slices.Sort(r.ObjectsCompared)
 	for _, c := range witness.Diff(ku.built, after) {
-		if c.Object != pd.obs.Object.String() {
+		if c.Object != pd.object {
 			continue
 		}
 		r.ChangedFields = append(r.ChangedFields, receipt.RenderedField{Object: c.Object, Field: c.Field,
