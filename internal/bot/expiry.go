@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/forge"
+	"github.com/backflow-dev/backflow/internal/observe"
 
 	"github.com/backflow-dev/backflow/internal/plan"
 )
@@ -14,10 +15,10 @@ import (
 // ExpiryReport is one temporary acceptance (break glass) as reported.
 type ExpiryReport struct {
 	// Receipt is the accepting receipt's path on the default branch.
-	Receipt     string `json:"receipt"`
-	Environment string `json:"environment"`
-	Unit        string `json:"unit"`
-	Object      string `json:"object"`
+	Receipt     string            `json:"receipt"`
+	Environment string            `json:"environment"`
+	Unit        string            `json:"unit"`
+	Object      observe.ObjectKey `json:"object"`
 	// ExpiresAt is an RFC 3339 time, empty when the receipt's is not one.
 	ExpiresAt string `json:"expiresAt,omitempty"`
 	// State is in-force, due, waiting, void or refused; WriteBack the

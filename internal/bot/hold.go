@@ -117,22 +117,26 @@ func countHolds(rep *RepoReport, repo string, live []lifecycle.LiveHold) {
 // the plan's newest observations record on objects no sealed hold of repo
 // was on: the at-risk window that ended in a revert.
 func reverts(res *plan.Result, repo string, live []lifecycle.LiveHold) []RevertReport {
-	held := map[string]bool{}
+	type heldObject struct {
+		cluster string
+		object  observe.ObjectKey
+	}
+	held := map[heldObject]bool{}
 	for _, h := range live {
 		if h.State == hold.Sealed && h.Record.Repo == repo {
-			held[h.Cluster+"\x00"+h.Object.String()] = true
+			held[heldObject{h.Cluster, h.Object}] = true
 		}
 	}
 	var out []RevertReport
 	for _, seen := range res.Observed {
 		o := seen.Newest
-		if o == nil || held[o.Cluster+"\x00"+seen.Object] {
+		if o == nil || held[heldObject{o.Cluster, seen.Object}] {
 			continue
 		}
 		for _, f := range o.Fields {
 			if r := f.Reverted; r != nil && !r.ChangedAt.IsZero() {
 				out = append(out, RevertReport{
-					Key:    strings.Join([]string{o.Cluster, seen.Object, f.Path, r.ChangedVersion, r.Version}, "\x00"),
+					Key:    strings.Join([]string{o.Cluster, seen.Object.String(), f.Path, r.ChangedVersion, r.Version}, "\x00"),
 					Window: max(o.ObservedAt.Sub(r.ChangedAt), 0),
 				})
 			}

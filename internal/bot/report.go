@@ -8,6 +8,7 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/lifecycle"
+	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/values"
 )
@@ -85,9 +86,9 @@ type RevertReport struct {
 // DecisionReport is one planner decision as reported.
 type DecisionReport struct {
 	// Unit, Environment and Object say what was decided about.
-	Unit        string `json:"unit"`
-	Environment string `json:"environment"`
-	Object      string `json:"object"`
+	Unit        string            `json:"unit"`
+	Environment string            `json:"environment"`
+	Object      observe.ObjectKey `json:"object"`
 	// Outcome is allow, deny or stale.
 	Outcome string `json:"outcome"`
 	// AutoMerge says an allow qualifies for auto-merge.

@@ -206,7 +206,7 @@ func (x *executor) provenRevision(e lifecycle.Effect, docs []plan.File) bool {
 func liveOf(vs []lifecycle.Verdict) func(object, field string) (any, bool) {
 	return func(object, field string) (any, bool) {
 		for _, v := range vs {
-			if v.Change.Object == object && v.Change.Field == field && !v.Gone {
+			if v.Change.Object.String() == object && v.Change.Field == field && !v.Gone {
 				return v.Live, true
 			}
 		}

@@ -65,7 +65,7 @@ func TestDemoJSON(t *testing.T) {
 		t.Fatalf("want bob's change denied, got %+v", sum.Denied)
 	}
 	d := sum.Denied[0]
-	if d.Object != "apps/v1|StatefulSet|redis|redis-master" || d.Environment != "prod-us-east" ||
+	if d.Object.String() != "apps/v1|StatefulSet|redis|redis-master" || d.Environment != "prod-us-east" ||
 		!slices.Equal(d.Fields, []string{"spec.template.spec.containers[0].image"}) || d.WrittenBack {
 		t.Errorf("denied %+v", d)
 	}

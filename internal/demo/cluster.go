@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -90,7 +89,7 @@ func (c *Cluster) Add(key string, fields map[string]any) error {
 		o.fields = append(o.fields, &field{path: p, live: fields[p], desired: fields[p], manager: c.GitOpsManager})
 	}
 	c.objects = append(c.objects, o)
-	slices.SortFunc(c.objects, func(a, b *object) int { return strings.Compare(a.key.String(), b.key.String()) })
+	slices.SortFunc(c.objects, func(a, b *object) int { return a.key.Compare(b.key) })
 	c.version++
 	return nil
 }
@@ -162,7 +161,7 @@ func (c *Cluster) Get(key, fieldPath string) (any, bool) {
 
 // Applied is one field the forward apply wrote.
 type Applied struct {
-	Object string
+	Object observe.ObjectKey
 	Field  string
 	// From is the live value before, To the value applied.
 	From, To any
@@ -198,7 +197,7 @@ func (c *Cluster) ForwardApply(objects map[string]map[string]any) ([]Applied, er
 		for _, f := range o.fields {
 			f.desired = desired[f]
 			if !values.Equal(f.live, f.desired) {
-				out = append(out, Applied{Object: o.key.String(), Field: f.path, From: f.live, To: f.desired})
+				out = append(out, Applied{Object: o.key, Field: f.path, From: f.live, To: f.desired})
 			}
 			f.live, f.manager = f.desired, c.GitOpsManager
 		}

@@ -108,7 +108,7 @@ func TestClusterRoundTrip(t *testing.T) {
 			}
 			var reverted []string
 			for _, a := range applied {
-				reverted = append(reverted, a.Object+" "+a.Field)
+				reverted = append(reverted, a.Object.String()+" "+a.Field)
 			}
 			if !slices.Equal(reverted, tc.wantReverted) {
 				t.Errorf("%s: applied %v, want %v", tc.why, reverted, tc.wantReverted)

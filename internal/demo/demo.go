@@ -151,10 +151,10 @@ type PullRequest struct {
 
 // Denied is an unauthorized live change the bot refused.
 type Denied struct {
-	Environment string   `json:"environment"`
-	Object      string   `json:"object"`
-	Fields      []string `json:"fields"`
-	Reasons     []string `json:"reasons"`
+	Environment string            `json:"environment"`
+	Object      observe.ObjectKey `json:"object"`
+	Fields      []string          `json:"fields"`
+	Reasons     []string          `json:"reasons"`
 	// WrittenBack says a pull request carries it; it never should.
 	WrittenBack bool `json:"writtenBack"`
 }
@@ -660,7 +660,7 @@ func (r *run) decisions(rep *bot.Report) {
 				d.Outcome,
 				d.Environment,
 				d.Unit,
-				objectName(d.Object),
+				d.Object.Name,
 				strings.Join(cs, ", "),
 				note,
 			)
@@ -679,7 +679,7 @@ func (r *run) decisions(rep *bot.Report) {
 }
 
 // carried reports whether a write-back pull request carries a change of object.
-func (r *run) carried(prs []forge.PullRequest, object string) bool {
+func (r *run) carried(prs []forge.PullRequest, object observe.ObjectKey) bool {
 	for _, pr := range prs {
 		if m, ok := bot.ParseMarker(pr.Body); ok &&
 			slices.ContainsFunc(m.Changes, func(c bot.MarkerChange) bool { return c.Object == object }) {
@@ -855,7 +855,7 @@ func (r *run) applyMain(n int, changed string, record bool) error {
 			return err
 		}
 		for _, a := range applied {
-			r.say("   %s: %s %s "+changed, c.Name, objectName(a.Object), a.Field, values.Format(a.From), values.Format(a.To))
+			r.say("   %s: %s %s "+changed, c.Name, a.Object.Name, a.Field, values.Format(a.From), values.Format(a.To))
 		}
 		if c.Environment != "prod-us-east" {
 			continue
@@ -1116,7 +1116,7 @@ func (r *run) summary() {
 		r.say(
 			"   denied %s %s [%s]: written back=%t",
 			d.Environment,
-			objectName(d.Object),
+			d.Object.Name,
 			strings.Join(d.Fields, ", "),
 			d.WrittenBack,
 		)
@@ -1140,13 +1140,6 @@ func (r *run) summary() {
 		q.IdleCycle,
 		q.IdleWrites,
 	)
-}
-
-func objectName(key string) string {
-	if k, err := observe.ParseObjectKey(key); err == nil {
-		return k.Name
-	}
-	return key
 }
 
 func short(sha string) string {

@@ -9,6 +9,7 @@ import (
 	"github.com/backflow-dev/backflow/internal/bot"
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/kustomize"
+	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/values"
 )
 
@@ -108,8 +109,12 @@ func (r *run) shopPull() (*forge.PullRequest, error) {
 	if err != nil {
 		return nil, err
 	}
+	shop, err := observe.ParseObjectKey(shopCacheKey)
+	if err != nil {
+		return nil, err
+	}
 	for i := range prs {
-		if r.carried(prs[i:i+1], shopCacheKey) {
+		if r.carried(prs[i:i+1], shop) {
 			return &prs[i], nil
 		}
 	}
@@ -132,7 +137,7 @@ func (r *run) kustomizeFollowUp() error {
 		return err
 	}
 	for _, a := range changed {
-		r.say("   %s: %s %s reverted %s -> %s (not in Git)", east.Name, objectName(a.Object), a.Field,
+		r.say("   %s: %s %s reverted %s -> %s (not in Git)", east.Name, a.Object.Name, a.Field,
 			values.Format(a.From), values.Format(a.To))
 	}
 	live, _ := east.Get(shopCacheKey, "spec.replicas")

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/backflow-dev/backflow/internal/confighub"
-	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
@@ -101,10 +100,7 @@ func (e Expected) String() string {
 func Expect(rv *plan.Revision) ([]Expected, error) {
 	out := make([]Expected, 0, len(rv.Changes))
 	for _, c := range rv.Changes {
-		key, err := observe.ParseObjectKey(c.Object)
-		if err != nil {
-			return nil, fmt.Errorf("object %q: %w", c.Object, err)
-		}
+		key := c.Object
 		segs, err := yamlnode.ParsePath(c.Field)
 		if err != nil {
 			return nil, fmt.Errorf("field %s of %s: %w", c.Field, c.Object, err)

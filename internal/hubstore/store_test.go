@@ -320,8 +320,8 @@ func TestFaultsWriteNothing(t *testing.T) {
 
 func TestExpectAndDescription(t *testing.T) {
 	rv := &plan.Revision{Changes: []plan.Change{
-		{Object: "apps/v1|Deployment|web|web", Field: "spec.template.spec.containers[0].image", To: "web:2"},
-		{Object: "v1|ConfigMap|web|flags", Field: `data.feature\.x`, To: "on"},
+		{Object: observe.ObjectKey{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "web", Name: "web"}, Field: "spec.template.spec.containers[0].image", To: "web:2"},
+		{Object: observe.ObjectKey{APIVersion: "v1", Kind: "ConfigMap", Namespace: "web", Name: "flags"}, Field: `data.feature\.x`, To: "on"},
 	}}
 	if _, err := hubstore.Expect(rv); err == nil || !strings.Contains(err.Error(), "cannot name unambiguously") {
 		t.Fatalf("a key with a dot: %v", err)

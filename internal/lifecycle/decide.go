@@ -889,7 +889,7 @@ func (in *Input) withoutProposal(st *Pull) []Effect {
 		// The same policy denies a newer observation (another actor, a
 		// weaker attribution): the proposal and its receipt stand as they
 		// were checked; the denial is reported with the decision.
-		return []Effect{keep(st, "the newest observation of "+d.Object+" is denied; the proposal is unchanged")}
+		return []Effect{keep(st, "the newest observation of "+d.Object.String()+" is denied; the proposal is unchanged")}
 	}
 	return []Effect{keep(st, "unchanged")}
 }
@@ -1008,8 +1008,8 @@ func (in *Input) propose(wb *plan.WriteBack) *Proposal {
 		changes:   changes,
 		cfg:       in.Snapshot.Config,
 		snap:      in.Snapshot,
-		observed:  map[string][]string{},
-		newest:    map[string]observe.Observation{},
+		observed:  map[observe.ObjectKey][]string{},
+		newest:    map[observe.ObjectKey]observe.Observation{},
 	}
 	if env, ok := in.Snapshot.Config.Environments[wb.Environment]; ok {
 		doc.clusters = env.Clusters

@@ -111,13 +111,13 @@ func driftBody(drift []plan.Decision, branch, temporary string) string {
 			actor = "unknown"
 		}
 		for _, c := range d.Changes {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", cell(d.Environment), cell(d.Unit), code(d.Object),
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", cell(d.Environment), cell(d.Unit), code(d.Object.String()),
 				code(c.Field), code(values.Format(c.From)), code(values.Format(c.To)), cell(actor))
 		}
 	}
 	b.WriteString("\n### Why each is denied\n\n")
 	for _, d := range drift {
-		fmt.Fprintf(&b, "**%s** in %s\n\n", code(d.Object), cell(d.Environment))
+		fmt.Fprintf(&b, "**%s** in %s\n\n", code(d.Object.String()), cell(d.Environment))
 		for _, r := range d.Reasons {
 			fmt.Fprintf(&b, "- %s\n", cell(r))
 		}

@@ -144,7 +144,7 @@ func (in *Input) expiredAcceptance(st *Pull, h LiveHold) string {
 	for _, x := range slices.Concat(in.Result.Expiries, in.Result.Restored) {
 		// The plan's state says expired by the plan's clock; an expiresAt
 		// that is no time is never taken for expired.
-		if x.State == plan.InForce || x.State == plan.Superseded || x.ExpiresAt.IsZero() || x.Object != h.Object.String() ||
+		if x.State == plan.InForce || x.State == plan.Superseded || x.ExpiresAt.IsZero() || x.Object != h.Object ||
 			!carries(st.Marker, x) {
 			continue
 		}
@@ -266,7 +266,7 @@ func expiriesSection(xs []plan.Expiry) string {
 			"| %s | %s | %s | %s | %s | %s: %s |\n",
 			cell(x.Environment),
 			cell(x.Unit),
-			code(x.Object),
+			code(x.Object.String()),
 			strings.Join(changes, "; "),
 			at,
 			cell(string(x.State)),

@@ -140,7 +140,7 @@ func (in *Input) followMerged(st *Pull) Effect {
 					"merged %s; %s observed since the merge only by sources trusted below %s, the attribution its receipt was "+
 						"accepted on (%d observation(s) ignored)",
 					Short(pr.MergeCommitSHA),
-					objectName(c.Object),
+					c.Object.Name,
 					c.proofTrust(),
 					lower,
 				),
@@ -148,7 +148,7 @@ func (in *Input) followMerged(st *Pull) Effect {
 		}
 		if !ok {
 			return wait(
-				fmt.Sprintf("merged %s; %s not observed since the merge", Short(pr.MergeCommitSHA), objectName(c.Object)),
+				fmt.Sprintf("merged %s; %s not observed since the merge", Short(pr.MergeCommitSHA), c.Object.Name),
 			)
 		}
 		vs = append(vs, v)
@@ -269,7 +269,7 @@ func (in *Input) reverted(st *Pull, v Verdict, grace time.Duration) Effect {
 		Short(pr.MergeCommitSHA),
 		grace,
 		code(v.Change.Field),
-		code(v.Change.Object),
+		code(v.Change.Object.String()),
 		live,
 		manager,
 		cell(v.Obs.Cluster),
@@ -278,7 +278,7 @@ func (in *Input) reverted(st *Pull, v Verdict, grace time.Duration) Effect {
 	)
 	detail := fmt.Sprintf(
 		"%s %s is live %s, not %s",
-		objectName(v.Change.Object),
+		v.Change.Object.Name,
 		v.Change.Field,
 		values.Format(v.Live),
 		values.Format(v.Change.To),
@@ -393,7 +393,7 @@ func describeVerdicts(vs []Verdict) string {
 		if v.Applied {
 			how = "written by the forward apply"
 		}
-		parts = append(parts, fmt.Sprintf("%s %s is %s (%s in %s at %s)", objectName(v.Change.Object), v.Change.Field,
+		parts = append(parts, fmt.Sprintf("%s %s is %s (%s in %s at %s)", v.Change.Object.Name, v.Change.Field,
 			values.Format(v.Live), how, v.Obs.Cluster, v.Obs.ObservedAt.UTC().Format(time.RFC3339)))
 	}
 	return strings.Join(parts, "; ")

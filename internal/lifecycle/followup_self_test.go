@@ -16,7 +16,7 @@ import (
 // desired value from the object's own document, at the accepted 4: the
 // receipt is proven, not reverted as if the field were null.
 func TestFollowUpSelfFieldAtDesired(t *testing.T) {
-	const object = "apps/v1|StatefulSet|shop|web-cache"
+	object := observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "shop", Name: "web-cache"}
 	cfg, err := repoconfig.Parse(repoconfig.Path, []byte(`version: 1
 policy: policy.yaml
 environments:
@@ -36,7 +36,7 @@ units:
 	merged := t0.Add(10 * time.Minute)
 	converged := observe.Observation{
 		Source: observe.SourceKubernetes, Cluster: "prod-1", ObservedAt: merged.Add(time.Hour), Trust: observe.AttributionAuditLog,
-		Object: observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "shop", Name: "web-cache"},
+		Object: object,
 		Fields: []observe.Field{},
 	}
 	in := &Input{Snapshot: snap, Result: plan.Plan([]observe.Observation{converged}, nil, snap, merged.Add(time.Hour)),

@@ -25,6 +25,9 @@ const (
 	head        = "1111111111111111111111111111111111111111"
 )
 
+// replicasObject is replicasKey as a key.
+var replicasObject = observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"}
+
 var (
 	t0        = time.Date(2026, 6, 18, 12, 0, 0, 0, time.UTC)
 	commitKey = []byte("test commit key")
@@ -107,7 +110,7 @@ func replicas(live any, manager string, offset time.Duration) observe.Observatio
 	at := t0.Add(offset)
 	return observe.Observation{
 		Source: observe.SourceKubernetes, Cluster: usEastNode, ObservedAt: at, Trust: observe.AttributionAuditLog,
-		Object: observe.ObjectKey{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "redis", Name: "redis-replicas"},
+		Object: replicasObject,
 		Change: observe.Change{Actor: "alice", Groups: []string{"sre"}, Attribution: observe.AttributionAuditLog, Claimed: observe.AttributionAuditLog,
 			At: at.Add(-time.Minute), Intent: "incident-fix: scale replicas to absorb a load spike"},
 		Fields: []observe.Field{{Path: "spec.replicas", Live: live, Desired: 3, HasDesired: true, Manager: manager}},

@@ -74,10 +74,10 @@ func (in *Input) Holds(prs []forge.PullRequest, live []LiveHold) [][]Effect {
 	// backflow's own is carried on, and another repository's, a person's
 	// mark or a forged record is never taken over (releasing it would
 	// remove what backflow did not place).
-	held := map[string]bool{}
+	held := map[heldObject]bool{}
 	for _, h := range live {
 		if h.State != hold.None {
-			held[h.Cluster+"\x00"+h.Object.String()] = true
+			held[heldObject{h.Cluster, h.Object}] = true
 		}
 	}
 	listing := map[string][]MarkerHold{}
@@ -189,11 +189,17 @@ func (in *Input) withHolds(pr forge.PullRequest, m *Marker) {
 	}
 }
 
+// heldObject is an object on a cluster that carries a hold or a mark.
+type heldObject struct {
+	cluster string
+	object  observe.ObjectKey
+}
+
 // placeHolds is the Hold effects of one write-back: one per allowed
 // object not held yet, when its unit opts in and no person closed the same
 // proposal (it is not opened again). A denied change, or one out of
 // bounds, is no write-back and is never held.
-func (in *Input) placeHolds(wb *plan.WriteBack, prs []forge.PullRequest, held map[string]bool) []Effect {
+func (in *Input) placeHolds(wb *plan.WriteBack, prs []forge.PullRequest, held map[heldObject]bool) []Effect {
 	u := in.unit(wb.Environment, wb.Unit)
 	if u == nil {
 		return nil
@@ -206,7 +212,7 @@ func (in *Input) placeHolds(wb *plan.WriteBack, prs []forge.PullRequest, held ma
 	if in.closedByPerson(&Unit{Branch: wb.Branch, Closed: in.closedOf(prs, wb.Branch)}, p.Fingerprint) != nil {
 		return nil
 	}
-	fields := map[string][]string{}
+	fields := map[observe.ObjectKey][]string{}
 	for _, c := range p.Changes {
 		fields[c.Object] = append(fields[c.Object], c.Field)
 	}
@@ -219,11 +225,11 @@ func (in *Input) placeHolds(wb *plan.WriteBack, prs []forge.PullRequest, held ma
 		if o == nil || o.UID == "" || o.ResourceVersion == "" || o.Source != observe.SourceKubernetes {
 			continue // only the watch's own reading of the object names its uid and version
 		}
-		if held[o.Cluster+"\x00"+object] || in.releasedAtMaximum(prs, wb.Branch, p.Fingerprint, o.Cluster, object) {
+		if held[heldObject{o.Cluster, object}] || in.releasedAtMaximum(prs, wb.Branch, p.Fingerprint, o.Cluster, object) {
 			continue // held already, or held for this proposal until its maximum: not again
 		}
 		rec := hold.Record{Repo: in.Repo, PR: in.openNumber(prs, wb.Branch), Branch: wb.Branch, Fingerprint: p.Fingerprint,
-			Cluster: o.Cluster, Object: object, UID: o.UID, Fields: fields[object], Controller: cfg.Controller,
+			Cluster: o.Cluster, Object: object.String(), UID: o.UID, Fields: fields[object], Controller: cfg.Controller,
 			Applier: cfg.Applier, Since: in.Now, Until: in.Now.Add(cfg.Max())}
 		value, err := hold.Seal(in.CommitKey, rec)
 		if err == nil {
@@ -233,7 +239,7 @@ func (in *Input) placeHolds(wb *plan.WriteBack, prs []forge.PullRequest, held ma
 					Hold: &HoldAction{Cluster: o.Cluster, Object: o.Object, Patch: patch, Controller: cfg.Controller,
 						Applier: cfg.Applier, Record: rec, ChangedAt: changedAt(o)},
 					Reason: fmt.Sprintf("hold %s on %s (%s) until %s: %s stays off it until the merge is applied",
-						objectName(object), o.Cluster, strings.Join(fields[object], ", "),
+						object.Name, o.Cluster, strings.Join(fields[object], ", "),
 						rec.Until.UTC().Format(time.RFC3339), cfg.Controller)})
 				continue
 			}
@@ -270,7 +276,7 @@ func (in *Input) openNumber(prs []forge.PullRequest, branch string) int {
 
 // allowed says the plan allows the write-back's change on object: its
 // decision is an allow written back to the write-back's branch.
-func (in *Input) allowed(wb *plan.WriteBack, object string) bool {
+func (in *Input) allowed(wb *plan.WriteBack, object observe.ObjectKey) bool {
 	return slices.ContainsFunc(in.Result.Decisions, func(d plan.Decision) bool {
 		return d.Environment == wb.Environment && d.Unit == wb.Unit && d.Object == object && d.Outcome == plan.Allow &&
 			!d.Reported && d.WriteBack == wb.Branch
@@ -278,7 +284,7 @@ func (in *Input) allowed(wb *plan.WriteBack, object string) bool {
 }
 
 // newestOf is the newest observation of object in env.
-func (in *Input) newestOf(env, object string) *observe.Observation {
+func (in *Input) newestOf(env string, object observe.ObjectKey) *observe.Observation {
 	seen := in.Result.ObservedOf(env, object)
 	if seen == nil {
 		return nil
@@ -321,10 +327,10 @@ func (in *Input) decideLiveHold(h LiveHold, prs []forge.PullRequest) ([]Effect, 
 		return nil, false
 	case hold.Forged:
 		return []Effect{{Kind: Skip, Reason: fmt.Sprintf("%s on %s carries a %s annotation that is not authentic: "+
-			"never trusted, never released", objectName(h.Object.String()), h.Cluster, hold.Annotation)}}, true
+			"never trusted, never released", h.Object.Name, h.Cluster, hold.Annotation)}}, true
 	case hold.Unsealed:
 		return []Effect{{Kind: Skip, Reason: fmt.Sprintf("%s on %s carries the forward controller's hands-off mark "+
-			"without backflow's hold: a person's, left alone", objectName(h.Object.String()), h.Cluster)}}, true
+			"without backflow's hold: a person's, left alone", h.Object.Name, h.Cluster)}}, true
 	}
 	if h.Record.Repo != in.Repo {
 		if why := in.unserved(h.Record); why != "" {
@@ -367,7 +373,7 @@ func (in *Input) release(h LiveHold, p hold.PullState, st *Pull) ([]Effect, bool
 		act.ReconcilePatch = hold.Reconcile(in.Now)
 	}
 	release := Effect{Kind: Release, Branch: h.Record.Branch, Pull: st, Hold: act,
-		Reason: fmt.Sprintf("release the hold on %s (%s): %s", objectName(h.Object.String()), h.Cluster, d.Reason)}
+		Reason: fmt.Sprintf("release the hold on %s (%s): %s", h.Object.Name, h.Cluster, d.Reason)}
 	if d.Cause != hold.CauseMaximum || st == nil {
 		return []Effect{release}, true
 	}
@@ -464,8 +470,12 @@ func holdMaximumNote(fingerprint, cluster, object string) string {
 // releasedAtMaximum says a hold of the proposal (branch, fingerprint) on
 // the object on cluster was released at its maximum hold time: a pull
 // request of the branch records it.
-func (in *Input) releasedAtMaximum(prs []forge.PullRequest, branch, fingerprint, cluster, object string) bool {
-	note := holdMaximumNote(fingerprint, cluster, object)
+func (in *Input) releasedAtMaximum(
+	prs []forge.PullRequest,
+	branch, fingerprint, cluster string,
+	object observe.ObjectKey,
+) bool {
+	note := holdMaximumNote(fingerprint, cluster, object.String())
 	for _, pr := range prs {
 		if pr.Mine && pr.HeadRef == branch {
 			if m, ok := in.pullMarker(pr); ok && m.hasNote(note) {
@@ -481,7 +491,7 @@ func (in *Input) releasedAtMaximum(prs []forge.PullRequest, branch, fingerprint,
 // when nobody did.
 func (in *Input) contested(h LiveHold) string {
 	for _, d := range in.Result.Decisions {
-		if d.Object != h.Object.String() || d.Actor == "" {
+		if d.Object != h.Object || d.Actor == "" {
 			continue
 		}
 		o := in.newestOf(d.Environment, d.Object)

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -95,8 +96,9 @@ type Marker struct {
 
 // MarkerChange is one accepted field of a write-back.
 type MarkerChange struct {
-	// Object is the object key apiVersion|Kind|namespace|name.
-	Object string `json:"object"`
+	// Object is the changed object's key, in the marker's JSON as its text
+	// (a marker naming something else is not read).
+	Object observe.ObjectKey `json:"object"`
 	// Field is the Kubernetes field path.
 	Field string `json:"field"`
 	// ValuePath is the values path the field maps to.
@@ -244,7 +246,7 @@ func markerChanges(wb plan.WriteBack, decisions []plan.Decision) []MarkerChange 
 		}
 	}
 	slices.SortFunc(out, func(a, b MarkerChange) int {
-		return strings.Compare(a.Object+"\x00"+a.Field, b.Object+"\x00"+b.Field)
+		return cmp.Or(a.Object.Compare(b.Object), strings.Compare(a.Field, b.Field))
 	})
 	return out
 }

@@ -34,7 +34,7 @@ const (
 func Title(env string, changes []MarkerChange) string {
 	var parts []string
 	seen := map[string]bool{}
-	objects := map[string]bool{}
+	objects := map[observe.ObjectKey]bool{}
 	for _, c := range changes {
 		objects[c.Object] = true
 		// A unit of documents (manifests, a ConfigHub Unit) has no values
@@ -48,7 +48,7 @@ func Title(env string, changes []MarkerChange) string {
 	on := fmt.Sprintf(" on %d objects", len(objects))
 	if len(objects) == 1 {
 		for o := range objects {
-			on = " on " + objectName(o)
+			on = " on " + o.Name
 		}
 	}
 	head := fmt.Sprintf("reverse-reconcile(%s): ", env)
@@ -112,13 +112,6 @@ func fitBody(body string, room int, where string) string {
 	return body[:cut] + strings.Replace(note, fmt.Sprint(len(body)), fmt.Sprint(len(body)-cut), 1)
 }
 
-func objectName(key string) string {
-	if k, err := observe.ParseObjectKey(key); err == nil {
-		return k.Name
-	}
-	return key
-}
-
 // writeBackDoc is everything the body and the commit message say about one
 // write-back.
 type writeBackDoc struct {
@@ -127,9 +120,9 @@ type writeBackDoc struct {
 	changes   []MarkerChange
 	cfg       *repoconfig.Config
 	snap      plan.Snapshot
-	clusters  []string                       // the environment's clusters
-	observed  map[string][]string            // object -> clusters it was observed in
-	newest    map[string]observe.Observation // object -> the deciding observation
+	clusters  []string                                  // the environment's clusters
+	observed  map[observe.ObjectKey][]string            // object -> clusters it was observed in
+	newest    map[observe.ObjectKey]observe.Observation // object -> the deciding observation
 	check     checkResult
 	autoMerge bool
 	preview   string // the revision store's preview of wb.Revision
@@ -189,14 +182,14 @@ func (d *writeBackDoc) body(m *Marker) string {
 	b.WriteString("### Accepted changes\n\n")
 	b.WriteString("| object | field | value path | values file | from | to |\n| --- | --- | --- | --- | --- | --- |\n")
 	for _, c := range d.changes {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", code(c.Object), code(c.Field), code(c.ValuePath),
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", code(c.Object.String()), code(c.Field), code(c.ValuePath),
 			code(c.ValuesFile), code(values.Format(c.From)), code(values.Format(c.To)))
 	}
 	b.WriteString("\n")
 	b.WriteString(d.previewSection())
 	b.WriteString("### Why it is accepted\n\n")
 	for _, dec := range decisionsOf(d.wb, d.decisions) {
-		fmt.Fprintf(&b, "**%s**\n\n", code(dec.Object))
+		fmt.Fprintf(&b, "**%s**\n\n", code(dec.Object.String()))
 		fmt.Fprintf(&b, "- actor: %s (role %s)\n", code(dec.Actor), code(dec.Role))
 		if o, ok := d.newest[dec.Object]; ok {
 			fmt.Fprintf(

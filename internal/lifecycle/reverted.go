@@ -35,7 +35,7 @@ func (in *Input) revertedNote(st *Pull) []Effect {
 		text := fmt.Sprintf("The GitOps controller's forward apply reverted the live change: %s on %s was written "+
 			"back to %s by %s (resourceVersion %s) before backflow read it, and the watch kept the change it proposes "+
 			"(%s, resourceVersion %s). This pull request stays open: merging it restores the fix.",
-			code(c.Field), code(c.Object), code(values.Format(r.Live)), cell(r.Manager), cell(r.Version),
+			code(c.Field), code(c.Object.String()), code(values.Format(r.Live)), cell(r.Manager), cell(r.Version),
 			code(values.Format(c.To)), cell(r.ChangedVersion))
 		if e, ok := commentOnce(st, noteReverted, text); ok {
 			return []Effect{e}

@@ -114,11 +114,7 @@ func (h scenarioHold) live(t *testing.T, in *Input, prs []forge.PullRequest) Liv
 	}
 	rec, st := hold.Read(in.CommitKey, usEastNode, "u-1",
 		map[string]string{hold.Annotation: value, hold.KustomizeReconcile: hold.Disabled})
-	key, err := observe.ParseObjectKey(replicasKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return LiveHold{Cluster: usEastNode, Object: key, UID: "u-1", Record: rec, State: st, Applied: h.Applied}
+	return LiveHold{Cluster: usEastNode, Object: replicasObject, UID: "u-1", Record: rec, State: st, Applied: h.Applied}
 }
 
 // scenarioHolding is a cycle that decides its holds first, as the bot does.

@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -313,6 +314,58 @@ type ObjectKey struct {
 // String is the key's canonical form, apiVersion|Kind|namespace|name.
 func (k ObjectKey) String() string {
 	return k.APIVersion + "|" + k.Kind + "|" + k.Namespace + "|" + k.Name
+}
+
+// Compare orders keys as their canonical forms order (k.String() against
+// o.String()), without printing them: -1, 0 or +1. Sorted outputs keep the
+// order they had when keys were carried as text.
+func (k ObjectKey) Compare(o ObjectKey) int {
+	a := [...]string{k.APIVersion, k.Kind, k.Namespace, k.Name}
+	b := [...]string{o.APIVersion, o.Kind, o.Namespace, o.Name}
+	for i := range a {
+		if a[i] == b[i] {
+			continue
+		}
+		n := min(len(a[i]), len(b[i]))
+		if c := strings.Compare(a[i][:n], b[i][:n]); c != 0 {
+			return c
+		}
+		// One segment is a prefix of the other: the shorter is followed by
+		// "|" (or by nothing, after the name), the longer by its next byte.
+		if i == len(a)-1 {
+			return cmp.Compare(len(a[i]), len(b[i]))
+		}
+		longer, sign := b[i], -1
+		if len(a[i]) > len(b[i]) {
+			longer, sign = a[i], 1
+		}
+		next := longer[n]
+		switch {
+		case next > '|':
+			return sign
+		case next < '|':
+			return -sign
+		}
+		// A segment holding "|" (a pattern or an observer's partial key):
+		// only the printed forms say which comes first.
+		return strings.Compare(k.String(), o.String())
+	}
+	return 0
+}
+
+// MarshalText prints the key in its canonical form, so a key is written to
+// JSON and YAML as the text it has always been.
+func (k ObjectKey) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText reads a key as ParseObjectKey does, refusing what is not
+// one: text read back into a key is checked where it enters.
+func (k *ObjectKey) UnmarshalText(text []byte) error {
+	parsed, err := ParseObjectKey(string(text))
+	if err != nil {
+		return err
+	}
+	*k = parsed
+	return nil
 }
 
 // IsSecret reports whether the object is a Secret, whose values never leave

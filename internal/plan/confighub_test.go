@@ -110,7 +110,7 @@ func TestConfigHubUnit(t *testing.T) {
 	if string(rv.Data) != want || rv.Ref.Name != "prod-us-east/redis" || rv.Head.Condition != "abc123" || rv.Number() != 7 || rv.Name() != "prod-us-east/redis@7" {
 		t.Fatalf("revision %+v\n%s", rv, rv.Data)
 	}
-	if len(rv.Changes) != 1 || rv.Changes[0].Field != "spec.replicas" || fmt.Sprint(rv.Changes[0].To) != "4" || rv.Changes[0].Object != "apps/v1|StatefulSet|redis|redis-replicas" {
+	if len(rv.Changes) != 1 || rv.Changes[0].Field != "spec.replicas" || fmt.Sprint(rv.Changes[0].To) != "4" || rv.Changes[0].Object.String() != "apps/v1|StatefulSet|redis|redis-replicas" {
 		t.Fatalf("revision changes %+v", rv.Changes)
 	}
 	r := d.Receipt

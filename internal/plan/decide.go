@@ -90,8 +90,11 @@ func (fs *fieldState) from() any {
 
 // pending is an allow waiting for its unit's write-back to be built.
 type pending struct {
-	index  int
-	obs    *observe.Observation
+	index int
+	obs   *observe.Observation
+	// object is the key's text, as its group printed it: renderings, the
+	// witness and receipts name objects as text.
+	object string
 	fields []*fieldState
 	role   string
 }
@@ -112,7 +115,7 @@ type decided struct {
 func (p *planner) decide(g *group, index int, out *decided) Decision {
 	o := g.newest
 	d := Decision{
-		Environment: g.env, Object: g.object, Actor: o.Change.Actor, Attribution: o.Change.Attribution,
+		Environment: g.env, Object: g.key, Actor: o.Change.Actor, Attribution: o.Change.Attribution,
 		ObservedAt: o.ObservedAt, Reasons: slices.Clone(g.notes), Changes: []Change{},
 	}
 	secret := o.Object.IsSecret()
@@ -162,7 +165,7 @@ func (p *planner) decide(g *group, index int, out *decided) Decision {
 		return d
 	}
 	if uv.docs != nil {
-		if why := uv.docs.missing(g.object); why != "" {
+		if why := uv.docs.missing(g.key); why != "" {
 			// Fail closed: without the object's document nothing can be
 			// compared or written.
 			d.Changes = p.rawChanges(o, show)
@@ -176,7 +179,7 @@ func (p *planner) decide(g *group, index int, out *decided) Decision {
 	d.Reasons = append(d.Reasons, found.restored...)
 	d.Changes = make([]Change, 0, len(fields))
 	for _, fs := range fields {
-		c := Change{Object: g.object, Field: fs.f.Path, ValuePath: fs.policyPath(), From: show(fs.from()), To: show(fs.live)}
+		c := Change{Object: g.key, Field: fs.f.Path, ValuePath: fs.policyPath(), From: show(fs.from()), To: show(fs.live)}
 		if fs.valuePath != "" {
 			c.ValuesFile = uv.files[fs.file].path
 		}
@@ -223,7 +226,7 @@ func (p *planner) decide(g *group, index int, out *decided) Decision {
 		}
 	}
 	d.Reasons = append(d.Reasons, fmt.Sprintf("allow: role %s of %s authorizes every changed field", role, o.Change.Actor))
-	out.unit, out.pd = u, &pending{index: index, obs: o, fields: fields, role: role}
+	out.unit, out.pd = u, &pending{index: index, obs: o, object: g.object, fields: fields, role: role}
 	return d
 }
 
@@ -263,7 +266,7 @@ func (p *planner) fieldState(fs *fieldState, f *observe.Field, g *group, uv *uni
 			fs.file = 0
 			fs.repo, fs.present = p.lookup(uv.kust.built.Objects[g.object], fs.valuePath)
 		case uv.docs != nil:
-			fs.file = uv.docs.index[g.object]
+			fs.file = uv.docs.index[g.key]
 			fs.repo, fs.present = p.lookup(uv.files[fs.file].tree, fs.valuePath)
 		default:
 			fs.repo, fs.present = p.lookup(uv.merged, fs.valuePath)
@@ -683,7 +686,7 @@ func (p *planner) rawChanges(o *observe.Observation, show func(any) any) []Chang
 				continue
 			}
 		}
-		out = append(out, Change{Object: o.Object.String(), Field: f.Path, From: show(desired), To: show(live)})
+		out = append(out, Change{Object: o.Object, Field: f.Path, From: show(desired), To: show(live)})
 	}
 	return out
 }
@@ -697,9 +700,9 @@ func (p *planner) failClosed(d *Decision, msg string) {
 // failClosed turns d into a deny for msg and adds the error to errs.
 func failClosed(errs *[]string, d *Decision, msg string) {
 	denyDecision(d, "error: "+msg)
-	where := d.Object
+	where := d.Object.String()
 	if d.Environment != "" {
-		where = d.Environment + " " + d.Object
+		where = d.Environment + " " + where
 	}
 	*errs = append(*errs, where+": "+msg)
 }

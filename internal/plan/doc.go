@@ -16,4 +16,11 @@
 // data for the lifecycle: each object's observations in its environment
 // (Observed) and every unit's merged desired values (Desired), so nothing
 // after the plan maps clusters or reads values files again.
+//
+// Objects travel through the result as observe.ObjectKey (decisions,
+// changes, write-backs, expiries, observed objects): text is read into a key
+// where it enters (a receipt on the default branch, once, as the receipts
+// are read) and printed where it leaves (the reports, the receipts, the
+// policy's request, the indices of rendered objects, which are keyed by
+// text).
 package plan

@@ -65,7 +65,8 @@ type Expiry struct {
 	Receipt, Name string
 	Environment   string
 	Unit          string
-	Object        string
+	// Object is the accepted object's key, as its receipt names it.
+	Object observe.ObjectKey
 	// ExpiresAt and SetBy are the receipt's expiry.
 	ExpiresAt time.Time
 	SetBy     string
@@ -90,6 +91,41 @@ type glass struct {
 	// restored are, by environment, object and field, the receipts that
 	// restored an expired acceptance.
 	restored map[string]restoredField
+	// keys are the object keys the receipts name, by their text: each is
+	// read once, and a receipt naming something else is not acted on.
+	keys map[string]observe.ObjectKey
+}
+
+// readKeys reads every object key r names (its observation's, its changed
+// fields' and those of the acceptances it carries) into g.keys.
+func (g *glass) readKeys(r *receipt.Receipt) error {
+	read := func(where, text string) error {
+		if _, ok := g.keys[text]; ok {
+			return nil
+		}
+		k, err := observe.ParseObjectKey(text)
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		g.keys[text] = k
+		return nil
+	}
+	if err := read("observation.object", r.Spec.Observation.Object); err != nil {
+		return err
+	}
+	for i, cf := range r.Spec.Bounds.ChangedFields {
+		if err := read(fmt.Sprintf("bounds.changedFields[%d].object", i), cf.Object); err != nil {
+			return err
+		}
+	}
+	for i, c := range r.Spec.Carried {
+		for j, cf := range c.ChangedFields {
+			if err := read(fmt.Sprintf("carried[%d].changedFields[%d].object", i, j), cf.Object); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // temporary is one temporary acceptance on the default branch: the
@@ -158,7 +194,7 @@ func restoredKey(env, object, field string) string { return env + "\x00" + objec
 // readReceipts reads the default branch's receipts. A receipt that does
 // not parse is an error of the plan and is not acted on.
 func (p *planner) readReceipts() {
-	p.glass = &glass{restored: map[string]restoredField{}}
+	p.glass = &glass{restored: map[string]restoredField{}, keys: map[string]observe.ObjectKey{}}
 	if p.snap.ReceiptsError != "" {
 		p.res.Errors = append(p.res.Errors, "expiries unknown: "+p.snap.ReceiptsError)
 	}
@@ -177,6 +213,13 @@ func (p *planner) readReceipts() {
 			)
 			continue
 		}
+		if err := p.glass.readKeys(r); err != nil {
+			p.res.Errors = append(
+				p.res.Errors,
+				fmt.Sprintf("receipt %s: %v: its expiry, if any, is not acted on", path, err),
+			)
+			continue
+		}
 		if x := r.Spec.Trigger.Expired; x != nil {
 			at, err := time.Parse(time.RFC3339, r.Spec.Trigger.At)
 			if err != nil {
@@ -189,7 +232,7 @@ func (p *planner) readReceipts() {
 					name:     x.Name,
 				}
 			}
-			p.res.Restored = append(p.res.Restored, restoredExpiry(path, r))
+			p.res.Restored = append(p.res.Restored, p.glass.restoredExpiry(path, r))
 		}
 		if r.Spec.Expiry != nil {
 			p.glass.temporary = append(p.glass.temporary, temporary{path: path, r: r, carried: -1})
@@ -202,16 +245,16 @@ func (p *planner) readReceipts() {
 
 // restoredExpiry is the acceptance the restoring receipt r at path ended,
 // as an Expiry in state Restored.
-func restoredExpiry(path string, r *receipt.Receipt) Expiry {
+func (g *glass) restoredExpiry(path string, r *receipt.Receipt) Expiry {
 	s, x := &r.Spec, r.Spec.Trigger.Expired
 	e := Expiry{Receipt: x.Receipt, Name: x.Name, Environment: s.Environment, Unit: s.Unit.Space,
-		Object: s.Observation.Object, SetBy: x.SetBy, State: Restored,
+		Object: g.keys[s.Observation.Object], SetBy: x.SetBy, State: Restored,
 		Why: fmt.Sprintf("expired at %s and restored by the receipt %s", x.ExpiresAt, path)}
 	if at, err := time.Parse(time.RFC3339, x.ExpiresAt); err == nil {
 		e.ExpiresAt = at
 	}
 	for _, cf := range s.Bounds.ChangedFields {
-		e.Changes = append(e.Changes, Change{Object: cf.Object, Field: cf.Field, ValuePath: cf.ValuePath,
+		e.Changes = append(e.Changes, Change{Object: g.keys[cf.Object], Field: cf.Field, ValuePath: cf.ValuePath,
 			ValuesFile: cf.ValuesFile, WrittenFile: cf.WrittenFile, WrittenPath: cf.WrittenPath, From: cf.To.V, To: cf.From.V,
 			Authorized: true})
 	}
@@ -385,14 +428,14 @@ func (p *planner) expiry(t temporary) Expiry {
 		Name:        t.name(),
 		Environment: s.Environment,
 		Unit:        s.Unit.Space,
-		Object:      s.Observation.Object,
+		Object:      p.glass.keys[s.Observation.Object],
 		SetBy:       t.expiry().SetBy,
 		carried:     t.carried,
 	}
 	for _, cf := range t.fields() {
 		x.Changes = append(
 			x.Changes,
-			Change{Object: cf.Object, Field: cf.Field, ValuePath: cf.ValuePath, ValuesFile: cf.ValuesFile,
+			Change{Object: p.glass.keys[cf.Object], Field: cf.Field, ValuePath: cf.ValuePath, ValuesFile: cf.ValuesFile,
 				WrittenFile: cf.WrittenFile, WrittenPath: cf.WrittenPath, From: cf.From.V, To: cf.To.V, Authorized: true},
 		)
 	}
@@ -617,7 +660,7 @@ func (p *planner) restoreWriteBack(u *repoconfig.Unit, indexes []int, branch str
 		wb.Receipts = append(wb.Receipts, File{Path: d.ReceiptPath, Data: data})
 	}
 	wb.Files = rs.files
-	slices.Sort(wb.Objects)
+	slices.SortFunc(wb.Objects, observe.ObjectKey.Compare)
 	slices.SortFunc(wb.Files, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
 	slices.SortFunc(wb.Receipts, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
 	for _, i := range indexes {
@@ -758,8 +801,10 @@ func (p *planner) restoreDecision(
 		// A manifest's or a kustomization's field has no values path: it
 		// is named as itself, as its acceptance named it.
 		named, file := cmp.Or(c.ValuePath, c.Field), cmp.Or(c.ValuesFile, c.WrittenFile)
+		// The policy's request and the receipt name the object as text.
+		object := c.Object.String()
 		dec := p.snap.Policy.Evaluate(
-			policy.Request{Roles: []string{role}, Environment: u.Environment, Object: c.Object, Field: c.Field,
+			policy.Request{Roles: []string{role}, Environment: u.Environment, Object: object, Field: c.Field,
 				ValuePath: c.ValuePath, Value: c.From, HasValue: true},
 		)
 		if !dec.Allowed {
@@ -784,7 +829,7 @@ func (p *planner) restoreDecision(
 			Change{Object: c.Object, Field: c.Field, ValuePath: c.ValuePath, ValuesFile: file,
 				WrittenFile: c.WrittenFile, WrittenPath: c.WrittenPath, From: c.To, To: c.From, Authorized: true},
 		)
-		changed = append(changed, receipt.ChangedField{Object: c.Object, Field: c.Field, ValuePath: c.ValuePath,
+		changed = append(changed, receipt.ChangedField{Object: object, Field: c.Field, ValuePath: c.ValuePath,
 			From: receipt.ValueOf(c.To), To: receipt.ValueOf(c.From), DesiredValueAfter: receipt.ValueOf(c.From),
 			ValuesFile: c.ValuesFile, WrittenFile: c.WrittenFile, WrittenPath: c.WrittenPath})
 		if rule := grant(role, c.ValuePath, c.Field, dec.Match); !slices.Contains(rules, rule) {
@@ -867,7 +912,7 @@ func (p *planner) restoreDecision(
 			},
 			Observation: receipt.Observation{Source: "backflow", Predicate: "acceptance-expired",
 				ReceiptRef: "the expired acceptance's receipt " + t.path + " " + p.where(),
-				Object:     first.Object, Field: first.Field, ValuePath: first.ValuePath,
+				Object:     first.Object.String(), Field: first.Field, ValuePath: first.ValuePath,
 				LiveValue: receipt.ValueOf(first.From), DesiredValueBefore: receipt.ValueOf(first.To)},
 			Authority: receipt.Authority{
 				PolicyRef:   p.snap.PolicyPath,
@@ -922,16 +967,14 @@ func (p *planner) restoreDecision(
 		sec := *rendered
 		sec.ChangedFields = nil
 		for _, c := range rendered.ChangedFields {
-			if c.Object == x.Object {
+			if c.Object == x.Object.String() {
 				sec.ChangedFields = append(sec.ChangedFields, c)
 			}
 		}
 		r.Spec.Render = &sec
 		r.Spec.RoundTrip.RenderedAfterMatchesObserved = &closed
 		if u.Source() == repoconfig.SourceKustomize {
-			if k, err := observe.ParseObjectKey(x.Object); err == nil {
-				sec.Namespace = k.Namespace
-			}
+			sec.Namespace = x.Object.Namespace
 			r.Spec.NotClaimed[1] = fmt.Sprintf(
 				"Desired state is the kustomization %s %s, built by %s from the %d files listed under render.files, before "+
 					"and after the restoring edit, with the inline spec.postBuild.substitute variables of the repository's Flux "+
@@ -1029,17 +1072,17 @@ func readReceiptFiles(
 
 // jsonExpiry is an expiry in the plan's JSON contract.
 type jsonExpiry struct {
-	Receipt     string       `json:"receipt"`
-	Name        string       `json:"name"`
-	Environment string       `json:"environment"`
-	Unit        string       `json:"unit"`
-	Object      string       `json:"object"`
-	ExpiresAt   *string      `json:"expiresAt"`
-	SetBy       string       `json:"setBy"`
-	State       ExpiryState  `json:"state"`
-	WriteBack   *string      `json:"writeBack"`
-	Why         string       `json:"why"`
-	Changes     []jsonChange `json:"changes"`
+	Receipt     string            `json:"receipt"`
+	Name        string            `json:"name"`
+	Environment string            `json:"environment"`
+	Unit        string            `json:"unit"`
+	Object      observe.ObjectKey `json:"object"`
+	ExpiresAt   *string           `json:"expiresAt"`
+	SetBy       string            `json:"setBy"`
+	State       ExpiryState       `json:"state"`
+	WriteBack   *string           `json:"writeBack"`
+	Why         string            `json:"why"`
+	Changes     []jsonChange      `json:"changes"`
 }
 
 func jsonExpiries(xs []Expiry) []jsonExpiry {
@@ -1100,7 +1143,7 @@ func (p *planner) restoreWitness(
 	want := map[string]any{}
 	for _, i := range indexes {
 		for _, c := range p.res.Expiries[i].Changes {
-			want[c.Object+" "+c.Field] = c.From
+			want[c.Object.String()+" "+c.Field] = c.From
 		}
 	}
 	sec := &receipt.Render{Chart: after.Chart, Version: after.Version, Digest: after.Digest, Renderer: after.Renderer,
@@ -1142,8 +1185,8 @@ func markdownExpiries(xs []Expiry) string {
 	var b strings.Builder
 	b.WriteString("\n### Temporary acceptances\n\n")
 	for _, x := range xs {
-		fmt.Fprintf(&b, "- %s in %s (receipt %s): %s, until %s: %s\n", codeSpan(x.Object), x.Environment, codeSpan(x.Receipt),
-			x.State, orDash(expiryTime(x)), x.Why)
+		fmt.Fprintf(&b, "- %s in %s (receipt %s): %s, until %s: %s\n", codeSpan(x.Object.String()), x.Environment,
+			codeSpan(x.Receipt), x.State, orDash(expiryTime(x)), x.Why)
 	}
 	return b.String()
 }
@@ -1225,9 +1268,9 @@ func (p *planner) holdsAccepted(u *repoconfig.Unit, uv *unitValues, c Change, re
 				p.where(),
 			)
 		}
-		desired, ok := p.lookup(uv.kust.built.Objects[c.Object], c.Field)
+		desired, ok := p.lookup(uv.kust.built.Objects[c.Object.String()], c.Field)
 		if !ok || !values.Equal(desired, c.To) {
-			return voidWhy(c.Field+" of "+c.Object+" as kustomize builds "+uv.kust.dir, desired, ok)
+			return voidWhy(c.Field+" of "+c.Object.String()+" as kustomize builds "+uv.kust.dir, desired, ok)
 		}
 		return "", ""
 	}

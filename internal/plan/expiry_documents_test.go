@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
@@ -144,4 +145,52 @@ func manifestsRestoredRepo(t *testing.T) (func(string) []byte, *repoconfig.Confi
 		t.Fatal(err)
 	}
 	return read, cfg
+}
+
+// TestExpiryReceiptObjectKeys: the default branch's receipts name their
+// objects as text, read into keys once when the receipts are read; a
+// receipt naming something that is no object key is an error of the plan
+// and its expiry is not acted on.
+func TestExpiryReceiptObjectKeys(t *testing.T) {
+	read, cfg := manifestsRestoredRepo(t)
+	pol, err := policy.Parse(".github/reverse-reconcile-policy.yaml", read(".github/reverse-reconcile-policy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rpath = ".backflow/receipts/prod/shop/shop_Deployment.apps.v1_web.yaml"
+	receipt := string(read(rpath))
+	for _, tc := range []struct {
+		why      string
+		old, new string
+		err      string // "" when the expiry is read
+	}{
+		{"the receipt's keys are read into the expiry and its changes", "", "", ""},
+		{"an observation's object without its apiVersion is no key",
+			"    object: apps/v1|Deployment|shop|web", "    object: Deployment|shop|web", "observation.object"},
+		{"a changed field's object with an empty name is no key",
+			"      - object: apps/v1|Deployment|shop|web", "      - object: apps/v1|Deployment|shop|",
+			"bounds.changedFields[0].object"},
+	} {
+		data := strings.Replace(receipt, tc.old, tc.new, 1)
+		if tc.old != "" && data == receipt {
+			t.Fatalf("%s: %q is not in the receipt", tc.why, tc.old)
+		}
+		snap := Snapshot{Config: cfg, Policy: pol, PolicyPath: ".github/reverse-reconcile-policy.yaml",
+			Files:    map[string][]byte{"deploy/prod/web.yaml": read("deploy/prod/web.yaml")},
+			Receipts: map[string][]byte{rpath: []byte(data)}}
+		res := Plan(nil, nil, snap, testNow)
+		if tc.err != "" {
+			want := "receipt " + rpath + ": " + tc.err
+			if len(res.Expiries) != 0 || len(res.Errors) != 1 || !strings.HasPrefix(res.Errors[0], want) ||
+				!strings.HasSuffix(res.Errors[0], "its expiry, if any, is not acted on") {
+				t.Errorf("%s: expiries %+v, errors %q; want none and %q", tc.why, res.Expiries, res.Errors, want)
+			}
+			continue
+		}
+		web := observe.ObjectKey{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
+		if len(res.Expiries) != 1 || res.Expiries[0].Object != web || len(res.Expiries[0].Changes) != 1 ||
+			res.Expiries[0].Changes[0].Object != web {
+			t.Errorf("%s: expiries %+v, errors %q", tc.why, res.Expiries, res.Errors)
+		}
+	}
 }

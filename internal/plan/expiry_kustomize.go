@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
@@ -40,7 +39,7 @@ func (p *planner) restoreKustomize(
 		for _, c := range p.res.Expiries[i].Changes {
 			fields = append(fields, KustomizeField{Object: c.Object, Field: c.Field, Old: c.To, Live: c.From})
 			changes = append(changes, c)
-			accepted = append(accepted, witness.Accepted{Object: c.Object, Field: c.Field, Live: c.From})
+			accepted = append(accepted, witness.Accepted{Object: c.Object.String(), Field: c.Field, Live: c.From})
 		}
 	}
 	var notOwn, placed []string
@@ -130,7 +129,7 @@ func (p *planner) restoreKustomize(
 			out = append(out, File{Path: f, Data: edited[f]})
 		}
 	}
-	desired := func(c Change) (any, bool) { return p.lookup(after.Objects[c.Object], c.Field) }
+	desired := func(c Change) (any, bool) { return p.lookup(after.Objects[c.Object.String()], c.Field) }
 	p.restoreWriteBack(u, indexes, branch, restored{desired: desired, rendered: rendered, files: out, placed: placed},
 		refuse)
 }
@@ -143,10 +142,7 @@ func (p *planner) restoreKustomize(
 // apiVersion, kind and name to the same value, and there is at least one.
 // It returns those environments, and why each other one does not agree.
 func (p *planner) baseRestored(u *repoconfig.Unit, file string, f KustomizeField) (envs, lacking []string) {
-	want, err := observe.ParseObjectKey(f.Object)
-	if err != nil {
-		return nil, []string{fmt.Sprintf("%s is not an object key: %v", f.Object, err)}
-	}
+	want := f.Object
 	for i := range p.cfg.Units {
 		o := &p.cfg.Units[i]
 		if o.Environment == u.Environment || o.Kustomization == "" {
@@ -162,9 +158,8 @@ func (p *planner) baseRestored(u *repoconfig.Unit, file string, f KustomizeField
 			continue
 		}
 		same := slices.ContainsFunc(p.res.Expiries, func(x Expiry) bool {
-			k, err := observe.ParseObjectKey(x.Object)
-			if err != nil || x.State != Due || x.Environment != o.Environment || x.Unit != o.Name ||
-				k.APIVersion != want.APIVersion || k.Kind != want.Kind || k.Name != want.Name {
+			if x.State != Due || x.Environment != o.Environment || x.Unit != o.Name ||
+				x.Object.APIVersion != want.APIVersion || x.Object.Kind != want.Kind || x.Object.Name != want.Name {
 				return false
 			}
 			return slices.ContainsFunc(x.Changes, func(c Change) bool {

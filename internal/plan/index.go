@@ -210,7 +210,10 @@ func (p *planner) ignoresField(path string) bool {
 // group is every observation of one object in one environment (or, when
 // the environment is unknown, on one cluster).
 type group struct {
-	env    string
+	env string
+	// key is the object's key; object its text, which the indices of
+	// desired objects and the policy's patterns are read with.
+	key    observe.ObjectKey
 	object string
 	// unmappedWhy is set when the environment is unknown.
 	unmappedWhy string
@@ -276,7 +279,7 @@ func (p *planner) group(observations []observe.Observation) []*group {
 		}
 		g := byKey[key]
 		if g == nil {
-			g = &group{env: env, object: o.Object.String()}
+			g = &group{env: env, key: o.Object, object: o.Object.String()}
 			if env == "" {
 				g.unmappedWhy = "unmapped: " + why
 			}

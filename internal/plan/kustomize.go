@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/witness"
@@ -43,8 +44,9 @@ type Kustomizer interface {
 // KustomizeField is one accepted field of a kustomize unit: the built
 // object's field, its value before and the live value to write.
 type KustomizeField struct {
-	Object, Field string
-	Old, Live     any
+	Object    observe.ObjectKey
+	Field     string
+	Old, Live any
 }
 
 // KustomizeWritten is where a KustomizeField was written: the file and the
@@ -124,14 +126,18 @@ func (p *planner) writeKustomize(w *unitWork, pend []*pending) {
 	// other environment whose overlay builds the base allowed the same
 	// change in this plan, and the pull request check holds a receipt to
 	// the same rule.
-	baseEdits := map[string]string{}
+	type objectField struct {
+		object observe.ObjectKey
+		field  string
+	}
+	baseEdits := map[objectField]string{}
 	own := func(file string, f KustomizeField) bool {
 		if strings.HasPrefix(file, ku.dir+"/") {
 			return true
 		}
 		envs, ok := p.baseAgreed(u, file, f)
 		if ok {
-			baseEdits[f.Object+"\x00"+f.Field] = baseWhy(file, envs)
+			baseEdits[objectField{f.Object, f.Field}] = baseWhy(file, envs)
 		}
 		return ok
 	}
@@ -143,7 +149,7 @@ func (p *planner) writeKustomize(w *unitWork, pend []*pending) {
 			for _, fs := range pd.fields {
 				fields = append(
 					fields,
-					KustomizeField{Object: pd.obs.Object.String(), Field: fs.f.Path, Old: fs.repo, Live: fs.live},
+					KustomizeField{Object: pd.obs.Object, Field: fs.f.Path, Old: fs.repo, Live: fs.live},
 				)
 			}
 		}
@@ -163,8 +169,8 @@ func (p *planner) writeKustomize(w *unitWork, pend []*pending) {
 					continue
 				}
 				fs.writtenFile, fs.writtenPath, fs.placedWhy = kw.File, kw.Path, kw.Why
-				if why, ok := baseEdits[pd.obs.Object.String()+"\x00"+fs.f.Path]; ok && !strings.HasPrefix(kw.File, ku.dir+"/") &&
-					kw.Why == "" {
+				if why, ok := baseEdits[objectField{pd.obs.Object, fs.f.Path}]; ok &&
+					!strings.HasPrefix(kw.File, ku.dir+"/") && kw.Why == "" {
 					fs.placedWhy = why
 				}
 			}
@@ -183,7 +189,7 @@ func (p *planner) writeKustomize(w *unitWork, pend []*pending) {
 		var accepted []witness.Accepted
 		for _, pd := range pend {
 			for _, fs := range pd.fields {
-				accepted = append(accepted, witness.Accepted{Object: pd.obs.Object.String(), Field: fs.f.Path, Live: fs.live})
+				accepted = append(accepted, witness.Accepted{Object: pd.object, Field: fs.f.Path, Live: fs.live})
 			}
 		}
 		if mism := witness.Check(witness.Diff(ku.built, after), accepted, isSecret); len(mism) > 0 {
@@ -199,7 +205,7 @@ func (p *planner) writeKustomize(w *unitWork, pend []*pending) {
 		bad := map[*pending]string{}
 		for _, pd := range pend {
 			for _, fs := range pd.fields {
-				fs.after = after.Objects[pd.obs.Object.String()]
+				fs.after = after.Objects[pd.object]
 			}
 			if err := p.attachReceipt(u, uv, pd, nil, nil, w.branch, kustomizeRender(ku, files, after, pd)); err != nil {
 				bad[pd] = err.Error()
@@ -251,7 +257,7 @@ func kustomizeRender(ku *kustUnit, files map[string][]byte, after *witness.Rende
 	}
 	slices.Sort(r.ObjectsCompared)
 	for _, c := range witness.Diff(ku.built, after) {
-		if c.Object != pd.obs.Object.String() {
+		if c.Object != pd.object {
 			continue
 		}
 		r.ChangedFields = append(r.ChangedFields, receipt.RenderedField{Object: c.Object, Field: c.Field,

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
 )
@@ -59,10 +58,7 @@ func (p *planner) baseAgreed(u *repoconfig.Unit, file string, f KustomizeField) 
 // allowsSame reports whether unit o has an allowed decision for f's field
 // of an object of f's apiVersion, kind and name, to f's live value.
 func (p *planner) allowsSame(o *repoconfig.Unit, f KustomizeField) bool {
-	want, err := observe.ParseObjectKey(f.Object)
-	if err != nil {
-		return false
-	}
+	want := f.Object
 	for _, pd := range p.allowed[o] {
 		k := pd.obs.Object
 		if k.APIVersion != want.APIVersion || k.Kind != want.Kind || k.Name != want.Name {

@@ -14,15 +14,15 @@ import (
 // each object: the field maps to itself, so the object's document is where
 // its fields are read and written.
 type docIndex struct {
-	// index maps an object key (apiVersion|Kind|namespace|name) to the
-	// unit's files entry of its document.
-	index map[string]int
+	// index maps an object's key to the unit's files entry of its
+	// document.
+	index map[observe.ObjectKey]int
 	// twice names the files of an object that two documents define.
-	twice map[string]string
+	twice map[observe.ObjectKey]string
 }
 
 // missing says why the object has no one document to write, or "".
-func (d *docIndex) missing(object string) string {
+func (d *docIndex) missing(object observe.ObjectKey) string {
 	if where, ok := d.twice[object]; ok {
 		return fmt.Sprintf(
 			"two documents of its manifests are %s (%s): which one the controller applies last is not backflow's to guess",
@@ -60,8 +60,8 @@ func (p *planner) readManifests(u *repoconfig.Unit) *unitValues {
 // the snapshot), each one of the unit's files, indexed by the object it
 // applies.
 func (p *planner) readDocuments(paths []string) *unitValues {
-	uv := &unitValues{docs: &docIndex{index: map[string]int{}}}
-	where := map[string]string{}
+	uv := &unitValues{docs: &docIndex{index: map[observe.ObjectKey]int{}}}
+	where := map[observe.ObjectKey]string{}
 	for _, path := range paths {
 		data := p.snap.Files[path]
 		docs, err := values.ReadDocuments(data, values.Options{Readings: p.readings})
@@ -76,14 +76,14 @@ func (p *planner) readDocuments(paths []string) *unitValues {
 				// nothing.
 				continue
 			}
-			key := ObjectKey(m)
-			if key == "" {
+			key, ok := documentKey(m)
+			if !ok {
 				continue
 			}
 			at := fmt.Sprintf("%s document %d", path, i)
 			if prev, dup := where[key]; dup {
 				if uv.docs.twice == nil {
-					uv.docs.twice = map[string]string{}
+					uv.docs.twice = map[observe.ObjectKey]string{}
 				}
 				uv.docs.twice[key] = prev + " and " + at
 				continue
@@ -111,12 +111,22 @@ func (p *planner) manifestPaths() []string {
 // when it names no kind or name: the object it applies, as observations
 // name it.
 func ObjectKey(m map[string]any) string {
+	key, ok := documentKey(m)
+	if !ok {
+		return ""
+	}
+	return key.String()
+}
+
+// documentKey is the key of the object a manifest document applies; ok is
+// false when it names no kind or name.
+func documentKey(m map[string]any) (key observe.ObjectKey, ok bool) {
 	str := func(v any) string { s, _ := v.(string); return s }
 	md, _ := m["metadata"].(map[string]any)
 	kind, name := str(m["kind"]), str(md["name"])
 	if kind == "" || name == "" {
-		return ""
+		return observe.ObjectKey{}, false
 	}
-	key := observe.ObjectKey{APIVersion: str(m["apiVersion"]), Kind: kind, Namespace: str(md["namespace"]), Name: name}
-	return key.String()
+	key = observe.ObjectKey{APIVersion: str(m["apiVersion"]), Kind: kind, Namespace: str(md["namespace"]), Name: name}
+	return key, true
 }

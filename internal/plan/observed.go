@@ -13,8 +13,8 @@ import (
 // reads live state from here rather than mapping clusters again.
 type Observed struct {
 	Environment string
-	// Object is the object key apiVersion|Kind|namespace|name.
-	Object string
+	// Object is the observed object's key.
+	Object observe.ObjectKey
 	// Observations are the object's observations in the environment.
 	Observations []observe.Observation
 	// Newest is the latest observed of Observations (the first of those
@@ -37,7 +37,7 @@ type Desired struct {
 }
 
 // ObservedOf is what the plan knew of object in env, or nil.
-func (r *Result) ObservedOf(env, object string) *Observed {
+func (r *Result) ObservedOf(env string, object observe.ObjectKey) *Observed {
 	for i := range r.Observed {
 		if o := &r.Observed[i]; o.Environment == env && o.Object == object {
 			return o
@@ -59,10 +59,10 @@ func (r *Result) DesiredOf(env, unit, valuePath string) (any, bool) {
 
 // DesiredFieldOf is the desired value of field on object in a unit of
 // manifests or a kustomization, whose fields are written as themselves.
-func (r *Result) DesiredFieldOf(env, unit, object, field string) (any, bool) {
+func (r *Result) DesiredFieldOf(env, unit string, object observe.ObjectKey, field string) (any, bool) {
 	for _, d := range r.Desired {
 		if d.Environment == env && d.Unit == unit {
-			v, ok := repoconfig.Lookup(d.Objects[object], field)
+			v, ok := repoconfig.Lookup(d.Objects[object.String()], field)
 			return helmvalues.Plain(v), ok
 		}
 	}
@@ -78,7 +78,7 @@ func (p *planner) observed(groups []*group, observations []observe.Observation) 
 			continue
 		}
 		at[groupKey{env: g.env, object: g.newest.Object}] = len(p.res.Observed)
-		p.res.Observed = append(p.res.Observed, Observed{Environment: g.env, Object: g.object})
+		p.res.Observed = append(p.res.Observed, Observed{Environment: g.env, Object: g.key})
 	}
 	for i := range observations {
 		o := &observations[i]
@@ -134,7 +134,7 @@ func (uv *unitValues) objects() map[string]map[string]any {
 	case uv.docs != nil:
 		out := make(map[string]map[string]any, len(uv.docs.index))
 		for key, i := range uv.docs.index {
-			out[key] = uv.files[i].tree
+			out[key.String()] = uv.files[i].tree
 		}
 		return out
 	}

@@ -81,8 +81,8 @@ type Decision struct {
 	// Environment is the object's environment; empty when the cluster is
 	// in no environment.
 	Environment string
-	// Object is the object key apiVersion|Kind|namespace|name.
-	Object  string
+	// Object is the observed object's key.
+	Object  observe.ObjectKey
 	Outcome Outcome
 	// AutoMerge says an allowed write-back qualifies for merging without
 	// review: every accepted field's policy entry has autoMerge: true and
@@ -118,7 +118,8 @@ type Decision struct {
 
 // Change is one changed field of an observed object.
 type Change struct {
-	Object string
+	// Object is the changed object's key.
+	Object observe.ObjectKey
 	// Field is the Kubernetes field path.
 	Field string
 	// ValuePath is the values path the field maps to; empty when no policy
@@ -147,7 +148,7 @@ type WriteBack struct {
 	// AutoMerge is true when every decision of the write-back qualifies.
 	AutoMerge bool
 	// Objects are the allowed objects, sorted.
-	Objects []string
+	Objects []observe.ObjectKey
 	// Files are the edited values files with their new bytes, sorted by path.
 	Files []File
 	// Receipts are the receipt files with their YAML bytes, sorted by path.
@@ -264,12 +265,12 @@ func PlanWith(
 	p.expiries()
 	p.desired()
 	slices.SortStableFunc(p.res.Decisions, func(a, b Decision) int {
-		return cmp.Or(cmp.Compare(a.Unit, b.Unit), cmp.Compare(a.Object, b.Object), cmp.Compare(a.Environment, b.Environment))
+		return cmp.Or(cmp.Compare(a.Unit, b.Unit), a.Object.Compare(b.Object), cmp.Compare(a.Environment, b.Environment))
 	})
 	p.res.Triggers = slices.Clone(triggers)
 	slices.SortStableFunc(p.res.Triggers, func(a, b observe.Trigger) int {
 		return cmp.Or(
-			cmp.Compare(a.Object.String(), b.Object.String()),
+			a.Object.Compare(b.Object),
 			cmp.Compare(a.Cluster, b.Cluster),
 			a.At.Compare(b.At),
 		)

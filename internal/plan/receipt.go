@@ -60,7 +60,7 @@ func (p *planner) attachReceipt(
 	)
 	for _, fs := range pd.fields {
 		cf := receipt.ChangedField{
-			Object: d.Object, Field: fs.f.Path, ValuePath: fs.valuePath,
+			Object: pd.object, Field: fs.f.Path, ValuePath: fs.valuePath,
 			From: receipt.ValueOf(fs.from()), To: receipt.ValueOf(fs.live), DesiredValueAfter: receipt.ValueOf(fs.live),
 			ValuesFile: uv.files[fs.file].path,
 		}
@@ -132,7 +132,7 @@ func (p *planner) attachReceipt(
 				Source:     sourceName(o),
 				Predicate:  Predicate,
 				ReceiptRef: observationRef(o),
-				Object:     d.Object, Field: first.f.Path, ValuePath: first.policyPath(),
+				Object:     pd.object, Field: first.f.Path, ValuePath: first.policyPath(),
 				LiveValue: receipt.ValueOf(first.live), DesiredValueBefore: receipt.ValueOf(first.from()),
 				UID: o.UID, Evidence: observerEvidence(o, pd.fields),
 			},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/helmvalues"
+	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/values"
 	yaml "go.yaml.in/yaml/v3"
@@ -28,36 +29,36 @@ type (
 		Errors    []string       `json:"errors"`
 	}
 	jsonNotice struct {
-		Object  string `json:"object"`
-		Cluster string `json:"cluster"`
-		At      string `json:"at"`
-		Message string `json:"message"`
+		Object  observe.ObjectKey `json:"object"`
+		Cluster string            `json:"cluster"`
+		At      string            `json:"at"`
+		Message string            `json:"message"`
 	}
 	jsonDecision struct {
-		Unit        *string         `json:"unit"`
-		Environment *string         `json:"environment"`
-		Object      string          `json:"object"`
-		Outcome     Outcome         `json:"outcome"`
-		AutoMerge   bool            `json:"autoMerge"`
-		WriteBack   *string         `json:"writeBack"`
-		Reasons     []string        `json:"reasons"`
-		Changes     []jsonChange    `json:"changes"`
-		Receipt     json.RawMessage `json:"receipt,omitempty"`
+		Unit        *string           `json:"unit"`
+		Environment *string           `json:"environment"`
+		Object      observe.ObjectKey `json:"object"`
+		Outcome     Outcome           `json:"outcome"`
+		AutoMerge   bool              `json:"autoMerge"`
+		WriteBack   *string           `json:"writeBack"`
+		Reasons     []string          `json:"reasons"`
+		Changes     []jsonChange      `json:"changes"`
+		Receipt     json.RawMessage   `json:"receipt,omitempty"`
 	}
 	jsonChange struct {
-		Object     string  `json:"object"`
-		Field      string  `json:"field"`
-		ValuePath  *string `json:"valuePath"`
-		ValuesFile *string `json:"valuesFile"`
-		From       any     `json:"from"`
-		To         any     `json:"to"`
-		Authorized bool    `json:"authorized"`
+		Object     observe.ObjectKey `json:"object"`
+		Field      string            `json:"field"`
+		ValuePath  *string           `json:"valuePath"`
+		ValuesFile *string           `json:"valuesFile"`
+		From       any               `json:"from"`
+		To         any               `json:"to"`
+		Authorized bool              `json:"authorized"`
 	}
 	jsonTrigger struct {
-		Object  string `json:"object"`
-		Cluster string `json:"cluster"`
-		At      string `json:"at"`
-		Owner   string `json:"owner,omitempty"`
+		Object  observe.ObjectKey `json:"object"`
+		Cluster string            `json:"cluster"`
+		At      string            `json:"at"`
+		Owner   string            `json:"owner,omitempty"`
 	}
 )
 
@@ -99,7 +100,7 @@ func (r Result) JSON() ([]byte, error) {
 		out.Decisions = append(out.Decisions, jd)
 	}
 	for _, t := range r.Triggers {
-		jt := jsonTrigger{Object: t.Object.String(), Cluster: t.Cluster, Owner: t.Owner}
+		jt := jsonTrigger{Object: t.Object, Cluster: t.Cluster, Owner: t.Owner}
 		if !t.At.IsZero() {
 			jt.At = t.At.UTC().Format(time.RFC3339)
 		}
@@ -108,7 +109,7 @@ func (r Result) JSON() ([]byte, error) {
 	for _, n := range r.Notices {
 		out.Notices = append(
 			out.Notices,
-			jsonNotice{Object: n.Object.String(), Cluster: n.Cluster, At: n.At.UTC().Format(time.RFC3339), Message: n.Message},
+			jsonNotice{Object: n.Object, Cluster: n.Cluster, At: n.At.UTC().Format(time.RFC3339), Message: n.Message},
 		)
 	}
 	out.Expiries = jsonExpiries(r.Expiries)
@@ -217,11 +218,11 @@ func (r Result) Markdown() ([]byte, error) {
 			"| --- | --- | --- | --- | --- | --- |\n")
 		for _, d := range r.Decisions {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", cell(orDash(d.Unit)), cell(orDash(d.Environment)),
-				code(d.Object), outcomeWord(d), yesNo(d.AutoMerge), codeOrDash(d.WriteBack))
+				code(d.Object.String()), outcomeWord(d), yesNo(d.AutoMerge), codeOrDash(d.WriteBack))
 		}
 	}
 	for _, d := range r.Decisions {
-		fmt.Fprintf(&b, "\n### %s: %s", outcomeWord(d), codeSpan(d.Object))
+		fmt.Fprintf(&b, "\n### %s: %s", outcomeWord(d), codeSpan(d.Object.String()))
 		if d.Unit != "" || d.Environment != "" {
 			fmt.Fprintf(&b, " (%s)", strings.Join(nonEmpty(d.Unit, d.Environment), ", "))
 		}

@@ -73,7 +73,7 @@ func (p *planner) witness(
 			ObjectsCompared: compared,
 		}
 		for _, c := range changes {
-			if c.Object != pd.obs.Object.String() ||
+			if c.Object != pd.object ||
 				!slices.ContainsFunc(pd.fields, func(fs *fieldState) bool { return fs.f.Path == c.Field }) {
 				continue
 			}
@@ -141,7 +141,7 @@ func check(changes []witness.Change, pend []*pending) []witness.Mismatch {
 	var accepted []witness.Accepted
 	for _, pd := range pend {
 		for _, fs := range pd.fields {
-			accepted = append(accepted, witness.Accepted{Object: pd.obs.Object.String(), Field: fs.f.Path, Live: fs.live})
+			accepted = append(accepted, witness.Accepted{Object: pd.object, Field: fs.f.Path, Live: fs.live})
 		}
 	}
 	return witness.Check(changes, accepted, isSecret)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/receipt"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 	"github.com/backflow-dev/backflow/internal/values"
@@ -173,7 +174,7 @@ func (p *planner) finish(w *unitWork, pend []*pending) *WriteBack {
 		}
 		wb.Receipts = append(wb.Receipts, File{Path: d.ReceiptPath, Data: data})
 	}
-	slices.Sort(wb.Objects)
+	slices.SortFunc(wb.Objects, observe.ObjectKey.Compare)
 	slices.SortFunc(wb.Receipts, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
 	w.wb = &wb
 	return w.wb

@@ -89,7 +89,9 @@ func (b *Builder) Write(
 		return nil, nil, err
 	}
 	for i, f := range fields {
-		src, err := kustomize.Locate(files, built, f.Object, f.Field)
+		// The build's objects are keyed by their text.
+		object := f.Object.String()
+		src, err := kustomize.Locate(files, built, object, f.Field)
 		if errors.Is(err, kustomize.ErrRefused) {
 			out[i].Refused = err.Error()
 			continue
@@ -107,11 +109,11 @@ func (b *Builder) Write(
 			// The name in the resource file: the overlay's patches run
 			// before its namePrefix and nameSuffix, and kustomize matches
 			// a replicas: entry or a patch target by the original name too.
-			kind, _ := kustomize.KindName(built, f.Object)
+			kind, _ := kustomize.KindName(built, object)
 			name := src.Name
 			why := fmt.Sprintf("Not claimed: %s sets this field, but other environments' overlays build it too; "+
 				"the value is written as an override into %s, and the shared file is left as it is.", src.Why, overlay)
-			if kustomize.SharedImage(built, f.Object, f.Field) {
+			if kustomize.SharedImage(built, object, f.Field) {
 				// An images: entry would change the other containers of
 				// that image too.
 				w, err = kustomize.OverridePatch(cur[overlay], overlay, kind, name, f.Field, f.Live, why)

@@ -136,9 +136,15 @@ func TestOverrideOfASharedImageIsAPatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ why, object, old, live, path string }{
-		{"busybox is also the worker's", "apps/v1|Deployment||web", "busybox:1.38", "busybox:1.39", "patches[0]"},
-		{"postgres is the db's alone", "apps/v1|Deployment||db", "postgres:16", "postgres:17", "images[0]"},
+	for _, tc := range []struct {
+		why             string
+		object          observe.ObjectKey
+		old, live, path string
+	}{
+		{"busybox is also the worker's", observe.ObjectKey{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			"busybox:1.38", "busybox:1.39", "patches[0]"},
+		{"postgres is the db's alone", observe.ObjectKey{APIVersion: "apps/v1", Kind: "Deployment", Name: "db"},
+			"postgres:16", "postgres:17", "images[0]"},
 	} {
 		out, edited, err := b.Write(files, "o", func(string, plan.KustomizeField) bool { return false },
 			[]plan.KustomizeField{{Object: tc.object, Field: field, Old: tc.old, Live: tc.live}})
@@ -154,7 +160,7 @@ func TestOverrideOfASharedImageIsAPatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m := kustomize.Witness(before, rebuilt, []witness.Accepted{{Object: tc.object, Field: field, Live: tc.live}}); len(m) > 0 {
+		if m := kustomize.Witness(before, rebuilt, []witness.Accepted{{Object: tc.object.String(), Field: field, Live: tc.live}}); len(m) > 0 {
 			t.Errorf("%s: the witness denies: %v", tc.why, m)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/backflow-dev/backflow/internal/kustomize"
+	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/values"
 	"github.com/backflow-dev/backflow/internal/witness"
@@ -282,7 +283,12 @@ func corpusField(st *corpusStats, b *Builder, files map[string][]byte, dir strin
 		st.failures = append(st.failures, what+": a scalar of unexpected type "+fmt.Sprintf("%T", l.old))
 		return
 	}
-	f := plan.KustomizeField{Object: l.object, Field: l.field, Old: l.old, Live: live}
+	object, err := observe.ParseObjectKey(l.object)
+	if err != nil {
+		st.failures = append(st.failures, what+": "+err.Error())
+		return
+	}
+	f := plan.KustomizeField{Object: object, Field: l.field, Old: l.old, Live: live}
 	inPlace, err := corpusWrite(b, files, dir, before, f, func(string, plan.KustomizeField) bool { return true })
 	switch {
 	case err != nil:
@@ -365,7 +371,7 @@ func corpusWrite(b *Builder, files map[string][]byte, dir string, before *kustom
 	if err != nil {
 		return w, fmt.Errorf("wrote %s %s, and the overlay no longer builds: %w", w.File, w.Path, err)
 	}
-	if m := kustomize.Witness(before, rebuilt, []witness.Accepted{{Object: f.Object, Field: f.Field, Live: f.Live}}); len(m) > 0 {
+	if m := kustomize.Witness(before, rebuilt, []witness.Accepted{{Object: f.Object.String(), Field: f.Field, Live: f.Live}}); len(m) > 0 {
 		return w, fmt.Errorf("wrote %s %s, and the witness denies it: %v", w.File, w.Path, m)
 	}
 	return w, nil
