@@ -76,6 +76,8 @@ func TestExitCodeContract(t *testing.T) {
 		{[]string{"values", "get", "x"}, 2, []string{"values get: accepts 0 arg(s)", "Usage: backflow values get"}},
 		{[]string{"map", "--chart", missing, "--object", "v1|ConfigMap|ns|n", "--field", "data.x"}, 2, []string{missing}},
 		{[]string{"localhub", "--listen", "127.0.0.1:0", "--dir", dir, "--repo", "o/r=" + missing}, 2, []string{missing}},
+		{[]string{"localhub", "--listen", "127.0.0.1:0", "--dir", dir, "--confighub-unit", "s/u=" + missing}, 2, []string{missing}},
+		{[]string{"localhub", "--listen", "127.0.0.1:0", "--dir", dir, "--confighub-unit", "s/u=" + bad}, 2, []string{bad}},
 		{[]string{"demo", "extra"}, 2, []string{"demo: accepts 0 arg(s)"}},
 		{[]string{"version"}, 0, nil},
 		{[]string{"--version"}, 0, nil},

@@ -58,6 +58,11 @@ type Options struct {
 	// is limited to (a call outside them gets GitHub's 403); nil means
 	// DefaultPermissions, the App manifest's.
 	Permissions map[string]string
+	// Mounts serve other services beside the hub on its listener (a
+	// stand-in of another API a test needs): a request whose path is a
+	// key, or is under a key ending in "/", goes to that handler (the
+	// longest key wins) before any of the hub's routes, unchanged.
+	Mounts map[string]http.Handler
 }
 
 // Hub is a GitHub-compatible server. It is an http.Handler; all methods are
@@ -270,8 +275,26 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
+// mounted is the handler Options.Mounts gives path, or nil.
+func (h *Hub) mounted(path string) http.Handler {
+	best := ""
+	for k := range h.opts.Mounts {
+		if (path == k || strings.HasSuffix(k, "/") && strings.HasPrefix(path, k)) && len(k) > len(best) {
+			best = k
+		}
+	}
+	if best == "" {
+		return nil
+	}
+	return h.opts.Mounts[best]
+}
+
 // ServeHTTP serves the REST API, GraphQL and git smart HTTP.
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if m := h.mounted(r.URL.Path); m != nil {
+		m.ServeHTTP(w, r)
+		return
+	}
 	reqID := strings.ToUpper(randomHex(4)) + ":" + strings.ToUpper(randomHex(6))
 	w.Header().Set("X-GitHub-Request-Id", reqID)
 	// The Date header is the hub's own time, as GitHub's is GitHub's: a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -22,6 +23,8 @@ type ServeConfig struct {
 	Repos      []RepoImport
 	WebhookURL string
 	Logger     *slog.Logger // failures the hub cannot answer to a client; nil discards
+	// Mounts are served beside the hub (Options.Mounts).
+	Mounts map[string]http.Handler
 }
 
 // Endpoints tells clients where the hub is and how to authenticate.
@@ -40,7 +43,7 @@ type Endpoints struct {
 // the webhook secret into the state folder, calls ready once the listener is
 // up, and serves until ctx ends.
 func Run(ctx context.Context, cfg ServeConfig, ready func(Endpoints)) error {
-	s, err := Listen(cfg.Listen, Options{Dir: cfg.Dir, WebhookURL: cfg.WebhookURL, Logger: cfg.Logger})
+	s, err := Listen(cfg.Listen, Options{Dir: cfg.Dir, WebhookURL: cfg.WebhookURL, Logger: cfg.Logger, Mounts: cfg.Mounts})
 	if err != nil {
 		return err
 	}

@@ -94,3 +94,41 @@ func TestListenAndPeople(t *testing.T) {
 		t.Fatalf("head %s, want ann's %s", got.GetHead().GetSHA(), sha)
 	}
 }
+
+// Mounts serve other services on the hub's listener: a request for a
+// mounted path reaches its handler unchanged, the longest key winning,
+// and every other path is still the hub's.
+func TestMounts(t *testing.T) {
+	tag := func(name string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-Mount", name+" "+r.URL.Path)
+		})
+	}
+	s, err := Listen("127.0.0.1:0", Options{AppKey: appKey(t), Mounts: map[string]http.Handler{
+		"/_other/": tag("tree"), "/_other/api/": tag("api"), "/_exact": tag("exact")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	for _, tc := range []struct {
+		path, want string
+	}{
+		{"/_other/apply", "tree /_other/apply"},        // why: a key ending in "/" serves its subtree
+		{"/_other/api/space", "api /_other/api/space"}, // why: the longest key wins
+		{"/_exact", "exact /_exact"},                   // why: a key without "/" serves that path
+		{"/_exact/more", ""},                           // why: but nothing under it
+		{"/rate_limit", ""},                            // why: every other path is still the hub's
+	} {
+		resp, err := http.Get(s.URL + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("X-Mount"); got != tc.want {
+			t.Errorf("%s: served by %q, want %q", tc.path, got, tc.want)
+		}
+		if hub := resp.Header.Get("X-GitHub-Request-Id") != ""; hub != (tc.want == "") {
+			t.Errorf("%s: answered by the hub %v, want %v", tc.path, hub, tc.want == "")
+		}
+	}
+}

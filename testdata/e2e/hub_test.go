@@ -41,6 +41,11 @@ type endpoints struct {
 	InstallationID    int64  `json:"installationID"`
 	PrivateKeyPath    string `json:"privateKeyPath"`
 	WebhookSecretPath string `json:"webhookSecretPath"`
+	// With --confighub-unit: the ConfigHub stand-in's API, its worker
+	// route and the file holding its bearer token.
+	ConfigHubURL       string `json:"confighubURL"`
+	ConfigHubApplyURL  string `json:"confighubApplyURL"`
+	ConfigHubTokenPath string `json:"confighubTokenPath"`
 }
 
 // startHub runs backflow localhub with the test's repository, delivering
@@ -50,8 +55,9 @@ func startHub(t *testing.T, bin, webhookURL string) endpoints {
 	return startHubWith(t, bin, webhookURL, "repo")
 }
 
-// startHubWith is startHub serving the folder repoDir as the repository.
-func startHubWith(t *testing.T, bin, webhookURL, repoDir string) endpoints {
+// startHubWith is startHub serving the folder repoDir as the repository,
+// with the extra arguments given.
+func startHubWith(t *testing.T, bin, webhookURL, repoDir string, extra ...string) endpoints {
 	t.Helper()
 	dir := t.TempDir()
 	repo, err := filepath.Abs(repoDir)
@@ -64,8 +70,9 @@ func startHubWith(t *testing.T, bin, webhookURL, repoDir string) endpoints {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	cmd := exec.Command(bin, "localhub", "--listen", "127.0.0.1:0", "--dir", filepath.Join(dir, "state"),
-		"--repo", repoName+"="+repo, "--webhook-url", webhookURL)
+	args := []string{"localhub", "--listen", "127.0.0.1:0", "--dir", filepath.Join(dir, "state"),
+		"--repo", repoName + "=" + repo, "--webhook-url", webhookURL}
+	cmd := exec.Command(bin, append(args, extra...)...)
 	cmd.Stdout = f
 	startProcess(t, dir, "localhub", cmd)
 	var ep endpoints

@@ -4,7 +4,9 @@
 // ETags, uploads conditional on If-Match (409 when the data changed), dry
 // runs that report their diff, lists paged with ConfigHub-Continue, bearer
 // tokens, and faults injected on demand (error statuses, requests that hang
-// until the client gives up).
+// until the client gives up). What ConfigHub's worker does (applying a
+// Unit's head revision) is Apply from Go, or ApplyHandler over HTTP: the
+// stand-in's own route, served outside the API.
 //
 // It conforms to the operations backflow uses of ConfigHub's published
 // description (confighub/sdk core/openapi/openapi.yaml at commit
