@@ -135,7 +135,7 @@ func (p *planner) revisionChanges(pend []*pending) []Change {
 		}
 	}
 	slices.SortFunc(out, func(a, b Change) int {
-		return cmp.Or(cmp.Compare(a.Object, b.Object), cmp.Compare(a.Field, b.Field))
+		return cmp.Or(a.Object.Compare(b.Object), cmp.Compare(a.Field, b.Field))
 	})
 	return out
 }
