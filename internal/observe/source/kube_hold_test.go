@@ -136,6 +136,10 @@ func TestKubeSourceHelmAppliedRevision(t *testing.T) {
 			"observedGeneration": og, "conditions": []any{ready(status, condGen)}, "helmChart": "flux-system/flux-system-web",
 			"lastAttemptedRevision": version, "history": release(version, "deployed")})
 	}
+	noChart := func(u *unstructured.Unstructured) *unstructured.Unstructured {
+		unstructured.RemoveNestedField(u.Object, "status", "helmChart")
+		return u
+	}
 	kust := func(rev string) *unstructured.Unstructured {
 		return fluxObj("kustomize.toolkit.fluxcd.io/v1", "Kustomization", "apps", 1, nil,
 			map[string]any{"sourceRef": map[string]any{"kind": "GitRepository", "name": "gitops"}},
@@ -187,6 +191,8 @@ func TestKubeSourceHelmAppliedRevision(t *testing.T) {
 		{"the chart's build from the merge failed: its artifact is the previous one",
 			[]runtime.Object{hr(fromGit, 3, "True", 3, "1.0.0+b3f0re", labels), kust(merge), chart(merge, "1.0.0+b3f0re", "False")},
 			"", true, ""},
+		{"a chart from the Kustomization's GitRepository before helm-controller created its HelmChart",
+			[]runtime.Object{noChart(hr(fromGit, 3, "True", 3, "1.0.0", labels)), kust(merge)}, "", true, ""},
 		{"a chart from the Kustomization's GitRepository whose HelmChart is missing: named in the error",
 			[]runtime.Object{hr(fromGit, 3, "True", 3, "1.0.0", labels), kust(merge)}, "", false,
 			"reading the HelmChart flux-system/flux-system-web of HelmRelease flux-system/web"},
@@ -209,5 +215,19 @@ func TestKubeSourceHelmAppliedRevision(t *testing.T) {
 				t.Errorf("why: %s: got %q, %v; want %q", tc.why, got, err, tc.want)
 			}
 		})
+	}
+	// The release's reconcile request goes to the HelmRelease itself, not
+	// to the Kustomization its revision is read from.
+	client := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		hrGVR: "HelmReleaseList", kustGVR: "KustomizationList"}, hr(fromRepo, 3, "True", 3, "1.0.0", labels), kust(merge))
+	s := &KubeSource{Cluster: "prod-us-east-1", Client: client, Mapper: meta.NewDefaultRESTMapper(nil)}
+	ctx := context.Background()
+	if err := s.PatchApplier(ctx, "flux-helm", "flux-system/web", []byte(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"now"}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := client.Resource(hrGVR).Namespace("flux-system").Get(ctx, "web", metav1.GetOptions{})
+	k, _ := client.Resource(kustGVR).Namespace("flux-system").Get(ctx, "apps", metav1.GetOptions{})
+	if got.GetAnnotations()["reconcile.fluxcd.io/requestedAt"] != "now" || len(k.GetAnnotations()) != 0 {
+		t.Errorf("why: the HelmRelease is asked to reconcile; its annotations %v, the Kustomization's %v", got.GetAnnotations(), k.GetAnnotations())
 	}
 }
