@@ -71,7 +71,7 @@ render: ## Run the render witness's chart-mapping search over the real redis cha
 	$(GO) test -count=1 -run '^TestMap' ./internal/render/
 
 .PHONY: e2e
-e2e: ## Live round trip on a real kube-apiserver and etcd on loopback (installs etcd-server; caches kube-apiserver in ~/.cache/backflow)
+e2e: ## Live round trip on a real kube-apiserver and etcd on loopback (installs etcd-server; caches kube-apiserver and the Flux controllers in ~/.cache/backflow)
 	./testdata/e2e/run.sh
 
 .PHONY: corpus

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -21,8 +22,11 @@ type HoldPort interface {
 	// Annotated lists the watched objects carrying any of the hold's
 	// annotations (hold.Annotation, the controllers' marks).
 	Annotated(ctx context.Context) ([]AnnotatedObject, error)
-	// AppliedRevision is status.lastAppliedRevision of the applier
-	// (namespace/name) of controller on cluster.
+	// AppliedRevision is the revision applied around the objects of the
+	// applier (namespace/name) of controller on cluster: a Kustomization's
+	// status.lastAppliedRevision, or, for a HelmRelease, that of the
+	// Kustomization applying it once helm-controller has acted on it (an
+	// error wrapping hold.ErrNotApplied before).
 	AppliedRevision(ctx context.Context, cluster, controller, applier string) (string, error)
 	// PatchObject applies patch to the object on cluster.
 	PatchObject(ctx context.Context, cluster string, object observe.ObjectKey, patch []byte) error
@@ -53,7 +57,12 @@ func (b *Bot) liveHolds(ctx context.Context) ([]lifecycle.LiveHold, error) {
 		h := lifecycle.LiveHold{Cluster: o.Cluster, Object: o.Object, UID: o.UID, Record: rec, State: st}
 		if st == hold.Sealed {
 			rev, err := b.opts.Holds.AppliedRevision(ctx, o.Cluster, rec.Controller, rec.Applier)
-			if err != nil {
+			switch {
+			case errors.Is(err, hold.ErrNotApplied):
+				// Applied to the applier, not yet acted on by its
+				// controller: the hold stays, and the next cycle reads again.
+				b.log.Info("applied revision not yet acted on", "cluster", o.Cluster, "applier", rec.Applier, "reason", err)
+			case err != nil:
 				// Without the applier's revision the merge is not known to
 				// be applied: the hold stays (until its maximum).
 				b.log.Warn("applier not read", "cluster", o.Cluster, "applier", rec.Applier, "error", err)

@@ -261,6 +261,12 @@ type PullState struct {
 	Unheld, Unserved string
 }
 
+// ErrNotApplied says the applier has applied a revision to the objects it
+// reconciles, but its controller has not yet acted on it: a HelmRelease
+// whose Kustomization applied the commit, before helm-controller upgraded
+// the release. The hold is kept; the next cycle reads again.
+var ErrNotApplied = errors.New("not yet applied")
+
 // AppliedRevision is the SHA a Flux lastAppliedRevision names.
 func AppliedRevision(rev string) string {
 	if _, sha, ok := strings.Cut(rev, "@sha1:"); ok {

@@ -42,14 +42,18 @@ var (
 	deploymentGVR    = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 )
 
-// fluxBinaries finds kustomize-controller and source-controller
-// (KUSTOMIZE_CONTROLLER and SOURCE_CONTROLLER, else built once per version
-// into the user's cache by build-flux.sh).
-func fluxBinaries(t *testing.T) (kustomizeController, sourceController string) {
+// fluxControllers are the paths of the Flux controllers' binaries.
+type fluxControllers struct{ kustomize, source, helm string }
+
+// fluxBinaries finds kustomize-controller, source-controller and
+// helm-controller (KUSTOMIZE_CONTROLLER, SOURCE_CONTROLLER and
+// HELM_CONTROLLER, else built once per version into the user's cache by
+// build-flux.sh).
+func fluxBinaries(t *testing.T) fluxControllers {
 	t.Helper()
-	kustomizeController, sourceController = os.Getenv("KUSTOMIZE_CONTROLLER"), os.Getenv("SOURCE_CONTROLLER")
-	if kustomizeController != "" && sourceController != "" {
-		return kustomizeController, sourceController
+	fc := fluxControllers{os.Getenv("KUSTOMIZE_CONTROLLER"), os.Getenv("SOURCE_CONTROLLER"), os.Getenv("HELM_CONTROLLER")}
+	if fc.kustomize != "" && fc.source != "" && fc.helm != "" {
+		return fc
 	}
 	start := time.Now()
 	out, err := exec.Command("./build-flux.sh").Output()
@@ -57,11 +61,11 @@ func fluxBinaries(t *testing.T) (kustomizeController, sourceController string) {
 		t.Fatalf("building the Flux controllers (build-flux.sh): %v", err)
 	}
 	paths := strings.Fields(string(out))
-	if len(paths) != 2 {
-		t.Fatalf("build-flux.sh printed %q, want the paths of kustomize-controller and source-controller", out)
+	if len(paths) != 3 {
+		t.Fatalf("build-flux.sh printed %q, want the paths of kustomize-controller, source-controller and helm-controller", out)
 	}
 	t.Logf("timing: Flux controllers ready in %s (%s)", time.Since(start).Round(time.Millisecond), strings.Join(paths, ", "))
-	return paths[0], paths[1]
+	return fluxControllers{paths[0], paths[1], paths[2]}
 }
 
 // fluxCRDs reads the custom resource definitions that come with the
@@ -70,7 +74,7 @@ func fluxBinaries(t *testing.T) (kustomizeController, sourceController string) {
 func fluxCRDs(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
 	var crds []*unstructured.Unstructured
-	for _, name := range []string{"source-controller", "kustomize-controller"} {
+	for _, name := range []string{"source-controller", "kustomize-controller", "helm-controller"} {
 		cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/fluxcd/"+name)
 		cmd.Dir = filepath.Join("flux", name)
 		out, err := cmd.Output()
@@ -153,9 +157,14 @@ func fluxObject(t *testing.T, c *cluster, gvr schema.GroupVersionResource, name 
 // startFlux installs the controllers' CRDs and runs source-controller and
 // kustomize-controller as the admin against the cluster, on loopback ports,
 // watching all namespaces, without leader election.
-func startFlux(t *testing.T, c *cluster) {
+func startFlux(t *testing.T, c *cluster) { startFluxWith(t, c, false) }
+
+// startFluxWith is startFlux, with helm-controller run the same way when
+// helm says so (a Helm install and upgrade only write to the API server,
+// so no kubelet is needed).
+func startFluxWith(t *testing.T, c *cluster, helm bool) {
 	t.Helper()
-	kustomizeController, sourceController := fluxBinaries(t)
+	fc := fluxBinaries(t)
 	for _, crd := range fluxCRDs(t) {
 		applyAs(t, c, userAdmin, crdGVR, crd)
 	}
@@ -195,15 +204,22 @@ func startFlux(t *testing.T, c *cluster) {
 	if err := os.Mkdir(filepath.Join(dir, "storage"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	src := exec.Command(sourceController, append(common(), "--storage-path", filepath.Join(dir, "storage"),
+	src := exec.Command(fc.source, append(common(), "--storage-path", filepath.Join(dir, "storage"),
 		"--storage-addr", storage, "--storage-adv-addr", storage)...)
 	src.Env = env
 	startProcess(t, dir, "source-controller", src)
 	// A Kustomization whose source has no artifact yet retries after
 	// --requeue-dependency (30s by default): one interval here.
-	kc := exec.Command(kustomizeController, append(common(), "--requeue-dependency", fluxInterval.String())...)
+	kc := exec.Command(fc.kustomize, append(common(), "--requeue-dependency", fluxInterval.String())...)
 	kc.Env = env
 	startProcess(t, dir, "kustomize-controller", kc)
+	if helm {
+		// A HelmRelease whose chart is not built yet retries after
+		// --requeue-dependency too.
+		hc := exec.Command(fc.helm, append(common(), "--requeue-dependency", fluxInterval.String())...)
+		hc.Env = env
+		startProcess(t, dir, "helm-controller", hc)
+	}
 }
 
 // fluxSync points a GitRepository at the local hub's repository (smart HTTP

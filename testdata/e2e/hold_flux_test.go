@@ -33,10 +33,20 @@ type stsWatch struct {
 
 func watchSTS(t *testing.T, c *cluster, name string) *stsWatch {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	ri := c.dynamic(t, userAdmin).Resource(stsGVR).Namespace(namespace)
 	sw := &stsWatch{}
-	done := make(chan struct{})
+	watchObject(t, c, stsGVR, namespace, name, sw.add)
+	return sw
+}
+
+// watchObject calls add with every version of one object the API server's
+// watch delivers, from the version a list returns, listing again after an
+// error event, until the test ends. It returns once the first list is
+// recorded, so a change the test makes next is never dated before it.
+func watchObject(t *testing.T, c *cluster, gvr schema.GroupVersionResource, ns, name string, add func(*unstructured.Unstructured)) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ri := c.dynamic(t, userAdmin).Resource(gvr).Namespace(ns)
+	done, listed := make(chan struct{}), make(chan struct{})
 	sel := metav1.ListOptions{FieldSelector: "metadata.name=" + name}
 	go func() {
 		defer close(done)
@@ -49,9 +59,13 @@ func watchSTS(t *testing.T, c *cluster, name string) *stsWatch {
 					continue
 				}
 				for i := range list.Items {
-					sw.add(&list.Items[i])
+					add(&list.Items[i])
 				}
 				rv = list.GetResourceVersion()
+				if listed != nil {
+					close(listed)
+					listed = nil
+				}
 			}
 			opts := sel
 			opts.ResourceVersion = rv
@@ -67,7 +81,7 @@ func watchSTS(t *testing.T, c *cluster, name string) *stsWatch {
 					break
 				}
 				if ev.Type == watch.Added || ev.Type == watch.Modified {
-					sw.add(u)
+					add(u)
 					rv = u.GetResourceVersion()
 				}
 			}
@@ -75,7 +89,10 @@ func watchSTS(t *testing.T, c *cluster, name string) *stsWatch {
 		}
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	return sw
+	select {
+	case <-listed:
+	case <-done:
+	}
 }
 
 func (sw *stsWatch) add(u *unstructured.Unstructured) {
@@ -119,13 +136,20 @@ const (
 	// kustomize-controller's own hands-off mark beside it.
 	holdAnnotation = "backflow.dev/hold"
 	fluxMark       = "kustomize.toolkit.fluxcd.io/reconcile"
+	// helmMark is helm-controller's: drift detection skips the object.
+	helmMark = "helm.toolkit.fluxcd.io/driftDetection"
 )
 
 // holdHarness is what the hold tests share: the loopback API server, the
 // hub serving a hold repository, Flux's controllers having applied its
 // main (revision first), backflow serve watching web-cache with the hold
 // enabled (serve, started again from config), and a watch of web-cache.
+// With helm, helm-controller releases web-cache from the HelmRelease
+// flux-system/web that the Kustomization applies, and the hold's mark is
+// helm-controller's.
 type holdHarness struct {
+	helm   bool
+	mark   string
 	c      *cluster
 	h      *hubClient
 	bin    string
@@ -141,21 +165,44 @@ type holdHarness struct {
 // repoDir, up to Flux having applied web-cache at 3 and backflow ready.
 func startHoldHarness(t *testing.T, repoDir string) *holdHarness {
 	t.Helper()
+	return startHoldHarnessWith(t, repoDir, false)
+}
+
+// startHoldHarnessWith is startHoldHarness, with helm-controller releasing
+// web-cache when helm says so.
+func startHoldHarnessWith(t *testing.T, repoDir string, helm bool) *holdHarness {
+	t.Helper()
 	apiserver, bin := binaries(t)
-	hh := &holdHarness{bin: bin, start: time.Now()}
+	hh := &holdHarness{helm: helm, mark: fluxMark, bin: bin, start: time.Now()}
+	if helm {
+		hh.mark = helmMark
+	}
 	hh.c = startCluster(t, apiserver, "", "")
 	hh.listen = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	ep := startHubWith(t, bin, "http://"+hh.listen+"/webhook", repoDir)
 	hh.h = newHubClient(t, ep)
-	startFlux(t, hh.c)
+	startFluxWith(t, hh.c, helm)
 	fluxSync(t, hh.c, hh.h)
 	hh.first = awaitApplied(t, hh.c, 3*time.Minute)
+	if helm {
+		awaitHelmReleased(t, hh.c, 3*time.Minute)
+	}
 	if n := replicas(t, hh.c, fluxSTS); n != 3 {
 		t.Fatalf("Flux applied %d replicas of %s, want 3", n, fluxSTS)
 	}
 	// backflow's identity may patch the StatefulSets (the hold) and get and
 	// patch the Kustomization (its revision, the reconcile request), as the
-	// chart's hold.* grants.
+	// chart's hold.* grants; with helm, get and patch the HelmRelease (the
+	// reconcile request) and get the Kustomization that applies it and the
+	// HelmChart built from the same GitRepository.
+	applier := `[{apiGroups: [kustomize.toolkit.fluxcd.io], resources: [kustomizations], resourceNames: [prod], verbs: [get, patch]}]`
+	manager := "kustomize-controller"
+	if helm {
+		applier = `[{apiGroups: [helm.toolkit.fluxcd.io], resources: [helmreleases], resourceNames: [web], verbs: [get, patch]},
+  {apiGroups: [kustomize.toolkit.fluxcd.io], resources: [kustomizations], resourceNames: [prod], verbs: [get]},
+  {apiGroups: [source.toolkit.fluxcd.io], resources: [helmcharts], resourceNames: [flux-system-web], verbs: [get]}]`
+		manager = "helm-controller"
+	}
 	rbac := decodeYAML(t, "the hold's RBAC", fmt.Appendf(nil, `apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata: {name: backflow-hold, namespace: %[1]s}
@@ -170,14 +217,14 @@ subjects: [{kind: User, name: %[2]s}]
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata: {name: backflow-applier, namespace: %[3]s}
-rules: [{apiGroups: [kustomize.toolkit.fluxcd.io], resources: [kustomizations], resourceNames: [prod], verbs: [get, patch]}]
+rules: %[4]s
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata: {name: backflow-applier, namespace: %[3]s}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: backflow-applier}
 subjects: [{kind: User, name: %[2]s}]
-`, namespace, userBackflow, fluxNamespace))
+`, namespace, userBackflow, fluxNamespace, applier))
 	for _, o := range rbac {
 		res := "roles"
 		if o.GetKind() == "RoleBinding" {
@@ -192,7 +239,7 @@ subjects: [{kind: User, name: %[2]s}]
 	cfg := fmt.Sprintf(`version: 1
 github: {appId: %d, privateKeyFile: %s, baseURL: %s, graphqlURL: %s, gitURL: %s, appSlug: backflow}
 repositories: [%s]
-gitopsManagers: [kustomize-controller]
+gitopsManagers: [%s]
 observations:
   prod-us-east-1:
     - kube:
@@ -208,7 +255,7 @@ server:
   jitter: 0s
   webhook:
     secretFile: %s
-`, ep.AppID, ep.PrivateKeyPath, base, ep.GraphQLURL, ep.GitURL, repoName, hh.c.kubeconfig, userBackflow, namespace, fluxSTS,
+`, ep.AppID, ep.PrivateKeyPath, base, ep.GraphQLURL, ep.GitURL, repoName, manager, hh.c.kubeconfig, userBackflow, namespace, fluxSTS,
 		hh.c.auditLog, hh.listen, ep.WebhookSecretPath)
 	hh.config = filepath.Join(t.TempDir(), "backflow.yaml")
 	if err := os.WriteFile(hh.config, []byte(cfg), 0o600); err != nil {
@@ -237,7 +284,7 @@ func (hh *holdHarness) awaitHeld(t *testing.T) time.Time {
 	var held time.Time
 	eventually(t, stepTimeout, "the hold placed on "+fluxSTS, func() error {
 		ann := liveStatefulSet(t, hh.c, fluxSTS).GetAnnotations()
-		if ann[fluxMark] != "disabled" || ann[holdAnnotation] == "" {
+		if ann[hh.mark] != "disabled" || ann[holdAnnotation] == "" {
 			return fmt.Errorf("annotations %v", ann)
 		}
 		held = time.Now()
@@ -254,7 +301,7 @@ func (hh *holdHarness) awaitReleased(t *testing.T, timeout time.Duration, what s
 	eventually(t, timeout, what, func() error {
 		ann := liveStatefulSet(t, hh.c, fluxSTS).GetAnnotations()
 		_, record := ann[holdAnnotation]
-		_, mark := ann[fluxMark]
+		_, mark := ann[hh.mark]
 		if record || mark {
 			return fmt.Errorf("still held: %v", ann)
 		}
@@ -265,7 +312,8 @@ func (hh *holdHarness) awaitReleased(t *testing.T, timeout time.Duration, what s
 }
 
 // applier is the Kustomization's lastAppliedRevision and the reconcile
-// request backflow last made of it.
+// request backflow last made of the applier (the Kustomization, or with
+// helm the HelmRelease).
 func (hh *holdHarness) applier(t *testing.T) (applied, requested string) {
 	t.Helper()
 	ks, err := fluxObject(t, hh.c, kustomizationGVR, "prod")
@@ -273,7 +321,14 @@ func (hh *holdHarness) applier(t *testing.T) (applied, requested string) {
 		t.Fatal(err)
 	}
 	applied, _, _ = unstructured.NestedString(ks.Object, "status", "lastAppliedRevision")
-	return applied, ks.GetAnnotations()["reconcile.fluxcd.io/requestedAt"]
+	if !hh.helm {
+		return applied, ks.GetAnnotations()["reconcile.fluxcd.io/requestedAt"]
+	}
+	hr, err := fluxObject(t, hh.c, helmReleaseGVR, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return applied, hr.GetAnnotations()["reconcile.fluxcd.io/requestedAt"]
 }
 
 // reverts counts the 3s among values.

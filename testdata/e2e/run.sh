@@ -2,9 +2,9 @@
 # The live end-to-end test (make e2e): installs Debian's etcd-server when
 # etcd is missing, builds kube-apiserver once per version into the user's
 # cache (about 15 minutes cold, seconds when cached), builds Flux's
-# kustomize-controller and source-controller the same way (build-flux.sh,
-# minutes cold), builds backflow and backflow-core from this checkout, then
-# runs the test module against them.
+# kustomize-controller, source-controller and helm-controller the same way
+# (build-flux.sh, minutes cold), builds backflow and backflow-core from this
+# checkout, then runs the test module against them.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,7 +26,8 @@ start=$(date +%s)
 flux=$("$here/build-flux.sh")
 KUSTOMIZE_CONTROLLER=$(echo "$flux" | sed -n 1p)
 SOURCE_CONTROLLER=$(echo "$flux" | sed -n 2p)
-echo "e2e: Flux controllers ready in $(( $(date +%s) - start ))s: $KUSTOMIZE_CONTROLLER $SOURCE_CONTROLLER" >&2
+HELM_CONTROLLER=$(echo "$flux" | sed -n 3p)
+echo "e2e: Flux controllers ready in $(( $(date +%s) - start ))s: $KUSTOMIZE_CONTROLLER $SOURCE_CONTROLLER $HELM_CONTROLLER" >&2
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -34,5 +35,5 @@ trap 'rm -rf "$work"' EXIT
 
 cd "$here"
 KUBE_APISERVER=$KUBE_APISERVER BACKFLOW_BIN=$work/backflow \
-	KUSTOMIZE_CONTROLLER=$KUSTOMIZE_CONTROLLER SOURCE_CONTROLLER=$SOURCE_CONTROLLER \
+	KUSTOMIZE_CONTROLLER=$KUSTOMIZE_CONTROLLER SOURCE_CONTROLLER=$SOURCE_CONTROLLER HELM_CONTROLLER=$HELM_CONTROLLER \
 	go test -count=1 -v -timeout 20m ./...
