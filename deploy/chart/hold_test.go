@@ -140,9 +140,68 @@ func TestChartHold(t *testing.T) {
 	for _, tc := range []struct{ name, values, want string }{
 		{"hold without objects", kubeObjects + "hold: {enabled: true}", "objects"},
 		{"an applier that is no Flux object", kubeObjects + "hold: {enabled: true, objects: [{apiVersion: v1, kind: ConfigMap, namespace: a, name: b}], appliers: [{apiVersion: argoproj.io/v1alpha1, kind: Application, namespace: argocd, name: x}]}", "appliers"},
+		{"a HelmRelease without the Kustomization applying it, whose hold could never be released as applied", kubeObjects + "hold: {enabled: true, objects: [{apiVersion: v1, kind: ConfigMap, namespace: a, name: b}], appliers: [{apiVersion: helm.toolkit.fluxcd.io/v2, kind: HelmRelease, namespace: a, name: web}]}", "appliedBy"},
+		{"a Kustomization names no Kustomization applying it", kubeObjects + "hold: {enabled: true, objects: [{apiVersion: v1, kind: ConfigMap, namespace: a, name: b}], appliers: [{apiVersion: kustomize.toolkit.fluxcd.io/v1, kind: Kustomization, namespace: a, name: apps, appliedBy: {namespace: a, name: root}}]}", "appliers"},
+		{"a reader without a name", kubeObjects + "hold: {enabled: true, objects: [{apiVersion: v1, kind: ConfigMap, namespace: a, name: b}], appliers: [{apiVersion: helm.toolkit.fluxcd.io/v2, kind: HelmRelease, namespace: a, name: web, appliedBy: {namespace: a}}]}", "name"},
 	} {
 		if _, err := render(ch, values(t, base, tc.values)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one naming %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestChartHoldHelmRelease: a HelmRelease applier is read and patched by
+// name, and the Kustomization applying it and its HelmChart are only
+// read, by name, where they live: what says a merge is applied, and no
+// more.
+func TestChartHoldHelmRelease(t *testing.T) {
+	ch := loadChart(t)
+	out, err := render(ch, values(t, base, kubeObjects+`
+hold:
+  enabled: true
+  objects:
+    - {apiVersion: apps/v1, kind: Deployment, namespace: shop, name: web}
+  appliers:
+    - apiVersion: helm.toolkit.fluxcd.io/v2
+      kind: HelmRelease
+      namespace: shop
+      name: web
+      appliedBy: {namespace: flux-system, name: apps}
+      chart: {namespace: flux-system, name: shop-web}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := decodeAll(t, out)
+	type grant struct{ ns, what, name, verbs string }
+	var got []grant
+	for _, role := range find[*rbacv1.Role](objs, "Role") {
+		for _, r := range role.Rules {
+			if strings.Contains(r.APIGroups[0], "fluxcd.io") {
+				got = append(got, grant{role.Namespace, r.APIGroups[0] + "/" + r.Resources[0], strings.Join(r.ResourceNames, ","),
+					strings.Join(r.Verbs, ",")})
+			}
+		}
+	}
+	slices.SortFunc(got, func(a, b grant) int { return strings.Compare(a.what, b.what) })
+	want := []grant{
+		{"shop", "helm.toolkit.fluxcd.io/helmreleases", "web", "get,patch"},          // read, asked to reconcile
+		{"flux-system", "kustomize.toolkit.fluxcd.io/kustomizations", "apps", "get"}, // which commit it applied
+		{"flux-system", "source.toolkit.fluxcd.io/helmcharts", "shop-web", "get"},    // the chart built from it
+	}
+	slices.SortFunc(want, func(a, b grant) int { return strings.Compare(a.what, b.what) })
+	if !slices.Equal(got, want) {
+		t.Errorf("why: the HelmRelease read and patched, what applied it only read, each by name;\ngot  %v\nwant %v", got, want)
+	}
+	for _, rb := range find[*rbacv1.RoleBinding](objs, "RoleBinding") {
+		if strings.Contains(rb.Name, "-applier-0-") && (rb.RoleRef.Name != rb.Name || rb.Subjects[0].Kind != "ServiceAccount") {
+			t.Errorf("binding %s: %+v %+v", rb.Name, rb.RoleRef, rb.Subjects)
+		}
+	}
+	vap := one[*admissionv1.ValidatingAdmissionPolicy](t, objs, "ValidatingAdmissionPolicy")
+	for _, r := range vap.Spec.MatchConstraints.ResourceRules {
+		if r.Resources[0] == "kustomizations" || r.Resources[0] == "helmcharts" {
+			t.Errorf("why: what is only read needs no admission policy; got %v", r.Resources)
 		}
 	}
 }
