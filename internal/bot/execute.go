@@ -633,8 +633,8 @@ func (x *executor) proven(e lifecycle.Effect) bool {
 		}
 		docs = append(docs, plan.File{Path: p, Data: data})
 	}
-	if m.Revision != nil {
-		return x.provenRevision(e, docs)
+	if e.Evidence.Store != nil {
+		return x.provenRevision(e, *e.Evidence.Store, docs)
 	}
 	run, comment, err := e.Evidence.Proven(st, docs)
 	if err != nil {

@@ -62,10 +62,9 @@ var lifecycleMethods = map[string]string{
 	"Proposal.ProposedElsewhere": "finds this proposal's own pull request in the forge's listing, by its branch and change",
 	"Proposal.Recover": "names which of an Open's recoveries the commits the forge found on the branch call for " +
 		"(whose commits they are), the recoveries fixed when the effect was decided",
-	"Marker.Written":     "the marker with the head and base the forge reports the write made",
-	"Marker.Sealed":      "the marker sealed with the commit key for this pull request",
-	"Marker.Into":        "the body with the marker put into it",
-	"MarkerRevision.Ref": "the document the marker's revision names, as its store reference",
+	"Marker.Written": "the marker with the head and base the forge reports the write made",
+	"Marker.Sealed":  "the marker sealed with the commit key for this pull request",
+	"Marker.Into":    "the body with the marker put into it",
 	"Effect.BaseMoved": "whether the head the forge reports is still the effect's base, the cycle's own merges " +
 		"aside",
 	"Effect.Bounded":        "the Bound check's run for the verdict on the diff the forge gave",

@@ -171,9 +171,8 @@ func (x *executor) replan(e lifecycle.Effect) bool {
 // (the revision written for each, applied, live holding the accepted
 // values) and publishes them as proven; until the store can, the
 // follow-up waits.
-func (x *executor) provenRevision(e lifecycle.Effect, docs []plan.File) bool {
+func (x *executor) provenRevision(e lifecycle.Effect, ref repoconfig.StoreRef, docs []plan.File) bool {
 	st := e.Pull
-	ref := st.Marker.Revision.Ref()
 	if x.revisions == nil {
 		return x.fail(e.Branch, fmt.Errorf("the receipt of a revision of %s cannot be proven: no revision store is "+
 			"configured", ref))

@@ -28,7 +28,10 @@
 // merged pull requests, so carrying them would read every waiting pull
 // request's receipts each time the default branch moves, where now they
 // are read once, by the one cycle that proves the fix; and what is
-// verified is the proven document, which no one verified before.
+// verified is the proven document, which no one verified before. Where
+// the receipts are proven is decided here too (Evidence.Store): a merged
+// revision of a revision store is proven through that store, which checks
+// the revision written for each receipt was applied (Evidence.Published).
 //
 // Temporary acceptances (break glass) need nothing of their own here but
 // what they say: the planner makes a due expiry's restoring write-back,

@@ -47,6 +47,10 @@ type Evidence struct {
 	Tag, Label string
 	// Text is the comment of a Reverted.
 	Text string
+	// Store, on a Proven, is the revision store the receipts are proven
+	// through (it checks the revision written for each was applied); nil
+	// when the default branch's receipts are proven as they are.
+	Store *repoconfig.StoreRef
 
 	// against is what the proven receipts are verified against.
 	against proofBasis
@@ -185,7 +189,7 @@ func (in *Input) followMerged(st *Pull) Effect {
 		Kind:     Proven,
 		Branch:   m.Branch,
 		Pull:     st,
-		Evidence: &Evidence{Verdicts: vs, Tag: TagProven, Label: LabelProven, against: basis},
+		Evidence: &Evidence{Verdicts: vs, Tag: TagProven, Label: LabelProven, Store: proveAt(m), against: basis},
 		Reason:   fmt.Sprintf("re-observed after the merge %s: %s", Short(pr.MergeCommitSHA), describeVerdicts(vs)),
 	}
 }

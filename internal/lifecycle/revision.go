@@ -83,6 +83,17 @@ func (r *MarkerRevision) Ref() repoconfig.StoreRef {
 	return repoconfig.StoreRef{Store: r.Store, Name: r.Name}
 }
 
+// proveAt is the revision store a merged write-back's receipts are
+// proven through: the store of the revision its marker names, nil for a
+// write-back into the repository, whose receipts the default branch holds.
+func proveAt(m *Marker) *repoconfig.StoreRef {
+	if m.Revision == nil {
+		return nil
+	}
+	ref := m.Revision.Ref()
+	return &ref
+}
+
 // markerRevision is the marker's record of wb's revision, nil for a
 // write-back into the repository.
 func markerRevision(wb *plan.WriteBack) *MarkerRevision {

@@ -504,6 +504,9 @@ func (s scenario) describe(t *testing.T, in *Input, e Effect) string {
 		data = append(data, "commits="+strings.Join(e.Commits, ","))
 	case Proven, Reverted, Replan:
 		data = append(data, "label="+e.Evidence.Label)
+		if e.Evidence.Store != nil {
+			data = append(data, "through="+e.Evidence.Store.String())
+		}
 	case Revise:
 		data = append(data, "revision="+e.Revision.Name(),
 			"if-match="+e.Revision.Head.Condition)
