@@ -130,14 +130,13 @@ const (
 	ActCheck     = string(lifecycle.Check)     // a failed receipt check posted on an open pull request
 	ActProven    = string(lifecycle.Proven)    // a merged write-back proven by re-observation
 	ActReverted  = string(lifecycle.Reverted)  // a merged write-back found reverted
-	ActRevise    = string(lifecycle.Revise)    // a merged write-back's revision written (or found written)
-	ActReplan    = string(lifecycle.Replan)    // a merged write-back proposed again: its revision not written
 )
 
 // Action is one thing the cycle did (or, in a dry run, would do) to a
 // write-back.
 type Action struct {
-	// Kind is one of the Act constants.
+	// Kind is its effect's lifecycle.Kind, as a string; the Act
+	// constants name the kinds callers match on.
 	Kind string `json:"kind"`
 	// Branch is the write-back branch, <branchPrefix><environment>/<unit>.
 	Branch string `json:"branch"`
