@@ -80,14 +80,7 @@ func planned(t testing.TB, config string, files map[string][]byte) Input {
 // cluster, under config and policy.
 func plannedOn(t testing.TB, config, policyText, cluster string, files map[string][]byte) Input {
 	t.Helper()
-	cfg, err := repoconfig.Parse(repoconfig.Path, []byte(config))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policy.Parse(".github/policy.yaml", []byte(policyText))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, pol := parsed(t, config, policyText)
 	snap := plan.Snapshot{Config: cfg, Policy: pol, PolicyPath: ".github/policy.yaml", Files: files}
 	at := time.Date(2026, 6, 18, 12, 0, 0, 0, time.UTC)
 	res := plan.Plan([]observe.Observation{scaledTo5(cluster, at)}, nil, snap, at.Add(time.Minute))
@@ -284,4 +277,19 @@ func TestCheckInline(t *testing.T) {
 			}
 		})
 	}
+}
+
+// parsed is the repository config and policy of the texts given, failing
+// the test when either does not parse.
+func parsed(t testing.TB, config, policyText string) (*repoconfig.Config, *policy.Policy) {
+	t.Helper()
+	cfg, err := repoconfig.Parse(repoconfig.Path, []byte(config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.Parse(".github/policy.yaml", []byte(policyText))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, pol
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
 	"github.com/backflow-dev/backflow/internal/policy"
-	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
 
 const kustomizeConfig = `version: 1
@@ -48,14 +47,7 @@ func kustomizeWriteBack(t *testing.T) Input {
 // from 2 to 3 in the repository of files.
 func kustomizeWriteBackOf(t *testing.T, files map[string][]byte) Input {
 	t.Helper()
-	cfg, err := repoconfig.Parse(repoconfig.Path, []byte(kustomizeConfig))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policy.Parse(".github/policy.yaml", []byte(strings.NewReplacer("apps/v1|StatefulSet|db|db", "apps/v1|Deployment|web|web", "[prod, staging]", "[prod]").Replace(manifestsPolicy)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, pol := parsed(t, kustomizeConfig, strings.NewReplacer("apps/v1|StatefulSet|db|db", "apps/v1|Deployment|web|web", "[prod, staging]", "[prod]").Replace(manifestsPolicy))
 	snap := plan.Snapshot{Config: cfg, Policy: pol, PolicyPath: ".github/policy.yaml", Files: files, Kustomizer: &builder.Builder{}}
 	at := time.Date(2026, 6, 18, 12, 0, 0, 0, time.UTC)
 	o := observe.Observation{
@@ -137,15 +129,8 @@ func TestCheckKustomizeSharedBase(t *testing.T) {
 	config := strings.Replace(kustomizeConfig, "units:\n", "  staging:\n    clusters: [staging-1]\nunits:\n", 1)
 	config = strings.Replace(config, "roles:\n", "  - name: web\n    environment: staging\n    kustomization: overlays/staging\n"+
 		"    objects: [\"apps/v1|Deployment|web|*\"]\nroles:\n", 1)
-	cfg, err := repoconfig.Parse(repoconfig.Path, []byte(config))
-	if err != nil {
-		t.Fatal(err)
-	}
 	policyText := strings.NewReplacer("apps/v1|StatefulSet|db|db", "apps/v1|Deployment|web|web").Replace(manifestsPolicy)
-	pol, err := policy.Parse(".github/policy.yaml", []byte(policyText))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, pol := parsed(t, config, policyText)
 	files := map[string][]byte{
 		overlay:                               []byte("resources: [../../base]\n"),
 		"overlays/staging/kustomization.yaml": []byte("resources: [../../base]\n"),

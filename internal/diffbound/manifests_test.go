@@ -7,8 +7,6 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
-	"github.com/backflow-dev/backflow/internal/policy"
-	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
 
 const manifestsConfig = `version: 1
@@ -71,14 +69,7 @@ spec:
 // prod database from 3 to 4, in the second document of its manifest.
 func manifestsWriteBack(t *testing.T) Input {
 	t.Helper()
-	cfg, err := repoconfig.Parse(repoconfig.Path, []byte(manifestsConfig))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policy.Parse(".github/policy.yaml", []byte(manifestsPolicy))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, pol := parsed(t, manifestsConfig, manifestsPolicy)
 	snap := plan.Snapshot{Config: cfg, Policy: pol, PolicyPath: ".github/policy.yaml",
 		Files: map[string][]byte{prodManifest: []byte(dbManifest), stagingManifest: []byte(dbManifest)}}
 	at := time.Date(2026, 6, 18, 12, 0, 0, 0, time.UTC)

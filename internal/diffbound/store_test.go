@@ -7,7 +7,6 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/hubstore"
 	"github.com/backflow-dev/backflow/internal/plan"
-	"github.com/backflow-dev/backflow/internal/policy"
 	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
 
@@ -50,14 +49,7 @@ spec:
 // unit whose desired state is a ConfigHub Unit: the receipt alone.
 func configHubWriteBack(t *testing.T) Input {
 	t.Helper()
-	cfg, err := repoconfig.Parse(repoconfig.Path, []byte(configHubConfig))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policy.Parse(".github/policy.yaml", []byte(configHubPolicy))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, pol := parsed(t, configHubConfig, configHubPolicy)
 	data := "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: redis-replicas\n  namespace: redis\nspec:\n  replicas: 3\n"
 	snap := plan.Snapshot{Config: cfg, Policy: pol, PolicyPath: ".github/policy.yaml",
 		Files: map[string][]byte{"confighub://prod/redis": []byte(data)},

@@ -7,8 +7,6 @@ import (
 
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/plan"
-	"github.com/backflow-dev/backflow/internal/policy"
-	"github.com/backflow-dev/backflow/internal/repoconfig"
 )
 
 // fleetConfig is redis in two environments: each unit reads the fleet's
@@ -160,14 +158,7 @@ func TestCheckReceiptAuthorizesOnlyItsUnit(t *testing.T) {
 // shared file allowed the same change, the planner edits the shared file in
 // each environment's write-back, and each passes the bound.
 func TestCheckPlannersSharedWriteBack(t *testing.T) {
-	cfg, err := repoconfig.Parse(repoconfig.Path, []byte(fleetConfig))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policy.Parse(".github/policy.yaml", []byte(fleetPolicy))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, pol := parsed(t, fleetConfig, fleetPolicy)
 	files := fleetFiles()
 	own := []byte("# this environment's overrides\nimage:\n  tag: \"7.2\"\n")
 	files[eastFile], files[westFile] = own, own
