@@ -179,7 +179,7 @@ type ConfigHubConfig struct {
 func (c ConfigHubConfig) Enabled() bool { return c != ConfigHubConfig{} }
 
 // validate checks the section; fail records a problem at a key.
-func (c ConfigHubConfig) validate(fail func(path, format string, a ...any)) {
+func (c ConfigHubConfig) validate(fail failFunc) {
 	if !c.Enabled() {
 		return
 	}
@@ -361,25 +361,55 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 	return c, nil
 }
 
+// failFunc records a problem at a key of the bot config: the key's path
+// (github.appId, observations.prod[0].url) and what is wrong with its value.
+type failFunc func(path, format string, a ...any)
+
+// validate checks the config section by section and returns its problems,
+// each as "path: message", in the order of the sections.
 func (c *Config) validate() []string {
 	var errs []string
 	fail := func(path, format string, a ...any) { errs = append(errs, path+": "+fmt.Sprintf(format, a...)) }
 	if c.Version != ConfigVersion {
 		fail("version", "must be %d", ConfigVersion)
 	}
-	if c.GitHub.AppID <= 0 {
+	c.GitHub.validate(fail)
+	c.validateRepositories(fail)
+	switch c.CommitMethod {
+	case "", string(forge.CommitGit), string(forge.CommitAPI):
+	default:
+		fail("commitMethod", "want git or api, got %q", c.CommitMethod)
+	}
+	c.validateObservations(fail)
+	c.ConfigHub.validate(fail)
+	c.Audit.Webhook.validate(fail)
+	c.Admission.validate(fail)
+	for i, m := range c.GitOpsManagers {
+		if strings.TrimSpace(m) == "" {
+			fail(fmt.Sprintf("gitopsManagers[%d]", i), "empty")
+		}
+	}
+	c.Pacing.validate(fail)
+	c.Charts.validate(fail)
+	return errs
+}
+
+// validate checks the App's credentials and its API roots: an id, one
+// private key, and absolute http(s) URLs without credentials.
+func (g GitHub) validate(fail failFunc) {
+	if g.AppID <= 0 {
 		fail("github.appId", "required: the GitHub App's id")
 	}
-	if c.GitHub.PrivateKeyFile == "" && c.GitHub.PrivateKeyEnv == "" {
+	if g.PrivateKeyFile == "" && g.PrivateKeyEnv == "" {
 		fail("github", "one of privateKeyFile or privateKeyEnv is required")
 	}
-	if c.GitHub.PrivateKeyFile != "" && c.GitHub.PrivateKeyEnv != "" {
+	if g.PrivateKeyFile != "" && g.PrivateKeyEnv != "" {
 		fail("github", "privateKeyFile and privateKeyEnv are exclusive")
 	}
 	for _, k := range []struct{ path, v string }{
-		{"github.baseURL", c.GitHub.BaseURL},
-		{"github.graphqlURL", c.GitHub.GraphQLURL},
-		{"github.gitURL", c.GitHub.GitURL},
+		{"github.baseURL", g.BaseURL},
+		{"github.graphqlURL", g.GraphQLURL},
+		{"github.gitURL", g.GitURL},
 	} {
 		if k.v == "" {
 			continue
@@ -390,12 +420,17 @@ func (c *Config) validate() []string {
 			fail(k.path, "must not carry credentials")
 		}
 	}
-	if c.GitHub.BaseURL != "" && !strings.HasSuffix(c.GitHub.BaseURL, "/") {
+	if g.BaseURL != "" && !strings.HasSuffix(g.BaseURL, "/") {
 		fail("github.baseURL", "must end with /")
 	}
-	if c.GitHub.BotUserID < 0 {
+	if g.BotUserID < 0 {
 		fail("github.botUserId", "must be positive")
 	}
+}
+
+// validateRepositories checks the allowlist: each entry is owner/name,
+// listed once whatever its case.
+func (c *Config) validateRepositories(fail failFunc) {
 	seen := map[string]bool{}
 	for i, r := range c.Repositories {
 		owner, name, ok := strings.Cut(r, "/")
@@ -407,127 +442,148 @@ func (c *Config) validate() []string {
 		}
 		seen[strings.ToLower(r)] = true
 	}
-	switch c.CommitMethod {
-	case "", string(forge.CommitGit), string(forge.CommitAPI):
-	default:
-		fail("commitMethod", "want git or api, got %q", c.CommitMethod)
-	}
+}
+
+// validateObservations checks every cluster's sources, the clusters in
+// the order of their names.
+func (c *Config) validateObservations(fail failFunc) {
 	for _, cluster := range slices.Sorted(maps.Keys(c.Observations)) {
 		if cluster == "" {
 			fail("observations", "a cluster name is empty")
 		}
 		for i, s := range c.Observations[cluster] {
-			p := fmt.Sprintf("observations.%s[%d]", cluster, i)
-			kube := !reflect.ValueOf(s.Kube).IsZero()
-			switch {
-			case kube && (s.Path != "" || s.URL != "" || s.Trust != ""):
-				fail(p, "kube excludes path, url and trust")
-			case kube && len(s.Kube.Objects) == 0:
-				fail(p+".kube.objects", "required: the object keys to watch")
-			case kube && s.Kube.InCluster && (s.Kube.Kubeconfig != "" || s.Kube.Context != ""):
-				fail(p+".kube", "inCluster excludes kubeconfig and context")
-			case kube && s.Kube.TransitionWindow.Duration < 0:
-				fail(p+".kube.transitionWindow", "must be positive")
-			case kube:
-			case s.Path == "" && s.URL == "":
-				fail(p, "one of path or url is required (or kube)")
-			case s.Path != "" && s.URL != "":
-				fail(p, "path and url are exclusive")
-			case s.URL != "":
-				if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-					fail(p+".url", "want an absolute http(s) URL")
-				}
-			}
-			if s.Trust != "" {
-				if _, err := observe.ParseAttribution(s.Trust); err != nil {
-					fail(p+".trust", "want unknown, asserted, managed-fields, admission or audit-log, got %q", s.Trust)
-				}
-			}
-			if s.MaxBytes < 0 {
-				fail(p+".maxBytes", "must be positive")
-			}
-			if s.Timeout.Duration < 0 {
-				fail(p+".timeout", "must be positive")
-			}
+			s.validate(fmt.Sprintf("observations.%s[%d]", cluster, i), fail)
 		}
 	}
-	c.ConfigHub.validate(fail)
-	if w := c.Audit.Webhook; w.Enabled() {
-		switch {
-		case w.TokenFile != "" && w.TokenEnv != "":
-			fail("audit.webhook", "tokenFile and tokenEnv are exclusive")
-		case w.SecretFile != "" && w.SecretEnv != "":
-			fail("audit.webhook", "secretFile and secretEnv are exclusive")
-		case w.TokenFile == "" && w.TokenEnv == "" && w.SecretFile == "" && w.SecretEnv == "":
-			fail("audit.webhook", "a bearer token (tokenFile or tokenEnv) or a secret (secretFile or secretEnv) is required")
-		case w.MaxBytes < 0:
-			fail("audit.webhook.maxBytes", "must be positive")
+}
+
+// validate checks one observation source at path p: a kube source, or
+// one of a path or a URL, with its trust ceiling and bounds.
+func (s SourceConfig) validate(p string, fail failFunc) {
+	kube := !reflect.ValueOf(s.Kube).IsZero()
+	switch {
+	case kube && (s.Path != "" || s.URL != "" || s.Trust != ""):
+		fail(p, "kube excludes path, url and trust")
+	case kube && len(s.Kube.Objects) == 0:
+		fail(p+".kube.objects", "required: the object keys to watch")
+	case kube && s.Kube.InCluster && (s.Kube.Kubeconfig != "" || s.Kube.Context != ""):
+		fail(p+".kube", "inCluster excludes kubeconfig and context")
+	case kube && s.Kube.TransitionWindow.Duration < 0:
+		fail(p+".kube.transitionWindow", "must be positive")
+	case kube:
+	case s.Path == "" && s.URL == "":
+		fail(p, "one of path or url is required (or kube)")
+	case s.Path != "" && s.URL != "":
+		fail(p, "path and url are exclusive")
+	case s.URL != "":
+		if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			fail(p+".url", "want an absolute http(s) URL")
 		}
 	}
-	if a := c.Admission; a.Enabled() {
-		switch {
-		case a.CertFile == "" || a.KeyFile == "":
-			fail("admission", "certFile and keyFile are required: the webhook is served over TLS only")
-		case a.MaxBytes < 0:
-			fail("admission.maxBytes", "must be positive")
-		case a.TTL.Duration < 0:
-			fail("admission.ttl", "must be positive")
-		case a.MaxHeldBytes < 0:
-			fail("admission.maxHeldBytes", "must be positive")
-		case a.MaxInFlightBytes < 0:
-			fail("admission.maxInFlightBytes", "must be positive")
-		}
-		if a.Listen != "" {
-			if _, _, err := net.SplitHostPort(a.Listen); err != nil {
-				fail("admission.listen", "want host:port: %v", err)
-			}
-		}
-		for i, u := range a.GitOpsUsers {
-			if strings.TrimSpace(u) == "" {
-				fail(fmt.Sprintf("admission.gitopsUsers[%d]", i), "empty")
-			}
-		}
-		for i, g := range a.GitOpsGroups {
-			if strings.TrimSpace(g) == "" {
-				fail(fmt.Sprintf("admission.gitopsGroups[%d]", i), "empty")
-			}
+	if s.Trust != "" {
+		if _, err := observe.ParseAttribution(s.Trust); err != nil {
+			fail(p+".trust", "want unknown, asserted, managed-fields, admission or audit-log, got %q", s.Trust)
 		}
 	}
-	for i, m := range c.GitOpsManagers {
-		if strings.TrimSpace(m) == "" {
-			fail(fmt.Sprintf("gitopsManagers[%d]", i), "empty")
+	if s.MaxBytes < 0 {
+		fail(p+".maxBytes", "must be positive")
+	}
+	if s.Timeout.Duration < 0 {
+		fail(p+".timeout", "must be positive")
+	}
+}
+
+// validate checks the audit webhook's credential and batch cap when the
+// webhook is configured.
+func (w AuditWebhook) validate(fail failFunc) {
+	if !w.Enabled() {
+		return
+	}
+	switch {
+	case w.TokenFile != "" && w.TokenEnv != "":
+		fail("audit.webhook", "tokenFile and tokenEnv are exclusive")
+	case w.SecretFile != "" && w.SecretEnv != "":
+		fail("audit.webhook", "secretFile and secretEnv are exclusive")
+	case w.TokenFile == "" && w.TokenEnv == "" && w.SecretFile == "" && w.SecretEnv == "":
+		fail("audit.webhook", "a bearer token (tokenFile or tokenEnv) or a secret (secretFile or secretEnv) is required")
+	case w.MaxBytes < 0:
+		fail("audit.webhook.maxBytes", "must be positive")
+	}
+}
+
+// validate checks the admission webhook when it is configured: its TLS
+// certificate and key, its bounds, its listener and the GitOps identities.
+func (a AdmissionConfig) validate(fail failFunc) {
+	if !a.Enabled() {
+		return
+	}
+	switch {
+	case a.CertFile == "" || a.KeyFile == "":
+		fail("admission", "certFile and keyFile are required: the webhook is served over TLS only")
+	case a.MaxBytes < 0:
+		fail("admission.maxBytes", "must be positive")
+	case a.TTL.Duration < 0:
+		fail("admission.ttl", "must be positive")
+	case a.MaxHeldBytes < 0:
+		fail("admission.maxHeldBytes", "must be positive")
+	case a.MaxInFlightBytes < 0:
+		fail("admission.maxInFlightBytes", "must be positive")
+	}
+	if a.Listen != "" {
+		if _, _, err := net.SplitHostPort(a.Listen); err != nil {
+			fail("admission.listen", "want host:port: %v", err)
 		}
 	}
-	if c.Pacing.WritesPerMinute < 0 || c.Pacing.WritesPerMinute > 80 {
+	for i, u := range a.GitOpsUsers {
+		if strings.TrimSpace(u) == "" {
+			fail(fmt.Sprintf("admission.gitopsUsers[%d]", i), "empty")
+		}
+	}
+	for i, g := range a.GitOpsGroups {
+		if strings.TrimSpace(g) == "" {
+			fail(fmt.Sprintf("admission.gitopsGroups[%d]", i), "empty")
+		}
+	}
+}
+
+// validate checks the pacing against GitHub's write limit and its own
+// bounds on attempts and durations.
+func (p Pacing) validate(fail failFunc) {
+	if p.WritesPerMinute < 0 || p.WritesPerMinute > 80 {
 		fail("pacing.writesPerMinute", "want 1 to 80 (GitHub allows 80 content-creating requests a minute)")
 	}
-	if c.Pacing.Attempts < 0 || c.Pacing.Attempts > 10 {
+	if p.Attempts < 0 || p.Attempts > 10 {
 		fail("pacing.attempts", "want 1 to 10")
 	}
 	for _, k := range []struct {
 		path string
 		d    Duration
 	}{
-		{"pacing.maxWait", c.Pacing.MaxWait},
-		{"pacing.requestTimeout", c.Pacing.RequestTimeout},
-		{"pacing.backoff", c.Pacing.Backoff},
+		{"pacing.maxWait", p.MaxWait},
+		{"pacing.requestTimeout", p.RequestTimeout},
+		{"pacing.backoff", p.Backoff},
 	} {
 		if k.d.Duration < 0 {
 			fail(k.path, "must be positive")
 		}
 	}
-	if c.Charts.MaxBytes < 0 {
+}
+
+// validate checks the charts' fetch bounds, the hosts a fetch may reach
+// and the bounds of one rendering.
+func (c ChartsConfig) validate(fail failFunc) {
+	if c.MaxBytes < 0 {
 		fail("charts.maxBytes", "must be positive")
 	}
-	if c.Charts.Timeout.Duration < 0 {
+	if c.Timeout.Duration < 0 {
 		fail("charts.timeout", "must be positive")
 	}
-	for i, h := range c.Charts.AllowedHosts {
+	for i, h := range c.AllowedHosts {
 		if h == "" || strings.ContainsAny(h, "/@?# ") {
 			fail(fmt.Sprintf("charts.allowedHosts[%d]", i), "%q is not a host or host:port", h)
 		}
 	}
-	r := c.Charts.Render
+	r := c.Render
 	for _, k := range []struct {
 		key      string
 		negative bool
@@ -539,7 +595,6 @@ func (c *Config) validate() []string {
 			fail("charts.render."+k.key, "must not be negative")
 		}
 	}
-	return errs
 }
 
 // Method is the commit method, git when unset.
