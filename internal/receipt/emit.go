@@ -31,6 +31,8 @@ var emitBuffers = sync.Pool{New: func() any {
 	return &b
 }}
 
+// emitFast writes r as Marshal does, by hand; ok is false when r holds
+// what the emitter leaves to yaml.v3 (see emitter).
 func emitFast(r *Receipt) ([]byte, bool) {
 	buf := emitBuffers.Get().(*[]byte)
 	e := &emitter{b: (*buf)[:0], ok: true}
@@ -42,6 +44,17 @@ func emitFast(r *Receipt) ([]byte, bool) {
 		// A carried acceptance is rare: yaml.v3 writes it.
 		return nil, false
 	}
+	e.receipt(r)
+	if !e.ok {
+		return nil, false
+	}
+	return bytes.Clone(e.b), true
+}
+
+// receipt writes r in the seed's key order: its apiVersion, kind and name,
+// what the spec is about (status, chart, environment, unit), then each spec
+// section by its own method, expiry and render only when r has them.
+func (e *emitter) receipt(r *Receipt) {
 	e.str(0, "apiVersion", r.APIVersion)
 	e.str(0, "kind", r.Kind)
 	e.key(0, "metadata")
@@ -55,13 +68,32 @@ func emitFast(r *Receipt) ([]byte, bool) {
 	e.key(2, "unit")
 	e.str(4, "space", s.Unit.Space)
 	e.str(4, "desiredRender", s.Unit.DesiredRender)
+	e.trigger(&s.Trigger)
+	e.observation(&s.Observation)
+	e.authority(&s.Authority)
+	e.bounds(&s.Bounds)
+	e.writeBack(&s.WriteBack)
+	if s.Expiry != nil {
+		e.expiry(s.Expiry)
+	}
+	if s.Render != nil {
+		e.render(s.Render)
+	}
+	e.roundTrip(&s.RoundTrip)
+	e.strs(2, "notClaimed", s.NotClaimed)
+}
+
+// trigger writes spec.trigger: what started the reverse reconcile and who,
+// and on a receipt that restores desired state, the expired acceptance it
+// ends.
+func (e *emitter) trigger(t *Trigger) {
 	e.key(2, "trigger")
-	e.str(4, "class", s.Trigger.Class)
-	e.str(4, "actor", s.Trigger.Actor)
-	e.str(4, "role", s.Trigger.Role)
-	e.str(4, "intent", s.Trigger.Intent)
-	e.str(4, "at", s.Trigger.At)
-	if x := s.Trigger.Expired; x != nil {
+	e.str(4, "class", t.Class)
+	e.str(4, "actor", t.Actor)
+	e.str(4, "role", t.Role)
+	e.str(4, "intent", t.Intent)
+	e.str(4, "at", t.At)
+	if x := t.Expired; x != nil {
 		e.key(4, "expired")
 		e.str(6, "receipt", x.Receipt)
 		e.str(6, "name", x.Name)
@@ -71,7 +103,11 @@ func emitFast(r *Receipt) ([]byte, bool) {
 			e.str(6, "commit", x.Commit)
 		}
 	}
-	o := &s.Observation
+}
+
+// observation writes spec.observation: the live observation of the first
+// changed field, its values and what the observer reported beyond them.
+func (e *emitter) observation(o *Observation) {
 	e.key(2, "observation")
 	e.str(4, "source", o.Source)
 	e.str(4, "predicate", o.Predicate)
@@ -89,16 +125,25 @@ func emitFast(r *Receipt) ([]byte, bool) {
 	if len(o.Evidence) > 0 {
 		e.strs(4, "evidence", o.Evidence)
 	}
+}
+
+// authority writes spec.authority: the policy decision.
+func (e *emitter) authority(a *Authority) {
 	e.key(2, "authority")
-	e.str(4, "policyRef", s.Authority.PolicyRef)
-	e.str(4, "decision", s.Authority.Decision)
-	e.str(4, "matchedRule", s.Authority.MatchedRule)
+	e.str(4, "policyRef", a.PolicyRef)
+	e.str(4, "decision", a.Decision)
+	e.str(4, "matchedRule", a.MatchedRule)
+}
+
+// bounds writes spec.bounds: every changed field with where the
+// write-back wrote it, and which fields the policy does not authorize.
+func (e *emitter) bounds(b *Bounds) {
 	e.key(2, "bounds")
-	if len(s.Bounds.ChangedFields) == 0 {
+	if len(b.ChangedFields) == 0 {
 		e.empty(4, "changedFields")
 	} else {
 		e.key(4, "changedFields")
-		for _, c := range s.Bounds.ChangedFields {
+		for _, c := range b.ChangedFields {
 			e.item(6)
 			e.str(0, "object", c.Object)
 			e.str(8, "field", c.Field)
@@ -121,9 +166,13 @@ func emitFast(r *Receipt) ([]byte, bool) {
 			}
 		}
 	}
-	e.strs(4, "unauthorizedFieldsChanged", s.Bounds.UnauthorizedFieldsChanged)
-	e.boolp(4, "withinAuthorizedScope", s.Bounds.WithinAuthorizedScope)
-	w := &s.WriteBack
+	e.strs(4, "unauthorizedFieldsChanged", b.UnauthorizedFieldsChanged)
+	e.boolp(4, "withinAuthorizedScope", b.WithinAuthorizedScope)
+}
+
+// writeBack writes spec.writeBack: how desired state was updated and the
+// write-back's provenance.
+func (e *emitter) writeBack(w *WriteBack) {
 	e.key(2, "writeBack")
 	e.str(4, "method", w.Method)
 	e.value(4, "desiredValueAfter", w.DesiredValueAfter)
@@ -137,47 +186,59 @@ func emitFast(r *Receipt) ([]byte, bool) {
 	e.str(6, "operation", w.Provenance.Operation)
 	e.str(6, "authority", w.Provenance.Authority)
 	e.str(6, "intent", w.Provenance.Intent)
-	if x := s.Expiry; x != nil {
-		e.key(2, "expiry")
-		e.str(4, "expiresAt", x.ExpiresAt)
-		e.str(4, "setBy", x.SetBy)
-		if x.AcceptFor != "" {
-			e.str(4, "acceptFor", x.AcceptFor)
-		}
-		if x.Requested != "" {
-			e.str(4, "requested", x.Requested)
-		}
-		if x.Bounded {
-			e.b = append(e.b, "    bounded: true\n"...)
-		}
+}
+
+// expiry writes spec.expiry, the break glass of a temporary acceptance:
+// when it expires, the entry that bounds it, and what the intent asked.
+func (e *emitter) expiry(x *Expiry) {
+	e.key(2, "expiry")
+	e.str(4, "expiresAt", x.ExpiresAt)
+	e.str(4, "setBy", x.SetBy)
+	if x.AcceptFor != "" {
+		e.str(4, "acceptFor", x.AcceptFor)
 	}
-	if rd := s.Render; rd != nil {
-		e.key(2, "render")
-		e.str(4, "chart", rd.Chart)
-		e.str(4, "version", rd.Version)
-		e.str(4, "digest", rd.Digest)
-		e.str(4, "renderer", rd.Renderer)
-		if len(rd.Files) > 0 {
-			e.strs(4, "files", rd.Files)
-		}
-		e.str(4, "releaseName", rd.ReleaseName)
-		e.str(4, "namespace", rd.Namespace)
-		e.str(4, "kubeVersion", rd.KubeVersion)
-		e.strs(4, "objectsCompared", rd.ObjectsCompared)
-		if len(rd.ChangedFields) == 0 {
-			e.empty(4, "changedFields")
-		} else {
-			e.key(4, "changedFields")
-			for _, c := range rd.ChangedFields {
-				e.item(6)
-				e.str(0, "object", c.Object)
-				e.str(8, "field", c.Field)
-				e.value(8, "before", c.Before)
-				e.value(8, "after", c.After)
-			}
-		}
+	if x.Requested != "" {
+		e.str(4, "requested", x.Requested)
 	}
-	rt := &s.RoundTrip
+	if x.Bounded {
+		e.b = append(e.b, "    bounded: true\n"...)
+	}
+}
+
+// render writes spec.render, the render witness: how the chart was
+// rendered, the objects compared and every rendered field the write-back
+// changes, before and after.
+func (e *emitter) render(rd *Render) {
+	e.key(2, "render")
+	e.str(4, "chart", rd.Chart)
+	e.str(4, "version", rd.Version)
+	e.str(4, "digest", rd.Digest)
+	e.str(4, "renderer", rd.Renderer)
+	if len(rd.Files) > 0 {
+		e.strs(4, "files", rd.Files)
+	}
+	e.str(4, "releaseName", rd.ReleaseName)
+	e.str(4, "namespace", rd.Namespace)
+	e.str(4, "kubeVersion", rd.KubeVersion)
+	e.strs(4, "objectsCompared", rd.ObjectsCompared)
+	if len(rd.ChangedFields) == 0 {
+		e.empty(4, "changedFields")
+		return
+	}
+	e.key(4, "changedFields")
+	for _, c := range rd.ChangedFields {
+		e.item(6)
+		e.str(0, "object", c.Object)
+		e.str(8, "field", c.Field)
+		e.value(8, "before", c.Before)
+		e.value(8, "after", c.After)
+	}
+}
+
+// roundTrip writes spec.roundTrip, the witness that desired now equals
+// what was observed: whether desired and the render match it, the drift
+// left, and the result.
+func (e *emitter) roundTrip(rt *RoundTrip) {
 	e.key(2, "roundTrip")
 	e.boolp(4, "desiredAfterMatchesObserved", rt.DesiredAfterMatchesObserved)
 	if rt.RenderedAfterMatchesObserved != nil {
@@ -194,11 +255,6 @@ func emitFast(r *Receipt) ([]byte, bool) {
 		}
 	}
 	e.str(4, "result", rt.Result)
-	e.strs(2, "notClaimed", s.NotClaimed)
-	if !e.ok {
-		return nil, false
-	}
-	return bytes.Clone(e.b), true
 }
 
 func (e *emitter) indent(n int) {
