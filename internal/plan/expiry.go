@@ -770,10 +770,7 @@ func (p *planner) restoreDecision(
 	rs restored,
 	branch string,
 ) (Decision, error) {
-	desired, rendered := rs.desired, rs.rendered
-	s := &t.r.Spec
-	actor, role, acceptedIntent := t.trigger()
-	when := p.now.Format(time.RFC3339)
+	actor, role, _ := t.trigger()
 	expired := x.ExpiresAt.UTC().Format(time.RFC3339)
 	d := Decision{
 		Unit:        u.Name,
@@ -790,96 +787,13 @@ func (p *planner) restoreDecision(
 	if !p.cfg.WritesBack() {
 		d.WriteBack, d.Reported = "", true
 	}
-	var (
-		changed  []receipt.ChangedField
-		residual = []any{}
-		rules    []string
-		files    []string
-		entries  []string
-	)
-	for _, c := range x.Changes {
-		// A manifest's or a kustomization's field has no values path: it
-		// is named as itself, as its acceptance named it.
-		named, file := cmp.Or(c.ValuePath, c.Field), cmp.Or(c.ValuesFile, c.WrittenFile)
-		// The policy's request and the receipt name the object as text.
-		object := c.Object.String()
-		dec := p.snap.Policy.Evaluate(
-			policy.Request{Roles: []string{role}, Environment: u.Environment, Object: object, Field: c.Field,
-				ValuePath: c.ValuePath, Value: c.From, HasValue: true},
-		)
-		if !dec.Allowed {
-			msgs := make([]string, len(dec.Reasons))
-			for i, r := range dec.Reasons {
-				msgs[i] = r.String()
-			}
-			return d, fmt.Errorf(
-				"the policy no longer lets %s restore %s to %s: %s",
-				role,
-				named,
-				values.Format(c.From),
-				strings.Join(msgs, "; "),
-			)
-		}
-		d.AutoMerge = d.AutoMerge && dec.Match.AutoMerge
-		if e := dec.Match.Path(); !slices.Contains(entries, e) {
-			entries = append(entries, e)
-		}
-		d.Changes = append(
-			d.Changes,
-			Change{Object: c.Object, Field: c.Field, ValuePath: c.ValuePath, ValuesFile: file,
-				WrittenFile: c.WrittenFile, WrittenPath: c.WrittenPath, From: c.To, To: c.From, Authorized: true},
-		)
-		changed = append(changed, receipt.ChangedField{Object: object, Field: c.Field, ValuePath: c.ValuePath,
-			From: receipt.ValueOf(c.To), To: receipt.ValueOf(c.From), DesiredValueAfter: receipt.ValueOf(c.From),
-			ValuesFile: c.ValuesFile, WrittenFile: c.WrittenFile, WrittenPath: c.WrittenPath})
-		if rule := grant(role, c.ValuePath, c.Field, dec.Match); !slices.Contains(rules, rule) {
-			rules = append(rules, rule)
-		}
-		if !slices.Contains(files, file) {
-			files = append(files, file)
-		}
-		switch got, ok := desired(c); {
-		case !ok:
-			residual = append(
-				residual,
-				fmt.Sprintf("%s: absent from desired after the restoring write-back", named),
-			)
-		case !values.Equal(got, c.From):
-			residual = append(
-				residual,
-				fmt.Sprintf(
-					"%s: desired after the restoring write-back is %s, not %s",
-					named,
-					values.Format(got),
-					values.Format(c.From),
-				),
-			)
-		}
+	rules, autoMerge, err := p.authorizeRestore(u, role, x)
+	if err != nil {
+		return d, err
 	}
-	if !slices.Contains(entries, x.SetBy) {
-		// The restore is made under the authority that set the expiry, or
-		// not at all: an edited policy whose other entry matches now would
-		// restore under an authority the acceptance never named.
-		return d, fmt.Errorf(
-			"the entry %s that set the expiry no longer authorizes restoring it (%s does now): "+
-				"restore by hand, or accept again",
-			x.SetBy,
-			strings.Join(entries, ", "),
-		)
-	}
-	slices.Sort(files)
-	first := x.Changes[0]
-	closed := len(residual) == 0
-	result := receipt.ResultClosed
-	if !closed {
-		result = "open"
-	}
-	intent := fmt.Sprintf(
-		"expiry: the temporary acceptance %s (%s) ended at %s; restoring the value desired before it",
-		x.Name,
-		acceptedIntent,
-		expired,
-	)
+	f := restoreFields(x, rs.desired)
+	d.AutoMerge = autoMerge
+	d.Changes = f.changes
 	d.Reasons = []string{
 		fmt.Sprintf(
 			"allow: expiry of %s (receipt %s) at %s under %s: role %s restores the value desired before",
@@ -890,12 +804,169 @@ func (p *planner) restoreDecision(
 			role,
 		),
 	}
+	r := p.restoreReceipt(u, t, x, rs.rendered, branch, rules, f)
+	// Where a shared file was restored and why, as its acceptance said.
+	r.Spec.NotClaimed = append(r.Spec.NotClaimed, rs.placed...)
+	d.Reasons = append(d.Reasons, rs.placed...)
+	if r.Spec.Carried = p.carry(t.path, &t, f.changed); len(r.Spec.Carried) > 0 {
+		d.Reasons = append(d.Reasons, carryNote(r.Spec.Carried)...)
+	}
+	if vs := receipt.Verify(r, p.snap.Policy, p.snap.PolicyPath); len(vs) > 0 {
+		return d, fmt.Errorf("the restoring receipt fails verification: %s", receipt.JoinViolations(vs))
+	}
+	d.Receipt = r
+	return d, nil
+}
+
+// authorizeRestore is role's authority to restore each field of x to its
+// from in u's environment: the matchedRule text of each field's grant, in
+// the order the fields first need it, and whether every matching entry
+// auto-merges. A field the policy no longer lets role restore is an
+// error, and so is a restore the entry that set the expiry does not
+// authorize.
+func (p *planner) authorizeRestore(u *repoconfig.Unit, role string, x *Expiry) ([]string, bool, error) {
+	autoMerge := true
+	var rules, entries []string
+	for _, c := range x.Changes {
+		dec := p.snap.Policy.Evaluate(
+			policy.Request{Roles: []string{role}, Environment: u.Environment, Object: c.Object.String(), Field: c.Field,
+				ValuePath: c.ValuePath, Value: c.From, HasValue: true},
+		)
+		if !dec.Allowed {
+			msgs := make([]string, len(dec.Reasons))
+			for i, r := range dec.Reasons {
+				msgs[i] = r.String()
+			}
+			return nil, false, fmt.Errorf(
+				"the policy no longer lets %s restore %s to %s: %s",
+				role,
+				restoredName(c),
+				values.Format(c.From),
+				strings.Join(msgs, "; "),
+			)
+		}
+		autoMerge = autoMerge && dec.Match.AutoMerge
+		if e := dec.Match.Path(); !slices.Contains(entries, e) {
+			entries = append(entries, e)
+		}
+		if rule := grant(role, c.ValuePath, c.Field, dec.Match); !slices.Contains(rules, rule) {
+			rules = append(rules, rule)
+		}
+	}
+	if !slices.Contains(entries, x.SetBy) {
+		// The restore is made under the authority that set the expiry, or
+		// not at all: an edited policy whose other entry matches now would
+		// restore under an authority the acceptance never named.
+		return nil, false, fmt.Errorf(
+			"the entry %s that set the expiry no longer authorizes restoring it (%s does now): "+
+				"restore by hand, or accept again",
+			x.SetBy,
+			strings.Join(entries, ", "),
+		)
+	}
+	return rules, autoMerge, nil
+}
+
+// restoredName is how a restored change is named to a person: its values
+// path, or, for a manifest's or a kustomization's field, which has none,
+// the field itself, as its acceptance named it.
+func restoredName(c Change) string {
+	return cmp.Or(c.ValuePath, c.Field)
+}
+
+// restoredFields is what restoring an expiry changes, field by field.
+type restoredFields struct {
+	// changes are the decision's, each from the accepted value to the one
+	// desired before the acceptance.
+	changes []Change
+	// changed are the receipt's bounds of the same changes.
+	changed []receipt.ChangedField
+	// files are the desired files the changes are written in, sorted.
+	files []string
+	// residual is the round trip's residual drift: each restored field
+	// the desired state after the restoring write-back does not hold at
+	// the value restored.
+	residual []any
+}
+
+// restoreFields is what restoring x's fields changes, with desired the
+// desired value of each after the restoring write-back.
+func restoreFields(x *Expiry, desired func(Change) (any, bool)) restoredFields {
+	f := restoredFields{residual: []any{}}
+	for _, c := range x.Changes {
+		named, file := restoredName(c), cmp.Or(c.ValuesFile, c.WrittenFile)
+		f.changes = append(
+			f.changes,
+			Change{Object: c.Object, Field: c.Field, ValuePath: c.ValuePath, ValuesFile: file,
+				WrittenFile: c.WrittenFile, WrittenPath: c.WrittenPath, From: c.To, To: c.From, Authorized: true},
+		)
+		// The receipt names the object as text.
+		f.changed = append(f.changed, receipt.ChangedField{Object: c.Object.String(), Field: c.Field,
+			ValuePath: c.ValuePath, From: receipt.ValueOf(c.To), To: receipt.ValueOf(c.From),
+			DesiredValueAfter: receipt.ValueOf(c.From), ValuesFile: c.ValuesFile, WrittenFile: c.WrittenFile,
+			WrittenPath: c.WrittenPath})
+		if !slices.Contains(f.files, file) {
+			f.files = append(f.files, file)
+		}
+		switch got, ok := desired(c); {
+		case !ok:
+			f.residual = append(
+				f.residual,
+				fmt.Sprintf("%s: absent from desired after the restoring write-back", named),
+			)
+		case !values.Equal(got, c.From):
+			f.residual = append(
+				f.residual,
+				fmt.Sprintf(
+					"%s: desired after the restoring write-back is %s, not %s",
+					named,
+					values.Format(got),
+					values.Format(c.From),
+				),
+			)
+		}
+	}
+	slices.Sort(f.files)
+	return f
+}
+
+// restoreReceipt is the receipt restoring the expired acceptance t of x
+// on branch, proposed under rules, for the fields f restores; rendered is
+// the restoring edit's render section, nil when nothing is rendered. It
+// is not yet verified, and says nothing of what it carries or of where a
+// shared file was restored.
+func (p *planner) restoreReceipt(
+	u *repoconfig.Unit,
+	t temporary,
+	x *Expiry,
+	rendered *receipt.Render,
+	branch string,
+	rules []string,
+	f restoredFields,
+) *receipt.Receipt {
+	s := &t.r.Spec
+	actor, role, acceptedIntent := t.trigger()
+	when := p.now.Format(time.RFC3339)
+	expired := x.ExpiresAt.UTC().Format(time.RFC3339)
+	first := x.Changes[0]
+	closed := len(f.residual) == 0
+	result := receipt.ResultClosed
+	if !closed {
+		result = "open"
+	}
+	intent := fmt.Sprintf(
+		"expiry: the temporary acceptance %s (%s) ended at %s; restoring the value desired before it",
+		x.Name,
+		acceptedIntent,
+		expired,
+	)
+	sec := restoredRender(u, x, rendered)
 	store := p.snap.StoreOf()
 	r := &receipt.Receipt{
 		APIVersion: receipt.APIVersion, Kind: receipt.Kind, Metadata: receipt.Metadata{Name: x.Name + "-restored"},
 		Spec: receipt.Spec{
 			Status: receipt.StatusProposed, Chart: s.Chart, Version: s.Version, Environment: u.Environment,
-			Unit: receipt.Unit{Space: u.Name, DesiredRender: strings.Join(files, ", ")},
+			Unit: receipt.Unit{Space: u.Name, DesiredRender: strings.Join(f.files, ", ")},
 			Trigger: receipt.Trigger{
 				Class:  receipt.ClassAuthorized,
 				Actor:  actor,
@@ -919,7 +990,7 @@ func (p *planner) restoreDecision(
 				Decision:    receipt.DecisionAllow,
 				MatchedRule: strings.Join(rules, "; "),
 			},
-			Bounds: authorizedBounds(changed),
+			Bounds: authorizedBounds(f.changed),
 			WriteBack: receipt.WriteBack{
 				Method:            store.Method(),
 				DesiredValueAfter: receipt.ValueOf(first.From),
@@ -932,7 +1003,8 @@ func (p *planner) restoreDecision(
 					Intent:    intent,
 				},
 			},
-			RoundTrip: receipt.RoundTrip{DesiredAfterMatchesObserved: &closed, ResidualDrift: residual, Result: result},
+			RoundTrip: receipt.RoundTrip{DesiredAfterMatchesObserved: &closed, ResidualDrift: f.residual,
+				Result: result},
 			NotClaimed: []string{
 				fmt.Sprintf(
 					"Restoring, not observed: the acceptance %s (receipt %s %s) expired at %s under %s; observation.liveValue is "+
@@ -945,75 +1017,86 @@ func (p *planner) restoreDecision(
 					expired,
 					x.SetBy,
 				),
-				fmt.Sprintf(
-					"Desired state is the values files %s; the chart was not rendered for the restoring write-back, so the field "+
-						"to value path mapping is the policy's.",
-					p.where(),
-				),
+				p.restoredDesiredClaim(u, sec),
 			},
 		},
 	}
 	if !p.cfg.WritesBack() {
 		r.Spec.WriteBack.NewRevision = "(report only: nothing is written back while the repository is " + p.modeWord() + ")"
 	}
-	if u.Source() == repoconfig.SourceManifests {
-		r.Spec.NotClaimed[1] = fmt.Sprintf(
+	if sec != nil {
+		r.Spec.Render = sec
+		r.Spec.RoundTrip.RenderedAfterMatchesObserved = &closed
+	}
+	return r
+}
+
+// restoredRender is the render section of x's restoring receipt: the
+// restoring edit's rendered, with the changed fields of x's object alone
+// and, for a kustomization, x's object's namespace. Nil when nothing is
+// rendered.
+func restoredRender(u *repoconfig.Unit, x *Expiry, rendered *receipt.Render) *receipt.Render {
+	if rendered == nil {
+		return nil
+	}
+	sec := *rendered
+	sec.ChangedFields = nil
+	for _, c := range rendered.ChangedFields {
+		if c.Object == x.Object.String() {
+			sec.ChangedFields = append(sec.ChangedFields, c)
+		}
+	}
+	if u.Source() == repoconfig.SourceKustomize {
+		sec.Namespace = x.Object.Namespace
+	}
+	return &sec
+}
+
+// restoredDesiredClaim is what a restoring receipt says u's desired state
+// is and how the restored fields were read back from it: built or
+// rendered as sec says, or, when nothing is rendered, the manifests or
+// values files read as they are.
+func (p *planner) restoredDesiredClaim(u *repoconfig.Unit, sec *receipt.Render) string {
+	switch {
+	case sec != nil && u.Source() == repoconfig.SourceKustomize:
+		return fmt.Sprintf(
+			"Desired state is the kustomization %s %s, built by %s from the %d files listed under render.files, before "+
+				"and after the restoring edit, with the inline spec.postBuild.substitute variables of the repository's Flux "+
+				"Kustomization applying it, if one is among those files, substituted as Flux does: the builds differ "+
+				"exactly in the restored fields, each built as the value restored; what the GitOps controller adds on "+
+				"apply is not claimed.",
+			u.Kustomization,
+			p.where(),
+			sec.Renderer,
+			len(sec.Files),
+		)
+	case sec != nil:
+		return fmt.Sprintf(
+			"Desired state is the values files %s, rendered with chart %s %s (%s) by %s for Kubernetes %s as release %s in "+
+				"namespace %s before and after the restoring edit: the renderings differ exactly in the restored fields; what "+
+				"the GitOps controller renders with its own Helm version, post-renderers or lookups of live objects is not "+
+				"claimed.",
+			p.where(),
+			sec.Chart,
+			sec.Version,
+			sec.Digest,
+			sec.Renderer,
+			sec.KubeVersion,
+			sec.ReleaseName,
+			sec.Namespace,
+		)
+	case u.Source() == repoconfig.SourceManifests:
+		return fmt.Sprintf(
 			"Desired state is the manifests %s; each restored field is written as itself in its object's document and "+
 				"read back from the edited document, not rendered.",
 			p.where(),
 		)
 	}
-	if rendered != nil {
-		sec := *rendered
-		sec.ChangedFields = nil
-		for _, c := range rendered.ChangedFields {
-			if c.Object == x.Object.String() {
-				sec.ChangedFields = append(sec.ChangedFields, c)
-			}
-		}
-		r.Spec.Render = &sec
-		r.Spec.RoundTrip.RenderedAfterMatchesObserved = &closed
-		if u.Source() == repoconfig.SourceKustomize {
-			sec.Namespace = x.Object.Namespace
-			r.Spec.NotClaimed[1] = fmt.Sprintf(
-				"Desired state is the kustomization %s %s, built by %s from the %d files listed under render.files, before "+
-					"and after the restoring edit, with the inline spec.postBuild.substitute variables of the repository's Flux "+
-					"Kustomization applying it, if one is among those files, substituted as Flux does: the builds differ "+
-					"exactly in the restored fields, each built as the value restored; what the GitOps controller adds on "+
-					"apply is not claimed.",
-				u.Kustomization,
-				p.where(),
-				sec.Renderer,
-				len(sec.Files),
-			)
-		} else {
-			r.Spec.NotClaimed[1] = fmt.Sprintf(
-				"Desired state is the values files %s, rendered with chart %s %s (%s) by %s for Kubernetes %s as release %s in "+
-					"namespace %s before and after the restoring edit: the renderings differ exactly in the restored fields; what "+
-					"the GitOps controller renders with its own Helm version, post-renderers or lookups of live objects is not "+
-					"claimed.",
-				p.where(),
-				sec.Chart,
-				sec.Version,
-				sec.Digest,
-				sec.Renderer,
-				sec.KubeVersion,
-				sec.ReleaseName,
-				sec.Namespace,
-			)
-		}
-	}
-	// Where a shared file was restored and why, as its acceptance said.
-	r.Spec.NotClaimed = append(r.Spec.NotClaimed, rs.placed...)
-	d.Reasons = append(d.Reasons, rs.placed...)
-	if r.Spec.Carried = p.carry(t.path, &t, changed); len(r.Spec.Carried) > 0 {
-		d.Reasons = append(d.Reasons, carryNote(r.Spec.Carried)...)
-	}
-	if vs := receipt.Verify(r, p.snap.Policy, p.snap.PolicyPath); len(vs) > 0 {
-		return d, fmt.Errorf("the restoring receipt fails verification: %s", receipt.JoinViolations(vs))
-	}
-	d.Receipt = r
-	return d, nil
+	return fmt.Sprintf(
+		"Desired state is the values files %s; the chart was not rendered for the restoring write-back, so the field "+
+			"to value path mapping is the policy's.",
+		p.where(),
+	)
 }
 
 // unitNamed is the repo config's unit name in env, or nil.
