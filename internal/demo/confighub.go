@@ -3,18 +3,15 @@ package demo
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/backflow-dev/backflow/internal/bot"
 	"github.com/backflow-dev/backflow/internal/confighub/confighubtest"
 	"github.com/backflow-dev/backflow/internal/forge"
 	"github.com/backflow-dev/backflow/internal/lifecycle"
-	"github.com/backflow-dev/backflow/internal/localhub"
 	"github.com/backflow-dev/backflow/internal/observe"
 	"github.com/backflow-dev/backflow/internal/yamlnode"
 	"sigs.k8s.io/yaml"
@@ -107,156 +104,195 @@ type HubSummary struct {
 // revision. The bot is built from a bot config with a confighub section,
 // as `backflow run` builds it.
 func RunConfigHub(ctx context.Context, opts Options) (*HubSummary, error) {
-	r := &run{ctx: ctx, opts: opts, out: opts.Narration, wall: opts.Now, sum: &Summary{}}
-	if r.out == nil {
-		r.out = io.Discard
-	}
-	if r.wall == nil {
-		r.wall = time.Now
-	}
+	r := newRun(ctx, opts)
+	r.sum = &Summary{}
 	started := r.wall()
-	sum := &HubSummary{Repository: Repository}
 	var err error
 	if r.work, err = os.MkdirTemp("", "backflow-demo-confighub-"); err != nil {
 		return nil, fmt.Errorf("creating the demo's folder: %w", err)
 	}
 	defer os.RemoveAll(r.work)
-	r.hub, err = localhub.Listen("127.0.0.1:0", localhub.Options{AppSlug: "backflow", Clock: clockFunc(r.wall)})
-	if err != nil {
-		return nil, fmt.Errorf("starting the local hub: %w", err)
+	if err := r.listenHub(); err != nil {
+		return nil, err
 	}
 	defer r.hub.Close()
-	r.clock = localhub.NewFakeClock(r.wall().UTC().Truncate(time.Second).Add(-15 * time.Minute))
+	r.startClock()
 	ch := confighubtest.New(confighubtest.Options{Tokens: map[string]string{hubToken: hubUser}, Now: r.clock.Now})
-	hubURL, stop, err := ch.Listen()
+	chURL, stop, err := ch.Listen()
 	if err != nil {
 		return nil, fmt.Errorf("starting the ConfigHub stand-in: %w", err)
 	}
 	defer stop()
-	ch.AddSpace("prod-us-east")
-	if _, err := ch.AddUnit("prod-us-east", "redis", confighubtest.ToolchainKubernetesYAML, []byte(hubUnitData),
-		"bob"); err != nil {
+	d := &hubRun{run: r, ch: ch, chURL: chURL, result: &HubSummary{Repository: Repository}}
+	if err := d.seed(); err != nil {
 		return nil, err
 	}
-	if err := r.hubRepo(); err != nil {
+	if err := d.liveScale(); err != nil {
 		return nil, err
 	}
-	r.say("backflow demo (ConfigHub): desired state in a ConfigHub Unit, authority and review in Git (loopback only)")
-	r.say("   local hub %s holds %s; the ConfigHub stand-in %s holds the Unit prod-us-east/redis (revision 1)",
-		r.hub.URL, Repository, hubURL)
-	east := NewCluster("prod-us-east-1", "prod-us-east", GitOpsManager, r.clock.Now)
-	if err := east.Add(replicasKey, map[string]any{"spec.replicas": 3}); err != nil {
+	if err := d.hubBot(chURL); err != nil {
 		return nil, err
 	}
-	r.clusters = []*Cluster{east}
-	if err := east.Scale(replicasKey, 4, Person{Actor: "alice", Groups: []string{"sre"}, Intent: incident}); err != nil {
-		return nil, err
-	}
-	r.say("   alice (group sre) scales redis-replicas 3 -> 4 in prod-us-east-1: %q", incident)
-	r.clock.Advance(time.Minute)
-	if err := r.observe(); err != nil {
-		return nil, err
-	}
-	if err := r.hubBot(hubURL); err != nil {
-		return nil, err
-	}
-	cycle := func(name string) error {
-		_, c, _, err := r.cycle(name)
-		for _, a := range c.Actions {
-			r.say("   %s", describe(a))
+	for _, step := range []func() error{d.proposeCycle, d.writeCycle, d.applyRevision, d.proveCycle} {
+		if err := step(); err != nil {
+			return d.result, err
 		}
-		sum.Cycles = append(sum.Cycles, c)
+	}
+	d.result.Seconds = r.wall().Sub(started).Seconds()
+	return d.result, nil
+}
+
+// hubRun is one ConfigHub demo: the run it shares with the Git demo, the
+// ConfigHub stand-in that holds the Unit prod-us-east/redis and its URL, the
+// cluster ConfigHub's worker applies the Unit to, and what the demo shows.
+type hubRun struct {
+	*run
+	ch     *confighubtest.Server
+	chURL  string
+	east   *Cluster
+	result *HubSummary
+}
+
+// seed puts the Unit prod-us-east/redis at revision 1 in the ConfigHub
+// stand-in and the repository, with the repo config and the policy, on the
+// local hub.
+func (d *hubRun) seed() error {
+	d.ch.AddSpace("prod-us-east")
+	if _, err := d.ch.AddUnit("prod-us-east", "redis", confighubtest.ToolchainKubernetesYAML, []byte(hubUnitData),
+		"bob"); err != nil {
 		return err
 	}
-	r.say("\n1. Cycle: plan against the Unit, propose the receipt with ConfigHub's dry run, merge")
-	if err := cycle("propose"); err != nil {
-		return sum, err
+	if err := d.hubRepo(); err != nil {
+		return err
 	}
-	prs, err := r.adapter.ListPullRequests(ctx, r.repo, forge.PullRequestFilter{State: forge.StateAll})
+	d.say("backflow demo (ConfigHub): desired state in a ConfigHub Unit, authority and review in Git (loopback only)")
+	d.say("   local hub %s holds %s; the ConfigHub stand-in %s holds the Unit prod-us-east/redis (revision 1)",
+		d.hub.URL, Repository, d.chURL)
+	return nil
+}
+
+// liveScale is the seed's incident in prod-us-east-1, whose redis-replicas
+// runs the Unit's 3 replicas: alice scales it to 4 by hand, and the observer
+// reports it a minute later.
+func (d *hubRun) liveScale() error {
+	d.east = NewCluster("prod-us-east-1", "prod-us-east", GitOpsManager, d.clock.Now)
+	if err := d.east.Add(replicasKey, map[string]any{"spec.replicas": 3}); err != nil {
+		return err
+	}
+	d.clusters = []*Cluster{d.east}
+	if err := d.east.Scale(replicasKey, 4, Person{Actor: "alice", Groups: []string{"sre"}, Intent: incident}); err != nil {
+		return err
+	}
+	d.say("   alice (group sre) scales redis-replicas 3 -> 4 in prod-us-east-1: %q", incident)
+	d.clock.Advance(time.Minute)
+	return d.observe()
+}
+
+// hubCycle runs one reconcile cycle, says each of its actions and keeps it
+// in the summary, a failed cycle too.
+func (d *hubRun) hubCycle(name string) error {
+	_, c, _, err := d.cycle(name)
+	for _, a := range c.Actions {
+		d.say("   %s", describe(a))
+	}
+	d.result.Cycles = append(d.result.Cycles, c)
+	return err
+}
+
+// proposeCycle is step 1: the bot plans alice's change against the Unit and
+// proposes it in a pull request carrying the receipt and ConfigHub's dry-run
+// diff, which auto-merges.
+func (d *hubRun) proposeCycle() error {
+	d.say("\n1. Cycle: plan against the Unit, propose the receipt with ConfigHub's dry run, merge")
+	if err := d.hubCycle("propose"); err != nil {
+		return err
+	}
+	prs, err := d.adapter.ListPullRequests(d.ctx, d.repo, forge.PullRequestFilter{State: forge.StateAll})
 	if err != nil {
-		return sum, err
+		return err
 	}
 	if len(prs) != 1 || !prs[0].Merged {
-		return sum, fmt.Errorf("the write-back pull request did not merge: %d pull requests", len(prs))
+		return fmt.Errorf("the write-back pull request did not merge: %d pull requests", len(prs))
 	}
-	sum.PullRequest = prs[0].Number
-	r.say("\n2. Cycle: the merge authorizes the revision; written with If-Match on the planned data hash")
-	if err := cycle("write"); err != nil {
-		return sum, err
+	d.result.PullRequest = prs[0].Number
+	return nil
+}
+
+// writeCycle is step 2: the merge authorizes the revision, which the bot
+// writes to the Unit conditionally on the data hash it planned against.
+func (d *hubRun) writeCycle() error {
+	d.say("\n2. Cycle: the merge authorizes the revision; written with If-Match on the planned data hash")
+	if err := d.hubCycle("write"); err != nil {
+		return err
 	}
-	revs := ch.Revisions("prod-us-east", "redis")
+	revs := d.ch.Revisions("prod-us-east", "redis")
 	last := revs[len(revs)-1]
 	if len(revs) != 2 || last.UserID != hubUser {
-		return sum, fmt.Errorf("the revision was not written: %d revisions", len(revs))
+		return fmt.Errorf("the revision was not written: %d revisions", len(revs))
 	}
-	sum.Revision, sum.Description = last.Num, last.Description
-	r.say("   revision %d: %s", last.Num, last.Description)
-	// The merge is dated by the hub's clock, the wall's: the cluster's
-	// clock catches up before anything after the merge is observed.
-	r.clock.Set(maxTime(r.clock.Now(), r.wall().UTC().Truncate(time.Second)).Add(time.Minute))
-	num, data, err := ch.Apply("prod-us-east", "redis")
+	d.result.Revision, d.result.Description = last.Num, last.Description
+	d.say("   revision %d: %s", last.Num, last.Description)
+	return nil
+}
+
+// applyRevision is step 3: once the clusters' clock has caught up with the
+// merge, ConfigHub's worker applies the Unit's revision to prod-us-east-1.
+func (d *hubRun) applyRevision() error {
+	d.catchUp()
+	num, data, err := d.ch.Apply("prod-us-east", "redis")
 	if err != nil {
-		return sum, err
+		return err
 	}
 	objs, err := unitObjects(data)
 	if err != nil {
-		return sum, err
+		return err
 	}
-	if _, err := east.ForwardApply(objs); err != nil {
-		return sum, err
+	if _, err := d.east.ForwardApply(objs); err != nil {
+		return err
 	}
-	sum.Live, _ = east.Get(replicasKey, "spec.replicas")
-	r.say("\n3. ConfigHub's worker applies revision %d to prod-us-east-1: spec.replicas is %v", num, sum.Live)
-	r.clock.Advance(6 * time.Minute)
-	if err := r.observe(); err != nil {
-		return sum, err
-	}
-	r.say("\n4. Cycle after the grace period: the follow-up proves the receipt through the Unit")
-	if err := cycle("follow-up"); err != nil {
-		return sum, err
-	}
-	if sum.Proven, err = r.provenComment(sum.PullRequest); err != nil {
-		return sum, err
-	}
-	want := fmt.Sprintf("newRevision: confighub:prod-us-east/redis@%d", sum.Revision)
-	if !strings.Contains(sum.Proven, "status: proven") || !strings.Contains(sum.Proven, want) {
-		return sum, fmt.Errorf("the receipt was not proven naming revision %d:\n%s", sum.Revision, sum.Proven)
-	}
-	out := opts.Out
-	if out == "" {
-		if out, err = os.MkdirTemp("", "backflow-demo-out-"); err != nil {
-			return sum, fmt.Errorf("creating the output folder: %w", err)
-		}
-	} else if err := os.MkdirAll(out, 0o755); err != nil {
-		return sum, fmt.Errorf("creating the output folder: %w", err)
-	}
-	sum.ProvenPath = filepath.Join(out, "proven-receipt.yaml")
-	if err := os.WriteFile(sum.ProvenPath, []byte(sum.Proven), 0o644); err != nil {
-		return sum, fmt.Errorf("writing the proven receipt: %w", err)
-	}
-	r.say("   proven: %s (%s)", want, sum.ProvenPath)
-	sum.Seconds = r.wall().Sub(started).Seconds()
-	return sum, nil
+	d.result.Live, _ = d.east.Get(replicasKey, "spec.replicas")
+	d.say("\n3. ConfigHub's worker applies revision %d to prod-us-east-1: spec.replicas is %v", num, d.result.Live)
+	return nil
 }
 
-// hubRepo creates the demo's repository on the hub and installs the App.
-func (r *run) hubRepo() error {
-	h := r.hub.Hub
-	files := map[string]string{".github/backflow.yaml": hubConfig, ".github/reverse-reconcile-policy.yaml": hubPolicy,
-		"README.md": "# gitops\n\nprod-us-east/redis lives in ConfigHub; its authority lives here.\n"}
-	if err := h.CreateRepo(localhub.RepoOptions{Owner: Owner, Name: RepoName, Files: files,
-		AllowAutoMerge: true}); err != nil {
-		return fmt.Errorf("creating %s: %w", Repository, err)
+// proveCycle is step 4: after the grace period the observer reports again
+// and the follow-up proves the receipt through the Unit, naming the revision
+// written; the proven receipt is written to the output folder.
+func (d *hubRun) proveCycle() error {
+	d.clock.Advance(6 * time.Minute)
+	if err := d.observe(); err != nil {
+		return err
 	}
-	if err := h.SetBranchProtection(Repository, "main", bot.CheckName); err != nil {
+	d.say("\n4. Cycle after the grace period: the follow-up proves the receipt through the Unit")
+	if err := d.hubCycle("follow-up"); err != nil {
 		return err
 	}
 	var err error
-	if r.inst, err = h.Install(Owner); err != nil {
+	if d.result.Proven, err = d.provenComment(d.result.PullRequest); err != nil {
 		return err
 	}
-	r.repo = forge.Repo{Owner: Owner, Name: RepoName, DefaultBranch: "main"}
+	want := fmt.Sprintf("newRevision: confighub:prod-us-east/redis@%d", d.result.Revision)
+	if !strings.Contains(d.result.Proven, "status: proven") || !strings.Contains(d.result.Proven, want) {
+		return fmt.Errorf("the receipt was not proven naming revision %d:\n%s", d.result.Revision, d.result.Proven)
+	}
+	out, err := outputFolder(d.opts.Out)
+	if err != nil {
+		return err
+	}
+	d.result.ProvenPath = filepath.Join(out, "proven-receipt.yaml")
+	if err := os.WriteFile(d.result.ProvenPath, []byte(d.result.Proven), 0o644); err != nil {
+		return fmt.Errorf("writing the proven receipt: %w", err)
+	}
+	d.say("   proven: %s (%s)", want, d.result.ProvenPath)
 	return nil
+}
+
+// hubRepo creates the ConfigHub demo's repository on the hub, with its repo
+// config, policy and README, and installs the App.
+func (r *run) hubRepo() error {
+	files := map[string]string{".github/backflow.yaml": hubConfig, ".github/reverse-reconcile-policy.yaml": hubPolicy,
+		"README.md": "# gitops\n\nprod-us-east/redis lives in ConfigHub; its authority lives here.\n"}
+	return r.createRepo(files)
 }
 
 // hubBot writes the bot config, with its confighub section and the token

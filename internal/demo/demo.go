@@ -239,13 +239,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			err,
 		)
 	}
-	r := &run{ctx: ctx, opts: opts, out: opts.Narration, wall: opts.Now}
-	if r.out == nil {
-		r.out = io.Discard
-	}
-	if r.wall == nil {
-		r.wall = time.Now
-	}
+	r := newRun(ctx, opts)
 	r.sum = &Summary{
 		Repository:   Repository,
 		PullRequests: []PullRequest{},
@@ -261,12 +255,8 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, fmt.Errorf("creating the demo's folder: %w", err)
 	}
 	defer os.RemoveAll(r.work)
-	if opts.Out == "" {
-		if r.opts.Out, err = os.MkdirTemp("", "backflow-demo-out-"); err != nil {
-			return nil, fmt.Errorf("creating the output folder: %w", err)
-		}
-	} else if err := os.MkdirAll(opts.Out, 0o755); err != nil {
-		return nil, fmt.Errorf("creating the output folder: %w", err)
+	if r.opts.Out, err = outputFolder(opts.Out); err != nil {
+		return nil, err
 	}
 	if err := r.startHub(); err != nil {
 		return nil, err
@@ -295,6 +285,36 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	return r.sum, nil
 }
 
+// newRun is a demo run on opts, narrating to opts.Narration (nowhere when
+// nil) by the wall clock opts.Now (time.Now when nil).
+func newRun(ctx context.Context, opts Options) *run {
+	r := &run{ctx: ctx, opts: opts, out: opts.Narration, wall: opts.Now}
+	if r.out == nil {
+		r.out = io.Discard
+	}
+	if r.wall == nil {
+		r.wall = time.Now
+	}
+	return r
+}
+
+// outputFolder is the folder the proven receipts are written to: out,
+// created if need be, or a new temporary folder, which is kept, when out is
+// empty.
+func outputFolder(out string) (string, error) {
+	if out == "" {
+		dir, err := os.MkdirTemp("", "backflow-demo-out-")
+		if err != nil {
+			return "", fmt.Errorf("creating the output folder: %w", err)
+		}
+		return dir, nil
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", fmt.Errorf("creating the output folder: %w", err)
+	}
+	return out, nil
+}
+
 func (r *run) say(format string, a ...any) { fmt.Fprintf(r.out, format+"\n", a...) }
 
 func (r *run) step(n int, title string) { r.say("\n%d. %s", n, title) }
@@ -307,26 +327,17 @@ func (r *run) startHub() error {
 	if err != nil {
 		return err
 	}
-	r.hub, err = localhub.Listen("127.0.0.1:0", localhub.Options{AppSlug: "backflow", Clock: clockFunc(r.wall)})
-	if err != nil {
-		return fmt.Errorf("starting the local hub: %w", err)
+	if err := r.listenHub(); err != nil {
+		return err
 	}
 	h := r.hub.Hub
 	if r.opts.BreakGlass {
 		files = breakGlassFiles(files)
 	}
-	repo := localhub.RepoOptions{Owner: Owner, Name: RepoName, Files: files, AllowAutoMerge: true}
-	if err := h.CreateRepo(repo); err != nil {
-		return fmt.Errorf("creating %s: %w", Repository, err)
-	}
-	if err := h.SetBranchProtection(Repository, "main", bot.CheckName); err != nil {
-		return err
-	}
-	if r.inst, err = h.Install(Owner); err != nil {
+	if err := r.createRepo(files); err != nil {
 		return err
 	}
 	r.sum.HubURL = r.hub.URL
-	r.repo = forge.Repo{Owner: Owner, Name: RepoName, DefaultBranch: "main"}
 	cfg, err := repoconfig.Parse(repoconfig.Path, []byte(files[repoconfig.Path]))
 	if err != nil {
 		return fmt.Errorf("the sample repository: %w", err)
@@ -371,15 +382,52 @@ func (r *run) startHub() error {
 	return nil
 }
 
+// listenHub starts the local hub on loopback, checking App tokens against
+// the wall clock.
+func (r *run) listenHub() error {
+	hub, err := localhub.Listen("127.0.0.1:0", localhub.Options{AppSlug: "backflow", Clock: clockFunc(r.wall)})
+	if err != nil {
+		return fmt.Errorf("starting the local hub: %w", err)
+	}
+	r.hub = hub
+	return nil
+}
+
+// createRepo creates the demo's repository on the local hub with files on
+// main, auto-merge allowed and main protected by the receipt check, and
+// installs the App on its owner.
+func (r *run) createRepo(files map[string]string) error {
+	h := r.hub.Hub
+	repo := localhub.RepoOptions{Owner: Owner, Name: RepoName, Files: files, AllowAutoMerge: true}
+	if err := h.CreateRepo(repo); err != nil {
+		return fmt.Errorf("creating %s: %w", Repository, err)
+	}
+	if err := h.SetBranchProtection(Repository, "main", bot.CheckName); err != nil {
+		return err
+	}
+	var err error
+	if r.inst, err = h.Install(Owner); err != nil {
+		return err
+	}
+	r.repo = forge.Repo{Owner: Owner, Name: RepoName, DefaultBranch: "main"}
+	return nil
+}
+
 // clockFunc adapts a function to localhub.Clock.
 type clockFunc func() time.Time
 
 func (f clockFunc) Now() time.Time { return f() }
 
+// startClock starts the simulated clock of the clusters and the bot 15
+// minutes before the wall clock.
+func (r *run) startClock() {
+	r.clock = localhub.NewFakeClock(r.wall().UTC().Truncate(time.Second).Add(-15 * time.Minute))
+}
+
 // startClusters builds one simulated cluster per environment and applies
 // the default branch's values to them.
 func (r *run) startClusters() error {
-	r.clock = localhub.NewFakeClock(r.wall().UTC().Truncate(time.Second).Add(-15 * time.Minute))
+	r.startClock()
 	files, err := SampleFiles()
 	if err != nil {
 		return err
@@ -835,7 +883,7 @@ func (r *run) forwardApply() error {
 // minute, narrated as step n, each changed field said with changed (its
 // from and to); record keeps prod-us-east's live fields in the summary.
 func (r *run) applyMain(n int, changed string, record bool) error {
-	r.clock.Set(maxTime(r.clock.Now(), r.wall().UTC().Truncate(time.Second)).Add(time.Minute))
+	r.catchUp()
 	m, err := r.readMain()
 	if err != nil {
 		return err
@@ -873,6 +921,13 @@ func (r *run) applyMain(n int, changed string, record bool) error {
 		r.say("   %s: redis-replicas spec.replicas stays %s: main now says so", c.Name, values.Format(live))
 	}
 	return nil
+}
+
+// catchUp sets the simulated clock to a minute past the later of itself and
+// the wall clock: the hub dates a merge by the wall clock, so the clusters'
+// clock catches up before anything after the merge is applied or observed.
+func (r *run) catchUp() {
+	r.clock.Set(maxTime(r.clock.Now(), r.wall().UTC().Truncate(time.Second)).Add(time.Minute))
 }
 
 // mainFiles is main as the GitOps controllers read it: its head, the repo
