@@ -485,10 +485,34 @@ func (p *planner) authorize(
 			reasons = append(reasons, r)
 		}
 	}
-	ch := o.Change
 	if secret {
 		add("secret: %s is a Secret: Secrets are never written back and their values are redacted", g.object)
 	}
+	eligible := p.eligibleRoles(o, held, add)
+	p.authorizeFields(g, fields, eligible, held, secret, add)
+	boundsReason(g, fields, add)
+	p.clusterAgreement(g, fields, add)
+	if len(reasons) > 0 {
+		return reasons, ""
+	}
+	if r, ok := singleRole(eligible, fields); ok {
+		return nil, r
+	}
+	add(
+		"no-single-role: every changed field is authorized, but no one role of %s authorizes them all; a receipt names one "+
+			"role",
+		o.Change.Actor,
+	)
+	return reasons, ""
+}
+
+// eligibleRoles are the roles of held that accept the attribution of o's
+// change, in held's order. It adds the reasons the actor authorizes
+// nothing: nobody is known to have made the change, or the attribution is
+// unknown; the actor holds no role; a role held does not accept the
+// attribution.
+func (p *planner) eligibleRoles(o *observe.Observation, held []string, add func(string, ...any)) []string {
+	ch := o.Change
 	switch {
 	case ch.Actor == "" && ch.Evidence != "":
 		add("actor-unknown: nobody is known to have made the change (%s)", ch.Evidence)
@@ -516,28 +540,27 @@ func (p *planner) authorize(
 				r, joinAttr(accepted), ch.Actor, ch.Attribution, claimedNote(ch))
 		}
 	}
+	return eligible
+}
+
+// authorizeFields asks the policy, for each field it may be asked about,
+// which eligible role authorizes the field's live value in g: each
+// eligible role alone, in turn, so that every field records the entry of
+// every role that authorizes it (fs.matches) and whether one does
+// (fs.authorized). A field no eligible role authorizes adds the policy's
+// reasons for the roles held, and a field the policy is not asked about
+// adds why not.
+func (p *planner) authorizeFields(
+	g *group,
+	fields []*fieldState,
+	eligible, held []string,
+	secret bool,
+	add func(string, ...any),
+) {
 	one := make([]string, 1) // each eligible role alone, in turn
 	for _, fs := range fields {
 		fs.matches = nil
-		switch {
-		case fs.structural != "":
-			add("structural: %s: %s; no value path can accept a change of structure", fs.f.Path, fs.structural)
-			continue
-		case fs.f.Ambiguous != "":
-			add(
-				"ambiguous: %s: %s: neither a removal nor a value to write; a source that reads the object itself (the Kubernetes "+
-					"watch, observations.<cluster>[].kube) can settle it",
-				fs.f.Path,
-				fs.f.Ambiguous,
-			)
-			continue
-		case fs.valuePath == "":
-			add("%s", fs.mapWhy)
-			continue
-		case secret:
-			continue
-		case fs.f.Removed:
-			add("field-removed: %s: the field is absent live; removals are not written back", fs.f.Path)
+		if beyondPolicy(fs, secret, add) {
 			continue
 		}
 		req := policy.Request{
@@ -569,6 +592,40 @@ func (p *planner) authorize(
 			add("%s: %s: %s", r.Kind, fs.f.Path, r.Message)
 		}
 	}
+}
+
+// beyondPolicy reports a field the policy is not asked about, adding why:
+// a change of structure, an ambiguous text, no value path, or a removal.
+// A Secret's fields are not asked about either; the secret reason says why
+// for all of them.
+func beyondPolicy(fs *fieldState, secret bool, add func(string, ...any)) bool {
+	switch {
+	case fs.structural != "":
+		add("structural: %s: %s; no value path can accept a change of structure", fs.f.Path, fs.structural)
+	case fs.f.Ambiguous != "":
+		add(
+			"ambiguous: %s: %s: neither a removal nor a value to write; a source that reads the object itself (the Kubernetes "+
+				"watch, observations.<cluster>[].kube) can settle it",
+			fs.f.Path,
+			fs.f.Ambiguous,
+		)
+	case fs.valuePath == "":
+		add("%s", fs.mapWhy)
+	case secret:
+		// The secret reason says why, once for the object.
+	case fs.f.Removed:
+		add("field-removed: %s: the field is absent live; removals are not written back", fs.f.Path)
+	default:
+		return false
+	}
+	return true
+}
+
+// boundsReason adds the bounds reason when a field of g's change is
+// unauthorized, naming every such field: bounds are per object, so one
+// unauthorized field denies the whole change, the authorized fields with
+// it.
+func boundsReason(g *group, fields []*fieldState, add func(string, ...any)) {
 	var unauthorized []string
 	for _, fs := range fields {
 		if !fs.authorized {
@@ -576,17 +633,16 @@ func (p *planner) authorize(
 		}
 	}
 	if len(unauthorized) > 0 {
-		// Bounds are per object: one unauthorized field denies the whole
-		// change, the authorized fields with it.
 		add(
 			"bounds: the object's change is denied as a whole; unauthorized fields changed: %s",
 			strings.Join(unauthorized, ", "),
 		)
 	}
-	p.clusterAgreement(g, fields, add)
-	if len(reasons) > 0 {
-		return reasons, ""
-	}
+}
+
+// singleRole is the first of the eligible roles that authorizes every
+// field, the one a receipt names; false when none does.
+func singleRole(eligible []string, fields []*fieldState) (string, bool) {
 	for _, r := range eligible {
 		all := true
 		for _, fs := range fields {
@@ -596,15 +652,10 @@ func (p *planner) authorize(
 			}
 		}
 		if all {
-			return nil, r
+			return r, true
 		}
 	}
-	add(
-		"no-single-role: every changed field is authorized, but no one role of %s authorizes them all; a receipt names one "+
-			"role",
-		ch.Actor,
-	)
-	return reasons, ""
+	return "", false
 }
 
 // clusterAgreement checks, when the environment requires it, that every one

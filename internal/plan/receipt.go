@@ -36,82 +36,155 @@ func (p *planner) attachReceipt(
 ) error {
 	d := &p.res.Decisions[pd.index]
 	o := pd.obs
-	ch := o.Change
-	first := pd.fields[0]
-	intent := ch.Intent
-	if strings.TrimSpace(intent) == "" {
-		intent = fmt.Sprintf("unstated: live change by %s observed %s", ch.Actor, o.ObservedAt.UTC().Format(time.RFC3339))
-	}
-	at := ch.At
-	if at.IsZero() {
-		at = o.ObservedAt
-	}
 	store := p.storeOf(u)
 	newRevision := store.NewRevision(branch)
 	if !p.cfg.WritesBack() {
 		newRevision = "(report only: nothing is written back while the repository is " + p.modeWord() + ")"
 	}
-	var (
-		changed  = make([]receipt.ChangedField, 0, len(pd.fields))
-		residual = []any{}
-		rules    = make([]string, 0, 1)
-		files    = make([]string, 0, 1)
-		placed   []string
-	)
+	f := p.acceptFields(uv, pd, after, trees)
+	r := p.proposedReceipt(u, pd, store, newRevision, branch, rendered, f)
+	path := p.receiptPath(u, o.Object.APIVersion, o.Object.Kind, o.Object.Namespace, o.Object.Name)
+	// Receipts are one per object: an earlier temporary acceptance of
+	// other fields would end, silently, with the receipt this one
+	// replaces. Carried, it still lasts its term and is restored.
+	if r.Spec.Carried = p.carry(path, nil, f.changed); len(r.Spec.Carried) > 0 {
+		d.Reasons = append(d.Reasons, carryNote(r.Spec.Carried)...)
+	}
+	if vs := receipt.Verify(r, p.snap.Policy, p.snap.PolicyPath); len(vs) > 0 {
+		return fmt.Errorf("the receipt fails verification: %s", receipt.JoinViolations(vs))
+	}
+	d.Receipt = r
+	d.ReceiptPath = path
+	return nil
+}
+
+// acceptedFields is what an allowed decision's write-back changes, field
+// by field, as its receipt states it.
+type acceptedFields struct {
+	// changed are the receipt's bounds of the changes, each to its live
+	// value.
+	changed []receipt.ChangedField
+	// residual is the round trip's residual drift: each accepted field
+	// the desired state after the write-back does not hold at its live
+	// value.
+	residual []any
+	// rules are the matchedRule text of each field's grant, in the order
+	// the fields first need it.
+	rules []string
+	// files are the desired files the changes are written in, sorted.
+	files []string
+	// placed says, once each, why a field is written in a shared file
+	// rather than the file Helm takes its value from.
+	placed []string
+}
+
+// acceptFields is what the write-back of pd's fields changes, with after
+// the unit's desired values once it is made and trees the tree of each of
+// its values files then.
+func (p *planner) acceptFields(
+	uv *unitValues,
+	pd *pending,
+	after map[string]any,
+	trees []map[string]any,
+) acceptedFields {
+	f := acceptedFields{
+		changed:  make([]receipt.ChangedField, 0, len(pd.fields)),
+		residual: []any{},
+		rules:    make([]string, 0, 1),
+		files:    make([]string, 0, 1),
+	}
 	for _, fs := range pd.fields {
-		cf := receipt.ChangedField{
-			Object: pd.object, Field: fs.f.Path, ValuePath: fs.valuePath,
-			From: receipt.ValueOf(fs.from()), To: receipt.ValueOf(fs.live), DesiredValueAfter: receipt.ValueOf(fs.live),
-			ValuesFile: uv.files[fs.file].path,
+		cf, desired, written := writtenField(pd.object, uv, fs, after, trees)
+		f.changed = append(f.changed, cf)
+		if fs.placedWhy != "" && !slices.Contains(f.placed, fs.placedWhy) {
+			f.placed = append(f.placed, fs.placedWhy)
 		}
-		desired := after
-		written := uv.files[fs.file].path
-		switch {
-		case fs.writtenFile != "":
-			// A kustomize unit: written where kustomize says the value
-			// comes from; desired after is the object as built with it.
-			cf.ValuePath, cf.ValuesFile = "", ""
-			cf.WrittenFile, cf.WrittenPath = fs.writtenFile, fs.writtenPath
-			desired, written = fs.after, fs.writtenFile
-		case fs.self:
-			// A manifest has no values path: the receipt names the file
-			// and the path written in the object's document.
-			cf.ValuePath, cf.ValuesFile = "", ""
-			cf.WrittenFile, cf.WrittenPath = uv.files[fs.file].path, fs.valuePath
-			desired = trees[fs.file]
+		if drift := p.residualDrift(desired, fs); drift != "" {
+			f.residual = append(f.residual, drift)
 		}
-		changed = append(changed, cf)
-		if fs.placedWhy != "" && !slices.Contains(placed, fs.placedWhy) {
-			placed = append(placed, fs.placedWhy)
+		if rule := p.grant(pd.role, fs); !slices.Contains(f.rules, rule) {
+			f.rules = append(f.rules, rule)
 		}
-		got, ok := p.lookup(desired, fs.valuePath)
-		switch {
-		case !ok:
-			residual = append(
-				residual,
-				fmt.Sprintf("%s: absent from desired after the write-back, observed %s", fs.valuePath, values.Format(fs.live)),
-			)
-		case !values.Equal(got, fs.live):
-			residual = append(
-				residual,
-				fmt.Sprintf(
-					"%s: desired after the write-back is %s, observed %s",
-					fs.valuePath,
-					values.Format(got),
-					values.Format(fs.live),
-				),
-			)
-		}
-		rule := p.grant(pd.role, fs)
-		if !slices.Contains(rules, rule) {
-			rules = append(rules, rule)
-		}
-		if f := written; !slices.Contains(files, f) {
-			files = append(files, f)
+		if !slices.Contains(f.files, written) {
+			f.files = append(f.files, written)
 		}
 	}
-	slices.Sort(files)
-	closed := len(residual) == 0
+	slices.Sort(f.files)
+	return f
+}
+
+// writtenField is the change of fs, a field of object, as the receipt's
+// bounds state it, with the desired state it is read back from after the
+// write-back and the file it is written in. By default that is the values
+// file at fs's value path, read back from after; a kustomize unit's field
+// is written where kustomize says the value comes from and read back from
+// the object as built with it; a manifest's field is written as itself in
+// the object's document and read back from that file's tree in trees.
+func writtenField(
+	object string,
+	uv *unitValues,
+	fs *fieldState,
+	after map[string]any,
+	trees []map[string]any,
+) (receipt.ChangedField, map[string]any, string) {
+	cf := receipt.ChangedField{
+		Object: object, Field: fs.f.Path, ValuePath: fs.valuePath,
+		From: receipt.ValueOf(fs.from()), To: receipt.ValueOf(fs.live), DesiredValueAfter: receipt.ValueOf(fs.live),
+		ValuesFile: uv.files[fs.file].path,
+	}
+	desired := after
+	written := uv.files[fs.file].path
+	switch {
+	case fs.writtenFile != "":
+		// A kustomize unit: written where kustomize says the value
+		// comes from; desired after is the object as built with it.
+		cf.ValuePath, cf.ValuesFile = "", ""
+		cf.WrittenFile, cf.WrittenPath = fs.writtenFile, fs.writtenPath
+		desired, written = fs.after, fs.writtenFile
+	case fs.self:
+		// A manifest has no values path: the receipt names the file
+		// and the path written in the object's document.
+		cf.ValuePath, cf.ValuesFile = "", ""
+		cf.WrittenFile, cf.WrittenPath = uv.files[fs.file].path, fs.valuePath
+		desired = trees[fs.file]
+	}
+	return cf, desired, written
+}
+
+// residualDrift is the round trip's residual drift of fs: how desired,
+// the desired state after the write-back, differs from the live value at
+// fs's value path. Empty when desired holds the live value.
+func (p *planner) residualDrift(desired map[string]any, fs *fieldState) string {
+	got, ok := p.lookup(desired, fs.valuePath)
+	switch {
+	case !ok:
+		return fmt.Sprintf("%s: absent from desired after the write-back, observed %s", fs.valuePath, values.Format(fs.live))
+	case !values.Equal(got, fs.live):
+		return fmt.Sprintf(
+			"%s: desired after the write-back is %s, observed %s",
+			fs.valuePath,
+			values.Format(got),
+			values.Format(fs.live),
+		)
+	}
+	return ""
+}
+
+// proposedReceipt is the receipt proposing pd's write-back on branch to
+// store, as newRevision, for the fields f accepts; rendered is its render
+// section, nil when nothing is rendered. It is not yet verified, and says
+// nothing of what it carries.
+func (p *planner) proposedReceipt(
+	u *repoconfig.Unit,
+	pd *pending,
+	store Store,
+	newRevision, branch string,
+	rendered *receipt.Render,
+	f acceptedFields,
+) *receipt.Receipt {
+	o, ch, first := pd.obs, pd.obs.Change, pd.fields[0]
+	trigger := authorizedTrigger(pd)
+	closed := len(f.residual) == 0
 	result := receipt.ResultClosed
 	if !closed {
 		result = "open"
@@ -123,46 +196,29 @@ func (p *planner) attachReceipt(
 		Spec: receipt.Spec{
 			Status:      receipt.StatusProposed,
 			Environment: u.Environment,
-			Unit:        receipt.Unit{Space: u.Name, DesiredRender: strings.Join(files, ", ")},
-			Trigger: receipt.Trigger{
-				Class: receipt.ClassAuthorized, Actor: ch.Actor, Role: pd.role, Intent: intent,
-				At: at.UTC().Format(time.RFC3339),
-			},
-			Observation: receipt.Observation{
-				Source:     sourceName(o),
-				Predicate:  Predicate,
-				ReceiptRef: observationRef(o),
-				Object:     pd.object, Field: first.f.Path, ValuePath: first.policyPath(),
-				LiveValue: receipt.ValueOf(first.live), DesiredValueBefore: receipt.ValueOf(first.from()),
-				UID: o.UID, Evidence: observerEvidence(o, pd.fields),
-			},
+			Unit:        receipt.Unit{Space: u.Name, DesiredRender: strings.Join(f.files, ", ")},
+			Trigger:     trigger,
+			Observation: authorizedObservation(pd),
 			Authority: receipt.Authority{
-				PolicyRef: p.snap.PolicyPath, Decision: receipt.DecisionAllow, MatchedRule: strings.Join(rules, "; "),
+				PolicyRef: p.snap.PolicyPath, Decision: receipt.DecisionAllow, MatchedRule: strings.Join(f.rules, "; "),
 			},
-			Bounds: authorizedBounds(changed),
+			Bounds: authorizedBounds(f.changed),
 			WriteBack: receipt.WriteBack{
 				Method:            store.Method(),
 				DesiredValueAfter: receipt.ValueOf(first.live),
 				NewRevision:       newRevision,
 				Provenance: receipt.Provenance{
 					Who: ch.Actor, When: p.now.Format(time.RFC3339), Operation: Operation,
-					Authority: p.snap.PolicyPath, Intent: intent,
+					Authority: p.snap.PolicyPath, Intent: trigger.Intent,
 				},
 			},
-			RoundTrip:  receipt.RoundTrip{DesiredAfterMatchesObserved: &closed, ResidualDrift: residual, Result: result},
-			NotClaimed: append(p.notClaimed(u, o, branch, rendered), placed...),
+			RoundTrip:  receipt.RoundTrip{DesiredAfterMatchesObserved: &closed, ResidualDrift: f.residual, Result: result},
+			NotClaimed: append(p.notClaimed(u, o, branch, rendered), f.placed...),
 		},
 	}
-	if x := p.expiryOf(pd, intent); x != nil {
+	if x := p.expiryOf(pd, trigger.Intent); x != nil {
 		r.Spec.Expiry = x
 		r.Spec.NotClaimed = append(r.Spec.NotClaimed, expiryClaim(x))
-	}
-	path := p.receiptPath(u, o.Object.APIVersion, o.Object.Kind, o.Object.Namespace, o.Object.Name)
-	// Receipts are one per object: an earlier temporary acceptance of
-	// other fields would end, silently, with the receipt this one
-	// replaces. Carried, it still lasts its term and is restored.
-	if r.Spec.Carried = p.carry(path, nil, changed); len(r.Spec.Carried) > 0 {
-		d.Reasons = append(d.Reasons, carryNote(r.Spec.Carried)...)
 	}
 	if rendered != nil {
 		r.Spec.Render = rendered
@@ -172,12 +228,43 @@ func (p *planner) attachReceipt(
 		r.Spec.Chart = u.Chart.Name
 		r.Spec.Version = u.Chart.Version
 	}
-	if vs := receipt.Verify(r, p.snap.Policy, p.snap.PolicyPath); len(vs) > 0 {
-		return fmt.Errorf("the receipt fails verification: %s", receipt.JoinViolations(vs))
+	return r
+}
+
+// authorizedTrigger is the trigger of pd's receipt: the change's actor
+// under the role that authorizes it, with the change's intent and time.
+// A change that states no intent is named by who changed it and when it
+// was observed; one with no time takes the observation's.
+func authorizedTrigger(pd *pending) receipt.Trigger {
+	o := pd.obs
+	ch := o.Change
+	intent := ch.Intent
+	if strings.TrimSpace(intent) == "" {
+		intent = fmt.Sprintf("unstated: live change by %s observed %s", ch.Actor, o.ObservedAt.UTC().Format(time.RFC3339))
 	}
-	d.Receipt = r
-	d.ReceiptPath = path
-	return nil
+	at := ch.At
+	if at.IsZero() {
+		at = o.ObservedAt
+	}
+	return receipt.Trigger{
+		Class: receipt.ClassAuthorized, Actor: ch.Actor, Role: pd.role, Intent: intent,
+		At: at.UTC().Format(time.RFC3339),
+	}
+}
+
+// authorizedObservation is the observation pd's receipt rests on: its
+// first field's live value and the value desired before, with what the
+// observer reported beyond the values.
+func authorizedObservation(pd *pending) receipt.Observation {
+	o, first := pd.obs, pd.fields[0]
+	return receipt.Observation{
+		Source:     sourceName(o),
+		Predicate:  Predicate,
+		ReceiptRef: observationRef(o),
+		Object:     pd.object, Field: first.f.Path, ValuePath: first.policyPath(),
+		LiveValue: receipt.ValueOf(first.live), DesiredValueBefore: receipt.ValueOf(first.from()),
+		UID: o.UID, Evidence: observerEvidence(o, pd.fields),
+	}
 }
 
 // grant is the matchedRule text of the entry that authorizes fs for role:
