@@ -77,7 +77,6 @@ func Check(in Input) Result {
 	changed = slices.Compact(changed)
 
 	var claims []claim
-	named := map[string]bool{}
 	var others []string
 	readers := in.Config.ReadersOf()
 	for _, p := range changed {
@@ -91,124 +90,199 @@ func Check(in Input) Result {
 			continue
 		}
 		res.Receipts++
-		c := receipt.Check(p, data, in.Policy, in.PolicyPath)
-		if c.Err != nil {
-			fail("%s: %v", p, c.Err)
-			continue
-		}
-		// Strict: a key the model does not know could carry a claim no
-		// check reads.
-		for _, v := range c.Strict() {
-			fail("%s: %s", p, v.String())
-		}
-		r := c.Receipt
-		u := unitOf(in.Config, r)
-		if u == nil {
-			fail(
-				"%s: names unit %s in %s, which the base branch's %s does not define: it authorizes no file",
-				p,
-				r.Spec.Unit.Space,
-				r.Spec.Environment,
-				repoconfig.Path,
-			)
-			continue
-		}
-		files := receipt.RenderedFiles(r.Spec.Unit.DesiredRender)
-		for i, cf := range r.Spec.Bounds.ChangedFields {
-			at := fmt.Sprintf("bounds.changedFields[%d]", i)
-			if o, ok := in.Config.UnitFor(u.Environment, cf.Object); !ok || o != u {
-				fail(
-					"%s: %s is %s, which unit %s does not render in %s: it authorizes no file",
-					p,
-					at,
-					cf.Object,
-					u.Name,
-					u.Environment,
-				)
-				continue
-			}
-			roles := []string{r.Spec.Trigger.Role}
-			if vp, why := plan.MapField(in.Policy, cf.Object, u.Environment, cf.Field, roles); in.Policy.Valid() &&
-				vp != cf.ValuePath {
-				if vp == "" {
-					fail(
-						"%s: %s claims %s at %s, which unit %s's mapping does not write: %s",
-						p,
-						at,
-						cf.Field,
-						cf.ValuePath,
-						u.Name,
-						why,
-					)
-				} else {
-					fail(
-						"%s: %s claims %s at %s, but unit %s's mapping (the policy's entry for role %q) writes it at %s",
-						p,
-						at,
-						cf.Field,
-						cf.ValuePath,
-						u.Name,
-						r.Spec.Trigger.Role,
-						vp,
-					)
-				}
-				continue
-			}
-			if cf.WrittenFile != "" || u.Documents() {
-				if why := writesItself(u, cf, in.Base, sharedBase(in, u, r, cf)); why != "" {
-					fail("%s: %s %s", p, at, why)
-					continue
-				}
-				named[cf.WrittenFile] = true
-				c := claim{receipt: p, file: cf.WrittenFile, valuePath: cf.WrittenPath, to: cf.To.V, object: cf.Object}
-				if u.Source() == repoconfig.SourceKustomize {
-					c.object, c.kustomize = "", true
-				}
-				claims = append(claims, c)
-				continue
-			}
-			c := claim{receipt: p, file: cf.ValuesFile, valuePath: cf.ValuePath, to: cf.To.V}
-			claimFiles := []string{c.file}
-			if c.file == "" {
-				// A receipt without valuesFile claims the path in each
-				// file it renders from.
-				claimFiles = files
-			}
-			for _, f := range claimFiles {
-				if why := unitWrites(in.Policy, u, r, cf, f, readers[f]); why != "" {
-					fail("%s: %s names %s, which %s", p, at, f, why)
-					continue
-				}
-				c.file = f
-				named[f] = true
-				claims = append(claims, c)
-			}
-		}
+		claims = append(claims, receiptClaims(p, data, in, readers, fail)...)
+	}
+	named := map[string]bool{}
+	for _, c := range claims {
+		named[c.file] = true
 	}
 	for _, p := range others {
-		if !named[p] {
-			fail(
-				"%s: changed, but it is neither a receipt under %s nor a values file a receipt of this pull request names",
-				p,
-				dir,
-			)
-			continue
-		}
-		if err := in.Config.Writable(p); err != nil {
-			fail("%s: %v", p, err)
-			continue
-		}
-		if slices.ContainsFunc(claims, func(c claim) bool { return c.kustomize && c.file == p }) {
-			res.ValuePaths += checkKustomize(p, in, claims, fail)
-			continue
-		}
-		if manifestOf(in.Config, p) {
-			res.ValuePaths += checkManifest(p, in, claims, fail)
-			continue
-		}
-		res.ValuePaths += checkValues(p, in, claims, fail)
+		res.ValuePaths += checkFile(p, dir, in, claims, named, fail)
 	}
 	return res
+}
+
+// receiptClaims verifies the receipt p, whose bytes at the head are data,
+// against the base branch's policy and config, and returns the claims of
+// its changed fields that its unit may make (readers are, by file, the
+// environments whose units read it). A receipt that does not parse, or
+// names a unit the base config does not define, claims nothing.
+func receiptClaims(p string, data []byte, in Input, readers map[string][]string, fail func(string, ...any)) []claim {
+	c := receipt.Check(p, data, in.Policy, in.PolicyPath)
+	if c.Err != nil {
+		fail("%s: %v", p, c.Err)
+		return nil
+	}
+	// Strict: a key the model does not know could carry a claim no
+	// check reads.
+	for _, v := range c.Strict() {
+		fail("%s: %s", p, v.String())
+	}
+	r := c.Receipt
+	u := unitOf(in.Config, r)
+	if u == nil {
+		fail(
+			"%s: names unit %s in %s, which the base branch's %s does not define: it authorizes no file",
+			p,
+			r.Spec.Unit.Space,
+			r.Spec.Environment,
+			repoconfig.Path,
+		)
+		return nil
+	}
+	var claims []claim
+	for i, cf := range r.Spec.Bounds.ChangedFields {
+		at := fmt.Sprintf("bounds.changedFields[%d]", i)
+		if !unitMaps(p, at, in, u, r, cf, fail) {
+			continue
+		}
+		if cf.WrittenFile != "" || u.Documents() {
+			if c, ok := writtenClaim(p, at, in, u, r, cf, fail); ok {
+				claims = append(claims, c)
+			}
+			continue
+		}
+		claims = append(claims, valuesClaims(p, at, in.Policy, u, r, cf, readers, fail)...)
+	}
+	return claims
+}
+
+// unitMaps reports whether unit u writes cf, the receipt p's changed field
+// that at names, where cf claims: u renders cf's object in its environment
+// and, under a valid base policy, u's mapping (the policy's entry for the
+// receipt's role) writes cf's field at cf's value path. When not, it fails
+// the field.
+func unitMaps(
+	p, at string,
+	in Input,
+	u *repoconfig.Unit,
+	r *receipt.Receipt,
+	cf receipt.ChangedField,
+	fail func(string, ...any),
+) bool {
+	if o, ok := in.Config.UnitFor(u.Environment, cf.Object); !ok || o != u {
+		fail(
+			"%s: %s is %s, which unit %s does not render in %s: it authorizes no file",
+			p,
+			at,
+			cf.Object,
+			u.Name,
+			u.Environment,
+		)
+		return false
+	}
+	roles := []string{r.Spec.Trigger.Role}
+	vp, why := plan.MapField(in.Policy, cf.Object, u.Environment, cf.Field, roles)
+	if !in.Policy.Valid() || vp == cf.ValuePath {
+		return true
+	}
+	if vp == "" {
+		fail(
+			"%s: %s claims %s at %s, which unit %s's mapping does not write: %s",
+			p,
+			at,
+			cf.Field,
+			cf.ValuePath,
+			u.Name,
+			why,
+		)
+	} else {
+		fail(
+			"%s: %s claims %s at %s, but unit %s's mapping (the policy's entry for role %q) writes it at %s",
+			p,
+			at,
+			cf.Field,
+			cf.ValuePath,
+			u.Name,
+			r.Spec.Trigger.Role,
+			vp,
+		)
+	}
+	return false
+}
+
+// writtenClaim is the claim of cf, the receipt p's changed field that at
+// names, written as itself: on its writtenPath in its writtenFile, in the
+// document that applies its object or, for a kustomize unit, in any
+// document of that overlay file. When unit u may not write that file, it
+// fails the field and claims nothing.
+func writtenClaim(
+	p, at string,
+	in Input,
+	u *repoconfig.Unit,
+	r *receipt.Receipt,
+	cf receipt.ChangedField,
+	fail func(string, ...any),
+) (claim, bool) {
+	if why := writesItself(u, cf, in.Base, sharedBase(in, u, r, cf)); why != "" {
+		fail("%s: %s %s", p, at, why)
+		return claim{}, false
+	}
+	c := claim{receipt: p, file: cf.WrittenFile, valuePath: cf.WrittenPath, to: cf.To.V, object: cf.Object}
+	if u.Source() == repoconfig.SourceKustomize {
+		c.object, c.kustomize = "", true
+	}
+	return c, true
+}
+
+// valuesClaims are the claims of cf, the receipt p's changed field that at
+// names, at its value path: in the values file it names or, when it names
+// none, in each file the receipt's render reads. It fails every file unit
+// u may not write (readers are, by file, the environments whose units read
+// it) and claims the others.
+func valuesClaims(
+	p, at string,
+	pol *policy.Policy,
+	u *repoconfig.Unit,
+	r *receipt.Receipt,
+	cf receipt.ChangedField,
+	readers map[string][]string,
+	fail func(string, ...any),
+) []claim {
+	files := []string{cf.ValuesFile}
+	if cf.ValuesFile == "" {
+		// A receipt without valuesFile claims the path in each
+		// file it renders from.
+		files = receipt.RenderedFiles(r.Spec.Unit.DesiredRender)
+	}
+	var claims []claim
+	for _, f := range files {
+		if why := unitWrites(pol, u, r, cf, f, readers[f]); why != "" {
+			fail("%s: %s names %s, which %s", p, at, f, why)
+			continue
+		}
+		claims = append(claims, claim{receipt: p, file: f, valuePath: cf.ValuePath, to: cf.To.V})
+	}
+	return claims
+}
+
+// checkFile checks p, a changed file that is not a receipt under dir: a
+// claim of this pull request must name it (named holds every file the
+// claims are in), the base config must let a write-back change it, and
+// the claims must account for every path it changes, as a kustomize
+// claim's overlay file, a manifest of a unit of plain manifests, or a
+// values file.
+// It returns how many paths changed.
+func checkFile(p, dir string, in Input, claims []claim, named map[string]bool, fail func(string, ...any)) int {
+	if !named[p] {
+		fail(
+			"%s: changed, but it is neither a receipt under %s nor a values file a receipt of this pull request names",
+			p,
+			dir,
+		)
+		return 0
+	}
+	if err := in.Config.Writable(p); err != nil {
+		fail("%s: %v", p, err)
+		return 0
+	}
+	if slices.ContainsFunc(claims, func(c claim) bool { return c.kustomize && c.file == p }) {
+		return checkKustomize(p, in, claims, fail)
+	}
+	if manifestOf(in.Config, p) {
+		return checkManifest(p, in, claims, fail)
+	}
+	return checkValues(p, in, claims, fail)
 }
 
 // unitOf is the base config's unit a receipt is about: the one its
