@@ -117,16 +117,16 @@ var (
 	durationType    = reflect.TypeFor[time.Duration]()
 )
 
+// decode fills v from n at path: an alias is followed where aliases are
+// allowed, a null leaves v as it was, a yaml.Node keeps its section as
+// written, and otherwise n is read as v's type asks. Every node read is
+// charged to the budget.
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	if !d.charge(n, path) {
 		return
 	}
 	if n.Kind == yaml.AliasNode {
-		if !d.opts.Aliases {
-			d.fail(n, path, "aliases are not allowed")
-			return
-		}
-		d.decode(n.Alias, v, path)
+		d.decodeAlias(n, v, path)
 		return
 	}
 	if IsNull(n) {
@@ -137,95 +137,150 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		return
 	}
 	if v.Kind() != reflect.Pointer && reflect.PointerTo(v.Type()).Implements(textUnmarshaler) {
-		if n.Kind != yaml.ScalarNode {
-			d.fail(n, path, "want a string")
-			return
-		}
-		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(n.Value)); err != nil {
-			d.fail(n, path, "%v", err)
-		}
+		d.decodeText(n, v, path)
 		return
 	}
 	if v.Type() == durationType {
-		// A Go duration string (30s, 10m, 1h30m); a bare 0 is none.
-		dur, err := time.ParseDuration(n.Value)
-		if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!str" && n.Value != "0") || err != nil {
-			d.fail(n, path, "want a duration such as 30s, 5m or 1h")
-			return
-		}
-		v.SetInt(int64(dur))
+		d.decodeDuration(n, v, path)
 		return
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
-		// A wrong scalar leaves the pointer as it was, nil most often: a
-		// reader that checks for a value must not see a zero it never read.
-		// A section is kept with what of it could be read.
-		p := reflect.New(v.Type().Elem())
-		failed := d.failed
-		d.decode(n, p.Elem(), path)
-		switch p.Elem().Kind() {
-		case reflect.Struct, reflect.Map, reflect.Slice:
-		default:
-			if d.failed != failed {
-				return
-			}
-		}
-		v.Set(p)
+		d.decodePointer(n, v, path)
 	case reflect.Struct:
-		if n.Kind != yaml.MappingNode {
-			d.fail(n, path, "want a mapping")
+		d.decodeStruct(n, v, path)
+	case reflect.Map:
+		d.decodeMap(n, v, path)
+	case reflect.Slice:
+		d.decodeList(n, v, path)
+	default:
+		d.decodeScalar(n, v, path)
+	}
+}
+
+// decodeAlias reads the node an alias names in the alias's place, or refuses
+// the alias when aliases are not allowed.
+func (d *decoder) decodeAlias(n *yaml.Node, v reflect.Value, path string) {
+	if !d.opts.Aliases {
+		d.fail(n, path, "aliases are not allowed")
+		return
+	}
+	d.decode(n.Alias, v, path)
+}
+
+// decodeText hands a scalar's text, as written, to the UnmarshalText of v's
+// type; its error is the message at path.
+func (d *decoder) decodeText(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.ScalarNode {
+		d.fail(n, path, "want a string")
+		return
+	}
+	if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(n.Value)); err != nil {
+		d.fail(n, path, "%v", err)
+	}
+}
+
+// decodeDuration reads a Go duration string (30s, 10m, 1h30m) into a
+// time.Duration; a bare 0 is none.
+func (d *decoder) decodeDuration(n *yaml.Node, v reflect.Value, path string) {
+	dur, err := time.ParseDuration(n.Value)
+	if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!str" && n.Value != "0") || err != nil {
+		d.fail(n, path, "want a duration such as 30s, 5m or 1h")
+		return
+	}
+	v.SetInt(int64(dur))
+}
+
+// decodePointer reads n into a new value and points v at it. A wrong scalar
+// leaves the pointer as it was, nil most often: a reader that checks for a
+// value must not see a zero it never read. A section is kept with what of it
+// could be read.
+func (d *decoder) decodePointer(n *yaml.Node, v reflect.Value, path string) {
+	p := reflect.New(v.Type().Elem())
+	failed := d.failed
+	d.decode(n, p.Elem(), path)
+	switch p.Elem().Kind() {
+	case reflect.Struct, reflect.Map, reflect.Slice:
+	default:
+		if d.failed != failed {
 			return
 		}
-		fields := map[string]int{}
-		notNull := map[string]bool{}
-		for i := 0; i < v.NumField(); i++ {
-			name, opts, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
-			if name != "" && name != "-" {
-				fields[name] = i
-				notNull[name] = slices.Contains(strings.Split(opts, ","), "notnull")
-			}
+	}
+	v.Set(p)
+}
+
+// decodeStruct reads a mapping into the fields of v named by their yaml tag:
+// a key no field is named by is an unknown key, and a null for a field tagged
+// ",notnull" is a value of the wrong type.
+func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.MappingNode {
+		d.fail(n, path, "want a mapping")
+		return
+	}
+	fields := map[string]int{}
+	notNull := map[string]bool{}
+	for i := 0; i < v.NumField(); i++ {
+		name, opts, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
+		if name != "" && name != "-" {
+			fields[name] = i
+			notNull[name] = slices.Contains(strings.Split(opts, ","), "notnull")
 		}
-		d.mapping(n, path, func(key string, kn, vn *yaml.Node) {
-			i, ok := fields[key]
-			if !ok {
-				d.fail(kn, Join(path, key), "unknown key")
+	}
+	d.mapping(n, path, func(key string, kn, vn *yaml.Node) {
+		i, ok := fields[key]
+		if !ok {
+			d.fail(kn, Join(path, key), "unknown key")
+			return
+		}
+		if r := vn; notNull[key] {
+			if r.Kind == yaml.AliasNode && d.opts.Aliases && r.Alias != nil {
+				r = r.Alias
+			}
+			if IsNull(r) {
+				d.fail(vn, Join(path, key), "%s", want(v.Field(i).Type()))
 				return
 			}
-			if r := vn; notNull[key] {
-				if r.Kind == yaml.AliasNode && d.opts.Aliases && r.Alias != nil {
-					r = r.Alias
-				}
-				if IsNull(r) {
-					d.fail(vn, Join(path, key), "%s", want(v.Field(i).Type()))
-					return
-				}
-			}
-			d.decode(vn, v.Field(i), Join(path, key))
-		})
-	case reflect.Map:
-		if n.Kind != yaml.MappingNode {
-			d.fail(n, path, "want a mapping")
-			return
 		}
-		if v.IsNil() {
-			v.Set(reflect.MakeMap(v.Type()))
-		}
-		d.mapping(n, path, func(key string, _, vn *yaml.Node) {
-			e := reflect.New(v.Type().Elem()).Elem()
-			d.decode(vn, e, Join(path, key))
-			v.SetMapIndex(reflect.ValueOf(key).Convert(v.Type().Key()), e)
-		})
-	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			d.fail(n, path, "want a list")
-			return
-		}
-		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
-		for i, item := range n.Content {
-			d.decode(item, s.Index(i), Index(path, i))
-		}
-		v.Set(s)
+		d.decode(vn, v.Field(i), Join(path, key))
+	})
+}
+
+// decodeMap reads a mapping into the Go map v, one entry per key, making the
+// map if it is nil.
+func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.MappingNode {
+		d.fail(n, path, "want a mapping")
+		return
+	}
+	if v.IsNil() {
+		v.Set(reflect.MakeMap(v.Type()))
+	}
+	d.mapping(n, path, func(key string, _, vn *yaml.Node) {
+		e := reflect.New(v.Type().Elem()).Elem()
+		d.decode(vn, e, Join(path, key))
+		v.SetMapIndex(reflect.ValueOf(key).Convert(v.Type().Key()), e)
+	})
+}
+
+// decodeList reads a sequence into the slice v, which it replaces: each item
+// is named by its index.
+func (d *decoder) decodeList(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.SequenceNode {
+		d.fail(n, path, "want a list")
+		return
+	}
+	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	for i, item := range n.Content {
+		d.decode(item, s.Index(i), Index(path, i))
+	}
+	v.Set(s)
+}
+
+// decodeScalar reads a scalar into a string, bool, integer, float64 or
+// interface value, each only from the scalars yaml tags as that type; any
+// other kind of v cannot be decoded.
+func (d *decoder) decodeScalar(n *yaml.Node, v reflect.Value, path string) {
+	switch v.Kind() {
 	case reflect.String:
 		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
 			d.fail(n, path, "want a string")
