@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -209,6 +208,17 @@ func (d *decoder) decodePointer(n *yaml.Node, v reflect.Value, path string) {
 	v.Set(p)
 }
 
+// hasOption says whether a yaml tag's options (what follows the name)
+// include want, without splitting them into a new slice for every field.
+func hasOption(opts, want string) bool {
+	for o := range strings.SplitSeq(opts, ",") {
+		if o == want {
+			return true
+		}
+	}
+	return false
+}
+
 // decodeStruct reads a mapping into the fields of v named by their yaml tag:
 // a key no field is named by is an unknown key, and a null for a field tagged
 // ",notnull" is a value of the wrong type.
@@ -223,7 +233,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		name, opts, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
 		if name != "" && name != "-" {
 			fields[name] = i
-			notNull[name] = slices.Contains(strings.Split(opts, ","), "notnull")
+			notNull[name] = hasOption(opts, "notnull")
 		}
 	}
 	d.mapping(n, path, func(key string, kn, vn *yaml.Node) {
