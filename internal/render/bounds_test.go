@@ -176,3 +176,35 @@ func TestChildrenAreKeptForABatch(t *testing.T) {
 		t.Fatalf("after %d idle children were killed: %v", len(idle), err)
 	}
 }
+
+// TestMemoryDeath reads a child's dying words as the Go runtime writes
+// them (runtime/malloc.go, mem_linux.go, os_linux.go, runtime/cgo's
+// gcc_libinit.c, stack.go) under its address space limit: each is its
+// memory bound, with how it was passed; other deaths are not.
+func TestMemoryDeath(t *testing.T) {
+	b := Bounds{MaxMemory: 512 << 20}
+	for _, tc := range []struct{ stderr, how string }{
+		{"fatal error: runtime: out of memory\n", "an allocation failed"},
+		{"runtime: out of memory: cannot allocate 4194304-byte block (67108864 in use)\n", "an allocation failed"},
+		{"runtime: mmap(0xc000000000, 67108864) failed with errno=12\nfatal error: runtime: cannot allocate memory\n",
+			"an allocation failed"},
+		{"==1234==ERROR: ThreadSanitizer failed to allocate 0x4000 (16384) bytes\n", "an allocation failed"},
+		{"runtime/cgo: pthread_create failed: Resource temporarily unavailable\nSIGABRT: abort\n",
+			"no thread could be started within its address space"},
+		{"runtime: failed to create new OS thread (have 7 already; errno=11)\n" +
+			"runtime: may need to increase max user processes (ulimit -u)\nfatal error: newosproc\n",
+			"no thread could be started within its address space"},
+		{"runtime: goroutine stack exceeds 1000000000-byte limit\nfatal error: stack overflow\n",
+			"the template recursion overflowed its stack"},
+	} {
+		err := memoryDeath(b, tc.stderr)
+		if !errors.Is(err, ErrBound) || !strings.Contains(err.Error(), "memory budget of 512 MiB ("+tc.how+")") {
+			t.Errorf("%q: %v, want the memory bound passed because %s", tc.stderr, err, tc.how)
+		}
+	}
+	for _, other := range []string{"", "panic: template: main.yaml:1: unexpected EOF\n", "signal: killed\n"} {
+		if err := memoryDeath(b, other); err != nil {
+			t.Errorf("%q: %v, want no memory bound", other, err)
+		}
+	}
+}

@@ -349,6 +349,29 @@ var allocationFailures = []string{
 	"out of memory", "cannot allocate memory", "failed to allocate", "address space collisions",
 }
 
+// threadFailures are how a Go process says it could not start a thread:
+// under the child's address space limit a thread's stack is one more
+// mapping refused (EAGAIN), with cgo (the race detector's builds) and
+// without.
+var threadFailures = []string{
+	"pthread_create failed", "failed to create new OS thread",
+}
+
+// memoryDeath is the memory bound a child's dying words (stderr) show it
+// passed, nil when they show none.
+func memoryDeath(b Bounds, text string) error {
+	has := func(m string) bool { return strings.Contains(text, m) }
+	switch {
+	case slices.ContainsFunc(allocationFailures, has):
+		return memoryBound(b, "an allocation failed")
+	case slices.ContainsFunc(threadFailures, has):
+		return memoryBound(b, "no thread could be started within its address space")
+	case has("stack exceeds") || has("stack overflow"):
+		return memoryBound(b, "the template recursion overflowed its stack")
+	}
+	return nil
+}
+
 // death says why the child ended mid-request: its memory budget, its CPU
 // limit, or how it exited.
 func (ch *child) death(b Bounds, cause error) error {
@@ -360,14 +383,14 @@ func (ch *child) death(b Bounds, cause error) error {
 	}
 	text := ch.stderr.String()
 	state := ch.cmd.ProcessState
-	switch {
-	case ch.tooLong.Load():
+	if ch.tooLong.Load() {
 		return fmt.Errorf("%w: the render process answered more than %s (output bound)",
 			ErrBound, mib(replyLimit(b.MaxOutputBytes)))
-	case slices.ContainsFunc(allocationFailures, func(m string) bool { return strings.Contains(text, m) }):
-		return memoryBound(b, "an allocation failed")
-	case strings.Contains(text, "stack exceeds") || strings.Contains(text, "stack overflow"):
-		return memoryBound(b, "the template recursion overflowed its stack")
+	}
+	if err := memoryDeath(b, text); err != nil {
+		return err
+	}
+	switch {
 	case state != nil && state.ExitCode() == exitCPU:
 		return fmt.Errorf("%w: it passed its CPU limit of %s on each processor (render timeout)", ErrBound, b.Timeout)
 	case state != nil && strings.Contains(state.String(), "killed"):
