@@ -132,126 +132,91 @@ func receiptClaims(p string, data []byte, in Input, readers map[string][]string,
 	}
 	var claims []claim
 	for i, cf := range r.Spec.Bounds.ChangedFields {
-		at := fmt.Sprintf("bounds.changedFields[%d]", i)
-		if !unitMaps(p, at, in, u, r, cf, fail) {
+		f := field{p: p, at: fmt.Sprintf("bounds.changedFields[%d]", i), u: u, r: r, cf: cf}
+		if !f.mapped(in, fail) {
 			continue
 		}
 		if cf.WrittenFile != "" || u.Documents() {
-			if c, ok := writtenClaim(p, at, in, u, r, cf, fail); ok {
+			if c, ok := f.written(in, fail); ok {
 				claims = append(claims, c)
 			}
 			continue
 		}
-		claims = append(claims, valuesClaims(p, at, in.Policy, u, r, cf, readers, fail)...)
+		claims = append(claims, f.values(in.Policy, readers, fail)...)
 	}
 	return claims
 }
 
-// unitMaps reports whether unit u writes cf, the receipt p's changed field
-// that at names, where cf claims: u renders cf's object in its environment
-// and, under a valid base policy, u's mapping (the policy's entry for the
-// receipt's role) writes cf's field at cf's value path. When not, it fails
-// the field.
-func unitMaps(
-	p, at string,
-	in Input,
-	u *repoconfig.Unit,
-	r *receipt.Receipt,
-	cf receipt.ChangedField,
-	fail func(string, ...any),
-) bool {
-	if o, ok := in.Config.UnitFor(u.Environment, cf.Object); !ok || o != u {
-		fail(
-			"%s: %s is %s, which unit %s does not render in %s: it authorizes no file",
-			p,
-			at,
-			cf.Object,
-			u.Name,
-			u.Environment,
-		)
+// field is one changed field of a receipt as the bound reads it: the
+// receipt's path p, the field's place in it (at), the unit u the receipt
+// is about, the receipt r and the field cf.
+type field struct {
+	p, at string
+	u     *repoconfig.Unit
+	r     *receipt.Receipt
+	cf    receipt.ChangedField
+}
+
+// mapped reports whether f's unit writes f's field where it claims: the
+// unit renders the field's object in its environment and, under a valid
+// base policy, its mapping (the policy's entry for the receipt's role)
+// writes the field at the claimed value path. When not, it fails the
+// field.
+func (f field) mapped(in Input, fail func(string, ...any)) bool {
+	if o, ok := in.Config.UnitFor(f.u.Environment, f.cf.Object); !ok || o != f.u {
+		fail("%s: %s is %s, which unit %s does not render in %s: it authorizes no file",
+			f.p, f.at, f.cf.Object, f.u.Name, f.u.Environment)
 		return false
 	}
-	roles := []string{r.Spec.Trigger.Role}
-	vp, why := plan.MapField(in.Policy, cf.Object, u.Environment, cf.Field, roles)
-	if !in.Policy.Valid() || vp == cf.ValuePath {
+	roles := []string{f.r.Spec.Trigger.Role}
+	vp, why := plan.MapField(in.Policy, f.cf.Object, f.u.Environment, f.cf.Field, roles)
+	if !in.Policy.Valid() || vp == f.cf.ValuePath {
 		return true
 	}
 	if vp == "" {
-		fail(
-			"%s: %s claims %s at %s, which unit %s's mapping does not write: %s",
-			p,
-			at,
-			cf.Field,
-			cf.ValuePath,
-			u.Name,
-			why,
-		)
+		fail("%s: %s claims %s at %s, which unit %s's mapping does not write: %s",
+			f.p, f.at, f.cf.Field, f.cf.ValuePath, f.u.Name, why)
 	} else {
-		fail(
-			"%s: %s claims %s at %s, but unit %s's mapping (the policy's entry for role %q) writes it at %s",
-			p,
-			at,
-			cf.Field,
-			cf.ValuePath,
-			u.Name,
-			r.Spec.Trigger.Role,
-			vp,
-		)
+		fail("%s: %s claims %s at %s, but unit %s's mapping (the policy's entry for role %q) writes it at %s",
+			f.p, f.at, f.cf.Field, f.cf.ValuePath, f.u.Name, f.r.Spec.Trigger.Role, vp)
 	}
 	return false
 }
 
-// writtenClaim is the claim of cf, the receipt p's changed field that at
-// names, written as itself: on its writtenPath in its writtenFile, in the
-// document that applies its object or, for a kustomize unit, in any
-// document of that overlay file. When unit u may not write that file, it
-// fails the field and claims nothing.
-func writtenClaim(
-	p, at string,
-	in Input,
-	u *repoconfig.Unit,
-	r *receipt.Receipt,
-	cf receipt.ChangedField,
-	fail func(string, ...any),
-) (claim, bool) {
-	if why := writesItself(u, cf, in.Base, sharedBase(in, u, r, cf)); why != "" {
-		fail("%s: %s %s", p, at, why)
+// written is the claim of f written as itself: on its writtenPath in its
+// writtenFile, in the document that applies its object or, for a
+// kustomize unit, in any document of that overlay file. When f's unit may
+// not write that file, it fails the field and claims nothing.
+func (f field) written(in Input, fail func(string, ...any)) (claim, bool) {
+	if why := writesItself(f.u, f.cf, in.Base, sharedBase(in, f.u, f.r, f.cf)); why != "" {
+		fail("%s: %s %s", f.p, f.at, why)
 		return claim{}, false
 	}
-	c := claim{receipt: p, file: cf.WrittenFile, valuePath: cf.WrittenPath, to: cf.To.V, object: cf.Object}
-	if u.Source() == repoconfig.SourceKustomize {
+	c := claim{receipt: f.p, file: f.cf.WrittenFile, valuePath: f.cf.WrittenPath, to: f.cf.To.V, object: f.cf.Object}
+	if f.u.Source() == repoconfig.SourceKustomize {
 		c.object, c.kustomize = "", true
 	}
 	return c, true
 }
 
-// valuesClaims are the claims of cf, the receipt p's changed field that at
-// names, at its value path: in the values file it names or, when it names
-// none, in each file the receipt's render reads. It fails every file unit
-// u may not write (readers are, by file, the environments whose units read
-// it) and claims the others.
-func valuesClaims(
-	p, at string,
-	pol *policy.Policy,
-	u *repoconfig.Unit,
-	r *receipt.Receipt,
-	cf receipt.ChangedField,
-	readers map[string][]string,
-	fail func(string, ...any),
-) []claim {
-	files := []string{cf.ValuesFile}
-	if cf.ValuesFile == "" {
+// values are the claims of f at its value path: in the values file it
+// names or, when it names none, in each file the receipt's render reads.
+// It fails every file f's unit may not write (readers are, by file, the
+// environments whose units read it) and claims the others.
+func (f field) values(pol *policy.Policy, readers map[string][]string, fail func(string, ...any)) []claim {
+	files := []string{f.cf.ValuesFile}
+	if f.cf.ValuesFile == "" {
 		// A receipt without valuesFile claims the path in each
 		// file it renders from.
-		files = receipt.RenderedFiles(r.Spec.Unit.DesiredRender)
+		files = receipt.RenderedFiles(f.r.Spec.Unit.DesiredRender)
 	}
 	var claims []claim
-	for _, f := range files {
-		if why := unitWrites(pol, u, r, cf, f, readers[f]); why != "" {
-			fail("%s: %s names %s, which %s", p, at, f, why)
+	for _, file := range files {
+		if why := unitWrites(pol, f.u, f.r, f.cf, file, readers[file]); why != "" {
+			fail("%s: %s names %s, which %s", f.p, f.at, file, why)
 			continue
 		}
-		claims = append(claims, claim{receipt: p, file: f, valuePath: cf.ValuePath, to: cf.To.V})
+		claims = append(claims, claim{receipt: f.p, file: file, valuePath: f.cf.ValuePath, to: f.cf.To.V})
 	}
 	return claims
 }
