@@ -365,11 +365,21 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 // (github.appId, observations.prod[0].url) and what is wrong with its value.
 type failFunc func(path, format string, a ...any)
 
+// blanks fails each item of list, the value at key, that is empty or
+// only spaces.
+func (fail failFunc) blanks(key string, list []string) {
+	for i, v := range list {
+		if strings.TrimSpace(v) == "" {
+			fail(fmt.Sprintf("%s[%d]", key, i), "empty")
+		}
+	}
+}
+
 // validate checks the config section by section and returns its problems,
 // each as "path: message", in the order of the sections.
 func (c *Config) validate() []string {
 	var errs []string
-	fail := func(path, format string, a ...any) { errs = append(errs, path+": "+fmt.Sprintf(format, a...)) }
+	fail := failFunc(func(path, format string, a ...any) { errs = append(errs, path+": "+fmt.Sprintf(format, a...)) })
 	if c.Version != ConfigVersion {
 		fail("version", "must be %d", ConfigVersion)
 	}
@@ -384,11 +394,7 @@ func (c *Config) validate() []string {
 	c.ConfigHub.validate(fail)
 	c.Audit.Webhook.validate(fail)
 	c.Admission.validate(fail)
-	for i, m := range c.GitOpsManagers {
-		if strings.TrimSpace(m) == "" {
-			fail(fmt.Sprintf("gitopsManagers[%d]", i), "empty")
-		}
-	}
+	fail.blanks("gitopsManagers", c.GitOpsManagers)
 	c.Pacing.validate(fail)
 	c.Charts.validate(fail)
 	return errs
@@ -534,16 +540,8 @@ func (a AdmissionConfig) validate(fail failFunc) {
 			fail("admission.listen", "want host:port: %v", err)
 		}
 	}
-	for i, u := range a.GitOpsUsers {
-		if strings.TrimSpace(u) == "" {
-			fail(fmt.Sprintf("admission.gitopsUsers[%d]", i), "empty")
-		}
-	}
-	for i, g := range a.GitOpsGroups {
-		if strings.TrimSpace(g) == "" {
-			fail(fmt.Sprintf("admission.gitopsGroups[%d]", i), "empty")
-		}
-	}
+	fail.blanks("admission.gitopsUsers", a.GitOpsUsers)
+	fail.blanks("admission.gitopsGroups", a.GitOpsGroups)
 }
 
 // validate checks the pacing against GitHub's write limit and its own

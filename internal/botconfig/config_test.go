@@ -37,6 +37,8 @@ func TestParseConfig(t *testing.T) {
 		{"admission without TLS", "the webhook is served over TLS only", minimalConfig + "admission:\n  listen: :8443\n", "admission: certFile and keyFile are required"},
 		{"admission listen", "the listener is host:port", minimalConfig + "admission:\n  listen: \"8443\"\n  certFile: c\n  keyFile: k\n", "admission.listen: want host:port"},
 		{"admission identity", "an empty GitOps identity would match nobody's intent", minimalConfig + "admission:\n  certFile: c\n  keyFile: k\n  gitopsUsers: [\" \"]\n", "admission.gitopsUsers[0]: empty"},
+		{"admission group", "an empty GitOps group is named with its index", minimalConfig + "admission:\n  certFile: c\n  keyFile: k\n  gitopsGroups: [flux, \"\"]\n", "admission.gitopsGroups[1]: empty"},
+		{"GitOps manager", "an empty field manager is named with its index", minimalConfig + "gitopsManagers: [\"  \"]\n", "gitopsManagers[0]: empty"},
 		{"charts", "the chart cache and the bounds of a fetch", minimalConfig + "charts:\n  cacheDir: cache\n  maxBytes: 1048576\n  timeout: 10s\n", ""},
 		{"charts cap", "a fetch cap is a size", minimalConfig + "charts:\n  maxBytes: -1\n", "charts.maxBytes: must be positive"},
 		{"charts timeout", "a fetch timeout is a duration", minimalConfig + "charts:\n  timeout: -1s\n", "charts.timeout: must be positive"},
