@@ -44,8 +44,24 @@ func bigReview(i, size int) []byte {
 		i, obj(","+added), obj("")))
 }
 
-// liveHeap is the heap in use after a collection.
+// returned serves h and sends on the channel when each ServeHTTP has
+// returned, so a measure taken after it sees what the handler kept, not
+// the body it was still reading: the client has its answer before the
+// handler's goroutine lets go of the body.
+func returned(h http.Handler) (http.Handler, <-chan struct{}) {
+	done := make(chan struct{}, 1)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() { done <- struct{}{} }()
+		h.ServeHTTP(w, r)
+	}), done
+}
+
+// liveHeap is the heap in use after two collections: the first can find
+// a review's buffer still on the stack of the client's or the listener's
+// connection goroutine, which lets go of it a moment later (seen as an
+// extra review's bytes in one reading of three under -race).
 func liveHeap() uint64 {
+	runtime.GC()
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
@@ -70,8 +86,10 @@ func TestCase27AdmissionRecordsBoundedByBytes(t *testing.T) {
 			refused++
 		}
 	}
-	l := startAdmissionListener(t, &source.AdmissionHandler{Log: log}, false)
+	h, served := returned(&source.AdmissionHandler{Log: log})
+	l := startAdmissionListener(t, h, false)
 	l.post(t, admissionBody("warm-up")) // the listener's and the client's buffers
+	<-served
 	before := liveHeap()
 	peak := before
 	var peakHeld int64
@@ -81,6 +99,7 @@ func TestCase27AdmissionRecordsBoundedByBytes(t *testing.T) {
 			t.Fatalf("review %d is %d bytes, over the body cap", i, len(body))
 		}
 		l.post(t, body)
+		<-served
 		peak = max(peak, liveHeap())
 		st := log.Stats()
 		peakHeld = max(peakHeld, st.PendingBytes+st.ConfirmedBytes)
